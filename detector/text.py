@@ -1,0 +1,49 @@
+"""Words of titles, bodies and commit messages, split the same way at index and query time."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|\d{2,}")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_STOP = frozenset(
+    """a an and are as at be but by for from has have if in into is it its not of on or so
+    that the their then there these this to was were when where which will with use used using
+    fix fixed fixes fixing add added adds adding update updated updates remove removed removes
+    make makes made should can could would pr pull request merge merged branch issue issues
+    also more some all any new now only just when via""".split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased words and their camelCase / snake_case parts, minus words every PR uses."""
+    tokens: list[str] = []
+    for word in _WORD.findall(text or ""):
+        parts = [p for p in _CAMEL.split(word) if p]
+        for token in {word, *parts} if len(parts) > 1 else (word,):
+            lowered = token.lower()
+            if len(lowered) > 1 and lowered not in _STOP:
+                tokens.append(lowered)
+    for snake in re.findall(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+", text or ""):
+        lowered = snake.lower()
+        if lowered not in _STOP:
+            tokens.append(lowered)
+    return tokens
+
+
+def weigh(text: str, idf: Mapping[str, float], top: int = 40) -> dict[str, float]:
+    """An L2-normalised tf-idf vector of `text` under a fitted vocabulary (unknown words dropped)."""
+    counts = Counter(t for t in tokenize(text) if t in idf)
+    raw = {term: (1 + math.log(n)) * idf[term] for term, n in counts.items()}
+    best = dict(sorted(raw.items(), key=lambda kv: -kv[1])[:top])
+    norm = math.sqrt(sum(v * v for v in best.values())) or 1.0
+    return {term: value / norm for term, value in best.items()}
+
+
+def cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(value * b.get(term, 0.0) for term, value in a.items())

@@ -1,0 +1,128 @@
+"""prdup's settings: `[tool.prdup]` in pyproject.toml or `.prdup.toml`, read with tomllib.
+
+Flags beat environment beat file beat defaults; an unknown key is an error listing valid ones.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from index.errors import BadConfig
+
+# Files whose diffs say nothing about the change a person made: they are regenerated, vendored
+# or machine-written, and one lockfile bump would otherwise look like a thousand shared lines.
+DEFAULT_IGNORE = (
+    "*.lock",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "pnpm-lock.yaml",
+    "go.sum",
+    "composer.lock",
+    "Gemfile.lock",
+    "*.min.js",
+    "*.min.css",
+    "*.map",
+    "*_pb2.py",
+    "*_pb2.pyi",
+    "*.pb.go",
+    "vendor/*",
+    "*/vendor/*",
+    "third_party/*",
+    "*/third_party/*",
+    "node_modules/*",
+    "*/node_modules/*",
+    "dist/*",
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting, with its default."""
+
+    targets: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = DEFAULT_IGNORE
+    extra_ignore: tuple[str, ...] = ()
+    max_changed_lines: int = 20_000  # a change larger than this is stored truncated
+    max_file_bytes: int = 1_000_000  # files larger than this get no symbols
+    symbols: bool = True
+    min_score: float = 0.5
+    top: int = 5
+
+    def is_ignored(self, path: str) -> str | None:
+        """The pattern that ignores `path`, or None."""
+        for pattern in (*self.ignore, *self.extra_ignore):
+            if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(
+                path.rsplit("/", 1)[-1], pattern
+            ):
+                return pattern
+        return None
+
+
+_KEYS = {f.name: f for f in fields(Settings)}
+_ENV_PREFIX = "PRDUP_"
+
+
+def _coerce(name: str, value: Any, source: str) -> Any:
+    default = getattr(Settings(), name)
+    try:
+        if isinstance(default, tuple):
+            if isinstance(value, str):
+                return tuple(part.strip() for part in value.split(",") if part.strip())
+            return tuple(str(item) for item in value)
+        if isinstance(default, bool):
+            if isinstance(value, str):
+                return value.lower() in ("1", "true", "yes", "on")
+            return bool(value)
+        return type(default)(value)
+    except (TypeError, ValueError):
+        raise BadConfig(f"{source}: {name} = {value!r} is not a valid value") from None
+
+
+def _file_settings(root: Path) -> tuple[dict[str, Any], str]:
+    dotfile = root / ".prdup.toml"
+    pyproject = root / "pyproject.toml"
+    try:
+        if dotfile.is_file():
+            return tomllib.loads(dotfile.read_text()), str(dotfile)
+        if pyproject.is_file():
+            data = tomllib.loads(pyproject.read_text())
+            return data.get("tool", {}).get("prdup", {}), f"{pyproject} [tool.prdup]"
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise BadConfig(f"{root}: cannot read prdup settings: {error}") from None
+    return {}, ""
+
+
+def load_settings(work_tree: Path | None, **flags: Any) -> Settings:
+    """Defaults, then the settings file, then PRDUP_* variables, then flags that were given."""
+    settings = Settings()
+    if work_tree is not None:
+        values, source = _file_settings(work_tree)
+        unknown = sorted(set(k.replace("-", "_") for k in values) - set(_KEYS))
+        if unknown:
+            raise BadConfig(
+                f"{source}: unknown setting {', '.join(unknown)}; valid: {', '.join(sorted(_KEYS))}"
+            )
+        settings = replace(
+            settings,
+            **{k.replace("-", "_"): _coerce(k.replace("-", "_"), v, source) for k, v in values.items()},
+        )
+    from_env = {
+        name: _coerce(name, os.environ[_ENV_PREFIX + name.upper()], _ENV_PREFIX + name.upper())
+        for name in _KEYS
+        if _ENV_PREFIX + name.upper() in os.environ
+    }
+    given = {name: value for name, value in flags.items() if value not in (None, ())}
+    unknown_flags = set(given) - set(_KEYS)
+    if unknown_flags:
+        raise BadConfig(f"unknown setting {', '.join(sorted(unknown_flags))}")
+    return replace(settings, **from_env, **given)
+
+
+def default_settings() -> Settings:
+    return Settings()
+

@@ -1,0 +1,47 @@
+"""Named failures of prdup's library; the CLI turns each into a one-line message and exit 2."""
+
+from __future__ import annotations
+
+
+class PrdupError(Exception):
+    """Base for every error a user can cause and fix; `str()` is the one-line message."""
+
+
+class NotAGitRepository(PrdupError):
+    pass
+
+
+class EmptyRepository(PrdupError):
+    pass
+
+
+class MissingRevision(PrdupError):
+    pass
+
+
+class IndexLocked(PrdupError):
+    pass
+
+
+class IndexCorrupt(PrdupError):
+    pass
+
+
+class IndexMissing(PrdupError):
+    pass
+
+
+class BadMetadata(PrdupError):
+    pass
+
+
+class BadConfig(PrdupError):
+    pass
+
+
+class BadDiff(PrdupError):
+    pass
+
+
+class UnknownPullRequest(PrdupError):
+    pass

@@ -1,0 +1,310 @@
+"""Everything prdup reads from git, through GitPython, in as few git processes as possible.
+
+One streaming `git log` per target branch, one `git rev-list` for every PR's fork point, one
+`git diff-tree --stdin` for every PR's diff, and one persistent `git cat-file --batch` for blobs:
+never one process per commit or per PR.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from index.errors import EmptyRepository, MissingRevision, NotAGitRepository
+
+# -U0: context lines make the same change look different on another base, so none are asked for.
+# --full-index: whole blob ids, so symbols can read the exact old and new file.
+# -M: renames are one file change, not a removal plus an addition.
+DIFF_OPTIONS = ("-p", "-U0", "--full-index", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
+_RECORD = "\x1e"
+_FIELD = "\x1f"
+_LOG_FORMAT = _FIELD.join(["%H", "%P", "%an", "%aI", "%cI", "%B"]) + _FIELD
+_PULL_REF = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/pr/(\d+))$")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedCommit:
+    """A first-parent commit of a target branch and its diff against its first parent."""
+
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    authored_at: str
+    committed_at: str
+    message: str
+    diff: str
+
+
+@dataclass(frozen=True, slots=True)
+class PullRef:
+    number: int
+    ref: str
+    head: str
+
+
+def open_repository(path: str | Path) -> git.Repo:
+    """Open a work tree, bare repository or mirror clone, or say clearly why not."""
+    try:
+        repo = git.Repo(path, search_parent_directories=True)
+    except (git.NoSuchPathError, git.InvalidGitRepositoryError):
+        raise NotAGitRepository(f"{path}: not a git repository (give a clone's path)") from None
+    # A bare mirror without a `config` file looks like a work tree to GitPython, which then runs
+    # git in the parent folder; naming the git directory explicitly works for every layout.
+    repo.git.update_environment(GIT_DIR=repo.git_dir)
+    return repo
+
+
+def git_dir(repo: git.Repo) -> Path:
+    return Path(repo.git_dir)
+
+
+def default_branch(repo: git.Repo) -> str:
+    """The repository's default branch: origin's HEAD, else HEAD, else main/master."""
+    for ref in ("refs/remotes/origin/HEAD", "HEAD"):
+        try:
+            name = repo.git.symbolic_ref(ref, "--short")
+        except git.GitCommandError:
+            continue
+        if resolve(repo, name, required=False):
+            return name.removeprefix("origin/") if ref != "HEAD" else name
+    for name in ("main", "master"):
+        if resolve(repo, name, required=False):
+            return name
+    if not has_commits(repo):
+        raise EmptyRepository(f"{repo.git_dir}: the repository has no commits yet")
+    raise MissingRevision("no default branch found; name one with --target BRANCH")
+
+
+def has_commits(repo: git.Repo) -> bool:
+    try:
+        repo.git.rev_parse("--verify", "-q", "HEAD")
+        return True
+    except git.GitCommandError:
+        return bool(repo.git.for_each_ref("--count=1", "refs/heads", "refs/remotes"))
+
+
+def resolve(repo: git.Repo, rev: str, required: bool = True) -> str | None:
+    """The commit id for `rev` (also tried as `origin/rev`), or None / MissingRevision."""
+    for candidate in (rev, f"origin/{rev}", f"refs/remotes/origin/{rev}"):
+        try:
+            return repo.git.rev_parse("--verify", "-q", f"{candidate}^{{commit}}")
+        except git.GitCommandError:
+            continue
+    if required:
+        raise MissingRevision(f"{rev}: no such branch or commit in {repo.git_dir}")
+    return None
+
+
+def first_parent_log(
+    repo: git.Repo, tip: str, stop_at: str | None = None
+) -> Iterator[LoggedCommit]:
+    """Stream the target's first-parent history, newest first, each with its diff.
+
+    Merge commits are diffed against their first parent: that is the PR's change as it landed.
+    """
+    revision = f"{stop_at}..{tip}" if stop_at else tip
+    process = repo.git.log(
+        "--first-parent",
+        "--diff-merges=first-parent",
+        f"--format={_RECORD}{_LOG_FORMAT}",
+        *DIFF_OPTIONS,
+        revision,
+        as_process=True,
+    )
+    yield from _parse_log_stream(process.stdout)
+    process.wait()
+
+
+def _decode(raw: bytes) -> str:
+    # Non-UTF-8 files (latin-1 sources, stray bytes) must not stop the index: replace, not fail.
+    return raw.decode("utf-8", "replace")
+
+
+def _parse_log_stream(stream: Iterable[bytes]) -> Iterator[LoggedCommit]:
+    for chunk in _records(stream, _RECORD.encode()):
+        yield _logged_commit(_decode(chunk))
+
+
+def _records(stream: Iterable[bytes], separator: bytes) -> Iterator[bytes]:
+    buffer = b""
+    for block in iter(lambda: stream.read(1 << 20), b""):  # type: ignore[attr-defined]
+        buffer += block
+        parts = buffer.split(separator)
+        buffer = parts.pop()
+        for part in parts:
+            if part:
+                yield part
+    if buffer:
+        yield buffer
+
+
+def _logged_commit(record: str) -> LoggedCommit:
+    sha, parents, author, authored, committed, message, diff = record.split(_FIELD, 6)
+    return LoggedCommit(
+        sha=sha,
+        parents=tuple(parents.split()),
+        author=author,
+        authored_at=authored,
+        committed_at=committed,
+        message=message.strip(),
+        diff=diff.lstrip("\n"),
+    )
+
+
+def pull_refs(repo: git.Repo) -> tuple[list[PullRef], list[PullRef]]:
+    """PR heads from `refs/pull/N/head` (mirrors) and `refs/remotes/*/pr/N` (a fetch refspec).
+
+    Returns (usable, missing): a ref whose commit is not in the object store (a partial fetch,
+    a pruned fork) is reported, not fatal.
+    """
+    output = repo.git.for_each_ref("--format=%(refname) %(objectname)", "refs/pull", "refs/remotes")
+    found: dict[int, PullRef] = {}
+    for line in output.splitlines():
+        ref, sha = line.split()
+        match = _PULL_REF.match(ref)
+        if match:
+            number = int(match.group(1) or match.group(2))
+            found.setdefault(number, PullRef(number, ref, sha))
+    kinds = object_types(repo, [pull.head for pull in found.values()])
+    usable = [p for p in found.values() if kinds.get(p.head) == "commit"]
+    missing = [p for p in found.values() if kinds.get(p.head) != "commit"]
+    return sorted(usable, key=lambda p: p.number), sorted(missing, key=lambda p: p.number)
+
+
+def object_types(repo: git.Repo, shas: list[str]) -> dict[str, str]:
+    """sha -> "commit" / "blob" / ... / "missing", through one `git cat-file --batch-check`."""
+    if not shas:
+        return {}
+    process = repo.git.cat_file("--batch-check", as_process=True, istream=git.cmd.PIPE)
+    feed(process, ("\n".join(shas) + "\n").encode())
+    kinds: dict[str, str] = {}
+    for raw in process.stdout:
+        parts = raw.decode().split()
+        if len(parts) >= 2:
+            kinds[parts[0]] = parts[1]
+    process.wait()
+    return kinds
+
+
+def first_parent_shas(repo: git.Repo, tip: str) -> list[str]:
+    return repo.git.rev_list("--first-parent", tip).split()
+
+
+def reachable_positions(repo: git.Repo, tip: str) -> dict[str, int]:
+    """Every commit reachable from `tip`, numbered newest first (0 is the tip)."""
+    return {sha: i for i, sha in enumerate(repo.git.rev_list("--topo-order", tip).split())}
+
+
+def commits_outside(repo: git.Repo, heads: Iterable[str], targets: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Parents of every commit reachable from `heads` but from none of `targets`, in one call."""
+    lines = [*heads, *(f"^{t}" for t in targets)]
+    if not lines:
+        return {}
+    process = repo.git.rev_list("--stdin", "--parents", as_process=True, istream=git.cmd.PIPE)
+    feed(process, ("\n".join(lines) + "\n").encode())
+    output = process.stdout.read().decode()
+    process.wait()
+    graph: dict[str, tuple[str, ...]] = {}
+    for line in output.splitlines():
+        sha, *parents = line.split()
+        graph[sha] = tuple(parents)
+    return graph
+
+
+def diff_pairs(repo: git.Repo, pairs: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+    """Yield (head, diff text) for each (head, base) pair through one `git diff-tree --stdin`.
+
+    diff-tree prints the first tree-ish of each input line before that pair's diff; a pair with
+    no difference prints nothing, so its head is simply not yielded.
+    """
+    if not pairs:
+        return
+    payload = "".join(f"{head} {base}\n" for head, base in _unique_heads(pairs))
+    process = repo.git.diff_tree("--stdin", *DIFF_OPTIONS, as_process=True, istream=git.cmd.PIPE)
+    feed(process, payload.encode())
+    head: str | None = None
+    body: list[bytes] = []
+    for raw in process.stdout:
+        line = raw.rstrip(b"\n")
+        if len(line) == 40 and _SHA.match(line.decode("ascii", "replace")):
+            if head is not None:
+                yield head, _decode(b"".join(body))
+            head, body = line.decode(), []
+        else:
+            body.append(raw)
+    if head is not None:
+        yield head, _decode(b"".join(body))
+    process.wait()
+
+
+def _unique_heads(pairs: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+    seen: set[str] = set()
+    for head, base in pairs:
+        if head not in seen:
+            seen.add(head)
+            yield head, base
+
+
+def feed(process: git.cmd.Git.AutoInterrupt, payload: bytes) -> None:
+    # Write stdin from a thread: diff-tree starts printing before it has read all its input,
+    # and a full stdout pipe would otherwise deadlock both processes.
+    import threading
+
+    def write() -> None:
+        try:
+            process.stdin.write(payload)
+        finally:
+            process.stdin.close()
+
+    threading.Thread(target=write, daemon=True).start()
+
+
+def diff_between(repo: git.Repo, base: str, head: str) -> str:
+    """The diff of one change (a branch against its merge-base), for `prdup check`."""
+    return _decode(
+        repo.git.diff(base, head, *DIFF_OPTIONS, stdout_as_string=False)
+    )
+
+
+def merge_base(repo: git.Repo, a: str, b: str) -> str | None:
+    try:
+        return repo.git.merge_base(a, b)
+    except git.GitCommandError:
+        return None
+
+
+def is_ancestor(repo: git.Repo, ancestor: str, descendant: str) -> bool:
+    try:
+        repo.git.merge_base("--is-ancestor", ancestor, descendant)
+        return True
+    except git.GitCommandError:
+        return False
+
+
+def commit_time(repo: git.Repo, shas: Iterable[str]) -> dict[str, int]:
+    shas = list(shas)
+    if not shas:
+        return {}
+    output = repo.git.show("-s", "--format=%H %ct", *shas)
+    return {sha: int(ts) for sha, ts in (line.split() for line in output.splitlines())}
+
+
+class BlobReader:
+    """Blob contents through GitPython's persistent `git cat-file --batch` process."""
+
+    def __init__(self, repo: git.Repo) -> None:
+        self._repo = repo
+
+    def read(self, blob: str, limit: int) -> bytes | None:
+        try:
+            _sha, kind, size, data = self._repo.git.get_object_data(blob)
+        except (git.GitCommandError, ValueError):
+            return None
+        if kind != b"blob" or size > limit:
+            return None
+        return data

@@ -1,0 +1,519 @@
+"""`prdup index`: record a repository's merged and proposed changes in the index.
+
+Merged PRs come from each target branch's first-parent history; open and closed PRs from PR refs
+(`refs/pull/N/head`, `refs/remotes/*/pr/N`). Each PR is written in its own transaction, so an
+interrupted run leaves a consistent index and the next run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+
+from detector.model import NotADiff
+from index import gitsource
+from index.changes import PreparedChange, prepare
+from index.config import Settings
+from index.errors import EmptyRepository
+from index.metadata import PullMetadata, linked_issues, load_prs_json
+from index.store import DEFAULT_DB_NAME, ChangeRecord, IndexStore
+
+# Merge-tool subjects that name the PR they land, each with the PR number as group 1.
+LANDING_SUBJECTS = (
+    (re.compile(r"^Merge pull request #(\d+) from \S+"), "merge-commit"),
+    (re.compile(r"\(#(\d+)\)\s*$"), "squash"),
+    # Symfony's merge tool: "bug #58638 [FrameworkBundle] fix ... (xabbuh)".
+    (re.compile(r"^(?:bug|feature|minor|security|major|patch) #(\d+) "), "merge-tool"),
+)
+MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class IndexSummary:
+    """What one `index` run did, for the one-line report."""
+
+    merged: int = 0
+    commits: int = 0
+    open: int = 0
+    closed: int = 0
+    unchanged: int = 0
+    metadata_only: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    db_path: Path | None = None
+
+    def line(self) -> str:
+        parts = [
+            f"{self.merged} merged PRs",
+            f"{self.open} open",
+            f"{self.closed} closed",
+            f"{self.commits} direct commits",
+            f"{self.unchanged} unchanged",
+        ]
+        if self.metadata_only:
+            parts.append(f"{self.metadata_only} metadata only")
+        skipped = sum(self.skipped.values())
+        if skipped:
+            why = ", ".join(f"{n} {reason}" for reason, n in self.skipped.most_common())
+            parts.append(f"{skipped} skipped ({why})")
+        return "indexed " + ", ".join(parts)
+
+
+def default_db_path(repo: git.Repo) -> Path:
+    """Inside the git directory: never committed, shared by every work tree of the clone."""
+    return gitsource.git_dir(repo) / DEFAULT_DB_NAME
+
+
+def landing_pr(subject: str) -> tuple[int | None, str]:
+    for pattern, how in LANDING_SUBJECTS:
+        match = pattern.search(subject)
+        if match:
+            return int(match.group(1)), how
+    return None, "direct"
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+class Indexer:
+    """One indexing run over one repository and one index file."""
+
+    def __init__(
+        self,
+        repo: git.Repo,
+        store: IndexStore,
+        settings: Settings,
+        metadata: dict[int, PullMetadata],
+        progress: Progress = _quiet,
+    ) -> None:
+        self.repo = repo
+        self.store = store
+        self.settings = settings
+        self.metadata = metadata
+        self.progress = progress
+        self.blobs = gitsource.BlobReader(repo)
+        self.summary = IndexSummary(db_path=store.path)
+        self.changed = False
+
+    # --- target branches --------------------------------------------------------------------
+
+    def index_target(self, target: str) -> None:
+        tip = gitsource.resolve(self.repo, target)
+        assert tip is not None
+        key = f"target:{target}"
+        last = self.store.get_meta(key)
+        if last == tip:
+            return
+        stop_at = last if last and gitsource.is_ancestor(self.repo, last, tip) else None
+        known = self.store.indexed_commits()
+        merged_numbers = {
+            n for n, (_, state) in self.store.heads_by_number().items() if state == "merged"
+        }
+        for count, commit in enumerate(gitsource.first_parent_log(self.repo, tip, stop_at), 1):
+            if count % 500 == 0:
+                self.progress(f"{target}: {count} commits")
+            if commit.sha in known:
+                continue
+            self._index_landed(commit, target, merged_numbers)
+        self.store.set_meta(key, tip)
+
+    def _index_landed(
+        self, commit: gitsource.LoggedCommit, target: str, merged_numbers: set[int]
+    ) -> None:
+        subject, _, rest = commit.message.partition("\n")
+        number, how = landing_pr(subject)
+        if how == "merge-commit" and len(commit.parents) < 2:
+            number, how = None, "direct"
+        if number is not None and number in merged_numbers:
+            how, number = "direct", None  # the same PR landed twice (a backport): keep the first
+        meta = self.metadata.get(number) if number is not None else None
+        title = subject
+        if how == "merge-commit":
+            title = rest.strip().split("\n", 1)[0] or subject  # GitHub puts the title there
+        elif how == "squash":
+            title = re.sub(r"\s*\(#\d+\)\s*$", "", subject)
+        record = ChangeRecord(
+            kind="pr" if number is not None else "commit",
+            number=number,
+            state="merged",
+            source=how,
+            sha=commit.sha,
+            merge_commit=commit.sha,
+            head_sha=commit.parents[1] if how == "merge-commit" else None,
+            base_sha=commit.parents[0] if commit.parents else None,
+            target=target,
+            title=title,
+            body=rest.strip() or None,
+            author=commit.author,
+            created_at=commit.authored_at,
+            merged_at=commit.committed_at,
+            issues=linked_issues(commit.message),
+        )
+        if meta is not None:
+            _apply_metadata(record, meta, keep_state=True)
+        if self._save(record, commit.diff) and number is not None:
+            merged_numbers.add(number)
+            self.summary.merged += 1
+        elif number is None and record.status == "indexed":
+            self.summary.commits += 1
+
+    # --- PR refs ----------------------------------------------------------------------------
+
+    def index_pull_refs(self, targets: list[str]) -> None:
+        refs, missing = gitsource.pull_refs(self.repo)
+        for pull in missing:
+            self.summary.skipped["head object missing"] += 1
+        if not refs:
+            return
+        known = self.store.heads_by_number()
+        todo: list[gitsource.PullRef] = []
+        for pull in refs:
+            head, state = known.get(pull.number, (None, ""))
+            if state == "merged" or head == pull.head:
+                self.summary.unchanged += 1
+                if state == "merged" and head is None:
+                    self.store.update_metadata(pull.number, {"head_sha": pull.head}, ())
+                continue
+            todo.append(pull)
+        if not todo:
+            return
+        self.progress(f"{len(todo)} PR refs to read")
+        forks = ForkPoints(self.repo, targets, [pull.head for pull in todo])
+        pairs: list[tuple[str, str]] = []
+        plan: dict[str, list[tuple[gitsource.PullRef, str, str]]] = {}
+        for pull in todo:
+            base, state = forks.base_of(pull.head)
+            meta = self.metadata.get(pull.number)
+            if base is None:
+                if not self._claim_fast_forward(pull):
+                    self._save_skipped_ref(pull, state, meta, forks.why_not(pull.head))
+                continue
+            pairs.append((pull.head, base))
+            plan.setdefault(pull.head, []).append((pull, base, state))
+        done: set[str] = set()
+        for count, (head, diff) in enumerate(gitsource.diff_pairs(self.repo, pairs), 1):
+            if count % 500 == 0:
+                self.progress(f"PR refs: {count}/{len(pairs)}")
+            done.add(head)
+            for pull, base, state in plan.get(head, []):
+                self._index_ref(pull, base, state, diff)
+        for head, pulls in plan.items():
+            if head not in done:  # diff-tree printed nothing: the PR changes nothing
+                for pull, base, state in pulls:
+                    self._index_ref(pull, base, state, "")
+
+    def _claim_fast_forward(self, pull: gitsource.PullRef) -> bool:
+        """A PR landed by fast-forward is its head commit on the target: relabel that commit."""
+        rows = self.store.query(
+            "SELECT id FROM changes WHERE kind = 'commit' AND sha = ?", (pull.head,)
+        )
+        if not rows:
+            return False
+        self.store.relabel_commit_as_pr(rows[0]["id"], pull.number, pull.head, "fast-forward")
+        self.summary.merged += 1
+        self.summary.commits -= 1 if self.summary.commits else 0
+        self.changed = True
+        return True
+
+    def _index_ref(self, pull: gitsource.PullRef, base: str, state: str, diff: str) -> None:
+        meta = self.metadata.get(pull.number)
+        record = ChangeRecord(
+            kind="pr",
+            number=pull.number,
+            state=state,
+            source="ref",
+            sha=pull.head,
+            head_sha=pull.head,
+            base_sha=base,
+        )
+        if meta is not None:
+            _apply_metadata(record, meta, keep_state=False)
+        if record.title is None:
+            record.title, record.body, record.author, record.created_at = _head_text(
+                self.repo, pull.head
+            )
+            record.issues = linked_issues(record.body) + linked_issues(record.title)
+        if not diff.strip():
+            record.status, record.skip_reason = "skipped", "empty diff"
+            self.store.save_change(record, None)
+            self.summary.skipped["empty"] += 1
+            self.changed = True
+            return
+        if self._save(record, diff):
+            setattr(self.summary, record.state, getattr(self.summary, record.state) + 1)
+
+    def _save_skipped_ref(
+        self, pull: gitsource.PullRef, state: str, meta: PullMetadata | None, why: str
+    ) -> None:
+        record = ChangeRecord(
+            kind="pr",
+            number=pull.number,
+            state=state,
+            source="ref",
+            sha=pull.head,
+            head_sha=pull.head,
+            status="skipped",
+            skip_reason=why,
+        )
+        if meta is not None:
+            _apply_metadata(record, meta, keep_state=False)
+        self.store.save_change(record, None)
+        self.summary.skipped[why] += 1
+        self.changed = True
+
+    # --- shared -----------------------------------------------------------------------------
+
+    def _save(self, record: ChangeRecord, diff: str) -> bool:
+        try:
+            prepared: PreparedChange = prepare(diff, self.blobs, self.settings)
+        except NotADiff:
+            record.status, record.skip_reason = "skipped", "unparseable diff"
+            self.store.save_change(record, None)
+            self.summary.skipped["unparseable diff"] += 1
+            return False
+        record.symbols = prepared.symbols
+        record.hunk_symbols = prepared.hunk_symbols
+        record.truncated = prepared.truncated
+        if prepared.truncated:
+            self.summary.skipped["huge (stored truncated)"] += 0
+        self.store.save_change(record, prepared.change)
+        self.changed = True
+        return True
+
+    def apply_metadata_only(self) -> None:
+        """Record PRs known from metadata alone (no ref fetched): text can still relate them."""
+        known = self.store.heads_by_number()
+        for number, meta in self.metadata.items():
+            if number in known:
+                fields = _metadata_fields(meta)
+                if known[number][1] == "merged":
+                    fields.pop("state", None)  # git's evidence of landing beats a stale export
+                self.store.update_metadata(
+                    number, fields, linked_issues(meta.body) + linked_issues(meta.title)
+                )
+                continue
+            record = ChangeRecord(
+                kind="pr",
+                number=number,
+                state=meta.state or "open",
+                source="metadata",
+                status="metadata-only",
+            )
+            _apply_metadata(record, meta, keep_state=False)
+            self.store.save_change(record, None)
+            self.summary.metadata_only += 1
+            self.changed = True
+
+    def match_rebased(self) -> None:
+        """A PR whose whole patch equals a direct commit's landed by rebase: record it merged."""
+        rows = self.store.query(
+            "SELECT p.number, c.id AS commit_id, c.sha, c.merged_at, c.target FROM changes p "
+            "JOIN changes c ON c.patch_id = p.patch_id AND c.kind = 'commit' "
+            "WHERE p.kind = 'pr' AND p.state != 'merged' AND p.patch_id IS NOT NULL"
+        )
+        for row in rows:
+            self.store.update_metadata(
+                row["number"],
+                {
+                    "state": "merged",
+                    "source": "rebase",
+                    "merge_commit": row["sha"],
+                    "merged_at": row["merged_at"],
+                    "target": row["target"],
+                },
+                (),
+            )
+            self.store.delete_change(row["commit_id"])
+            self.changed = True
+
+
+class ForkPoints:
+    """Where each PR head leaves the branches: its change is `base..head`.
+
+    One `git rev-list --parents` over every PR head gives the commit graph; each head is then
+    walked back until it meets the first-parent line of a branch. The newest commit met is the
+    base (the merge-base with its branch, also when upstream was merged into the PR).
+    """
+
+    def __init__(self, repo: git.Repo, targets: list[str], heads: list[str]) -> None:
+        self.repo = repo
+        tips = _branch_tips(repo, targets)
+        self.graph, self.times = _graph(repo, heads, tips)
+        self.target_count = len([n for n in targets if gitsource.resolve(repo, n, required=False)])
+        self.first_parent = _first_parent_lines(self.graph, tips)
+        target_tips = [t for t in (gitsource.resolve(repo, n, required=False) for n in targets) if t]
+        self.on_target = _reachable(self.graph, target_tips)
+        self._why: dict[str, str] = {}
+
+    def base_of(self, head: str) -> tuple[str | None, str]:
+        """(base commit or None, state guessed from git: merged when a target contains head)."""
+        state = "merged" if head in self.on_target else "open"
+        own_lines = self.first_parent.get(head, 0)
+        if own_lines & ((1 << self.target_count) - 1):
+            self._why[head] = "head is on a target's first-parent line (landed without a PR diff)"
+            return None, state
+        # A PR pushed as a branch of this repository sits on that branch's own line: walk past it.
+        stop_lines = ~own_lines
+        boundary: list[str] = []
+        seen = {head}
+        stack = [head]
+        while stack:
+            sha = stack.pop()
+            for parent in self.graph.get(sha, ()):
+                if parent in seen:
+                    continue
+                seen.add(parent)
+                if self.first_parent.get(parent, 0) & stop_lines:
+                    boundary.append(parent)
+                elif len(seen) > MAX_PR_COMMITS:
+                    self._why[head] = "history too long to delimit"
+                    return None, state
+                else:
+                    stack.append(parent)
+        if not boundary:
+            self._why[head] = "no common history with any branch"
+            return None, state
+        return max(boundary, key=lambda sha: self.times.get(sha, 0)), state
+
+    def why_not(self, head: str) -> str:
+        return self._why.get(head, "no base")
+
+
+def _branch_tips(repo: git.Repo, targets: list[str]) -> list[str]:
+    """Targets first, then every other branch, so PRs to release branches find their base."""
+    tips: list[str] = []
+    for name in targets:
+        sha = gitsource.resolve(repo, name, required=False)
+        if sha:
+            tips.append(sha)
+    output = repo.git.for_each_ref("--format=%(objectname)", "refs/heads", "refs/remotes/origin")
+    tips.extend(output.split())
+    return list(dict.fromkeys(tips))
+
+
+def _graph(
+    repo: git.Repo, heads: Iterable[str], tips: list[str]
+) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
+    """Parents and commit times of everything the PR heads and branches reach, in one call."""
+    lines = [*dict.fromkeys(heads), *tips]
+    process = repo.git.rev_list(
+        "--stdin", "--parents", "--timestamp", as_process=True, istream=git.cmd.PIPE
+    )
+    gitsource.feed(process, ("\n".join(lines) + "\n").encode())
+    graph: dict[str, tuple[str, ...]] = {}
+    times: dict[str, int] = {}
+    for raw in process.stdout:
+        stamp, sha, *parents = raw.decode().split()
+        times[sha] = int(stamp)
+        graph[sha] = tuple(parents)
+    process.wait()
+    return graph, times
+
+
+def _first_parent_lines(graph: dict[str, tuple[str, ...]], tips: list[str]) -> dict[str, int]:
+    """sha -> bit mask of the branches (by position in `tips`) whose first-parent line has it."""
+    lines: dict[str, int] = {}
+    for position, tip in enumerate(tips):
+        bit = 1 << position
+        sha: str | None = tip
+        while sha and not lines.get(sha, 0) & bit:
+            lines[sha] = lines.get(sha, 0) | bit
+            parents = graph.get(sha, ())
+            sha = parents[0] if parents else None
+    return lines
+
+
+def _reachable(graph: dict[str, tuple[str, ...]], tips: list[str]) -> set[str]:
+    seen = set(tips)
+    stack = list(tips)
+    while stack:
+        for parent in graph.get(stack.pop(), ()):
+            if parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    return seen
+
+
+def _head_text(repo: git.Repo, head: str) -> tuple[str, str | None, str | None, str | None]:
+    """Title and body from the PR head commit, for PRs no metadata describes."""
+    output = repo.git.show("-s", "--format=%an%x1f%aI%x1f%B", head)
+    author, date, message = output.split("\x1f", 2)
+    subject, _, body = message.strip().partition("\n")
+    return subject, body.strip() or None, author, date
+
+
+def _metadata_fields(meta: PullMetadata) -> dict[str, object]:
+    fields: dict[str, object] = {
+        "title": meta.title,
+        "body": meta.body,
+        "state": meta.state,
+        "created_at": meta.created_at,
+        "closed_at": meta.closed_at,
+        "merged_at": meta.merged_at,
+        "base_ref": meta.base_ref,
+        "author": meta.author,
+    }
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _apply_metadata(record: ChangeRecord, meta: PullMetadata, keep_state: bool) -> None:
+    for name, value in _metadata_fields(meta).items():
+        if name == "state" and keep_state:
+            continue
+        if name == "state" and record.state == "merged":
+            continue  # git shows it landed; a CLOSED export of a rebase-merged PR says less
+        setattr(record, name, value)
+    record.issues = tuple(
+        dict.fromkeys((*record.issues, *linked_issues(meta.body), *linked_issues(meta.title)))
+    )
+
+
+def index_repository(
+    path: str | Path = ".",
+    db_path: str | Path | None = None,
+    targets: Iterable[str] = (),
+    prs_json: str | Path | None = None,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
+    metadata: dict[int, PullMetadata] | None = None,
+) -> IndexSummary:
+    """Index a repository's merged history and PR refs; returns what was done."""
+    settings = settings or Settings()
+    repo = gitsource.open_repository(path)
+    if not gitsource.has_commits(repo):
+        raise EmptyRepository(f"{path}: the repository has no commits yet; nothing to index")
+    names = list(targets) or list(settings.targets) or [gitsource.default_branch(repo)]
+    for name in names:
+        gitsource.resolve(repo, name)  # a missing target fails before anything is written
+    pulls = dict(metadata or {})
+    if prs_json is not None:
+        pulls.update(load_prs_json(Path(prs_json)))
+    store = IndexStore(db_path or default_db_path(repo))
+    try:
+        indexer = Indexer(repo, store, settings, pulls, progress or _quiet)
+        for name in names:
+            indexer.index_target(name)
+        indexer.index_pull_refs(names)
+        indexer.apply_metadata_only()
+        indexer.match_rebased()
+        if indexer.changed or store.get_meta("text_model") is None:
+            from index.text_model import rebuild_text_model
+
+            rebuild_text_model(store)
+        store.set_meta("targets", ",".join(names))
+        return indexer.summary
+    finally:
+        store.close()
+
+
+def stderr_progress(message: str) -> None:
+    if sys.stderr.isatty():
+        print(f"\r\033[K{message}", end="", file=sys.stderr, flush=True)

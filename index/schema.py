@@ -1,0 +1,144 @@
+"""The index's SQLite schema, in one place, with numbered migrations.
+
+A database records its `schema_version` in `meta`; opening it applies the migrations it lacks,
+in order, each in its own transaction, so an old index upgrades itself and a new one is built
+by running them all.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def _initial(conn: sqlite3.Connection) -> None:
+    conn.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+
+        -- One row per PR (kind 'pr', keyed by number) or per direct commit on a target branch
+        -- (kind 'commit', keyed by sha). `sha` is the commit whose diff is stored: the merge or
+        -- squash commit for a landed PR, the PR head otherwise.
+        CREATE TABLE IF NOT EXISTS changes (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            number INTEGER UNIQUE,
+            sha TEXT,
+            head_sha TEXT,
+            base_sha TEXT,
+            merge_commit TEXT,
+            target TEXT,
+            base_ref TEXT,
+            state TEXT NOT NULL,
+            source TEXT NOT NULL,
+            title TEXT,
+            body TEXT,
+            author TEXT,
+            created_at TEXT,
+            merged_at TEXT,
+            closed_at TEXT,
+            patch_id TEXT,
+            file_count INTEGER DEFAULT 0,
+            added INTEGER DEFAULT 0,
+            removed INTEGER DEFAULT 0,
+            status TEXT NOT NULL,
+            skip_reason TEXT,
+            truncated INTEGER DEFAULT 0
+        );
+        CREATE UNIQUE INDEX IF NOT EXISTS changes_commit ON changes(sha) WHERE kind = 'commit';
+        CREATE INDEX IF NOT EXISTS changes_sha ON changes(sha);
+        CREATE INDEX IF NOT EXISTS changes_head ON changes(head_sha);
+        CREATE INDEX IF NOT EXISTS changes_patch ON changes(patch_id);
+
+        CREATE TABLE IF NOT EXISTS files (
+            id INTEGER PRIMARY KEY,
+            change_id INTEGER NOT NULL REFERENCES changes(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            old_path TEXT NOT NULL,
+            status TEXT NOT NULL,
+            skip_reason TEXT
+        );
+        CREATE INDEX IF NOT EXISTS files_change ON files(change_id);
+        CREATE INDEX IF NOT EXISTS files_path ON files(path);
+
+        CREATE TABLE IF NOT EXISTS hunks (
+            id INTEGER PRIMARY KEY,
+            change_id INTEGER NOT NULL REFERENCES changes(id) ON DELETE CASCADE,
+            file_id INTEGER NOT NULL,
+            old_start INTEGER, old_length INTEGER, new_start INTEGER, new_length INTEGER,
+            section TEXT,
+            symbol TEXT,
+            content_hash INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS hunks_change ON hunks(change_id);
+        CREATE INDEX IF NOT EXISTS hunks_content ON hunks(content_hash);
+
+        -- Non-trivial normalised changed lines. No context, no line numbers in the hash.
+        CREATE TABLE IF NOT EXISTS lines (
+            change_id INTEGER NOT NULL,
+            file_id INTEGER NOT NULL,
+            side TEXT NOT NULL,
+            hash INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS lines_hash ON lines(hash, change_id);
+        CREATE INDEX IF NOT EXISTS lines_change ON lines(change_id);
+
+        CREATE TABLE IF NOT EXISTS line_texts (hash INTEGER PRIMARY KEY, text TEXT NOT NULL);
+
+        CREATE TABLE IF NOT EXISTS symbols (
+            change_id INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            qualified TEXT NOT NULL,
+            kind TEXT,
+            side TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS symbols_name ON symbols(qualified, path);
+        CREATE INDEX IF NOT EXISTS symbols_change ON symbols(change_id);
+
+        CREATE TABLE IF NOT EXISTS issue_refs (
+            change_id INTEGER NOT NULL,
+            issue TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS issue_refs_issue ON issue_refs(issue);
+        CREATE INDEX IF NOT EXISTS issue_refs_change ON issue_refs(change_id);
+
+        -- Text model, fitted at index time so `check` never imports scikit-learn.
+        CREATE TABLE IF NOT EXISTS terms (
+            change_id INTEGER NOT NULL,
+            term TEXT NOT NULL,
+            weight REAL NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS terms_term ON terms(term);
+        CREATE INDEX IF NOT EXISTS terms_change ON terms(change_id);
+        CREATE TABLE IF NOT EXISTS term_idf (term TEXT PRIMARY KEY, idf REAL NOT NULL);
+
+        -- Maintainers' "not a duplicate" decisions: never report this pair again.
+        CREATE TABLE IF NOT EXISTS dismissals (
+            number INTEGER NOT NULL,
+            other INTEGER NOT NULL,
+            by TEXT,
+            at TEXT,
+            PRIMARY KEY (number, other)
+        );
+        """
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (_initial,)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Bring the database up to `SCHEMA_VERSION`, one transaction per migration."""
+    conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    current = int(row[0]) if row else 0
+    for version, migration in enumerate(MIGRATIONS[current:], start=current + 1):
+        with conn:
+            migration(conn)
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                (str(version),),
+            )

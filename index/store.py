@@ -1,0 +1,350 @@
+"""The index file: opening it safely, writing one change per transaction, and reading it back."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from detector.model import Change
+from index.errors import IndexCorrupt, IndexLocked, IndexMissing
+from index.schema import SCHEMA_VERSION, migrate
+
+DEFAULT_DB_NAME = "prdup.db"
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRow:
+    path: str
+    qualified: str
+    kind: str
+    side: str
+
+
+@dataclass(slots=True)
+class ChangeRecord:
+    """What the index stores about a change besides its diff."""
+
+    kind: str  # "pr" | "commit"
+    state: str  # "merged" | "open" | "closed"
+    source: str  # "merge-commit" | "squash" | "rebase" | "ref" | "direct" | "metadata"
+    number: int | None = None
+    sha: str | None = None
+    head_sha: str | None = None
+    base_sha: str | None = None
+    merge_commit: str | None = None
+    target: str | None = None
+    base_ref: str | None = None
+    title: str | None = None
+    body: str | None = None
+    author: str | None = None
+    created_at: str | None = None
+    merged_at: str | None = None
+    closed_at: str | None = None
+    status: str = "indexed"  # "indexed" | "skipped" | "metadata-only"
+    skip_reason: str | None = None
+    truncated: bool = False
+    issues: tuple[str, ...] = ()
+    symbols: tuple[SymbolRow, ...] = field(default=())
+    hunk_symbols: dict[tuple[int, int], str] = field(default_factory=dict)  # (file, hunk) -> name
+
+
+def _translate(error: sqlite3.DatabaseError, path: Path) -> Exception:
+    message = str(error).lower()
+    if "locked" in message or "busy" in message:
+        return IndexLocked(f"{path}: the index is locked by another prdup; wait and run again")
+    return IndexCorrupt(
+        f"{path}: the index file is damaged ({error}); delete it and run 'prdup index' again"
+    )
+
+
+class IndexStore:
+    """An open index. Writers hold WAL mode, so `check` can read while `index` writes."""
+
+    def __init__(self, path: str | Path, *, create: bool = True, timeout: float = 5.0) -> None:
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise IndexMissing(
+                f"{self.path}: no index yet; build it with 'prdup index' in the repository"
+            )
+        try:
+            self.conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA foreign_keys=ON")
+            self.db = sqlite_utils.Database(self.conn)
+            migrate(self.conn)
+        except sqlite3.DatabaseError as error:
+            raise _translate(error, self.path) from None
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> IndexStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- meta -------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._write(
+            lambda: self.conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value)
+            )
+        )
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.get_meta("schema_version") or 0)
+
+    # --- writing ----------------------------------------------------------------------------
+
+    def _write(self, action: Any) -> Any:
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = action()
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+            return result
+        except sqlite3.DatabaseError as error:
+            raise _translate(error, self.path) from None
+
+    def save_change(self, record: ChangeRecord, change: Change | None) -> int:
+        """Replace whatever the index held for this PR or commit, in one transaction."""
+        return int(self._write(lambda: self._save(record, change)))
+
+    def _existing_id(self, record: ChangeRecord) -> int | None:
+        if record.number is not None:
+            row = self.conn.execute(
+                "SELECT id FROM changes WHERE number = ?", (record.number,)
+            ).fetchone()
+        else:
+            row = self.conn.execute(
+                "SELECT id FROM changes WHERE kind = 'commit' AND sha = ?", (record.sha,)
+            ).fetchone()
+        return row[0] if row else None
+
+    def _delete_children(self, change_id: int) -> None:
+        for table in ("files", "hunks", "lines", "symbols", "issue_refs", "terms"):
+            self.conn.execute(f"DELETE FROM {table} WHERE change_id = ?", (change_id,))
+
+    def _save(self, record: ChangeRecord, change: Change | None) -> int:
+        existing = self._existing_id(record)
+        columns = {
+            "kind": record.kind,
+            "number": record.number,
+            "sha": record.sha,
+            "head_sha": record.head_sha,
+            "base_sha": record.base_sha,
+            "merge_commit": record.merge_commit,
+            "target": record.target,
+            "base_ref": record.base_ref,
+            "state": record.state,
+            "source": record.source,
+            "title": record.title,
+            "body": record.body,
+            "author": record.author,
+            "created_at": record.created_at,
+            "merged_at": record.merged_at,
+            "closed_at": record.closed_at,
+            "status": record.status,
+            "skip_reason": record.skip_reason,
+            "truncated": int(record.truncated),
+            "patch_id": change.patch_id if change and not change.is_empty else None,
+            "file_count": len(change.files) if change else 0,
+            "added": change.added_count if change else 0,
+            "removed": change.removed_count if change else 0,
+        }
+        if existing is None:
+            cursor = self.conn.execute(
+                f"INSERT INTO changes ({', '.join(columns)}) VALUES "
+                f"({', '.join('?' for _ in columns)})",
+                tuple(columns.values()),
+            )
+            change_id = int(cursor.lastrowid or 0)
+        else:
+            change_id = existing
+            self._delete_children(change_id)
+            assignments = ", ".join(f"{name} = ?" for name in columns)
+            self.conn.execute(
+                f"UPDATE changes SET {assignments} WHERE id = ?",
+                (*columns.values(), change_id),
+            )
+        if change is not None:
+            self._save_diff(change_id, record, change)
+        self.conn.executemany(
+            "INSERT INTO issue_refs(change_id, issue) VALUES (?, ?)",
+            [(change_id, issue) for issue in sorted(set(record.issues))],
+        )
+        self.conn.executemany(
+            "INSERT INTO symbols(change_id, path, qualified, kind, side) VALUES (?, ?, ?, ?, ?)",
+            [(change_id, s.path, s.qualified, s.kind, s.side) for s in set(record.symbols)],
+        )
+        return change_id
+
+    def _save_diff(self, change_id: int, record: ChangeRecord, change: Change) -> None:
+        line_rows: list[tuple[int, int, str, int]] = []
+        texts: dict[int, str] = {}
+        for file_index, file in enumerate(change.files):
+            file_id = self.conn.execute(
+                "INSERT INTO files(change_id, path, old_path, status) VALUES (?, ?, ?, ?)",
+                (change_id, file.path, file.old_path, file.status),
+            ).lastrowid
+            assert file_id is not None
+            hunk_rows = [
+                (
+                    change_id,
+                    file_id,
+                    hunk.old_start,
+                    hunk.old_length,
+                    hunk.new_start,
+                    hunk.new_length,
+                    hunk.section,
+                    record.hunk_symbols.get((file_index, hunk_index)),
+                    hunk.content_hash,
+                )
+                for hunk_index, hunk in enumerate(file.hunks)
+            ]
+            self.conn.executemany(
+                "INSERT INTO hunks(change_id, file_id, old_start, old_length, new_start, "
+                "new_length, section, symbol, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                hunk_rows,
+            )
+            seen: set[tuple[str, int]] = set()
+            for line in file.changed_lines:
+                if line.trivial or (line.side, line.hash) in seen:
+                    continue
+                seen.add((line.side, line.hash))
+                line_rows.append((change_id, file_id, line.side, line.hash))
+                texts[line.hash] = line.normalised
+        for path, why in change.skipped_files:
+            self.conn.execute(
+                "INSERT INTO files(change_id, path, old_path, status, skip_reason) "
+                "VALUES (?, ?, ?, 'ignored', ?)",
+                (change_id, path, path, why),
+            )
+        self.conn.executemany(
+            "INSERT INTO lines(change_id, file_id, side, hash) VALUES (?, ?, ?, ?)", line_rows
+        )
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO line_texts(hash, text) VALUES (?, ?)", texts.items()
+        )
+
+    def update_metadata(self, number: int, fields: dict[str, Any], issues: Sequence[str]) -> bool:
+        """Refresh titles, states and the like of an indexed PR; False when it is not indexed."""
+
+        def action() -> bool:
+            row = self.conn.execute("SELECT id FROM changes WHERE number = ?", (number,)).fetchone()
+            if row is None:
+                return False
+            if fields:
+                assignments = ", ".join(f"{name} = ?" for name in fields)
+                self.conn.execute(
+                    f"UPDATE changes SET {assignments} WHERE id = ?", (*fields.values(), row[0])
+                )
+            if issues:
+                self.conn.execute("DELETE FROM issue_refs WHERE change_id = ?", (row[0],))
+                self.conn.executemany(
+                    "INSERT INTO issue_refs(change_id, issue) VALUES (?, ?)",
+                    [(row[0], issue) for issue in sorted(set(issues))],
+                )
+            return True
+
+        return bool(self._write(action))
+
+    def replace_text_model(
+        self, idf: dict[str, float], weights: Iterable[tuple[int, str, float]]
+    ) -> None:
+        def action() -> None:
+            self.conn.execute("DELETE FROM terms")
+            self.conn.execute("DELETE FROM term_idf")
+            self.conn.executemany("INSERT INTO term_idf(term, idf) VALUES (?, ?)", idf.items())
+            self.conn.executemany(
+                "INSERT INTO terms(change_id, term, weight) VALUES (?, ?, ?)", weights
+            )
+
+        self._write(action)
+
+    def relabel_commit_as_pr(self, change_id: int, number: int, head: str, source: str) -> None:
+        """Turn a direct commit's row into PR `number`'s (it landed without a merge commit)."""
+
+        def action() -> None:
+            for (other,) in self.conn.execute(
+                "SELECT id FROM changes WHERE number = ? AND id != ?", (number, change_id)
+            ).fetchall():
+                self._delete_children(other)
+                self.conn.execute("DELETE FROM changes WHERE id = ?", (other,))
+            self.conn.execute(
+                "UPDATE changes SET kind = 'pr', number = ?, head_sha = ?, source = ? WHERE id = ?",
+                (number, head, source, change_id),
+            )
+
+        self._write(action)
+
+    def delete_change(self, change_id: int) -> None:
+        def action() -> None:
+            self._delete_children(change_id)
+            self.conn.execute("DELETE FROM changes WHERE id = ?", (change_id,))
+
+        self._write(action)
+
+    def add_dismissal(self, number: int, other: int, by: str | None, at: str | None) -> None:
+        self._write(
+            lambda: self.conn.execute(
+                "INSERT OR REPLACE INTO dismissals(number, other, by, at) VALUES (?, ?, ?, ?)",
+                (number, other, by, at),
+            )
+        )
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        try:
+            cursor = self.conn.execute(sql, params)
+            names = [d[0] for d in cursor.description or ()]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]  # type: ignore[misc]
+        except sqlite3.DatabaseError as error:
+            raise _translate(error, self.path) from None
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
+        try:
+            yield from self.conn.execute(sql, params)
+        except sqlite3.DatabaseError as error:
+            raise _translate(error, self.path) from None
+
+    def change_row(self, number: int) -> dict[str, Any] | None:
+        found = self.query("SELECT * FROM changes WHERE number = ?", (number,))
+        return dict(found[0]) if found else None
+
+    def heads_by_number(self) -> dict[int, tuple[str | None, str]]:
+        """PR number -> (indexed head sha, state), to skip PRs whose head has not moved."""
+        return {
+            number: (head, state)
+            for number, head, state in self.rows(
+                "SELECT number, head_sha, state FROM changes WHERE number IS NOT NULL"
+            )
+        }
+
+    def indexed_commits(self) -> set[str]:
+        return {sha for (sha,) in self.rows("SELECT sha FROM changes WHERE sha IS NOT NULL")}
+
+    def counts(self) -> dict[str, int]:
+        return {
+            f"{kind}:{state}": count
+            for kind, state, count in self.rows(
+                "SELECT kind, state, count(*) FROM changes GROUP BY kind, state"
+            )
+        }

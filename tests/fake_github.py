@@ -1,0 +1,588 @@
+"""A small, real HTTP server that answers like GitHub's REST API, for tests.
+
+It runs ``http.server.ThreadingHTTPServer`` on 127.0.0.1 (ephemeral port) in a thread, keeps pull
+requests and comments of one repository in memory, records every request, and can be scripted to
+fail (5xx, rate limits, 404, anything). JSON shapes follow GitHub's REST documentation closely
+enough for PyGithub to parse them.
+
+Use the ``fake_github`` fixture (register it with ``from tests.fake_github import fake_github`` in
+``tests/conftest.py``) or ``with FakeGitHub() as server: ...``; pass ``server.url`` as ``base_url``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import pytest
+
+DOCS = "https://docs.github.com/rest"
+RATE_LIMIT_MESSAGE = (
+    "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get "
+    "a higher rate limit. Check out the documentation for more details.)"
+)
+SECONDARY_RATE_LIMIT_MESSAGE = (
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+)
+EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def iso(value: datetime) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _now() -> str:
+    return iso(datetime.now(UTC))
+
+
+@dataclass
+class Request:
+    """One request as the server saw it."""
+
+    method: str
+    path: str  # without query string
+    query: dict[str, str]
+    body: Any  # parsed JSON, raw text if not JSON, None if empty
+    headers: dict[str, str]  # lower-cased names
+    time: float
+    status: int | None = None  # answer status, filled in once answered
+
+    @property
+    def token(self) -> str | None:
+        """The token from the Authorization header ("token X" / "Bearer X"), if any."""
+        value = self.headers.get("authorization")
+        if not value:
+            return None
+        return value.split(None, 1)[1] if " " in value else value
+
+
+@dataclass
+class Fault:
+    """A scripted answer: the next ``times`` requests matching method/path get it."""
+
+    status: int
+    path: str | re.Pattern[str] | None = None  # exact path, regex (fullmatch), None = any
+    method: str | None = None
+    times: int | None = 1  # None = forever
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    hits: int = 0
+
+    def matches(self, method: str, path: str) -> bool:
+        if self.times is not None and self.hits >= self.times:
+            return False
+        if self.method is not None and self.method.upper() != method:
+            return False
+        if self.path is None:
+            return True
+        if isinstance(self.path, re.Pattern):
+            return self.path.fullmatch(path) is not None
+        return self.path == path
+
+
+class FakeGitHub:
+    """GitHub REST API double for one repository (``owner/name``)."""
+
+    def __init__(
+        self, repo: str = "octo/demo", viewer: str = "prdup-bot", api_prefix: str = ""
+    ) -> None:
+        self.full_name = repo
+        self.api_prefix = api_prefix.rstrip("/")  # e.g. "/api/v3" like GitHub Enterprise
+        self.viewer = viewer  # login returned by GET /user, author of created comments
+        self.pulls: dict[int, dict[str, Any]] = {}
+        self.comments: dict[int, dict[str, Any]] = {}  # id -> {"issue": n, ...}
+        self.requests: list[Request] = []
+        self.faults: list[Fault] = []
+        # If non-empty, any other presented token gets 401 "Bad credentials".
+        self.valid_tokens: set[str] = set()
+        # Simulate Actions' GITHUB_TOKEN: GET /user answers 403 "Resource not accessible ...".
+        self.user_forbidden = False
+        self._next_comment_id = 1001
+        self._lock = threading.RLock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---------------------------------------------------------------------------- lifecycle
+
+    @property
+    def origin(self) -> str:
+        if self._server is None:
+            raise RuntimeError("FakeGitHub is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def url(self) -> str:
+        """The API base URL (what GitHubClient takes as ``base_url``)."""
+        return self.origin + self.api_prefix
+
+    def start(self) -> FakeGitHub:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> FakeGitHub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---------------------------------------------------------------------------- state
+
+    @property
+    def repo_path(self) -> str:
+        return f"/repos/{self.full_name}"
+
+    def add_pull(
+        self,
+        number: int,
+        title: str | None = None,
+        body: str | None = "",
+        *,
+        state: str = "open",  # "open" | "closed" | "merged"
+        author: str | None = "alice",
+        created_at: str | None = None,
+        updated_at: str | None = None,
+        closed_at: str | None = None,
+        merged_at: str | None = None,
+        base_ref: str = "main",
+        head_sha: str | None = None,
+        labels: tuple[str, ...] | list[str] = (),
+    ) -> dict[str, Any]:
+        """Add a pull request; timestamps default to EPOCH + ``number`` hours."""
+        created = created_at or iso(EPOCH + timedelta(hours=number))
+        updated = updated_at or created
+        if state == "merged":
+            merged_at = merged_at or updated
+        if state in ("closed", "merged"):
+            closed_at = closed_at or merged_at or updated
+        pull = {
+            "number": number,
+            "title": title if title is not None else f"Pull request {number}",
+            "body": body,
+            "state": "open" if state == "open" else "closed",
+            "user": author,
+            "created_at": created,
+            "updated_at": updated,
+            "closed_at": closed_at,
+            "merged_at": merged_at,
+            "base_ref": base_ref,
+            "head_sha": head_sha or f"{number:040x}",
+            "labels": list(labels),
+        }
+        with self._lock:
+            self.pulls[number] = pull
+        return pull
+
+    def add_comment(
+        self, number: int, body: str, *, author: str | None = None, created_at: str | None = None
+    ) -> dict[str, Any]:
+        with self._lock:
+            comment_id = self._next_comment_id
+            self._next_comment_id += 1
+            created = created_at or _now()
+            comment = {
+                "id": comment_id,
+                "issue": number,
+                "body": body,
+                "user": author if author is not None else self.viewer,
+                "created_at": created,
+                "updated_at": created,
+            }
+            self.comments[comment_id] = comment
+            return comment
+
+    def comments_on(self, number: int) -> list[dict[str, Any]]:
+        with self._lock:
+            return [c for c in self.comments.values() if c["issue"] == number]
+
+    # ---------------------------------------------------------------------------- faults
+
+    def fail(
+        self,
+        path: str | re.Pattern[str] | None,
+        status: int = 502,
+        times: int | None = 1,
+        *,
+        method: str | None = None,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> Fault:
+        """Next ``times`` requests to ``path`` answer ``status`` (None times = forever)."""
+        if body is None:
+            body = {"message": _REASONS.get(status, "Error"), "documentation_url": DOCS}
+        fault = Fault(status, path, method, times, body, dict(headers or {}))
+        with self._lock:
+            self.faults.append(fault)
+        return fault
+
+    def not_found(self, path: str | re.Pattern[str] | None, times: int | None = None) -> Fault:
+        return self.fail(path, 404, times)
+
+    def rate_limit(
+        self,
+        reset: float,
+        path: str | re.Pattern[str] | None = None,
+        times: int | None = 1,
+        *,
+        status: int = 403,
+        method: str | None = None,
+    ) -> Fault:
+        """Primary rate limit: ``status``, X-RateLimit-Remaining 0, reset at epoch ``reset``."""
+        headers = {
+            "X-RateLimit-Limit": "60",
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Used": "60",
+            "X-RateLimit-Reset": str(int(reset)),
+            "X-RateLimit-Resource": "core",
+        }
+        body = {"message": RATE_LIMIT_MESSAGE, "documentation_url": DOCS}
+        return self.fail(path, status, times, method=method, body=body, headers=headers)
+
+    def secondary_rate_limit(
+        self,
+        path: str | re.Pattern[str] | None = None,
+        times: int | None = 1,
+        *,
+        retry_after: int | None = None,
+        status: int = 403,
+    ) -> Fault:
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
+        body = {"message": SECONDARY_RATE_LIMIT_MESSAGE, "documentation_url": DOCS}
+        return self.fail(path, status, times, body=body, headers=headers)
+
+    # ---------------------------------------------------------------------------- inspection
+
+    def requests_to(self, path: str | None = None, method: str | None = None) -> list[Request]:
+        with self._lock:
+            return [
+                r
+                for r in self.requests
+                if (path is None or r.path == path) and (method is None or r.method == method)
+            ]
+
+    def clear_requests(self) -> None:
+        with self._lock:
+            self.requests.clear()
+
+    # ---------------------------------------------------------------------------- JSON shapes
+
+    def _user(self, login: str | None) -> dict[str, Any] | None:
+        if login is None:
+            return None
+        uid = sum(login.encode()) + 1000
+        return {
+            "login": login,
+            "id": uid,
+            "node_id": f"U_{uid}",
+            "type": "Bot" if login.endswith("[bot]") else "User",
+            "site_admin": False,
+            "url": f"{self.url}/users/{login}",
+            "html_url": f"https://github.com/{login}",
+        }
+
+    def _repo_json(self) -> dict[str, Any]:
+        owner, name = self.full_name.split("/", 1)
+        return {
+            "id": 4242,
+            "node_id": "R_4242",
+            "name": name,
+            "full_name": self.full_name,
+            "owner": self._user(owner),
+            "private": False,
+            "html_url": f"https://github.com/{self.full_name}",
+            "url": f"{self.url}{self.repo_path}",
+            "default_branch": "main",
+        }
+
+    def _label_json(self, name: str) -> dict[str, Any]:
+        lid = sum(name.encode())
+        return {
+            "id": lid,
+            "node_id": f"LA_{lid}",
+            "url": f"{self.url}{self.repo_path}/labels/{name}",
+            "name": name,
+            "color": "ededed",
+            "default": False,
+            "description": None,
+        }
+
+    def _pull_json(self, pull: dict[str, Any], full: bool = False) -> dict[str, Any]:
+        n = pull["number"]
+        data: dict[str, Any] = {
+            "url": f"{self.url}{self.repo_path}/pulls/{n}",
+            "id": 500000 + n,
+            "node_id": f"PR_{n}",
+            "html_url": f"https://github.com/{self.full_name}/pull/{n}",
+            "issue_url": f"{self.url}{self.repo_path}/issues/{n}",
+            "comments_url": f"{self.url}{self.repo_path}/issues/{n}/comments",
+            "number": n,
+            "state": pull["state"],
+            "locked": False,
+            "title": pull["title"],
+            "user": self._user(pull["user"]),
+            "body": pull["body"],
+            "labels": [self._label_json(name) for name in pull["labels"]],
+            "created_at": pull["created_at"],
+            "updated_at": pull["updated_at"],
+            "closed_at": pull["closed_at"],
+            "merged_at": pull["merged_at"],
+            "merge_commit_sha": pull["head_sha"] if pull["merged_at"] else None,
+            "draft": False,
+            "head": {
+                "label": f"{pull['user'] or 'ghost'}:feature-{n}",
+                "ref": f"feature-{n}",
+                "sha": pull["head_sha"],
+                "user": self._user(pull["user"]),
+            },
+            "base": {
+                "label": f"{self.full_name.split('/')[0]}:{pull['base_ref']}",
+                "ref": pull["base_ref"],
+                "sha": "0" * 40,
+                "user": self._user(self.full_name.split("/")[0]),
+            },
+            "author_association": "CONTRIBUTOR",
+        }
+        if full:
+            data["merged"] = pull["merged_at"] is not None
+            data["comments"] = len(self.comments_on(n))
+        return data
+
+    def _comment_json(self, comment: dict[str, Any]) -> dict[str, Any]:
+        cid, n = comment["id"], comment["issue"]
+        return {
+            "id": cid,
+            "node_id": f"IC_{cid}",
+            "url": f"{self.url}{self.repo_path}/issues/comments/{cid}",
+            "html_url": f"https://github.com/{self.full_name}/pull/{n}#issuecomment-{cid}",
+            "issue_url": f"{self.url}{self.repo_path}/issues/{n}",
+            "body": comment["body"],
+            "user": self._user(comment["user"]),
+            "created_at": comment["created_at"],
+            "updated_at": comment["updated_at"],
+            "author_association": "NONE",
+        }
+
+    # ---------------------------------------------------------------------------- routing
+
+    def _answer(self, req: Request) -> tuple[int, dict[str, str], Any]:
+        """(status, extra headers, JSON body or None) for one request."""
+        with self._lock:
+            for fault in self.faults:
+                if fault.matches(req.method, req.path):
+                    fault.hits += 1
+                    return fault.status, dict(fault.headers), fault.body
+
+            path = req.path
+            if self.api_prefix:
+                if not path.startswith(self.api_prefix + "/"):
+                    return _error(404, "Not Found")
+                path = path[len(self.api_prefix) :]
+
+            token = req.token
+            if token is not None and self.valid_tokens and token not in self.valid_tokens:
+                return _error(401, "Bad credentials")
+
+            if path == "/user" and req.method == "GET":
+                if token is None:
+                    return _error(401, "Requires authentication")
+                if self.user_forbidden:
+                    return _error(403, "Resource not accessible by integration")
+                return 200, {}, self._user(self.viewer)
+
+            prefix = self.repo_path
+            if path != prefix and not path.startswith(prefix + "/"):
+                return _error(404, "Not Found")
+            return self._route_repo(req, path[len(prefix) :])
+
+    def _route_repo(self, req: Request, sub: str) -> tuple[int, dict[str, str], Any]:
+        method = req.method
+        if sub == "" and method == "GET":
+            return 200, {}, self._repo_json()
+        if sub == "/pulls" and method == "GET":
+            return self._list_pulls(req)
+        if m := re.fullmatch(r"/pulls/(\d+)", sub):
+            pull = self.pulls.get(int(m[1]))
+            if pull is None or method != "GET":
+                return _error(404, "Not Found")
+            return 200, {}, self._pull_json(pull, full=True)
+        if m := re.fullmatch(r"/issues/(\d+)/comments", sub):
+            number = int(m[1])
+            if number not in self.pulls:
+                return _error(404, "Not Found")
+            if method == "GET":
+                items = [self._comment_json(c) for c in self.comments_on(number)]
+                return self._paginate(req, items)
+            if method == "POST":
+                body = req.body if isinstance(req.body, dict) else {}
+                if not isinstance(body.get("body"), str):
+                    return _error(422, 'Invalid request. "body" wasn\'t supplied.')
+                created = self.add_comment(number, body["body"])
+                return 201, {}, self._comment_json(created)
+        if m := re.fullmatch(r"/issues/comments/(\d+)", sub):
+            comment = self.comments.get(int(m[1]))
+            if comment is None:
+                return _error(404, "Not Found")
+            if method == "GET":
+                return 200, {}, self._comment_json(comment)
+            if method == "PATCH":
+                body = req.body if isinstance(req.body, dict) else {}
+                if not isinstance(body.get("body"), str):
+                    return _error(422, 'Invalid request. "body" wasn\'t supplied.')
+                comment["body"] = body["body"]
+                comment["updated_at"] = _now()
+                return 200, {}, self._comment_json(comment)
+            if method == "DELETE":
+                del self.comments[comment["id"]]
+                return 204, {}, None
+        if (m := re.fullmatch(r"/issues/(\d+)/labels", sub)) and method == "GET":
+            pull = self.pulls.get(int(m[1]))
+            if pull is None:
+                return _error(404, "Not Found")
+            return self._paginate(req, [self._label_json(name) for name in pull["labels"]])
+        return _error(404, "Not Found")
+
+    def _list_pulls(self, req: Request) -> tuple[int, dict[str, str], Any]:
+        state = req.query.get("state", "open")
+        if state not in ("open", "closed", "all"):
+            return _error(422, "Validation Failed")
+        sort = req.query.get("sort", "created")
+        key = "updated_at" if sort == "updated" else "created_at"
+        default_direction = "desc" if sort == "created" else "asc"
+        descending = req.query.get("direction", default_direction) == "desc"
+        pulls = [p for p in self.pulls.values() if state == "all" or p["state"] == state]
+        pulls.sort(key=lambda p: (p[key], p["number"]), reverse=descending)
+        return self._paginate(req, [self._pull_json(p) for p in pulls])
+
+    def _paginate(self, req: Request, items: list[Any]) -> tuple[int, dict[str, str], Any]:
+        try:
+            per_page = min(max(int(req.query.get("per_page", "30")), 1), 100)
+            page = max(int(req.query.get("page", "1")), 1)
+        except ValueError:
+            return _error(422, "Validation Failed")
+        last = max((len(items) + per_page - 1) // per_page, 1)
+        chunk = items[(page - 1) * per_page : page * per_page]
+
+        def link(target: int) -> str:
+            query = dict(req.query, page=str(target))
+            return f"<{self.origin}{req.path}?{urlencode(query)}>"
+
+        links = []
+        if page < last:
+            links += [f'{link(page + 1)}; rel="next"', f'{link(last)}; rel="last"']
+        if page > 1:
+            links += [f'{link(1)}; rel="first"', f'{link(page - 1)}; rel="prev"']
+        headers = {"Link": ", ".join(links)} if links else {}
+        return 200, headers, chunk
+
+
+_REASONS = {
+    401: "Bad credentials",
+    403: "Forbidden",
+    404: "Not Found",
+    422: "Validation Failed",
+    500: "Internal Server Error",
+    502: "Server Error",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+
+
+def _error(status: int, message: str) -> tuple[int, dict[str, str], Any]:
+    return status, {}, {"message": message, "documentation_url": DOCS}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeGitHub  # set on the per-server subclass
+    server_version = "FakeGitHub/1.0"
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+    def do_PATCH(self) -> None:
+        self._handle()
+
+    def do_PUT(self) -> None:
+        self._handle()
+
+    def do_DELETE(self) -> None:
+        self._handle()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean (and tokens out of logs)
+
+    def _handle(self) -> None:
+        split = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        body: Any = None
+        if raw:
+            text = raw.decode("utf-8", "replace")
+            try:
+                body = json.loads(text)
+            except ValueError:
+                body = text
+        req = Request(
+            method=self.command,
+            path=split.path,
+            query=dict(parse_qsl(split.query, keep_blank_values=True)),
+            body=body,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            time=time.time(),
+        )
+        with self.fake._lock:
+            self.fake.requests.append(req)
+        try:
+            status, headers, payload = self.fake._answer(req)
+        except Exception as exc:  # a bug in the fake: answer 500 visibly rather than hang
+            status, headers, payload = 500, {}, {"message": f"fake server error: {exc!r}"}
+        req.status = status
+        data = b"" if payload is None or status == 204 else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        headers.setdefault("X-RateLimit-Limit", "5000")
+        headers.setdefault("X-RateLimit-Remaining", "4999")
+        headers.setdefault("X-RateLimit-Reset", str(int(time.time()) + 3600))
+        headers.setdefault("X-GitHub-Api-Version-Selected", "2022-11-28")
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if data:
+            self.wfile.write(data)
+
+
+@pytest.fixture
+def fake_github() -> Iterator[FakeGitHub]:
+    """A started FakeGitHub serving ``octo/demo``; ``.url`` is the API base URL."""
+    server = FakeGitHub()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,127 @@
+"""Build real git repositories for tests: commits, PR branches, merges, squashes, PR refs.
+
+Authors, committers and dates are pinned so SHAs are stable and tests read as stories:
+"PR 7 is squash-merged; PR 9 makes the same fix from an older base".
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import git
+
+_EPOCH = 1_700_000_000
+
+
+class RepoBuilder:
+    """A work tree with `main`, plus helpers that mimic how GitHub lands and exposes PRs."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.repo = git.Repo.init(path, initial_branch="main")
+        self._tick = 0
+        with self.repo.config_writer() as config:
+            config.set_value("user", "name", "Test Author")
+            config.set_value("user", "email", "author@example.com")
+            config.set_value("commit", "gpgsign", "false")
+
+    # --- low level --------------------------------------------------------------------------
+
+    def _env(self) -> dict[str, str]:
+        self._tick += 1
+        date = f"{_EPOCH + self._tick * 60} +0000"
+        return {
+            "GIT_AUTHOR_DATE": date,
+            "GIT_COMMITTER_DATE": date,
+            "GIT_AUTHOR_NAME": "Test Author",
+            "GIT_AUTHOR_EMAIL": "author@example.com",
+            "GIT_COMMITTER_NAME": "Test Committer",
+            "GIT_COMMITTER_EMAIL": "committer@example.com",
+        }
+
+    def git(self, *args: str) -> str:
+        with self.repo.git.custom_environment(**self._env()):
+            return self.repo.git.execute(["git", *args])  # type: ignore[return-value]
+
+    def write(self, files: dict[str, str | bytes | None]) -> None:
+        for name, content in files.items():
+            target = self.path / name
+            if content is None:
+                self.git("rm", "-q", "--", name)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_text(content)
+            self.git("add", "--", name)
+
+    def commit(self, message: str, files: dict[str, str | bytes | None] | None = None) -> str:
+        """Write `files` (None deletes) on the current branch and commit; returns the sha."""
+        self.write(files or {})
+        self.git("commit", "-q", "--allow-empty", "-m", message)
+        return self.head()
+
+    def head(self, rev: str = "HEAD") -> str:
+        return self.repo.git.rev_parse(rev)
+
+    def checkout(self, branch: str, start: str | None = None) -> None:
+        if start is None:
+            self.git("checkout", "-q", branch)
+        else:
+            self.git("checkout", "-q", "-B", branch, start)
+
+    # --- GitHub-shaped operations -----------------------------------------------------------
+
+    def pr_branch(
+        self,
+        number: int,
+        commits: list[tuple[str, dict[str, str | bytes | None]]],
+        base: str = "main",
+        start: str | None = None,
+    ) -> str:
+        """Push PR `number`'s commits on a branch from `start` (default: `base`'s tip).
+
+        Writes `refs/pull/N/head` as GitHub does for every PR; returns the head sha.
+        """
+        branch = f"pr-{number}"
+        self.checkout(branch, start or base)
+        for message, files in commits:
+            self.commit(message, files)
+        head = self.head()
+        self.git("update-ref", f"refs/pull/{number}/head", head)
+        self.checkout(base)
+        return head
+
+    def merge_pr(self, number: int, how: str = "merge", base: str = "main", title: str = "") -> str:
+        """Land PR `number` on `base` the way GitHub's button does; returns the landed commit."""
+        branch = f"pr-{number}"
+        title = title or self.repo.git.log("-1", "--format=%s", branch)
+        self.checkout(base)
+        if how == "merge":
+            self.git(
+                "merge", "-q", "--no-ff", branch, "-m",
+                f"Merge pull request #{number} from contributor/{branch}\n\n{title}",
+            )
+        elif how == "squash":
+            self.git("merge", "-q", "--squash", branch)
+            self.git("commit", "-q", "-m", f"{title} (#{number})")
+        elif how == "rebase":
+            self.git("rebase", "-q", base, branch)
+            self.checkout(base)
+            self.git("merge", "-q", "--ff-only", branch)
+        else:
+            raise ValueError(how)
+        return self.head()
+
+    def delete_pr_branch(self, number: int) -> None:
+        self.git("branch", "-q", "-D", f"pr-{number}")
+
+
+def run_in(path: Path) -> dict[str, str]:
+    """Environment for running the CLI as a subprocess inside `path` without user config."""
+    env = dict(os.environ)
+    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    env["HOME"] = str(path)
+    return env

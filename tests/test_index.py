@@ -1,0 +1,313 @@
+"""`prdup index` on real repositories built in temporary folders; asserts on the database rows."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from index.errors import (
+    BadMetadata,
+    EmptyRepository,
+    IndexCorrupt,
+    IndexLocked,
+    MissingRevision,
+    NotAGitRepository,
+)
+from index.indexer import index_repository
+from tests.repo_builder import RepoBuilder
+
+PIPELINE = '''class Pipeline:
+    def __init__(self, config):
+        self.config = config
+        if config.enable_cpu_offload:
+            self.offload = True
+        self.ready = True
+
+    def run(self, x):
+        return x * 2
+'''
+
+
+def rows(db: Path, sql: str, params: tuple = ()) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def change(db: Path, number: int) -> dict:
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        row = conn.execute("SELECT * FROM changes WHERE number = ?", (number,)).fetchone()
+        return dict(row) if row else {}
+
+
+@pytest.fixture
+def history(builder: RepoBuilder) -> RepoBuilder:
+    """main with a pipeline; PR 1 merge-commit, PR 2 squash, a direct commit, PR 3 open."""
+    builder.commit("Initial pipeline", {"pipeline.py": PIPELINE, "README.md": "hello\n"})
+    builder.pr_branch(1, [("Double faster", {"pipeline.py": PIPELINE.replace("x * 2", "x + x")})])
+    builder.merge_pr(1, how="merge")
+    builder.pr_branch(2, [("Docs: say hi", {"README.md": "hello world\n"})])
+    builder.merge_pr(2, how="squash")
+    builder.commit("Direct tweak", {"NOTES.txt": "a note\n"})
+    fixed = builder.head("main:pipeline.py")
+    builder.pr_branch(
+        3,
+        [(
+            "Ask the offload strategy instead of the legacy flag",
+            {"pipeline.py": builder.repo.git.show(fixed).replace(
+                "if config.enable_cpu_offload:", "if resolve_offload(config):") + "\n"},
+        )],
+    )
+    return builder
+
+
+def test_merged_squashed_direct_and_open_prs_are_recorded(history: RepoBuilder, db_path: Path):
+    summary = index_repository(history.path, db_path=db_path)
+
+    assert (summary.merged, summary.open, summary.commits) == (2, 1, 2)
+    assert change(db_path, 1)["state"] == "merged"
+    assert change(db_path, 1)["source"] == "merge-commit"
+    assert change(db_path, 1)["title"] == "Double faster"
+    assert change(db_path, 2)["source"] == "squash"
+    assert change(db_path, 2)["title"] == "Docs: say hi"
+    assert change(db_path, 3)["state"] == "open"
+    assert change(db_path, 3)["source"] == "ref"
+    direct = rows(db_path, "SELECT title FROM changes WHERE kind = 'commit' ORDER BY id")
+    assert ("Direct tweak",) in direct
+
+
+def test_lines_are_normalised_hashed_and_carry_their_symbol(history: RepoBuilder, db_path: Path):
+    index_repository(history.path, db_path=db_path)
+    pr3 = change(db_path, 3)
+
+    texts = rows(
+        db_path,
+        "SELECT l.side, t.text FROM lines l JOIN line_texts t USING (hash) WHERE change_id = ?",
+        (pr3["id"],),
+    )
+    assert ("-", "if config.enable_cpu_offload:") in texts
+    assert ("+", "if resolve_offload(config):") in texts
+    symbols = rows(
+        db_path, "SELECT qualified, side FROM symbols WHERE change_id = ?", (pr3["id"],)
+    )
+    assert ("Pipeline.__init__", "-") in symbols
+    assert ("Pipeline.__init__", "+") in symbols
+    assert pr3["patch_id"]
+    assert rows(db_path, "SELECT count(*) FROM hunks WHERE change_id = ?", (pr3["id"],)) == [(1,)]
+
+
+def test_second_run_reads_nothing_new_and_third_reads_only_new(history: RepoBuilder, db_path: Path):
+    index_repository(history.path, db_path=db_path)
+    before = rows(db_path, "SELECT id, number, sha FROM changes ORDER BY id")
+
+    again = index_repository(history.path, db_path=db_path)
+    assert (again.merged, again.open, again.commits) == (0, 0, 0)
+    assert rows(db_path, "SELECT id, number, sha FROM changes ORDER BY id") == before
+
+    history.pr_branch(4, [("Another", {"other.py": "def other():\n    return 41 + 1\n"})])
+    third = index_repository(history.path, db_path=db_path)
+    assert (third.merged, third.open, third.commits) == (0, 1, 0)
+
+
+def test_merged_pr_is_recorded_once_even_with_its_ref(history: RepoBuilder, db_path: Path):
+    index_repository(history.path, db_path=db_path)
+    assert rows(db_path, "SELECT count(*) FROM changes WHERE number = 2") == [(1,)]
+    assert change(db_path, 2)["head_sha"] == history.head("refs/pull/2/head")
+
+
+def test_open_pr_that_lands_later_becomes_merged(history: RepoBuilder, db_path: Path):
+    index_repository(history.path, db_path=db_path)
+    history.merge_pr(3, how="squash")
+    index_repository(history.path, db_path=db_path)
+    assert change(db_path, 3)["state"] == "merged"
+    assert change(db_path, 3)["source"] == "squash"
+    assert rows(db_path, "SELECT count(*) FROM changes WHERE number = 3") == [(1,)]
+
+
+def test_rebase_merged_pr_is_recognised_by_patch_identity(builder: RepoBuilder, db_path: Path):
+    builder.commit("Initial", {"a.py": "def a():\n    return 1\n"})
+    builder.pr_branch(5, [("Make a return two", {"a.py": "def a():\n    return 2\n"})])
+    builder.commit("Unrelated work on main", {"b.py": "def b():\n    return 3\n"})
+    builder.merge_pr(5, how="rebase")
+    index_repository(builder.path, db_path=db_path)
+    pr5 = change(db_path, 5)
+    assert pr5["state"] == "merged"
+    assert pr5["source"] == "rebase"
+    assert pr5["merge_commit"] == builder.head("main")
+
+
+def test_fast_forward_landed_pr_takes_over_its_commit(builder: RepoBuilder, db_path: Path):
+    builder.commit("Initial", {"a.py": "def a():\n    return 1\n"})
+    builder.pr_branch(6, [("Make a return three", {"a.py": "def a():\n    return 3\n"})])
+    builder.merge_pr(6, how="rebase")  # nothing new on main: a fast-forward keeps the sha
+    index_repository(builder.path, db_path=db_path)
+    assert change(db_path, 6)["state"] == "merged"
+    assert change(db_path, 6)["source"] == "fast-forward"
+    assert rows(db_path, "SELECT count(*) FROM changes WHERE kind = 'commit'") == [(1,)]
+
+
+def test_backport_pr_is_diffed_against_its_release_branch(builder: RepoBuilder, db_path: Path):
+    builder.commit("Initial", {"a.py": "VERSION = 1\n"})
+    builder.checkout("release-1.x", "main")
+    builder.commit("Release fix", {"a.py": "VERSION = 1\nPATCH = 1\n"})
+    builder.checkout("main")
+    builder.commit("Main moves on", {"b.py": "FEATURE = True\n"})
+    builder.pr_branch(7, [("Backport", {"c.py": "BACKPORT = 1\n"})], base="release-1.x")
+    index_repository(builder.path, db_path=db_path)
+    paths = rows(
+        db_path,
+        "SELECT f.path FROM files f JOIN changes c ON c.id = f.change_id WHERE c.number = 7",
+    )
+    assert paths == [("c.py",)]  # not a.py's release fix, not main's b.py
+    assert change(db_path, 7)["base_sha"] == builder.head("release-1.x")
+
+
+def test_renames_binary_and_non_utf8_are_recorded_without_failing(
+    builder: RepoBuilder, db_path: Path
+):
+    body = "def keep():\n" + "".join(f"    value_{i} = {i}\n" for i in range(30))
+    builder.commit("Initial", {"old_name.py": body, "logo.png": b"\x89PNG\r\n\x1a\n\x00\x01"})
+    builder.pr_branch(
+        8,
+        [(
+            "Rename, new logo, latin-1 text",
+            {
+                "old_name.py": None,
+                "new_name.py": body + "    value_x = 99\n",
+                "logo.png": b"\x89PNG\r\n\x1a\n\x00\x02\x03",
+                "latin.txt": "caf\xe9 cr\xe8me\n".encode("latin-1"),
+            },
+        )],
+    )
+    summary = index_repository(builder.path, db_path=db_path)
+    assert summary.open == 1
+    files = dict(
+        (path, (old, status))
+        for path, old, status in rows(
+            db_path,
+            "SELECT f.path, f.old_path, f.status FROM files f "
+            "JOIN changes c ON c.id = f.change_id WHERE c.number = 8",
+        )
+    )
+    assert files["new_name.py"] == ("old_name.py", "renamed")
+    assert files["logo.png"][1] == "binary"
+    assert "latin.txt" in files
+    texts = [t for (t,) in rows(db_path, "SELECT text FROM line_texts")]
+    assert "value_x = 99" in texts
+    assert any(t.startswith("caf") for t in texts)
+
+
+def test_lockfiles_are_ignored_by_default(builder: RepoBuilder, db_path: Path):
+    builder.commit("Initial", {"app.py": "x = 1\n"})
+    builder.pr_branch(
+        9, [("Bump deps", {"poetry.lock": "".join(f"pkg{i} = 1\n" for i in range(50)),
+                           "app.py": "x = 2\n"})]
+    )
+    index_repository(builder.path, db_path=db_path)
+    status = dict(
+        rows(
+            db_path,
+            "SELECT f.path, f.status FROM files f JOIN changes c ON c.id = f.change_id "
+            "WHERE c.number = 9",
+        )
+    )
+    assert status == {"poetry.lock": "ignored", "app.py": "modified"}
+
+
+def test_huge_pr_is_stored_truncated(builder: RepoBuilder, db_path: Path):
+    from index.config import Settings
+
+    builder.commit("Initial", {"app.py": "x = 1\n"})
+    builder.pr_branch(
+        10,
+        [("Generate a lot", {
+            "big.py": "".join(f"value_{i} = {i}\n" for i in range(3000)),
+            "small.py": "y = 2\n",
+        })],
+    )
+    index_repository(builder.path, db_path=db_path, settings=Settings(max_changed_lines=1000))
+    pr = change(db_path, 10)
+    assert pr["truncated"] == 1
+    assert pr["status"] == "indexed"
+    assert rows(db_path, "SELECT count(*) FROM lines WHERE change_id = ?", (pr["id"],)) == [(1,)]
+
+
+def test_prs_json_metadata_and_linked_issues(history: RepoBuilder, db_path: Path, tmp_path: Path):
+    export = tmp_path / "prs.json"
+    export.write_text(json.dumps([
+        {"number": 3, "title": "Stop reading enable_cpu_offload", "body": "Fixes #42 and closes octo/repo#7",
+         "state": "OPEN", "createdAt": "2024-01-02T00:00:00Z", "closedAt": None, "mergedAt": None,
+         "headRefOid": history.head("refs/pull/3/head"), "baseRefName": "main",
+         "author": {"login": "contributor"}},
+        {"number": 11, "title": "Never pushed here", "body": "", "state": "CLOSED",
+         "createdAt": "2024-01-03T00:00:00Z", "closedAt": "2024-01-04T00:00:00Z", "mergedAt": None,
+         "headRefOid": "0" * 40, "baseRefName": "main", "author": {"login": "someone"}},
+    ]))
+    summary = index_repository(history.path, db_path=db_path, prs_json=export)
+    pr3 = change(db_path, 3)
+    assert pr3["title"] == "Stop reading enable_cpu_offload"
+    assert pr3["author"] == "contributor"
+    issues = sorted(i for (i,) in rows(
+        db_path, "SELECT issue FROM issue_refs WHERE change_id = ?", (pr3["id"],)))
+    assert issues == ["#42", "octo/repo#7"]
+    assert change(db_path, 11)["status"] == "metadata-only"
+    assert change(db_path, 11)["state"] == "closed"
+    assert summary.metadata_only == 1
+
+
+def test_malformed_prs_json_fails_before_writing(history: RepoBuilder, db_path: Path, tmp_path: Path):
+    index_repository(history.path, db_path=db_path)
+    before = rows(db_path, "SELECT * FROM changes ORDER BY id")
+    bad = tmp_path / "prs.json"
+    bad.write_text("{not json")
+    with pytest.raises(BadMetadata, match="not JSON"):
+        index_repository(history.path, db_path=db_path, prs_json=bad)
+    bad.write_text(json.dumps([{"title": "no number"}]))
+    with pytest.raises(BadMetadata, match="no integer 'number'"):
+        index_repository(history.path, db_path=db_path, prs_json=bad)
+    assert rows(db_path, "SELECT * FROM changes ORDER BY id") == before
+
+
+def test_bad_repositories_and_targets(tmp_path: Path, builder: RepoBuilder, db_path: Path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(NotAGitRepository):
+        index_repository(plain, db_path=db_path)
+    with pytest.raises(EmptyRepository):
+        index_repository(builder.path, db_path=db_path)
+    builder.commit("Initial", {"a.py": "x = 1\n"})
+    with pytest.raises(MissingRevision, match="no-such-branch"):
+        index_repository(builder.path, db_path=db_path, targets=["no-such-branch"])
+
+
+def test_locked_index_is_reported_and_left_intact(history: RepoBuilder, db_path: Path):
+    index_repository(history.path, db_path=db_path)
+    before = rows(db_path, "SELECT count(*) FROM lines")
+    history.pr_branch(12, [("More", {"more.py": "def more():\n    return 12\n"})])
+    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(IndexLocked, match="locked"):
+            index_repository(history.path, db_path=db_path)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert rows(db_path, "SELECT count(*) FROM lines") == before
+
+
+def test_corrupt_index_is_reported(history: RepoBuilder, db_path: Path):
+    db_path.write_bytes(b"this is not an sqlite database at all" * 100)
+    with pytest.raises(IndexCorrupt, match="damaged"):
+        index_repository(history.path, db_path=db_path)
+
+
+def test_pr_ref_to_missing_object_is_skipped(history: RepoBuilder, db_path: Path):
+    refs = Path(history.repo.git_dir) / "refs" / "pull" / "13"
+    refs.mkdir(parents=True)
+    (refs / "head").write_text("1234567890123456789012345678901234567890\n")
+    summary = index_repository(history.path, db_path=db_path)
+    assert summary.open == 1  # PR 3 still indexed
+    assert change(db_path, 13) == {}
