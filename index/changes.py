@@ -70,6 +70,7 @@ def extract_symbols(
             continue
         by_line: dict[tuple[str, int], symbol_finder.Definition] = {}
         language = symbol_finder.language_for_path(file.path)
+        parsed = False
         if language and blobs is not None and settings.symbols:
             for side, blob, path in (("-", file.old_blob, file.old_path), ("+", file.new_blob, file.path)):
                 numbers = [line.number for line in file.changed_lines if line.side == side]
@@ -78,6 +79,7 @@ def extract_symbols(
                 source = blobs.read(blob, settings.max_file_bytes)
                 if source is None:
                     continue
+                parsed = True
                 for number, definition in symbol_finder.enclosing_symbols(
                     path, source, numbers
                 ).items():
@@ -92,7 +94,7 @@ def extract_symbols(
                 names[definition.qualified] += 1
             if names:
                 hunk_symbols[(file_index, hunk_index)] = names.most_common(1)[0][0]
-            else:
+            elif not parsed:  # git's hunk header only where no parser read the file
                 fallback = _section_symbol(hunk.section)
                 if fallback:
                     hunk_symbols[(file_index, hunk_index)] = fallback

@@ -46,6 +46,7 @@ class IndexSummary:
     closed: int = 0
     unchanged: int = 0
     metadata_only: int = 0
+    truncated: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     db_path: Path | None = None
 
@@ -59,6 +60,8 @@ class IndexSummary:
         ]
         if self.metadata_only:
             parts.append(f"{self.metadata_only} metadata only")
+        if self.truncated:
+            parts.append(f"{self.truncated} stored truncated (huge)")
         skipped = sum(self.skipped.values())
         if skipped:
             why = ", ".join(f"{n} {reason}" for reason, n in self.skipped.most_common())
@@ -102,6 +105,13 @@ class Indexer:
         self.blobs = gitsource.BlobReader(repo)
         self.summary = IndexSummary(db_path=store.path)
         self.changed = False
+
+    def _mark_changed(self) -> None:
+        # Rarity counts and the text model are derived from all rows; flag them stale before
+        # the first write so an interrupted run still rebuilds them next time.
+        if not self.changed:
+            self.store.set_meta("derived_stale", "1")
+        self.changed = True
 
     # --- target branches --------------------------------------------------------------------
 
@@ -220,7 +230,7 @@ class Indexer:
         self.store.relabel_commit_as_pr(rows[0]["id"], pull.number, pull.head, "fast-forward")
         self.summary.merged += 1
         self.summary.commits -= 1 if self.summary.commits else 0
-        self.changed = True
+        self._mark_changed()
         return True
 
     def _index_ref(self, pull: gitsource.PullRef, base: str, state: str, diff: str) -> None:
@@ -243,9 +253,9 @@ class Indexer:
             record.issues = linked_issues(record.body) + linked_issues(record.title)
         if not diff.strip():
             record.status, record.skip_reason = "skipped", "empty diff"
+            self._mark_changed()
             self.store.save_change(record, None)
             self.summary.skipped["empty"] += 1
-            self.changed = True
             return
         if self._save(record, diff):
             setattr(self.summary, record.state, getattr(self.summary, record.state) + 1)
@@ -265,9 +275,9 @@ class Indexer:
         )
         if meta is not None:
             _apply_metadata(record, meta, keep_state=False)
+        self._mark_changed()
         self.store.save_change(record, None)
         self.summary.skipped[why] += 1
-        self.changed = True
 
     # --- shared -----------------------------------------------------------------------------
 
@@ -276,6 +286,7 @@ class Indexer:
             prepared: PreparedChange = prepare(diff, self.blobs, self.settings)
         except NotADiff:
             record.status, record.skip_reason = "skipped", "unparseable diff"
+            self._mark_changed()
             self.store.save_change(record, None)
             self.summary.skipped["unparseable diff"] += 1
             return False
@@ -283,9 +294,9 @@ class Indexer:
         record.hunk_symbols = prepared.hunk_symbols
         record.truncated = prepared.truncated
         if prepared.truncated:
-            self.summary.skipped["huge (stored truncated)"] += 0
+            self.summary.truncated += 1
+        self._mark_changed()
         self.store.save_change(record, prepared.change)
-        self.changed = True
         return True
 
     def apply_metadata_only(self) -> None:
@@ -308,9 +319,9 @@ class Indexer:
                 status="metadata-only",
             )
             _apply_metadata(record, meta, keep_state=False)
+            self._mark_changed()
             self.store.save_change(record, None)
             self.summary.metadata_only += 1
-            self.changed = True
 
     def match_rebased(self) -> None:
         """A PR whose whole patch equals a direct commit's landed by rebase: record it merged."""
@@ -332,7 +343,7 @@ class Indexer:
                 (),
             )
             self.store.delete_change(row["commit_id"])
-            self.changed = True
+            self._mark_changed()
 
 
 class ForkPoints:
@@ -504,10 +515,12 @@ def index_repository(
         indexer.index_pull_refs(names)
         indexer.apply_metadata_only()
         indexer.match_rebased()
-        if indexer.changed or store.get_meta("text_model") is None:
+        if indexer.changed or store.get_meta("derived_stale") != "0":
             from index.text_model import rebuild_text_model
 
+            store.rebuild_line_df()
             rebuild_text_model(store)
+            store.set_meta("derived_stale", "0")
         store.set_meta("targets", ",".join(names))
         return indexer.summary
     finally:

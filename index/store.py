@@ -301,6 +301,22 @@ class IndexStore:
 
         self._write(action)
 
+    def rebuild_line_df(self) -> None:
+        """Recount document frequency per line hash (rarity), after changes were written."""
+
+        def action() -> None:
+            self.conn.execute("DELETE FROM line_df")
+            self.conn.execute(
+                "INSERT INTO line_df(hash, df) "
+                "SELECT hash, count(DISTINCT change_id) FROM lines GROUP BY hash"
+            )
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) "
+                "SELECT 'change_count', count(*) FROM changes WHERE status = 'indexed'"
+            )
+
+        self._write(action)
+
     def add_dismissal(self, number: int, other: int, by: str | None, at: str | None) -> None:
         self._write(
             lambda: self.conn.execute(

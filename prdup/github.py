@@ -91,8 +91,8 @@ class GitHubError(PrdupError):
 class RateLimited(GitHubError):
     """The API rate limit is exhausted and resets later than prdup is willing to wait."""
 
-    def __init__(self, message: str, reset_at: int | None) -> None:
-        super().__init__(message, status=None)
+    def __init__(self, message: str, reset_at: int | None, status: int | None = None) -> None:
+        super().__init__(message, status=status)
         self.reset_at = reset_at  # epoch seconds, None if GitHub did not say
 
 
@@ -431,8 +431,10 @@ class GitHubClient:
             return GitHubError(self._scrub(text), status=status)
 
         remaining = _header(exc.headers, "X-RateLimit-Remaining")
-        if isinstance(exc, RateLimitExceededException) or (
-            status in (403, 429) and remaining == "0"
+        if (
+            isinstance(exc, RateLimitExceededException)
+            or status == 429
+            or (status == 403 and remaining == "0")
         ):
             raise self._rate_limited(exc) from None
         if isinstance(exc, BadCredentialsException) or status == 401:
@@ -475,7 +477,7 @@ class GitHubClient:
             text += "; reset time unknown"
         if wait is not None:
             text += f", beyond the {_fmt_duration(self.max_wait_seconds)} prdup is willing to wait"
-        return RateLimited(self._scrub(text), reset_at=reset_at)
+        return RateLimited(self._scrub(text), reset_at=reset_at, status=exc.status)
 
 
 __all__ = [

@@ -116,8 +116,8 @@ class FakeGitHub:
     def origin(self) -> str:
         if self._server is None:
             raise RuntimeError("FakeGitHub is not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}"
 
     @property
     def url(self) -> str:

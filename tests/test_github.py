@@ -15,7 +15,7 @@ from prdup.github import (
     PullRequestMeta,
     RateLimited,
 )
-from tests.fake_github import FakeGitHub, fake_github  # noqa: F401  (fixture)
+from tests.fake_github import FakeGitHub
 
 TOKEN = "ghp_s3cretTOKENvalue0123456789abcdefXYZ"
 REPO = "octo/demo"
@@ -30,7 +30,8 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def server(fake_github: FakeGitHub) -> FakeGitHub:  # noqa: F811  (fixture argument)
+def server(fake_github: FakeGitHub) -> FakeGitHub:
+    """The ``fake_github`` fixture (registered in tests/conftest.py), serving octo/demo."""
     assert fake_github.full_name == REPO
     return fake_github
 
@@ -285,6 +286,15 @@ def test_rate_limit_with_retries_exhausted_raises_rate_limited(server: FakeGitHu
     with pytest.raises(RateLimited) as info:
         client(server, retries=0, max_wait_seconds=60).pull(1)
     assert info.value.reset_at == reset
+    assert len(server.requests) == 1
+
+
+def test_bare_429_with_retries_exhausted_raises_rate_limited(server: FakeGitHub) -> None:
+    server.add_pull(1)
+    server.fail(f"{PULLS}/1", 429, times=None, body={"message": "Too Many Requests"})
+    with pytest.raises(RateLimited, match="rate limit exceeded") as info:
+        client(server, retries=0).pull(1)
+    assert info.value.status == 429
     assert len(server.requests) == 1
 
 

@@ -1,0 +1,201 @@
+"""prdup's command line: parse arguments, call one library function, render the result.
+
+Exit codes: 0 nothing found, 1 findings, 2 an error (one line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from index.errors import PrdupError
+
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+
+def _fail(message: str) -> None:
+    click.echo(f"prdup: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn the library's named errors (and git's) into one line on stderr and exit 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import git
+
+        try:
+            return command(*args, **kwargs)
+        except PrdupError as error:
+            _fail(str(error))
+        except git.GitCommandError as error:
+            detail = (error.stderr or "").strip().replace("\n", " ") or str(error)
+            _fail(f"git failed: {detail}")
+        except KeyboardInterrupt:
+            _fail("interrupted; the index keeps every PR written so far")
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="prdup")
+def main() -> None:
+    """Find the earlier pull request that already made your change."""
+
+
+@main.command()
+@click.argument("path", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Index file (default: prdup.db inside the git directory).")
+@click.option("--target", "targets", multiple=True,
+              help="Target branch whose history holds merged PRs; repeatable.")
+@click.option("--prs-json", type=click.Path(dir_okay=False, path_type=Path),
+              help="Output of 'gh pr list --state all --json " "number,title,body,state,createdAt,"
+                   "closedAt,mergedAt,headRefOid,baseRefName,author'.")
+@click.option("--github", "github_repo", metavar="OWNER/REPO",
+              help="Import PR metadata from GitHub's API (token from GITHUB_TOKEN or GH_TOKEN).")
+@click.option("--quiet", is_flag=True, help="No progress and no summary.")
+@handles_errors
+def index(
+    path: Path,
+    db_path: Path | None,
+    targets: tuple[str, ...],
+    prs_json: Path | None,
+    github_repo: str | None,
+    quiet: bool,
+) -> None:
+    """Record a repository's merged and open PRs in the index."""
+    from index.config import load_settings
+    from index.indexer import index_repository, stderr_progress
+
+    settings = load_settings(_work_tree(path))
+    metadata = None
+    if github_repo:
+        from prdup.github_import import import_metadata
+
+        metadata = import_metadata(github_repo, path, db_path)
+    summary = index_repository(
+        path,
+        db_path=db_path,
+        targets=targets,
+        prs_json=prs_json,
+        settings=settings,
+        progress=None if quiet else stderr_progress,
+        metadata=metadata,
+    )
+    if not quiet:
+        if sys.stderr.isatty():
+            click.echo("", err=True)
+        click.echo(f"{summary.line()} -> {summary.db_path}", err=True)
+
+
+def _work_tree(path: Path) -> Path | None:
+    try:
+        from index.gitsource import open_repository
+
+        repo = open_repository(path)
+        return None if repo.bare else Path(repo.working_tree_dir or path)
+    except PrdupError:
+        return None
+
+
+@main.command()
+@click.argument("rev", required=False)
+@click.option("--repo", "repo_path", default=".", type=click.Path(path_type=Path),
+              help="The repository (default: the current directory).")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--pr", type=int, help="Check an indexed PR instead of a branch.")
+@click.option("--diff", "diff_file", type=click.File("r", encoding="utf-8", errors="replace"),
+              help="Check a patch file, or - for stdin.")
+@click.option("--target", help="Target branch (default: the indexed one).")
+@click.option("--format", "output", type=click.Choice(["text", "json", "markdown"]),
+              default="text", show_default=True)
+@click.option("--top", type=int, default=None, help="Show at most K findings [default: 5].")
+@click.option("--min-score", type=float, default=None,
+              help="Hide findings scoring below S [default: 0.5]; 0 lists every candidate.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@handles_errors
+def check(
+    rev: str | None,
+    repo_path: Path,
+    db_path: Path | None,
+    pr: int | None,
+    diff_file: Any,
+    target: str | None,
+    output: str,
+    top: int | None,
+    min_score: float | None,
+    exit_zero: bool,
+) -> None:
+    """Say whether an earlier PR already covers this change (default: HEAD vs the target)."""
+    from index.config import load_settings
+    from prdup import render
+    from prdup.checking import check as run_check
+
+    if sum(x is not None for x in (rev, pr, diff_file)) > 1:
+        raise click.UsageError("give one of REV, --pr N or --diff FILE")
+    settings = load_settings(_work_tree(repo_path), min_score=min_score, top=top)
+    result = run_check(
+        repo_path,
+        db_path=db_path,
+        rev=rev,
+        pr=pr,
+        diff_text=diff_file.read() if diff_file is not None else None,
+        target=target,
+        settings=settings,
+    )
+    for warning in result.warnings:
+        click.echo(f"prdup: warning: {warning}", err=True)
+    shown = result.shown(settings.min_score, settings.top)
+    if output == "json":
+        click.echo(render.to_json(result.query, shown, result.warnings))
+    elif output == "markdown":
+        click.echo(render.to_markdown(result.query, shown))
+    else:
+        click.echo(render.to_text(result.query, shown))
+    if shown and not exit_zero:
+        sys.exit(EXIT_FINDINGS)
+
+
+@main.command()
+@click.argument("number", type=int)
+@click.option("--repo", "repo_path", default=".", type=click.Path(path_type=Path))
+@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text")
+@handles_errors
+def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> None:
+    """What the index holds for PR NUMBER."""
+    import json
+
+    from prdup.inspect import describe_pr
+
+    description = describe_pr(repo_path, db_path, number)
+    if output == "json":
+        click.echo(json.dumps(description, indent=2))
+        return
+    click.echo(f"#{number} [{description['state']}] {description['title'] or ''}")
+    for key in ("source", "status", "skip_reason", "head_sha", "base_sha", "merge_commit",
+                "patch_id", "author", "created_at", "merged_at"):
+        if description.get(key):
+            click.echo(f"  {key}: {description[key]}")
+    click.echo(
+        f"  hunks: {description['hunks']}, +{description['added']} -{description['removed']}"
+    )
+    for file in description["files"]:
+        rename = f" (from {file['old_path']})" if file["old_path"] != file["path"] else ""
+        click.echo(f"  file: {file['path']}{rename} [{file['status']}]")
+    for symbol in description["symbols"]:
+        click.echo(f"  symbol: {symbol}")
+    if description["issues"]:
+        click.echo(f"  issues: {', '.join(description['issues'])}")
+
+
+if __name__ == "__main__":
+    main()

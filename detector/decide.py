@@ -1,0 +1,93 @@
+"""Score and verdict for one candidate, from its signals.
+
+The score is a logistic model over the signals; its weights ship as data (`weights.json`) so
+they can be refitted on the benchmark and still be read by a person. The verdict is a rule over
+the same signals: what the evidence says happened, not just how much it says.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from detector.evidence import Signals, Verdict
+
+WEIGHTS_FILE = Path(__file__).with_name("weights.json")
+FEATURES = (
+    "query_coverage",
+    "removed_in_candidate",
+    "candidate_coverage",
+    "added_in_candidate",
+    "same_patch",
+    "hunk_overlap",
+    "file_overlap",
+    "symbol_overlap",
+    "shared_issue",
+    "text_similarity",
+    "reverts",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Where a share of lines becomes a claim; named so the rules below read as sentences."""
+
+    contained: float = 0.7  # this much of the change found in the candidate: it is covered
+    same_fix: float = 0.6  # this much of the removed lines also removed: the same fix
+    min_removed_weight: float = 2.0  # ...provided those lines are rare enough to mean something
+    reverting: float = 0.5
+    related_text: float = 0.35
+
+
+THRESHOLDS = Thresholds()
+
+
+@cache
+def model() -> tuple[float, dict[str, float]]:
+    data = json.loads(WEIGHTS_FILE.read_text())
+    return float(data["intercept"]), {name: float(data["weights"][name]) for name in FEATURES}
+
+
+def features(signals: Signals) -> list[float]:
+    return [float(getattr(signals, name)) for name in FEATURES]
+
+
+def score(signals: Signals) -> float:
+    """Probability-like score in [0, 1] that the candidate already covers the change."""
+    intercept, weights = model()
+    z = intercept + sum(weights[name] * float(getattr(signals, name)) for name in FEATURES)
+    if signals.on_target:
+        z = max(z, 2.0)
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def verdict(signals: Signals, candidate_state: str, shared_removed_weight: float) -> Verdict:
+    """What happened, by the evidence: the same change, a containing one, or only nearby work."""
+    t = THRESHOLDS
+    if signals.reverts >= t.reverting and signals.reverts > signals.query_coverage:
+        return "overlap"  # it undoes the candidate: the opposite of already done
+    same_change = signals.same_patch or (
+        signals.query_coverage >= t.contained and signals.candidate_coverage >= t.contained
+    )
+    same_fix = (
+        signals.removed_in_candidate >= t.same_fix and shared_removed_weight >= t.min_removed_weight
+    )
+    contained = signals.query_coverage >= t.contained
+    if signals.on_target or (candidate_state == "merged" and (same_change or same_fix or contained)):
+        return "already-merged"
+    if same_change or same_fix:
+        return "duplicate"
+    if contained:
+        return "covered"
+    if (
+        signals.query_coverage > 0
+        or signals.candidate_coverage > 0
+        or signals.hunk_overlap > 0
+        or signals.symbol_overlap > 0
+        or signals.file_overlap > 0
+    ):
+        return "overlap"
+    return "related"

@@ -1,0 +1,116 @@
+"""What the matcher knows about a change, and what it concludes: plain typed values, no I/O."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+Verdict = Literal["already-merged", "duplicate", "covered", "overlap", "related"]
+VERDICT_ORDER: dict[str, int] = {
+    "already-merged": 0,
+    "duplicate": 1,
+    "covered": 2,
+    "overlap": 3,
+    "related": 4,
+}
+DECIDING_VERDICTS = frozenset({"already-merged", "duplicate", "covered"})
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeEvidence:
+    """One change as the matcher sees it: sets of hashed lines, files, symbols, issues, words."""
+
+    key: str  # "#123" for a PR, a short sha for a commit, "this change" for a query
+    number: int | None = None
+    commit: str | None = None
+    state: str = "open"  # "merged" | "open" | "closed"
+    title: str = ""
+    author: str | None = None
+    created_at: str | None = None
+    removed: frozenset[int] = frozenset()
+    added: frozenset[int] = frozenset()
+    files: frozenset[str] = frozenset()
+    symbols: frozenset[tuple[str, str]] = frozenset()  # (path, qualified name)
+    hunks: frozenset[int] = frozenset()
+    issues: frozenset[str] = frozenset()
+    patch_id: str | None = None
+    terms: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class LineWeights:
+    """Rarity of each normalised line: common lines (`return None`, `}`) weigh almost nothing."""
+
+    document_frequency: Mapping[int, int]
+    total: int
+
+    def __call__(self, line_hash: int) -> float:
+        df = self.document_frequency.get(line_hash, 0)
+        return math.log((self.total + 1) / (df + 1)) + 0.05
+
+    def sum(self, hashes: frozenset[int] | set[int]) -> float:
+        return sum(self(h) for h in hashes)
+
+
+@dataclass(frozen=True, slots=True)
+class Landing:
+    """A target-branch commit that already made (part of) the change, and its PR if known."""
+
+    commit: str
+    number: int | None
+    title: str
+    lines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TargetProbe:
+    """How much of the change the target branch's tip already shows, and who put it there."""
+
+    removed_gone: float  # weighted share of removed lines no longer at the tip
+    added_present: float  # weighted share of added lines already at the tip
+    landings: tuple[Landing, ...] = ()
+
+    @property
+    def already_there(self) -> bool:
+        return self.removed_gone >= 0.8 or self.added_present >= 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """Every measurement behind a finding, kept so the reasons can be shown and checked."""
+
+    removed_in_candidate: float = 0.0  # of this change's removed lines, the share also removed
+    added_in_candidate: float = 0.0  # of this change's added lines, the share also added
+    candidate_removed_here: float = 0.0  # of the candidate's removed lines, share removed here
+    candidate_added_here: float = 0.0  # of the candidate's added lines, share added here
+    query_coverage: float = 0.0  # this change (both sides) found in the candidate
+    candidate_coverage: float = 0.0  # the candidate found in this change
+    reverts: float = 0.0  # this change undoes the candidate
+    same_patch: bool = False
+    hunk_overlap: float = 0.0
+    file_overlap: float = 0.0
+    symbol_overlap: float = 0.0
+    shared_issue: bool = False
+    text_similarity: float = 0.0
+    on_target: bool = False  # the candidate is the commit that put this change on the target
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One earlier change that covers, duplicates or touches the query, with its evidence."""
+
+    verdict: Verdict
+    score: float
+    candidate: ChangeEvidence
+    signals: Signals
+    reasons: tuple[str, ...]
+    shared_removed: tuple[str, ...] = ()
+    shared_added: tuple[str, ...] = ()
+    shared_files: tuple[str, ...] = ()
+    shared_symbols: tuple[str, ...] = ()
+
+    @property
+    def decides(self) -> bool:
+        return self.verdict in DECIDING_VERDICTS

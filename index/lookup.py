@@ -1,0 +1,317 @@
+"""Read the index for the matcher: candidates by lookup (never a scan), and their evidence.
+
+Only stdlib `sqlite3` runs here: this is on `check`'s path, which a person waits for.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from detector.evidence import ChangeEvidence, LineWeights
+from detector.matcher import Query
+from detector.model import Change
+from detector.text import weigh
+from index.store import IndexStore, SymbolRow
+
+MAX_CANDIDATES = 200
+LINE_CANDIDATES = 120
+SYMBOL_CANDIDATES = 40
+FILE_CANDIDATES = 30
+TEXT_CANDIDATES = 40
+_CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which indexed changes may be named: never the query itself, optionally only older ones."""
+
+    exclude_number: int | None = None
+    before_number: int | None = None  # only PRs numbered below (created before) this one
+    only_ids: frozenset[int] | None = None
+
+    def sql(self, column: str = "c") -> tuple[str, list[int]]:
+        clauses = [f"{column}.status = 'indexed'"]
+        params: list[int] = []
+        if self.exclude_number is not None:
+            clauses.append(f"({column}.number IS NULL OR {column}.number != ?)")
+            params.append(self.exclude_number)
+        if self.before_number is not None:
+            clauses.append(f"({column}.number IS NULL OR {column}.number < ?)")
+            params.append(self.before_number)
+        return " AND ".join(clauses), params
+
+
+def _chunks(items: Sequence, size: int = _CHUNK) -> Iterable[Sequence]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def line_weights(store: IndexStore, hashes: Iterable[int]) -> LineWeights:
+    unique = list(set(hashes))
+    df: dict[int, int] = {}
+    for chunk in _chunks(unique):
+        marks = ",".join("?" * len(chunk))
+        for line_hash, count in store.rows(
+            f"SELECT hash, df FROM line_df WHERE hash IN ({marks})", chunk
+        ):
+            df[line_hash] = count
+    return LineWeights(df, int(store.get_meta("change_count") or 1))
+
+
+def idf_table(store: IndexStore, terms: Iterable[str]) -> dict[str, float]:
+    unique = list(set(terms))
+    idf: dict[str, float] = {}
+    for chunk in _chunks(unique):
+        marks = ",".join("?" * len(chunk))
+        for term, value in store.rows(f"SELECT term, idf FROM term_idf WHERE term IN ({marks})", chunk):
+            idf[term] = value
+    return idf
+
+
+def query_from_change(
+    store: IndexStore,
+    change: Change,
+    symbols: Iterable[SymbolRow],
+    hunk_symbols: dict[tuple[int, int], str],
+    title: str = "",
+    body: str = "",
+    issues: Iterable[str] = (),
+) -> Query:
+    """Evidence for a change that is not (necessarily) in the index: a branch or a patch."""
+    from detector.text import tokenize
+
+    removed: set[int] = set()
+    added: set[int] = set()
+    line_text: dict[int, str] = {}
+    line_place: dict[int, tuple[str, str | None]] = {}
+    hunks: set[int] = set()
+    for file_index, file in enumerate(change.files):
+        for hunk_index, hunk in enumerate(file.hunks):
+            hunks.add(hunk.content_hash)
+            symbol = hunk_symbols.get((file_index, hunk_index))
+            for line in hunk.lines:
+                if line.trivial:
+                    continue
+                (removed if line.side == "-" else added).add(line.hash)
+                line_text.setdefault(line.hash, line.normalised)
+                line_place.setdefault(line.hash, (file.path, symbol))
+    text = f"{title}\n{body}"
+    evidence = ChangeEvidence(
+        key="this change",
+        state="proposed",
+        title=title,
+        removed=frozenset(removed),
+        added=frozenset(added),
+        files=frozenset(f.path for f in change.files),
+        symbols=frozenset((s.path, s.qualified) for s in symbols),
+        hunks=frozenset(hunks),
+        issues=frozenset(issues),
+        patch_id=None if change.is_empty else change.patch_id,
+        terms=weigh(text, idf_table(store, tokenize(text))),
+    )
+    return Query(change=evidence, line_text=line_text, line_place=line_place)
+
+
+def query_from_index(store: IndexStore, number: int) -> Query | None:
+    """Evidence for an indexed PR, with its line texts and places for the reasons."""
+    row = store.change_row(number)
+    if row is None:
+        return None
+    evidence = load_evidence(store, [row["id"]])[0]
+    line_text: dict[int, str] = {}
+    line_place: dict[int, tuple[str, str | None]] = {}
+    for line_hash, text, path in store.rows(
+        "SELECT l.hash, t.text, f.path FROM lines l JOIN line_texts t USING (hash) "
+        "JOIN files f ON f.id = l.file_id WHERE l.change_id = ?",
+        (row["id"],),
+    ):
+        line_text[line_hash] = text
+        line_place.setdefault(line_hash, (path, None))
+    return Query(
+        change=evidence,
+        line_text=line_text,
+        line_place=line_place,
+    )
+
+
+def candidate_ids(store: IndexStore, query: ChangeEvidence, scope: Scope) -> list[int]:
+    """Changes that share rare lines, symbols, files, issues or words with the query."""
+    where, params = scope.sql()
+    scores: dict[int, float] = defaultdict(float)
+    total = int(store.get_meta("change_count") or 1)
+    _by_lines(store, query, where, params, scores, total)
+    found = sorted(scores, key=lambda cid: -scores[cid])[:LINE_CANDIDATES]
+    chosen: dict[int, None] = dict.fromkeys(found)
+    for extra in (
+        _by_symbols(store, query, where, params),
+        _by_issues(store, query, where, params),
+        _by_text(store, query, where, params),
+        _by_files(store, query, where, params),
+    ):
+        for change_id in extra:
+            if len(chosen) >= MAX_CANDIDATES:
+                break
+            chosen.setdefault(change_id, None)
+    return list(chosen)
+
+
+def _by_lines(
+    store: IndexStore,
+    query: ChangeEvidence,
+    where: str,
+    params: list[int],
+    scores: dict[int, float],
+    total: int,
+) -> None:
+    hashes = list(query.removed | query.added)
+    weights = line_weights(store, hashes)
+    # Lines in more than 2% of all changes pick candidates poorly (and cost most): skip them.
+    limit = max(50, total // 50)
+    rare = [h for h in hashes if weights.document_frequency.get(h, 0) <= limit]
+    for chunk in _chunks(rare):
+        marks = ",".join("?" * len(chunk))
+        for change_id, line_hash in store.rows(
+            f"SELECT l.change_id, l.hash FROM lines l JOIN changes c ON c.id = l.change_id "
+            f"WHERE l.hash IN ({marks}) AND {where}",
+            [*chunk, *params],
+        ):
+            scores[change_id] += weights(line_hash)
+
+
+def _by_symbols(store: IndexStore, query: ChangeEvidence, where: str, params: list[int]) -> list[int]:
+    found: list[int] = []
+    for path, name in list(query.symbols)[:50]:
+        found.extend(
+            cid
+            for (cid,) in store.rows(
+                f"SELECT DISTINCT s.change_id FROM symbols s JOIN changes c ON c.id = s.change_id "
+                f"WHERE s.qualified = ? AND s.path = ? AND {where} "
+                f"ORDER BY s.change_id DESC LIMIT {SYMBOL_CANDIDATES}",
+                [name, path, *params],
+            )
+        )
+    return found
+
+
+def _by_files(store: IndexStore, query: ChangeEvidence, where: str, params: list[int]) -> list[int]:
+    found: list[int] = []
+    for path in list(query.files)[:30]:
+        found.extend(
+            cid
+            for (cid,) in store.rows(
+                f"SELECT DISTINCT f.change_id FROM files f JOIN changes c ON c.id = f.change_id "
+                f"WHERE f.path = ? AND {where} ORDER BY f.change_id DESC LIMIT {FILE_CANDIDATES}",
+                [path, *params],
+            )
+        )
+    return found
+
+
+def _by_issues(store: IndexStore, query: ChangeEvidence, where: str, params: list[int]) -> list[int]:
+    found: list[int] = []
+    for issue in query.issues:
+        found.extend(
+            cid
+            for (cid,) in store.rows(
+                f"SELECT i.change_id FROM issue_refs i JOIN changes c ON c.id = i.change_id "
+                f"WHERE i.issue = ? AND {where}",
+                [issue, *params],
+            )
+        )
+    return found
+
+
+def _by_text(store: IndexStore, query: ChangeEvidence, where: str, params: list[int]) -> list[int]:
+    scores: dict[int, float] = defaultdict(float)
+    for term, weight in query.terms.items():
+        for change_id, other in store.rows(
+            f"SELECT t.change_id, t.weight FROM terms t JOIN changes c ON c.id = t.change_id "
+            f"WHERE t.term = ? AND {where}",
+            [term, *params],
+        ):
+            scores[change_id] += weight * other
+    return sorted(scores, key=lambda cid: -scores[cid])[:TEXT_CANDIDATES]
+
+
+def load_evidence(store: IndexStore, ids: Sequence[int]) -> list[ChangeEvidence]:
+    """Full evidence for the given change ids, in the given order."""
+    if not ids:
+        return []
+    removed: dict[int, set[int]] = defaultdict(set)
+    added: dict[int, set[int]] = defaultdict(set)
+    files: dict[int, set[str]] = defaultdict(set)
+    symbols: dict[int, set[tuple[str, str]]] = defaultdict(set)
+    hunks: dict[int, set[int]] = defaultdict(set)
+    issues: dict[int, set[str]] = defaultdict(set)
+    terms: dict[int, dict[str, float]] = defaultdict(dict)
+    rows: dict[int, dict] = {}
+    for chunk in _chunks(list(ids)):
+        marks = ",".join("?" * len(chunk))
+        for row in store.query(f"SELECT * FROM changes WHERE id IN ({marks})", chunk):
+            rows[row["id"]] = row
+        for cid, side, line_hash in store.rows(
+            f"SELECT change_id, side, hash FROM lines WHERE change_id IN ({marks})", chunk
+        ):
+            (removed if side == "-" else added)[cid].add(line_hash)
+        for cid, path in store.rows(
+            f"SELECT change_id, path FROM files WHERE change_id IN ({marks}) "
+            f"AND status != 'ignored'",
+            chunk,
+        ):
+            files[cid].add(path)
+        for cid, path, name in store.rows(
+            f"SELECT change_id, path, qualified FROM symbols WHERE change_id IN ({marks})", chunk
+        ):
+            symbols[cid].add((path, name))
+        for cid, content in store.rows(
+            f"SELECT change_id, content_hash FROM hunks WHERE change_id IN ({marks})", chunk
+        ):
+            hunks[cid].add(content)
+        for cid, issue in store.rows(
+            f"SELECT change_id, issue FROM issue_refs WHERE change_id IN ({marks})", chunk
+        ):
+            issues[cid].add(issue)
+        for cid, term, weight in store.rows(
+            f"SELECT change_id, term, weight FROM terms WHERE change_id IN ({marks})", chunk
+        ):
+            terms[cid][term] = weight
+    return [
+        ChangeEvidence(
+            key=f"#{rows[cid]['number']}" if rows[cid]["number"] is not None else rows[cid]["sha"][:10],
+            number=rows[cid]["number"],
+            commit=rows[cid]["merge_commit"] or rows[cid]["sha"],
+            state=rows[cid]["state"],
+            title=rows[cid]["title"] or "",
+            author=rows[cid]["author"],
+            created_at=rows[cid]["created_at"],
+            removed=frozenset(removed[cid]),
+            added=frozenset(added[cid]),
+            files=frozenset(files[cid]),
+            symbols=frozenset(symbols[cid]),
+            hunks=frozenset(hunks[cid]),
+            issues=frozenset(issues[cid]),
+            patch_id=rows[cid]["patch_id"],
+            terms=terms[cid],
+        )
+        for cid in ids
+        if cid in rows
+    ]
+
+
+def weights_for(store: IndexStore, query: ChangeEvidence, candidates: Iterable[ChangeEvidence]) -> LineWeights:
+    hashes: set[int] = set(query.removed | query.added)
+    for candidate in candidates:
+        hashes |= candidate.removed | candidate.added
+    return line_weights(store, hashes)
+
+
+def dismissed_for(store: IndexStore, number: int | None) -> frozenset[int]:
+    if number is None:
+        return frozenset()
+    return frozenset(
+        other
+        for (other,) in store.rows("SELECT other FROM dismissals WHERE number = ?", (number,))
+    )
+

@@ -1,0 +1,135 @@
+"""Is the change already on the target branch, and which commit or PR put it there?
+
+Reads the target tip's version of each changed file (removed lines gone? added lines there?),
+then names the landing: first from the index (merged changes that removed or added the same
+lines), else with one pickaxe search (`git log -S`) for the rarest line, for commits the index
+has not seen yet.
+"""
+
+from __future__ import annotations
+
+import git
+
+from detector.evidence import Landing, LineWeights, TargetProbe
+from detector.model import Change, FileChange, line_hash, normalise_line
+from index import gitsource
+from index.indexer import landing_pr
+from index.store import IndexStore
+
+MAX_FILE_BYTES = 2_000_000
+MAX_LANDINGS = 3
+
+
+def _tip_hashes(blobs: gitsource.BlobReader, tip: str, file: FileChange) -> set[int] | None:
+    for path in dict.fromkeys((file.path, file.old_path)):
+        data = blobs.read(f"{tip}:{path}", MAX_FILE_BYTES)
+        if data is not None:
+            text = data.decode("utf-8", "replace")
+            return {line_hash(normalise_line(line)) for line in text.splitlines()}
+    return None
+
+
+def probe_target(
+    repo: git.Repo,
+    store: IndexStore,
+    change: Change,
+    base: str | None,
+    tip: str,
+    weights: LineWeights,
+) -> TargetProbe | None:
+    """None when the target has not moved since the change's base (nothing can be there yet)."""
+    if base is None or base == tip or gitsource.is_ancestor(repo, tip, base):
+        return None
+    blobs = gitsource.BlobReader(repo)
+    removed_total = removed_gone = added_total = added_present = 0.0
+    gone: list[tuple[float, str, str]] = []  # (weight, raw text, path)
+    present: set[int] = set()
+    for file in change.files:
+        if not file.hunks:
+            continue
+        at_tip = _tip_hashes(blobs, tip, file) or set()
+        for line in file.changed_lines:
+            if line.trivial:
+                continue
+            weight = weights(line.hash)
+            if line.side == "-":
+                removed_total += weight
+                if line.hash not in at_tip:
+                    removed_gone += weight
+                    gone.append((weight, line.text.strip(), file.old_path))
+            else:
+                added_total += weight
+                if line.hash in at_tip:
+                    added_present += weight
+                    present.add(line.hash)
+    probe = TargetProbe(
+        removed_gone=removed_gone / removed_total if removed_total else 0.0,
+        added_present=added_present / added_total if added_total else 0.0,
+    )
+    if not probe.already_there:
+        return probe
+    removed_hashes = {line_hash(normalise_line(text)) for _, text, _ in gone}
+    landings = _landings_from_index(repo, store, removed_hashes, present, base)
+    if not landings and gone:
+        landings = _landings_from_pickaxe(repo, base, tip, max(gone))
+    return TargetProbe(probe.removed_gone, probe.added_present, tuple(landings))
+
+
+def _landings_from_index(
+    repo: git.Repo, store: IndexStore, removed: set[int], added: set[int], base: str
+) -> list[Landing]:
+    """Merged changes since `base` that removed the lines now gone or added those now there."""
+    scores: dict[int, int] = {}
+    for side, hashes in (("-", removed), ("+", added)):
+        if not hashes:
+            continue
+        marks = ",".join("?" * len(hashes))
+        for change_id, count in store.rows(
+            f"SELECT l.change_id, count(*) FROM lines l JOIN changes c ON c.id = l.change_id "
+            f"WHERE c.state = 'merged' AND l.side = ? AND l.hash IN ({marks}) "
+            f"GROUP BY l.change_id",
+            [side, *hashes],
+        ):
+            scores[change_id] = scores.get(change_id, 0) + count
+    landings: list[Landing] = []
+    for change_id in sorted(scores, key=lambda cid: -scores[cid])[:20]:
+        if len(landings) >= MAX_LANDINGS:
+            break
+        row = store.query(
+            "SELECT number, sha, merge_commit, title FROM changes WHERE id = ?", (change_id,)
+        )[0]
+        commit = row["merge_commit"] or row["sha"]
+        if commit and gitsource.is_ancestor(repo, commit, base):
+            continue  # landed before this change was started: not what made it redundant
+        landings.append(
+            Landing(
+                commit=row["merge_commit"] or row["sha"],
+                number=row["number"],
+                title=row["title"] or "",
+            )
+        )
+    return landings
+
+
+def _landings_from_pickaxe(
+    repo: git.Repo, base: str, tip: str, rarest: tuple[float, str, str]
+) -> list[Landing]:
+    _, text, path = rarest
+    try:
+        output = repo.git.log(
+            "--first-parent",
+            "--diff-merges=first-parent",
+            "--format=%H%x1f%s",
+            f"-S{text}",
+            f"{base}..{tip}",
+            "--",
+            path,
+        )
+    except git.GitCommandError:
+        return []
+    landings = []
+    for line in output.splitlines()[:MAX_LANDINGS]:
+        sha, _, subject = line.partition("\x1f")
+        number, _ = landing_pr(subject)
+        landings.append(Landing(commit=sha, number=number, title=subject, lines=(text,)))
+    return landings

@@ -1,0 +1,236 @@
+"""`check`: find the earlier PRs that already cover a change (a branch, an indexed PR, a patch).
+
+This joins the index (git and SQLite) to the pure matcher; `check`, the bot and `sweep` all
+come through `check_change`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+
+from detector.evidence import Finding
+from detector.matcher import Query, match
+from detector.model import Change, NotADiff
+from index import gitsource, lookup
+from index.changes import extract_symbols, parse_filtered
+from index.config import Settings
+from index.errors import BadDiff, IndexMissing, MissingRevision, UnknownPullRequest
+from index.indexer import default_db_path
+from index.metadata import linked_issues
+from index.probe import probe_target
+from index.store import IndexStore
+
+
+@dataclass(frozen=True, slots=True)
+class QueryInfo:
+    """What was checked, for the report's header and the JSON `query` object."""
+
+    kind: str  # "branch" | "pr" | "diff"
+    target: str | None
+    rev: str | None = None
+    number: int | None = None
+    base: str | None = None
+    head: str | None = None
+    files: int = 0
+    added: int = 0
+    removed: int = 0
+    title: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    query: QueryInfo
+    findings: list[Finding] = field(default_factory=list)
+    warnings: tuple[str, ...] = ()
+
+    def shown(self, min_score: float, top: int | None) -> list[Finding]:
+        kept = [f for f in self.findings if f.score >= min_score]
+        return kept[:top] if top else kept
+
+
+def open_index(repo: git.Repo | None, db_path: str | Path | None) -> IndexStore:
+    if db_path is None:
+        if repo is None:
+            raise IndexMissing("no index given: pass --db FILE or run inside the repository")
+        db_path = default_db_path(repo)
+    store = IndexStore(db_path, create=False)
+    if not store.get_meta("change_count"):
+        store.close()
+        raise IndexMissing(f"{db_path}: the index is empty; run 'prdup index' first")
+    return store
+
+
+def _target(repo: git.Repo | None, store: IndexStore, target: str | None) -> str | None:
+    if target:
+        return target
+    targets = (store.get_meta("targets") or "").split(",")
+    if targets and targets[0]:
+        return targets[0]
+    return gitsource.default_branch(repo) if repo is not None else None
+
+
+def _stale_warning(repo: git.Repo, store: IndexStore, target: str, tip: str) -> tuple[str, ...]:
+    last = store.get_meta(f"target:{target}")
+    if last and last != tip:
+        behind = repo.git.rev_list("--count", "--first-parent", f"{last}..{tip}")
+        return (f"the index is {behind} commit(s) behind {target}; run 'prdup index' to refresh",)
+    return ()
+
+
+def check_change(
+    store: IndexStore,
+    repo: git.Repo | None,
+    change: Change,
+    info: QueryInfo,
+    settings: Settings,
+    title: str = "",
+    body: str = "",
+    scope: lookup.Scope | None = None,
+    tip: str | None = None,
+) -> list[Finding]:
+    """Match a change that need not be in the index against everything that is."""
+    blobs = gitsource.BlobReader(repo) if repo is not None else None
+    symbols, hunk_symbols = extract_symbols(change, blobs, settings)
+    issues = linked_issues(f"{title}\n{body}")
+    query = lookup.query_from_change(store, change, symbols, hunk_symbols, title, body, issues)
+    return _match_query(store, repo, query, change, info, scope or lookup.Scope(), tip)
+
+
+def _match_query(
+    store: IndexStore,
+    repo: git.Repo | None,
+    query: Query,
+    change: Change | None,
+    info: QueryInfo,
+    scope: lookup.Scope,
+    tip: str | None,
+) -> list[Finding]:
+    ids = lookup.candidate_ids(store, query.change, scope)
+    candidates = lookup.load_evidence(store, ids)
+    weights = lookup.weights_for(store, query.change, candidates)
+    if repo is not None and change is not None and tip is not None:
+        probe = probe_target(repo, store, change, info.base, tip, weights)
+        query = Query(query.change, query.line_text, query.line_place, probe)
+    return match(query, candidates, weights, lookup.dismissed_for(store, info.number))
+
+
+def check(
+    repo_path: str | Path = ".",
+    db_path: str | Path | None = None,
+    rev: str | None = None,
+    pr: int | None = None,
+    diff_text: str | None = None,
+    target: str | None = None,
+    settings: Settings | None = None,
+    before_number: int | None = None,
+) -> CheckResult:
+    """Check a branch (default: HEAD against the target), an indexed PR, or a patch."""
+    settings = settings or Settings()
+    repo: git.Repo | None
+    try:
+        repo = gitsource.open_repository(repo_path)
+    except Exception:
+        if diff_text is None or db_path is None:
+            raise
+        repo = None  # a patch against a given index needs no repository
+    store = open_index(repo, db_path)
+    try:
+        target_name = _target(repo, store, target)
+        if pr is not None:
+            return _check_pr(store, repo, pr, target_name, settings, before_number)
+        if diff_text is not None:
+            return _check_diff(store, repo, diff_text, target_name, settings)
+        assert repo is not None
+        return _check_branch(store, repo, rev or "HEAD", target_name, settings)
+    finally:
+        store.close()
+
+
+def _parse_query_diff(text: str, settings: Settings, what: str) -> Change:
+    if not text.strip():
+        raise BadDiff(f"{what}: the diff is empty; nothing to check")
+    try:
+        change, _ = parse_filtered(text, settings)
+    except NotADiff:
+        raise BadDiff(f"{what}: not a unified diff (expected 'diff --git' or ---/+++ headers)") from None
+    if change.is_empty:
+        kinds = {f.status for f in change.files}
+        why = "only binary changes" if kinds == {"binary"} else "no changed text lines"
+        raise BadDiff(f"{what}: {why}; nothing to compare")
+    return change
+
+
+def _check_diff(
+    store: IndexStore, repo: git.Repo | None, text: str, target: str | None, settings: Settings
+) -> CheckResult:
+    change = _parse_query_diff(text, settings, "the patch")
+    info = QueryInfo(
+        kind="diff", target=target, files=len(change.files),
+        added=change.added_count, removed=change.removed_count,
+    )
+    return CheckResult(info, check_change(store, repo, change, info, settings))
+
+
+def _check_branch(
+    store: IndexStore, repo: git.Repo, rev: str, target: str | None, settings: Settings
+) -> CheckResult:
+    if target is None:
+        raise MissingRevision("no target branch known; pass --target BRANCH")
+    head = gitsource.resolve(repo, rev)
+    tip = gitsource.resolve(repo, target)
+    assert head is not None and tip is not None
+    base = gitsource.merge_base(repo, tip, head)
+    if base is None:
+        raise MissingRevision(f"{rev} shares no history with {target}")
+    if base == head:
+        raise BadDiff(f"{rev} has no commits that {target} lacks; nothing to check")
+    change = _parse_query_diff(gitsource.diff_between(repo, base, head), settings, rev)
+    log = repo.git.log("--format=%s%n%b", f"{base}..{head}")
+    title = log.strip().split("\n", 1)[0]
+    info = QueryInfo(
+        kind="branch", target=target, rev=rev, base=base, head=head, files=len(change.files),
+        added=change.added_count, removed=change.removed_count, title=title,
+    )
+    findings = check_change(store, repo, change, info, settings, title, log, tip=tip)
+    return CheckResult(info, findings, _stale_warning(repo, store, target, tip))
+
+
+def _check_pr(
+    store: IndexStore,
+    repo: git.Repo | None,
+    number: int,
+    target: str | None,
+    settings: Settings,
+    before_number: int | None,
+) -> CheckResult:
+    row = store.change_row(number)
+    if row is None:
+        raise UnknownPullRequest(
+            f"PR #{number} is not in the index; fetch its ref and run 'prdup index'"
+        )
+    if row["status"] != "indexed":
+        raise UnknownPullRequest(
+            f"PR #{number} is in the index without a diff ({row['skip_reason'] or row['status']})"
+        )
+    query = lookup.query_from_index(store, number)
+    assert query is not None
+    info = QueryInfo(
+        kind="pr", target=target, number=number, base=row["base_sha"], head=row["head_sha"],
+        files=row["file_count"], added=row["added"], removed=row["removed"],
+        title=row["title"] or "",
+    )
+    scope = lookup.Scope(exclude_number=number, before_number=before_number)
+    change: Change | None = None
+    tip: str | None = None
+    if repo is not None and row["state"] != "merged" and target and row["base_sha"]:
+        tip = gitsource.resolve(repo, target, required=False)
+        try:
+            diff = gitsource.diff_between(repo, row["base_sha"], row["head_sha"])
+            change, _ = parse_filtered(diff, settings)
+        except (git.GitCommandError, NotADiff):
+            change = None
+    findings = _match_query(store, repo, query, change, info, scope, tip)
+    return CheckResult(info, findings)

@@ -1,0 +1,43 @@
+"""`prdup show`: what the index holds for one PR, as plain data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from index import gitsource
+from index.errors import PrdupError, UnknownPullRequest
+from index.indexer import default_db_path
+from index.store import IndexStore
+
+
+def describe_pr(repo_path: str | Path, db_path: str | Path | None, number: int) -> dict[str, Any]:
+    """State, files, symbols, hunk count and patch id of PR `number` in the index."""
+    if db_path is None:
+        try:
+            db_path = default_db_path(gitsource.open_repository(repo_path))
+        except PrdupError:
+            raise
+    with IndexStore(db_path, create=False) as store:
+        row = store.change_row(number)
+        if row is None:
+            raise UnknownPullRequest(f"PR #{number} is not in the index {db_path}")
+        change_id = row["id"]
+        files = store.query(
+            "SELECT path, old_path, status, skip_reason FROM files WHERE change_id = ? ORDER BY id",
+            (change_id,),
+        )
+        symbols = sorted(
+            {
+                f"{path}::{name}"
+                for path, name in store.rows(
+                    "SELECT path, qualified FROM symbols WHERE change_id = ?", (change_id,)
+                )
+            }
+        )
+        hunks = next(store.rows("SELECT count(*) FROM hunks WHERE change_id = ?", (change_id,)))[0]
+        issues = [i for (i,) in store.rows(
+            "SELECT issue FROM issue_refs WHERE change_id = ? ORDER BY issue", (change_id,))]
+    description = {k: v for k, v in row.items() if k != "id"}
+    description.update(files=files, symbols=symbols, hunks=hunks, issues=issues)
+    return description

@@ -1,0 +1,104 @@
+"""Findings as text for a terminal, as JSON (a stable, versioned surface), and as markdown."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from detector.evidence import Finding
+from prdup.checking import QueryInfo
+
+SCHEMA_VERSION = 1
+HEADLINES = {
+    "already-merged": "Already done in {key}",
+    "duplicate": "Duplicate of {key}",
+    "covered": "Covered by {key}",
+    "overlap": "Overlaps {key}",
+    "related": "Related to {key}",
+}
+
+
+def headline(finding: Finding) -> str:
+    key = finding.candidate.key
+    if finding.candidate.number is None and finding.candidate.commit:
+        key = f"commit {finding.candidate.commit[:10]}"
+    return HEADLINES[finding.verdict].format(key=key)
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    candidate = finding.candidate
+    return {
+        "pr": candidate.number,
+        "commit": candidate.commit,
+        "state": candidate.state,
+        "title": candidate.title,
+        "verdict": finding.verdict,
+        "score": round(finding.score, 4),
+        "reasons": list(finding.reasons),
+        "shared_removed_lines": list(finding.shared_removed[:20]),
+        "shared_added_lines": list(finding.shared_added[:20]),
+        "shared_files": list(finding.shared_files),
+        "shared_symbols": list(finding.shared_symbols),
+        "signals": asdict(finding.signals),
+    }
+
+
+def query_json(info: QueryInfo) -> dict[str, Any]:
+    return {k: v for k, v in asdict(info).items()}
+
+
+def to_json(info: QueryInfo, findings: Sequence[Finding], warnings: Sequence[str] = ()) -> str:
+    return json.dumps(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "query": query_json(info),
+            "findings": [finding_json(f) for f in findings],
+            "warnings": list(warnings),
+        },
+        indent=2,
+    )
+
+
+def _describe(info: QueryInfo) -> str:
+    if info.kind == "pr":
+        return f"PR #{info.number}"
+    if info.kind == "branch":
+        return f"{info.rev} against {info.target}"
+    return "the patch"
+
+
+def to_text(info: QueryInfo, findings: Sequence[Finding]) -> str:
+    size = f"{info.files} file(s), +{info.added} -{info.removed}"
+    if not findings:
+        return f"prdup: nothing already covers {_describe(info)} ({size})."
+    lines = [f"prdup: {_describe(info)} ({size})", ""]
+    for finding in findings:
+        candidate = finding.candidate
+        lines.append(
+            f"{headline(finding)}  [{candidate.state}, score {finding.score:.2f}]"
+            + (f"  {candidate.title}" if candidate.title else "")
+        )
+        lines.extend(f"  - {reason}" for reason in finding.reasons)
+        for text in finding.shared_removed[:3]:
+            lines.append(f"      -  {text}")
+        for text in finding.shared_added[:3]:
+            lines.append(f"      +  {text}")
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def to_markdown(info: QueryInfo, findings: Sequence[Finding]) -> str:
+    if not findings:
+        return f"**prdup**: nothing already covers {_describe(info)}."
+    lines = [f"**prdup** found earlier work that covers {_describe(info)}:", ""]
+    lines.append("| verdict | PR | state | score | why |")
+    lines.append("|---|---|---|---|---|")
+    for finding in findings:
+        why = "; ".join(finding.reasons[:2]).replace("|", "\\|")
+        lines.append(
+            f"| {finding.verdict} | {finding.candidate.key} | {finding.candidate.state} | "
+            f"{finding.score:.2f} | {why} |"
+        )
+    return "\n".join(lines)
