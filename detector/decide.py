@@ -37,7 +37,8 @@ class Thresholds:
 
     contained: float = 0.7  # this much of the change found in the candidate: it is covered
     same_fix: float = 0.6  # this much of the removed lines also removed: the same fix
-    min_removed_weight: float = 2.0  # ...provided those lines are rare enough to mean something
+    rare_line_share: float = 0.01  # ...provided one is in at most 1% of changes (or 5)
+    larger: float = 0.5  # the candidate holds this change and at least as much again
     reverting: float = 0.5
     related_text: float = 0.35
 
@@ -64,7 +65,7 @@ def score(signals: Signals) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 
 
-def verdict(signals: Signals, candidate_state: str, shared_removed_weight: float) -> Verdict:
+def verdict(signals: Signals, candidate_state: str, distinctive_removed: bool) -> Verdict:
     """What happened, by the evidence: the same change, a containing one, or only nearby work."""
     t = THRESHOLDS
     if signals.reverts >= t.reverting and signals.reverts > signals.query_coverage:
@@ -72,16 +73,16 @@ def verdict(signals: Signals, candidate_state: str, shared_removed_weight: float
     same_change = signals.same_patch or (
         signals.query_coverage >= t.contained and signals.candidate_coverage >= t.contained
     )
-    same_fix = (
-        signals.removed_in_candidate >= t.same_fix and shared_removed_weight >= t.min_removed_weight
-    )
+    same_fix = signals.removed_in_candidate >= t.same_fix and distinctive_removed
     contained = signals.query_coverage >= t.contained
-    if signals.on_target or (candidate_state == "merged" and (same_change or same_fix or contained)):
-        return "already-merged"
-    if same_change or same_fix:
-        return "duplicate"
+    landed = signals.on_target or candidate_state == "merged"
+    inside_larger = contained and signals.candidate_coverage < t.larger
+    if same_change or (same_fix and not inside_larger):
+        return "already-merged" if landed else "duplicate"
     if contained:
-        return "covered"
+        return "covered"  # inside a larger change, landed or not: "Covered by #N (merged)"
+    if signals.on_target:
+        return "already-merged"
     if (
         signals.query_coverage > 0
         or signals.candidate_coverage > 0

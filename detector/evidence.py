@@ -50,6 +50,10 @@ class LineWeights:
         df = self.document_frequency.get(line_hash, 0)
         return math.log((self.total + 1) / (df + 1)) + 0.05
 
+    def is_rare(self, line_hash: int, share: float) -> bool:
+        """In at most `share` of all changes (and never fewer than 5): specific to few changes."""
+        return self.document_frequency.get(line_hash, 0) <= max(5, share * self.total)
+
     def sum(self, hashes: frozenset[int] | set[int]) -> float:
         return sum(self(h) for h in hashes)
 

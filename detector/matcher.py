@@ -85,7 +85,9 @@ def _finding(
     if not _any_evidence(signals):
         return None
     shared_removed = query.change.removed & candidate.removed
-    verdict = decide.verdict(signals, candidate.state, weights.sum(shared_removed))
+    share = decide.THRESHOLDS.rare_line_share
+    distinctive = any(weights.is_rare(h, share) for h in shared_removed)
+    verdict = decide.verdict(signals, candidate.state, distinctive)
     score = decide.score(signals)
     shared_added = query.change.added & candidate.added
     return Finding(

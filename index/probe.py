@@ -69,29 +69,41 @@ def probe_target(
     if not probe.already_there:
         return probe
     removed_hashes = {line_hash(normalise_line(text)) for _, text, _ in gone}
-    landings = _landings_from_index(repo, store, removed_hashes, present, base)
-    if not landings and gone:
-        landings = _landings_from_pickaxe(repo, base, tip, max(gone))
-    return TargetProbe(probe.removed_gone, probe.added_present, tuple(landings))
+    landings, explained = _landings_from_index(repo, store, removed_hashes, present, base)
+    unexplained = [g for g in gone if line_hash(normalise_line(g[1])) not in explained]
+    if unexplained and len(landings) < MAX_LANDINGS:
+        known = {landing.commit for landing in landings}
+        landings += [
+            landing
+            for landing in _landings_from_pickaxe(repo, base, tip, max(unexplained))
+            if landing.commit not in known
+        ]
+    return TargetProbe(probe.removed_gone, probe.added_present, tuple(landings[:MAX_LANDINGS]))
 
 
 def _landings_from_index(
     repo: git.Repo, store: IndexStore, removed: set[int], added: set[int], base: str
-) -> list[Landing]:
-    """Merged changes since `base` that removed the lines now gone or added those now there."""
+) -> tuple[list[Landing], set[int]]:
+    """Merged changes since `base` that removed the lines now gone or added those now there.
+
+    Also returns which of the removed lines those changes account for.
+    """
     scores: dict[int, int] = {}
+    removes: dict[int, set[int]] = {}
     for side, hashes in (("-", removed), ("+", added)):
         if not hashes:
             continue
         marks = ",".join("?" * len(hashes))
-        for change_id, count in store.rows(
-            f"SELECT l.change_id, count(*) FROM lines l JOIN changes c ON c.id = l.change_id "
-            f"WHERE c.state = 'merged' AND l.side = ? AND l.hash IN ({marks}) "
-            f"GROUP BY l.change_id",
+        for change_id, line in store.rows(
+            f"SELECT l.change_id, l.hash FROM lines l JOIN changes c ON c.id = l.change_id "
+            f"WHERE c.state = 'merged' AND l.side = ? AND l.hash IN ({marks})",
             [side, *hashes],
         ):
-            scores[change_id] = scores.get(change_id, 0) + count
+            scores[change_id] = scores.get(change_id, 0) + 1
+            if side == "-":
+                removes.setdefault(change_id, set()).add(line)
     landings: list[Landing] = []
+    explained: set[int] = set()
     for change_id in sorted(scores, key=lambda cid: -scores[cid])[:20]:
         if len(landings) >= MAX_LANDINGS:
             break
@@ -101,6 +113,7 @@ def _landings_from_index(
         commit = row["merge_commit"] or row["sha"]
         if commit and gitsource.is_ancestor(repo, commit, base):
             continue  # landed before this change was started: not what made it redundant
+        explained |= removes.get(change_id, set())
         landings.append(
             Landing(
                 commit=row["merge_commit"] or row["sha"],
@@ -108,7 +121,7 @@ def _landings_from_index(
                 title=row["title"] or "",
             )
         )
-    return landings
+    return landings, explained
 
 
 def _landings_from_pickaxe(

@@ -1,0 +1,275 @@
+"""`prdup check` end to end: real repositories, a real index, the real CLI.
+
+The story: `Pipeline.__init__` still reads the legacy flag `config.enable_cpu_offload`. PR 10
+(merged) makes it ask a strategy resolver. A contributor, on a branch from an older commit,
+makes the same fix with different code and runs `prdup check` before opening a PR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli import main
+from tests.repo_builder import RepoBuilder
+
+PIPELINE = """import logging
+
+
+class Pipeline:
+    def __init__(self, config):
+        self.config = config
+        self.log = logging.getLogger("pipeline")
+        if config.enable_cpu_offload:
+            self.enable_model_cpu_offload()
+        self.ready = True
+
+    def enable_model_cpu_offload(self):
+        self.log.info("offloading the model to the CPU")
+        self.offloaded = True
+
+    def run(self, prompt, steps=20):
+        self.log.info("running %s steps", steps)
+        result = [prompt] * steps
+        return result
+"""
+LEGACY = "        if config.enable_cpu_offload:\n"
+MERGED_FIX = "        if OffloadStrategy.resolve(config).wants_cpu_offload:\n"
+BRANCH_FIX = "        if resolve_offload_strategy(config) == 'cpu':\n"
+HELPERS = """
+
+def describe(pipeline):
+    return f"pipeline ready={pipeline.ready}"
+"""
+
+
+def run(repo: Path, *args: str) -> tuple[int, str, str]:
+    runner = CliRunner()
+    cwd = os.getcwd()
+    os.chdir(repo)
+    try:
+        result = runner.invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(cwd)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def findings(repo: Path, *args: str) -> list[dict]:
+    code, out, err = run(repo, "check", "--format", "json", *args)
+    assert code in (0, 1), err
+    return json.loads(out)["findings"]
+
+
+@pytest.fixture
+def story(builder: RepoBuilder) -> RepoBuilder:
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
+    builder.commit("Unrelated docs", {"README.md": "The pipeline.\n"})
+    old_base = builder.head()
+    builder.pr_branch(
+        10,
+        [("Ask the offload strategy instead of the legacy flag",
+          {"pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)})],
+    )
+    builder.merge_pr(10, how="squash")
+    builder.commit("More docs", {"README.md": "The pipeline, documented.\n"})
+    builder.checkout("contributor", old_base)
+    builder.commit(
+        "Stop reading enable_cpu_offload in Pipeline",
+        {"pipeline.py": PIPELINE.replace(LEGACY, BRANCH_FIX)},
+    )
+    builder.checkout("main")
+    return builder
+
+
+def test_branch_already_fixed_by_a_merged_pr_says_already_done(story: RepoBuilder):
+    code, _, err = run(story.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, _ = run(story.path, "check", "contributor")
+    assert code == 1
+    assert "Already done in #10" in out
+    assert "pipeline.py" in out
+    assert "Pipeline.__init__" in out
+    assert "if config.enable_cpu_offload:" in out
+
+    best = findings(story.path, "contributor")[0]
+    assert best["pr"] == 10
+    assert best["verdict"] == "already-merged"
+    assert best["state"] == "merged"
+    assert best["score"] >= 0.5
+    assert "if config.enable_cpu_offload:" in best["shared_removed_lines"]
+
+
+def test_same_fix_in_an_open_pr_is_a_duplicate(builder: RepoBuilder):
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
+    builder.pr_branch(
+        20,
+        [("Use the strategy resolver", {"pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)})],
+    )
+    builder.pr_branch(
+        21,
+        [("Stop reading the legacy flag", {"pipeline.py": PIPELINE.replace(LEGACY, BRANCH_FIX)})],
+    )
+    run(builder.path, "index", "--quiet")
+
+    best = findings(builder.path, "--pr", "21")[0]
+    assert (best["pr"], best["verdict"], best["state"]) == (20, "duplicate", "open")
+
+
+def test_subset_of_a_larger_merged_pr_is_covered(builder: RepoBuilder):
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
+    base = builder.head()
+    bigger = PIPELINE.replace(LEGACY, MERGED_FIX).replace(
+        "        self.offloaded = True\n",
+        "        self.offloaded = True\n        self.device_map = {'unet': 'cpu', 'vae': 'cpu'}\n",
+    ).replace("        result = [prompt] * steps\n", "        result = [prompt.strip()] * steps\n")
+    builder.pr_branch(30, [("Rework offloading", {
+        "pipeline.py": bigger,
+        "helpers.py": HELPERS.replace("ready=", "is ready: "),
+    })])
+    builder.merge_pr(30, how="merge")
+    builder.checkout("small", base)
+    builder.commit("Only the flag", {"pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)})
+    builder.checkout("main")
+    run(builder.path, "index", "--quiet")
+
+    best = findings(builder.path, "small")[0]
+    assert (best["pr"], best["verdict"]) == (30, "covered")
+
+
+def test_unrelated_pr_in_the_same_function_is_no_duplicate(builder: RepoBuilder):
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
+    base = builder.head()
+    builder.pr_branch(40, [("Log readiness", {"pipeline.py": PIPELINE.replace(
+        "        self.ready = True\n",
+        "        self.ready = True\n        self.log.debug('pipeline constructed')\n")})])
+    builder.merge_pr(40, how="squash")
+    builder.checkout("flagfix", base)
+    builder.commit("Flag fix", {"pipeline.py": PIPELINE.replace(LEGACY, BRANCH_FIX)})
+    builder.checkout("main")
+    run(builder.path, "index", "--quiet")
+
+    listed = findings(builder.path, "flagfix", "--min-score", "0")
+    deciding = [f for f in listed if f["verdict"] in ("already-merged", "duplicate", "covered")]
+    assert deciding == []
+    code, out, _ = run(builder.path, "check", "flagfix")
+    assert code == 0
+    assert "nothing already covers" in out
+
+
+def test_revert_of_a_merged_pr_is_not_already_done(builder: RepoBuilder):
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
+    builder.pr_branch(50, [("Use the resolver", {
+        "pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)})])
+    builder.merge_pr(50, how="squash")
+    builder.checkout("revert", "main")
+    builder.git("revert", "--no-edit", "HEAD")
+    builder.checkout("main")
+    run(builder.path, "index", "--quiet")
+
+    listed = findings(builder.path, "revert", "--min-score", "0")
+    about_50 = [f for f in listed if f["pr"] == 50]
+    assert about_50, "the revert should still be shown as touching #50"
+    assert about_50[0]["verdict"] not in ("already-merged", "duplicate", "covered")
+    assert any("undoes #50" in reason for reason in about_50[0]["reasons"])
+
+
+def test_change_already_on_target_without_an_indexed_pr(story: RepoBuilder):
+    """The index predates #10's landing: the probe still finds it on main, by pickaxe."""
+    run(story.path, "index", "--quiet")
+    story.checkout("main")
+    story.commit("Direct fix on main (#77)", {"pipeline.py": PIPELINE.replace(LEGACY, "")
+                 .replace("            self.enable_model_cpu_offload()\n", "")})
+    story.checkout("contributor2", "contributor~1")
+    story.commit("Drop the legacy flag", {"pipeline.py": PIPELINE.replace(LEGACY, "").replace(
+        "            self.enable_model_cpu_offload()\n", "")})
+    story.checkout("main")
+
+    code, out, err = run(story.path, "check", "contributor2")
+    assert code == 1
+    assert "Already done in #77" in out
+    assert "behind main" in err  # and it says the index is stale
+
+
+def test_json_is_the_documented_surface(story: RepoBuilder):
+    run(story.path, "index", "--quiet")
+    code, out, _ = run(story.path, "check", "contributor", "--format", "json", "--top", "1")
+    data = json.loads(out)
+    assert data["schema_version"] == 1
+    assert data["query"]["kind"] == "branch"
+    assert len(data["findings"]) == 1
+    finding = data["findings"][0]
+    assert set(finding) >= {"pr", "commit", "state", "verdict", "score", "reasons"}
+    assert 0.0 <= finding["score"] <= 1.0
+
+    code, out, _ = run(story.path, "check", "contributor", "--exit-zero")
+    assert code == 0 and "Already done in #10" in out
+
+    code, out, _ = run(story.path, "check", "contributor", "--format", "markdown")
+    assert "| already-merged | #10 | merged |" in out
+
+
+def test_check_a_patch_from_stdin(story: RepoBuilder):
+    run(story.path, "index", "--quiet")
+    patch = story.repo.git.diff("contributor~1", "contributor")
+    runner = CliRunner()
+    cwd = os.getcwd()
+    os.chdir(story.path)
+    try:
+        result = runner.invoke(main, ["check", "--diff", "-", "--format", "json"], input=patch)
+    finally:
+        os.chdir(cwd)
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["findings"][0]["pr"] == 10
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (["check", "no-such-branch"], None, "no-such-branch: no such branch or commit"),
+        (["check", "--pr", "999"], None, "PR #999 is not in the index"),
+        (["check", "--diff", "-"], "", "the diff is empty"),
+        (["check", "--diff", "-"], "hello, this is not a patch\n", "not a unified diff"),
+        (["check", "main"], None, "has no commits that main lacks"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(story: RepoBuilder, args, stdin, message):
+    run(story.path, "index", "--quiet")
+    runner = CliRunner()
+    cwd = os.getcwd()
+    os.chdir(story.path)
+    try:
+        result = runner.invoke(main, args, input=stdin)
+    finally:
+        os.chdir(cwd)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_binary_only_patch_is_refused(story: RepoBuilder):
+    run(story.path, "index", "--quiet")
+    patch = (
+        "diff --git a/logo.png b/logo.png\nindex 1111111..2222222 100644\n"
+        "Binary files a/logo.png and b/logo.png differ\n"
+    )
+    runner = CliRunner()
+    cwd = os.getcwd()
+    os.chdir(story.path)
+    try:
+        result = runner.invoke(main, ["check", "--diff", "-"], input=patch)
+    finally:
+        os.chdir(cwd)
+    assert result.exit_code == 2
+    assert "only binary changes" in result.stderr
+
+
+def test_missing_index_says_how_to_build_it(story: RepoBuilder):
+    code, _, err = run(story.path, "check", "contributor")
+    assert code == 2
+    assert "prdup index" in err
