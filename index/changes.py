@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from detector.model import Change, FileChange, NotADiff, parse_patch
 from index.config import Settings
 from index.gitsource import BlobReader
 from index.store import SymbolRow
+
+if TYPE_CHECKING:
+    from index.symbols import SymbolExtractor
 
 LANGUAGE_FREE = ""
 
@@ -58,10 +62,24 @@ def _section_symbol(section: str) -> str | None:
 
 
 def extract_symbols(
-    change: Change, blobs: BlobReader | None, settings: Settings
+    change: Change,
+    blobs: BlobReader | None,
+    settings: Settings,
+    extractor: SymbolExtractor | None = None,
 ) -> tuple[tuple[SymbolRow, ...], dict[tuple[int, int], str]]:
-    """The definitions each hunk changes: old side for removals, new side for additions."""
+    """The definitions each hunk changes: old side for removals, new side for additions.
+
+    Pass one `extractor` for a whole indexing run: it keeps parsed file versions, so walking
+    history oldest first parses each file version once, and mostly incrementally.
+    """
     from index import symbols as symbol_finder
+
+    if extractor is None:
+        extractor = symbol_finder.SymbolExtractor()
+    limit = settings.max_file_bytes
+
+    def read(blob: str) -> bytes | None:
+        return blobs.read(blob, limit) if blobs is not None else None
 
     rows: set[SymbolRow] = set()
     hunk_symbols: dict[tuple[int, int], str] = {}
@@ -72,17 +90,23 @@ def extract_symbols(
         language = symbol_finder.language_for_path(file.path)
         parsed = False
         if language and blobs is not None and settings.symbols:
-            for side, blob, path in (("-", file.old_blob, file.old_path), ("+", file.new_blob, file.path)):
-                numbers = [line.number for line in file.changed_lines if line.side == side]
-                if not numbers or not blob:
-                    continue
-                source = blobs.read(blob, settings.max_file_bytes)
-                if source is None:
+            removed = [line.number for line in file.changed_lines if line.side == "-"]
+            added = [line.number for line in file.changed_lines if line.side == "+"]
+            old_side, new_side = extractor.file_symbols(
+                file.path,
+                file.old_blob,
+                file.new_blob,
+                read,
+                [(h.old_start, h.old_length, h.new_start, h.new_length) for h in file.hunks],
+                removed,
+                added,
+                old_path=file.old_path,
+            )
+            for side, found in (("-", old_side), ("+", new_side)):
+                if found is None:
                     continue
                 parsed = True
-                for number, definition in symbol_finder.enclosing_symbols(
-                    path, source, numbers
-                ).items():
+                for number, definition in found.items():
                     by_line[(side, number)] = definition
         for hunk_index, hunk in enumerate(file.hunks):
             names: Counter[str] = Counter()

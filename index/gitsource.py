@@ -103,12 +103,14 @@ def resolve(repo: git.Repo, rev: str, required: bool = True) -> str | None:
 def first_parent_log(
     repo: git.Repo, tip: str, stop_at: str | None = None
 ) -> Iterator[LoggedCommit]:
-    """Stream the target's first-parent history, newest first, each with its diff.
+    """Stream the target's first-parent history, oldest first, each with its diff.
 
     Merge commits are diffed against their first parent: that is the PR's change as it landed.
+    Oldest first, so each file version's syntax tree can be derived from the one before it.
     """
     revision = f"{stop_at}..{tip}" if stop_at else tip
     process = repo.git.log(
+        "--reverse",
         "--first-parent",
         "--diff-merges=first-parent",
         f"--format={_RECORD}{_LOG_FORMAT}",

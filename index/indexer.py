@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import git
 
@@ -26,14 +27,26 @@ from index.store import DEFAULT_DB_NAME, ChangeRecord, IndexStore
 
 # Merge-tool subjects that name the PR they land, each with the PR number as group 1.
 LANDING_SUBJECTS = (
-    (re.compile(r"^Merge pull request #(\d+) from \S+"), "merge-commit"),
+    (re.compile(r"^Merge pull request #(\d+)\b"), "merge-commit"),
     (re.compile(r"\(#(\d+)\)\s*$"), "squash"),
-    # Symfony's merge tool: "bug #58638 [FrameworkBundle] fix ... (xabbuh)".
+    # Symfony's merge tool: "bug #58638 [FrameworkBundle] fix ... (xabbuh)", and its older
+    # "merged branch user/topic (PR #1234)".
     (re.compile(r"^(?:bug|feature|minor|security|major|patch) #(\d+) "), "merge-tool"),
+    (re.compile(r"^merged branch \S+ \(PR #(\d+)\)"), "merge-tool"),
+    # Git-flow maintainers who merge a PR through a local branch named after it (zf2).
+    (re.compile(r"^Merge branch '(?:hotfix|feature)/(\d+)'"), "merge-tool"),
 )
-MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
+# Merges that only carry one long-lived branch into another ("Merge branch '2.8' into 3.4"):
+# every change in them landed, and was indexed, on the other branch already.
+BRANCH_SYNC = re.compile(
+    r"^(?:Merge (?:remote-tracking )?branch '(?:origin/)?(?:\d+(?:\.\d+)*|main|master|develop|dev"
+    r"|trunk)'|merged \d+(?:\.\d+)+\b)"
+)
+MAX_PR_COMMITS = 5000
+BATCH = 100  # changes per transaction: an interrupted run loses at most this much work  # a PR head that needs a longer walk to reach a branch is not a PR diff
 
 Progress = Callable[[str], None]
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -127,12 +140,14 @@ class Indexer:
         merged_numbers = {
             n for n, (_, state) in self.store.heads_by_number().items() if state == "merged"
         }
-        for count, commit in enumerate(gitsource.first_parent_log(self.repo, tip, stop_at), 1):
-            if count % 500 == 0:
-                self.progress(f"{target}: {count} commits")
-            if commit.sha in known:
-                continue
-            self._index_landed(commit, target, merged_numbers)
+        commits = gitsource.first_parent_log(self.repo, tip, stop_at)
+        for chunk in _batched(enumerate(commits, 1), BATCH):
+            with self.store.batch():
+                for count, commit in chunk:
+                    if count % 500 == 0:
+                        self.progress(f"{target}: {count} commits")
+                    if commit.sha not in known:
+                        self._index_landed(commit, target, merged_numbers)
         self.store.set_meta(key, tip)
 
     def _index_landed(
@@ -142,6 +157,9 @@ class Indexer:
         number, how = landing_pr(subject)
         if how == "merge-commit" and len(commit.parents) < 2:
             number, how = None, "direct"
+        if number is None and len(commit.parents) > 1 and BRANCH_SYNC.match(subject):
+            self.summary.skipped["branch sync merge"] += 1
+            return
         if number is not None and number in merged_numbers:
             how, number = "direct", None  # the same PR landed twice (a backport): keep the first
         meta = self.metadata.get(number) if number is not None else None
@@ -157,7 +175,7 @@ class Indexer:
             source=how,
             sha=commit.sha,
             merge_commit=commit.sha,
-            head_sha=commit.parents[1] if how == "merge-commit" else None,
+            head_sha=commit.parents[1] if len(commit.parents) > 1 and number else None,
             base_sha=commit.parents[0] if commit.parents else None,
             target=target,
             title=title,
@@ -177,8 +195,11 @@ class Indexer:
 
     # --- PR refs ----------------------------------------------------------------------------
 
-    def index_pull_refs(self, targets: list[str]) -> None:
+    def index_pull_refs(self, targets: list[str], only: set[int] | None = None) -> None:
         refs, missing = gitsource.pull_refs(self.repo)
+        if only is not None:
+            refs = [pull for pull in refs if pull.number in only]
+            missing = [pull for pull in missing if pull.number in only]
         for pull in missing:
             self.summary.skipped["head object missing"] += 1
         if not refs:
@@ -209,12 +230,15 @@ class Indexer:
             pairs.append((pull.head, base))
             plan.setdefault(pull.head, []).append((pull, base, state))
         done: set[str] = set()
-        for count, (head, diff) in enumerate(gitsource.diff_pairs(self.repo, pairs), 1):
-            if count % 500 == 0:
-                self.progress(f"PR refs: {count}/{len(pairs)}")
-            done.add(head)
-            for pull, base, state in plan.get(head, []):
-                self._index_ref(pull, base, state, diff)
+        diffs = enumerate(gitsource.diff_pairs(self.repo, pairs), 1)
+        for chunk in _batched(diffs, BATCH):
+            with self.store.batch():
+                for count, (head, diff) in chunk:
+                    if count % 500 == 0:
+                        self.progress(f"PR refs: {count}/{len(pairs)}")
+                    done.add(head)
+                    for pull, base, state in plan.get(head, []):
+                        self._index_ref(pull, base, state, diff)
         for head, pulls in plan.items():
             if head not in done:  # diff-tree printed nothing: the PR changes nothing
                 for pull, base, state in pulls:
@@ -398,6 +422,17 @@ class ForkPoints:
         return self._why.get(head, "no base")
 
 
+def _batched(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
+    chunk: list[_T] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
 def _branch_tips(repo: git.Repo, targets: list[str]) -> list[str]:
     """Targets first, then every other branch, so PRs to release branches find their base."""
     tips: list[str] = []
@@ -495,8 +530,12 @@ def index_repository(
     settings: Settings | None = None,
     progress: Progress | None = None,
     metadata: dict[int, PullMetadata] | None = None,
+    only_numbers: set[int] | None = None,
 ) -> IndexSummary:
-    """Index a repository's merged history and PR refs; returns what was done."""
+    """Index a repository's merged history and PR refs; returns what was done.
+
+    `only_numbers` limits the PR refs read (the benchmark indexes the PRs of a date range).
+    """
     settings = settings or Settings()
     repo = gitsource.open_repository(path)
     if not gitsource.has_commits(repo):
@@ -512,7 +551,7 @@ def index_repository(
         indexer = Indexer(repo, store, settings, pulls, progress or _quiet)
         for name in names:
             indexer.index_target(name)
-        indexer.index_pull_refs(names)
+        indexer.index_pull_refs(names, only_numbers)
         indexer.apply_metadata_only()
         indexer.match_rebased()
         if indexer.changed or store.get_meta("derived_stale") != "0":

@@ -1,0 +1,83 @@
+"""`prdup check --pr N` latency as a user feels it: the whole command, interpreter start included.
+
+Run by hand (not a test):
+
+    python bench/check_latency.py /path/to/mirror [--work /tmp/prdup-latency] [--queries 100]
+
+Builds two indexes of the same repository, one with 1,000 PR refs and one with all of them
+(both with the full target history), then times `prdup check --pr N` as a subprocess for the same
+sample of open PRs on each, and prints p50/p95. `python -c pass` is timed the same way as the
+floor no Python command can beat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from index import gitsource  # noqa: E402
+from index.indexer import index_repository  # noqa: E402
+from index.store import IndexStore  # noqa: E402
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+
+
+def time_command(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("repo")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/prdup-latency"))
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--small", type=int, default=1000)
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    repo = gitsource.open_repository(args.repo)
+    refs, _ = gitsource.pull_refs(repo)
+    numbers = sorted(pull.number for pull in refs)
+    small_numbers = set(numbers[-args.small:])
+    indexes = {
+        f"{args.small} PR refs": (args.work / "small.db", small_numbers),
+        f"all {len(numbers)} PR refs": (args.work / "full.db", None),
+    }
+    for _label, (db, only) in indexes.items():
+        if not db.exists():
+            index_repository(args.repo, db_path=db, only_numbers=only)
+    with IndexStore(args.work / "small.db", create=False) as store:
+        open_prs = [
+            n for (n,) in store.rows(
+                "SELECT number FROM changes WHERE state = 'open' AND status = 'indexed'"
+            )
+        ]
+    sample = random.Random(7).sample(open_prs, min(args.queries, len(open_prs)))
+    floor = [time_command([sys.executable, "-c", "pass"]) for _ in range(20)]
+    print(f"repository: {args.repo}; {len(sample)} open PRs checked on each index")
+    print(f"python -c pass: p50 {statistics.median(floor) * 1000:.0f} ms (floor)")
+    prdup = [sys.executable, str(Path(__file__).resolve().parents[1] / "cli.py")]
+    for label, (db, _) in indexes.items():
+        times = [
+            time_command([*prdup, "check", "--pr", str(n), "--repo", args.repo, "--db", str(db)])
+            for n in sample
+        ]
+        print(
+            f"prdup check --pr N, {label}: p50 {percentile(times, 0.5) * 1000:.0f} ms, "
+            f"p95 {percentile(times, 0.95) * 1000:.0f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Benchmark `prdup index` against `git log -p --first-parent` over the same history.
+
+Run by hand (not a test): absolute times on shared machines are noise, so the figure that
+matters is the ratio to the git baseline measured in the same run.
+
+    python bench/index_speed.py /path/to/mirror [--db /tmp/bench.db] [--target master]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def timed(command: list[str], **kwargs) -> tuple[float, int]:
+    """Wall seconds and the child's peak RSS in MiB."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    subprocess.run(command, check=True, **kwargs)
+    elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before) // 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("repo")
+    parser.add_argument("--db", default="/tmp/prdup-bench.db")
+    parser.add_argument("--target", action="append", default=[])
+    args = parser.parse_args()
+    db = Path(args.db)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    git = ["git", f"--git-dir={args.repo}"]
+    target = args.target[0] if args.target else "HEAD"
+    commits = subprocess.run(
+        [*git, "rev-list", "--count", "--first-parent", target], capture_output=True, text=True,
+        check=True).stdout.strip()
+    refs = subprocess.run(
+        [*git, "for-each-ref", "--format=x", "refs/pull"], capture_output=True, text=True,
+        check=True).stdout.count("x")
+    baseline, _ = timed([*git, "log", "-p", "--first-parent", target], stdout=subprocess.DEVNULL)
+    prdup = [sys.executable, "-m", "cli", "index", args.repo, "--db", str(db), "--quiet"]
+    for name in args.target:
+        prdup += ["--target", name]
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    full, peak = timed(prdup, env=env)
+    again, _ = timed(prdup, env=env)
+    size = db.stat().st_size // (1 << 20)
+    print(f"repository: {args.repo} ({commits} first-parent commits, {refs} PR refs)")
+    print(f"git log -p --first-parent: {baseline:.1f} s (baseline)")
+    print(f"prdup index (full):        {full:.1f} s = {full / baseline:.2f}x baseline, "
+          f"peak RSS {peak} MiB, index {size} MiB")
+    print(f"prdup index (nothing new): {again:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
