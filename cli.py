@@ -52,15 +52,31 @@ def main() -> None:
 
 @main.command()
 @click.argument("path", default=".", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Index file (default: prdup.db inside the git directory).")
-@click.option("--target", "targets", multiple=True,
-              help="Target branch whose history holds merged PRs; repeatable.")
-@click.option("--prs-json", type=click.Path(dir_okay=False, path_type=Path),
-              help="Output of 'gh pr list --state all --json " "number,title,body,state,createdAt,"
-                   "closedAt,mergedAt,headRefOid,baseRefName,author'.")
-@click.option("--github", "github_repo", metavar="OWNER/REPO",
-              help="Import PR metadata from GitHub's API (token from GITHUB_TOKEN or GH_TOKEN).")
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Index file (default: prdup.db inside the git directory).",
+)
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    help="Target branch whose history holds merged PRs; repeatable.",
+)
+@click.option(
+    "--prs-json",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Output of 'gh pr list --state all --json "
+    "number,title,body,state,createdAt,"
+    "closedAt,mergedAt,headRefOid,baseRefName,author'.",
+)
+@click.option(
+    "--github",
+    "github_repo",
+    metavar="OWNER/REPO",
+    help="Import PR metadata from GitHub's API (token from GITHUB_TOKEN or GH_TOKEN).",
+)
 @click.option("--quiet", is_flag=True, help="No progress and no summary.")
 @handles_errors
 def index(
@@ -108,18 +124,36 @@ def _work_tree(path: Path) -> Path | None:
 
 @main.command()
 @click.argument("rev", required=False)
-@click.option("--repo", "repo_path", default=".", type=click.Path(path_type=Path),
-              help="The repository (default: the current directory).")
+@click.option(
+    "--repo",
+    "repo_path",
+    default=".",
+    type=click.Path(path_type=Path),
+    help="The repository (default: the current directory).",
+)
 @click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--pr", type=int, help="Check an indexed PR instead of a branch.")
-@click.option("--diff", "diff_file", type=click.File("r", encoding="utf-8", errors="replace"),
-              help="Check a patch file, or - for stdin.")
+@click.option(
+    "--diff",
+    "diff_file",
+    type=click.File("r", encoding="utf-8", errors="replace"),
+    help="Check a patch file, or - for stdin.",
+)
 @click.option("--target", help="Target branch (default: the indexed one).")
-@click.option("--format", "output", type=click.Choice(["text", "json", "markdown"]),
-              default="text", show_default=True)
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
 @click.option("--top", type=int, default=None, help="Show at most K findings [default: 5].")
-@click.option("--min-score", type=float, default=None,
-              help="Hide findings scoring below S [default: 0.5]; 0 lists every candidate.")
+@click.option(
+    "--min-score",
+    type=float,
+    default=None,
+    help="Hide findings scoring below S [default: 0.5]; 0 lists every candidate.",
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @handles_errors
 def check(
@@ -181,8 +215,18 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
         click.echo(json.dumps(description, indent=2))
         return
     click.echo(f"#{number} [{description['state']}] {description['title'] or ''}")
-    for key in ("source", "status", "skip_reason", "head_sha", "base_sha", "merge_commit",
-                "patch_id", "author", "created_at", "merged_at"):
+    for key in (
+        "source",
+        "status",
+        "skip_reason",
+        "head_sha",
+        "base_sha",
+        "merge_commit",
+        "patch_id",
+        "author",
+        "created_at",
+        "merged_at",
+    ):
         if description.get(key):
             click.echo(f"  {key}: {description[key]}")
     click.echo(
@@ -195,6 +239,15 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
         click.echo(f"  symbol: {symbol}")
     if description["issues"]:
         click.echo(f"  issues: {', '.join(description['issues'])}")
+
+
+# --- commands defined in other modules are registered below, one line each ---
+from prdup.commands_bot import comment  # noqa: E402
+
+main.add_command(comment)
+from prdup.commands_sweep import sweep  # noqa: E402
+
+main.add_command(sweep)
 
 
 if __name__ == "__main__":

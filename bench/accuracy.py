@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from detector.decide import FEATURES  # noqa: E402
-from detector.evidence import DECIDING_VERDICTS, Finding  # noqa: E402
+from detector.evidence import Finding  # noqa: E402
 from index.config import Settings  # noqa: E402
 from index.errors import PrdupError  # noqa: E402
 from index.indexer import index_repository  # noqa: E402
@@ -60,8 +60,15 @@ class RepoScore:
         self.pairs += other.pairs
         for k in self.hit_at:
             self.hit_at[k] += other.hit_at[k]
-        for name in ("decided_at_1", "merged_pairs", "merged_done", "sampled", "alarms",
-                     "skipped_pairs", "seconds"):
+        for name in (
+            "decided_at_1",
+            "merged_pairs",
+            "merged_done",
+            "sampled",
+            "alarms",
+            "skipped_pairs",
+            "seconds",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def row(self) -> str:
@@ -82,7 +89,9 @@ def cutoff_targets(git_dir: Path, until: str) -> list[str]:
     """Every branch's commit as of DupPR's dump date: the target history the PRs knew."""
     branches = subprocess.run(
         ["git", f"--git-dir={git_dir}", "for-each-ref", "--format=%(refname)", "refs/heads"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     head = subprocess.run(
         ["git", f"--git-dir={git_dir}", "symbolic-ref", "HEAD"], capture_output=True, text=True
@@ -92,7 +101,8 @@ def cutoff_targets(git_dir: Path, until: str) -> list[str]:
     for ref in branches:
         sha = subprocess.run(
             ["git", f"--git-dir={git_dir}", "rev-list", "-1", f"--before={until}T23:59:59Z", ref],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
         ).stdout.strip()
         if sha and sha not in shas:
             shas.append(sha)
@@ -126,8 +136,16 @@ def feature_rows(query: int, findings: list[Finding], orig: int | None) -> list[
     ]
 
 
-def evaluate(repo: str, bench_dir: Path, mirrors: Path, work: Path, settings: Settings,
-             reindex: bool, features: list[dict], sample: int) -> RepoScore:
+def evaluate(
+    repo: str,
+    bench_dir: Path,
+    mirrors: Path,
+    work: Path,
+    settings: Settings,
+    reindex: bool,
+    features: list[dict],
+    sample: int,
+) -> RepoScore:
     folder = bench_dir / repo
     git_dir = mirrors / repo / "repo" if (mirrors / repo / "repo").is_dir() else mirrors / repo
     summary = json.loads((folder / "summary.json").read_text())
@@ -140,7 +158,11 @@ def evaluate(repo: str, bench_dir: Path, mirrors: Path, work: Path, settings: Se
     started = time.perf_counter()
     targets = cutoff_targets(git_dir, summary["built_with_until"])
     result = index_repository(
-        git_dir, db_path=db, targets=targets, prs_json=folder / "prs.json", settings=settings,
+        git_dir,
+        db_path=db,
+        targets=targets,
+        prs_json=folder / "prs.json",
+        settings=settings,
         only_numbers={pr["number"] for pr in prs},
     )
     print(f"[{repo}] {result.line()} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
@@ -153,8 +175,9 @@ def evaluate(repo: str, bench_dir: Path, mirrors: Path, work: Path, settings: Se
             continue
         dup, orig = pair["dup"], pair["orig"]
         try:
-            found = check(git_dir, db_path=db, pr=dup, settings=settings, before_number=dup,
-                          target=targets[0]).findings
+            found = check(
+                git_dir, db_path=db, pr=dup, settings=settings, before_number=dup, target=targets[0]
+            ).findings
         except PrdupError as error:
             score.skipped_pairs += 1
             score.misses.append({"dup": dup, "orig": orig, "why": str(error)})
@@ -166,28 +189,47 @@ def evaluate(repo: str, bench_dir: Path, mirrors: Path, work: Path, settings: Se
         for k in score.hit_at:
             score.hit_at[k] += orig in numbers[:k]
         first = ranked[0] if ranked else None
-        if (first and first.candidate.number == orig and first.decides
-                and first.score >= settings.min_score):
+        if (
+            first
+            and first.candidate.number == orig
+            and first.decides
+            and first.score >= settings.min_score
+        ):
             score.decided_at_1 += 1
         if pair.get("orig_state") == "MERGED":
             score.merged_pairs += 1
             about = [f for f in ranked if f.candidate.number == orig]
-            if about and about[0].verdict == "already-merged" and about[0].score >= settings.min_score:
+            if (
+                about
+                and about[0].verdict == "already-merged"
+                and about[0].score >= settings.min_score
+            ):
                 score.merged_done += 1
         if orig not in numbers[:1]:
-            score.misses.append({
-                "dup": dup, "orig": orig, "rank": numbers.index(orig) + 1 if orig in numbers else None,
-                "first": first.candidate.number if first else None,
-                "first_verdict": first.verdict if first else None,
-                "orig_state": pair.get("orig_state"),
-                "dup_diffstat": pair.get("dup_diffstat"), "orig_diffstat": pair.get("orig_diffstat"),
-            })
+            score.misses.append(
+                {
+                    "dup": dup,
+                    "orig": orig,
+                    "rank": numbers.index(orig) + 1 if orig in numbers else None,
+                    "first": first.candidate.number if first else None,
+                    "first_verdict": first.verdict if first else None,
+                    "orig_state": pair.get("orig_state"),
+                    "dup_diffstat": pair.get("dup_diffstat"),
+                    "orig_diffstat": pair.get("orig_diffstat"),
+                }
+            )
     unlabelled = sorted(pr["number"] for pr in prs if pr["number"] not in labelled)
     rng = random.Random(SEED)
     for number in rng.sample(unlabelled, min(sample, len(unlabelled))):
         try:
-            found = check(git_dir, db_path=db, pr=number, settings=settings,
-                          before_number=number, target=targets[0]).findings
+            found = check(
+                git_dir,
+                db_path=db,
+                pr=number,
+                settings=settings,
+                before_number=number,
+                target=targets[0],
+            ).findings
         except PrdupError:
             continue  # no diff in the index (empty, undelimitable): nothing to claim
         ranked = earlier_prs(found, number)
@@ -196,10 +238,15 @@ def evaluate(repo: str, bench_dir: Path, mirrors: Path, work: Path, settings: Se
         alarm = next((f for f in ranked if f.decides and f.score >= settings.min_score), None)
         if alarm:
             score.alarms += 1
-            score.alarm_examples.append({
-                "pr": number, "by": alarm.candidate.number, "verdict": alarm.verdict,
-                "score": round(alarm.score, 3), "reasons": list(alarm.reasons[:3]),
-            })
+            score.alarm_examples.append(
+                {
+                    "pr": number,
+                    "by": alarm.candidate.number,
+                    "verdict": alarm.verdict,
+                    "score": round(alarm.score, 3),
+                    "reasons": list(alarm.reasons[:3]),
+                }
+            )
     score.seconds = time.perf_counter() - started
     return score
 
@@ -223,8 +270,16 @@ def main() -> None:
     total = RepoScore("total")
     scores = []
     for repo in args.repos.split(","):
-        score = evaluate(repo, args.bench_dir, args.mirrors, args.work, settings, args.reindex,
-                         features, args.sample)
+        score = evaluate(
+            repo,
+            args.bench_dir,
+            args.mirrors,
+            args.work,
+            settings,
+            args.reindex,
+            features,
+            args.sample,
+        )
         print(score.row(), flush=True)
         scores.append(score)
         total.add(score)
@@ -233,9 +288,16 @@ def main() -> None:
     if args.features:
         args.features.write_text("\n".join(json.dumps(row) for row in features) + "\n")
     if args.report:
-        args.report.write_text(json.dumps(
-            {"command": " ".join(sys.argv), "repos": [asdict(s) for s in scores],
-             "total": asdict(total)}, indent=1))
+        args.report.write_text(
+            json.dumps(
+                {
+                    "command": " ".join(sys.argv),
+                    "repos": [asdict(s) for s in scores],
+                    "total": asdict(total),
+                },
+                indent=1,
+            )
+        )
     if args.curve:
         from bench.pr_curve import write_curve
 

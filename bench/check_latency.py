@@ -49,7 +49,7 @@ def main() -> None:
     repo = gitsource.open_repository(args.repo)
     refs, _ = gitsource.pull_refs(repo)
     numbers = sorted(pull.number for pull in refs)
-    small_numbers = set(numbers[-args.small:])
+    small_numbers = set(numbers[-args.small :])
     indexes = {
         f"{args.small} PR refs": (args.work / "small.db", small_numbers),
         f"all {len(numbers)} PR refs": (args.work / "full.db", None),
@@ -59,7 +59,8 @@ def main() -> None:
             index_repository(args.repo, db_path=db, only_numbers=only)
     with IndexStore(args.work / "small.db", create=False) as store:
         open_prs = [
-            n for (n,) in store.rows(
+            n
+            for (n,) in store.rows(
                 "SELECT number FROM changes WHERE state = 'open' AND status = 'indexed'"
             )
         ]

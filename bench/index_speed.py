@@ -39,11 +39,17 @@ def main() -> None:
     git = ["git", f"--git-dir={args.repo}"]
     target = args.target[0] if args.target else "HEAD"
     commits = subprocess.run(
-        [*git, "rev-list", "--count", "--first-parent", target], capture_output=True, text=True,
-        check=True).stdout.strip()
+        [*git, "rev-list", "--count", "--first-parent", target],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     refs = subprocess.run(
-        [*git, "for-each-ref", "--format=x", "refs/pull"], capture_output=True, text=True,
-        check=True).stdout.count("x")
+        [*git, "for-each-ref", "--format=x", "refs/pull"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.count("x")
     baseline, _ = timed([*git, "log", "-p", "--first-parent", target], stdout=subprocess.DEVNULL)
     prdup = [sys.executable, "-m", "cli", "index", args.repo, "--db", str(db), "--quiet"]
     for name in args.target:
@@ -54,8 +60,10 @@ def main() -> None:
     size = db.stat().st_size // (1 << 20)
     print(f"repository: {args.repo} ({commits} first-parent commits, {refs} PR refs)")
     print(f"git log -p --first-parent: {baseline:.1f} s (baseline)")
-    print(f"prdup index (full):        {full:.1f} s = {full / baseline:.2f}x baseline, "
-          f"peak RSS {peak} MiB, index {size} MiB")
+    print(
+        f"prdup index (full):        {full:.1f} s = {full / baseline:.2f}x baseline, "
+        f"peak RSS {peak} MiB, index {size} MiB"
+    )
     print(f"prdup index (nothing new): {again:.2f} s")
 
 

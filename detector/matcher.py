@@ -119,7 +119,9 @@ def _any_evidence(s: Signals) -> bool:
     )
 
 
-def _texts(hashes: Iterable[int], texts: Mapping[int, str], weights: LineWeights) -> tuple[str, ...]:
+def _texts(
+    hashes: Iterable[int], texts: Mapping[int, str], weights: LineWeights
+) -> tuple[str, ...]:
     ordered = sorted(hashes, key=lambda h: -weights(h))
     return tuple(texts[h] for h in ordered if h in texts)
 
@@ -128,9 +130,7 @@ def _percent(value: float) -> str:
     return f"{round(value * 100)}%"
 
 
-def _reasons(
-    query: Query, candidate: ChangeEvidence, s: Signals, verdict: str
-) -> Iterable[str]:
+def _reasons(query: Query, candidate: ChangeEvidence, s: Signals, verdict: str) -> Iterable[str]:
     other = candidate.key
     if s.on_target and query.probe is not None:
         yield (
@@ -141,14 +141,15 @@ def _reasons(
     if s.same_patch:
         yield f"identical patch to {other}"
     if s.removed_in_candidate:
-        shared = sorted(query.change.removed & candidate.removed, key=lambda h: -len(
-            query.line_text.get(h, "")))
+        shared = sorted(
+            query.change.removed & candidate.removed, key=lambda h: -len(query.line_text.get(h, ""))
+        )
         where = _where(query, shared[:1])
         yield f"{other} removes {_percent(s.removed_in_candidate)} of the same lines{where}"
     if s.added_in_candidate:
         yield f"{other} adds {_percent(s.added_in_candidate)} of the lines this change adds"
     if s.reverts >= decide.THRESHOLDS.reverting:
-        yield f"this change undoes {other}: it adds back what {other} removed or removes what it added"
+        yield f"this change undoes {other}: it restores what {other} removed or drops what it added"
     if verdict == "covered":
         yield f"{_percent(s.query_coverage)} of this change is contained in {other}"
     elif s.candidate_coverage >= 0.7 and s.query_coverage < 0.7:
@@ -176,16 +177,17 @@ def _where(query: Query, hashes: Sequence[int]) -> str:
     return ""
 
 
-def _unindexed_landings(
-    query: Query, seen: set[str], dismissed: frozenset[int]
-) -> list[Finding]:
+def _unindexed_landings(query: Query, seen: set[str], dismissed: frozenset[int]) -> list[Finding]:
     """Landings the probe found that the index does not know (yet): still worth saying."""
     findings: list[Finding] = []
     for key, landing in _landing_keys(query.probe).items():
         if key in seen or landing.number in dismissed:
             continue
         candidate = ChangeEvidence(
-            key=key, number=landing.number, commit=landing.commit, state="merged",
+            key=key,
+            number=landing.number,
+            commit=landing.commit,
+            state="merged",
             title=landing.title,
         )
         signals = Signals(on_target=True)

@@ -10,11 +10,90 @@ from collections.abc import Mapping
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|\d{2,}")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _STOP = frozenset(
-    """a an and are as at be but by for from has have if in into is it its not of on or so
-    that the their then there these this to was were when where which will with use used using
-    fix fixed fixes fixing add added adds adding update updated updates remove removed removes
-    make makes made should can could would pr pull request merge merged branch issue issues
-    also more some all any new now only just when via""".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "not",
+        "of",
+        "on",
+        "or",
+        "so",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "this",
+        "to",
+        "was",
+        "were",
+        "when",
+        "where",
+        "which",
+        "will",
+        "with",
+        "use",
+        "used",
+        "using",
+        "fix",
+        "fixed",
+        "fixes",
+        "fixing",
+        "add",
+        "added",
+        "adds",
+        "adding",
+        "update",
+        "updated",
+        "updates",
+        "remove",
+        "removed",
+        "removes",
+        "make",
+        "makes",
+        "made",
+        "should",
+        "can",
+        "could",
+        "would",
+        "pr",
+        "pull",
+        "request",
+        "merge",
+        "merged",
+        "branch",
+        "issue",
+        "issues",
+        "also",
+        "more",
+        "some",
+        "all",
+        "any",
+        "new",
+        "now",
+        "only",
+        "just",
+        "when",
+        "via",
+    ]
 )
 
 
@@ -35,7 +114,7 @@ def tokenize(text: str) -> list[str]:
 
 
 def weigh(text: str, idf: Mapping[str, float], top: int = 40) -> dict[str, float]:
-    """An L2-normalised tf-idf vector of `text` under a fitted vocabulary (unknown words dropped)."""
+    """An L2-normalised tf-idf vector of `text` under a fitted vocabulary, unknown words dropped."""
     counts = Counter(t for t in tokenize(text) if t in idf)
     raw = {term: (1 + math.log(n)) * idf[term] for term, n in counts.items()}
     best = dict(sorted(raw.items(), key=lambda kv: -kv[1])[:top])

@@ -109,7 +109,10 @@ def load_settings(work_tree: Path | None, **flags: Any) -> Settings:
             )
         settings = replace(
             settings,
-            **{k.replace("-", "_"): _coerce(k.replace("-", "_"), v, source) for k, v in values.items()},
+            **{
+                k.replace("-", "_"): _coerce(k.replace("-", "_"), v, source)
+                for k, v in values.items()
+            },
         )
     from_env = {
         name: _coerce(name, os.environ[_ENV_PREFIX + name.upper()], _ENV_PREFIX + name.upper())
@@ -125,4 +128,3 @@ def load_settings(work_tree: Path | None, **flags: Any) -> Settings:
 
 def default_settings() -> Settings:
     return Settings()
-

@@ -202,7 +202,9 @@ def reachable_positions(repo: git.Repo, tip: str) -> dict[str, int]:
     return {sha: i for i, sha in enumerate(repo.git.rev_list("--topo-order", tip).split())}
 
 
-def commits_outside(repo: git.Repo, heads: Iterable[str], targets: Iterable[str]) -> dict[str, tuple[str, ...]]:
+def commits_outside(
+    repo: git.Repo, heads: Iterable[str], targets: Iterable[str]
+) -> dict[str, tuple[str, ...]]:
     """Parents of every commit reachable from `heads` but from none of `targets`, in one call."""
     lines = [*heads, *(f"^{t}" for t in targets)]
     if not lines:
@@ -268,9 +270,7 @@ def feed(process: git.cmd.Git.AutoInterrupt, payload: bytes) -> None:
 
 def diff_between(repo: git.Repo, base: str, head: str) -> str:
     """The diff of one change (a branch against its merge-base), for `prdup check`."""
-    return _decode(
-        repo.git.diff(base, head, *DIFF_OPTIONS, stdout_as_string=False)
-    )
+    return _decode(repo.git.diff(base, head, *DIFF_OPTIONS, stdout_as_string=False))
 
 
 def merge_base(repo: git.Repo, a: str, b: str) -> str | None:

@@ -42,8 +42,8 @@ BRANCH_SYNC = re.compile(
     r"^(?:Merge (?:remote-tracking )?branch '(?:origin/)?(?:\d+(?:\.\d+)*|main|master|develop|dev"
     r"|trunk)'|merged \d+(?:\.\d+)+\b)"
 )
-MAX_PR_COMMITS = 5000
-BATCH = 100  # changes per transaction: an interrupted run loses at most this much work  # a PR head that needs a longer walk to reach a branch is not a PR diff
+MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
+BATCH = 100  # changes per transaction: an interrupted run loses at most this much work
 
 Progress = Callable[[str], None]
 _T = TypeVar("_T")
@@ -200,8 +200,8 @@ class Indexer:
         if only is not None:
             refs = [pull for pull in refs if pull.number in only]
             missing = [pull for pull in missing if pull.number in only]
-        for pull in missing:
-            self.summary.skipped["head object missing"] += 1
+        if missing:
+            self.summary.skipped["head object missing"] += len(missing)
         if not refs:
             return
         known = self.store.heads_by_number()
@@ -384,8 +384,11 @@ class ForkPoints:
         self.graph, self.times = _graph(repo, heads, tips)
         self.target_count = len([n for n in targets if gitsource.resolve(repo, n, required=False)])
         self.first_parent = _first_parent_lines(self.graph, tips)
-        target_tips = [t for t in (gitsource.resolve(repo, n, required=False) for n in targets) if t]
+        target_tips = [
+            t for t in (gitsource.resolve(repo, n, required=False) for n in targets) if t
+        ]
         self.on_target = _reachable(self.graph, target_tips)
+        self.on_branches = _reachable(self.graph, tips)
         self._why: dict[str, str] = {}
 
     def base_of(self, head: str) -> tuple[str | None, str]:
@@ -395,8 +398,17 @@ class ForkPoints:
         if own_lines & ((1 << self.target_count) - 1):
             self._why[head] = "head is on a target's first-parent line (landed without a PR diff)"
             return None, state
-        # A PR pushed as a branch of this repository sits on that branch's own line: walk past it.
+        # An unmerged head leaves the branches at its merge-base: the newest commit any branch
+        # reaches. A head some branch already reaches (merged, or pushed as a branch of this
+        # repository) is walked back to a first-parent line other than its own instead.
         stop_lines = ~own_lines
+        unmerged = head not in self.on_branches
+
+        def stops(sha: str) -> bool:
+            if unmerged:
+                return sha in self.on_branches
+            return bool(self.first_parent.get(sha, 0) & stop_lines)
+
         boundary: list[str] = []
         seen = {head}
         stack = [head]
@@ -406,7 +418,7 @@ class ForkPoints:
                 if parent in seen:
                     continue
                 seen.add(parent)
-                if self.first_parent.get(parent, 0) & stop_lines:
+                if stops(parent):
                     boundary.append(parent)
                 elif len(seen) > MAX_PR_COMMITS:
                     self._why[head] = "history too long to delimit"

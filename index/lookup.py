@@ -65,7 +65,9 @@ def idf_table(store: IndexStore, terms: Iterable[str]) -> dict[str, float]:
     idf: dict[str, float] = {}
     for chunk in _chunks(unique):
         marks = ",".join("?" * len(chunk))
-        for term, value in store.rows(f"SELECT term, idf FROM term_idf WHERE term IN ({marks})", chunk):
+        for term, value in store.rows(
+            f"SELECT term, idf FROM term_idf WHERE term IN ({marks})", chunk
+        ):
             idf[term] = value
     return idf
 
@@ -180,7 +182,9 @@ def _by_lines(
             scores[change_id] += weights(line_hash)
 
 
-def _by_symbols(store: IndexStore, query: ChangeEvidence, where: str, params: list[int]) -> list[int]:
+def _by_symbols(
+    store: IndexStore, query: ChangeEvidence, where: str, params: list[int]
+) -> list[int]:
     found: list[int] = []
     for path, name in list(query.symbols)[:50]:
         found.extend(
@@ -209,7 +213,9 @@ def _by_files(store: IndexStore, query: ChangeEvidence, where: str, params: list
     return found
 
 
-def _by_issues(store: IndexStore, query: ChangeEvidence, where: str, params: list[int]) -> list[int]:
+def _by_issues(
+    store: IndexStore, query: ChangeEvidence, where: str, params: list[int]
+) -> list[int]:
     found: list[int] = []
     for issue in query.issues:
         found.extend(
@@ -279,7 +285,9 @@ def load_evidence(store: IndexStore, ids: Sequence[int]) -> list[ChangeEvidence]
             terms[cid][term] = weight
     return [
         ChangeEvidence(
-            key=f"#{rows[cid]['number']}" if rows[cid]["number"] is not None else rows[cid]["sha"][:10],
+            key=f"#{rows[cid]['number']}"
+            if rows[cid]["number"] is not None
+            else rows[cid]["sha"][:10],
             number=rows[cid]["number"],
             commit=rows[cid]["merge_commit"] or rows[cid]["sha"],
             state=rows[cid]["state"],
@@ -300,7 +308,9 @@ def load_evidence(store: IndexStore, ids: Sequence[int]) -> list[ChangeEvidence]
     ]
 
 
-def weights_for(store: IndexStore, query: ChangeEvidence, candidates: Iterable[ChangeEvidence]) -> LineWeights:
+def weights_for(
+    store: IndexStore, query: ChangeEvidence, candidates: Iterable[ChangeEvidence]
+) -> LineWeights:
     hashes: set[int] = set(query.removed | query.added)
     for candidate in candidates:
         hashes |= candidate.removed | candidate.added
@@ -311,7 +321,5 @@ def dismissed_for(store: IndexStore, number: int | None) -> frozenset[int]:
     if number is None:
         return frozenset()
     return frozenset(
-        other
-        for (other,) in store.rows("SELECT other FROM dismissals WHERE number = ?", (number,))
+        other for (other,) in store.rows("SELECT other FROM dismissals WHERE number = ?", (number,))
     )
-

@@ -12,7 +12,7 @@ from typing import Any
 
 from detector.model import Change
 from index.errors import IndexCorrupt, IndexLocked, IndexMissing
-from index.schema import SCHEMA_VERSION, migrate
+from index.schema import migrate
 
 DEFAULT_DB_NAME = "prdup.db"
 

@@ -15,7 +15,9 @@ def rebuild_text_model(store: IndexStore) -> int:
     """Refit idf over every change's text and store each change's top terms; returns doc count."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    rows = list(store.rows("SELECT id, coalesce(title, '') || '\n' || coalesce(body, '') FROM changes"))
+    rows = list(
+        store.rows("SELECT id, coalesce(title, '') || '\n' || coalesce(body, '') FROM changes")
+    )
     documents = [text for _, text in rows]
     if not any(d.strip() for d in documents):
         store.replace_text_model({}, [])
@@ -28,9 +30,7 @@ def rebuild_text_model(store: IndexStore) -> int:
         store.replace_text_model({}, [])
         store.set_meta("text_model", "0")
         return 0
-    idf = {
-        term: float(vectorizer.idf_[index]) for term, index in vectorizer.vocabulary_.items()
-    }
+    idf = {term: float(vectorizer.idf_[index]) for term, index in vectorizer.vocabulary_.items()}
     weights = [
         (change_id, term, weight)
         for change_id, text in rows

@@ -155,7 +155,9 @@ def _parse_query_diff(text: str, settings: Settings, what: str) -> Change:
     try:
         change, _ = parse_filtered(text, settings)
     except NotADiff:
-        raise BadDiff(f"{what}: not a unified diff (expected 'diff --git' or ---/+++ headers)") from None
+        raise BadDiff(
+            f"{what}: not a unified diff (expected 'diff --git' or ---/+++ headers)"
+        ) from None
     if change.is_empty:
         kinds = {f.status for f in change.files}
         why = "only binary changes" if kinds == {"binary"} else "no changed text lines"
@@ -168,8 +170,11 @@ def _check_diff(
 ) -> CheckResult:
     change = _parse_query_diff(text, settings, "the patch")
     info = QueryInfo(
-        kind="diff", target=target, files=len(change.files),
-        added=change.added_count, removed=change.removed_count,
+        kind="diff",
+        target=target,
+        files=len(change.files),
+        added=change.added_count,
+        removed=change.removed_count,
     )
     return CheckResult(info, check_change(store, repo, change, info, settings))
 
@@ -191,8 +196,15 @@ def _check_branch(
     log = repo.git.log("--format=%s%n%b", f"{base}..{head}")
     title = log.strip().split("\n", 1)[0]
     info = QueryInfo(
-        kind="branch", target=target, rev=rev, base=base, head=head, files=len(change.files),
-        added=change.added_count, removed=change.removed_count, title=title,
+        kind="branch",
+        target=target,
+        rev=rev,
+        base=base,
+        head=head,
+        files=len(change.files),
+        added=change.added_count,
+        removed=change.removed_count,
+        title=title,
     )
     findings = check_change(store, repo, change, info, settings, title, log, tip=tip)
     return CheckResult(info, findings, _stale_warning(repo, store, target, tip))
@@ -218,8 +230,14 @@ def _check_pr(
     query = lookup.query_from_index(store, number)
     assert query is not None
     info = QueryInfo(
-        kind="pr", target=target, number=number, base=row["base_sha"], head=row["head_sha"],
-        files=row["file_count"], added=row["added"], removed=row["removed"],
+        kind="pr",
+        target=target,
+        number=number,
+        base=row["base_sha"],
+        head=row["head_sha"],
+        files=row["file_count"],
+        added=row["added"],
+        removed=row["removed"],
         title=row["title"] or "",
     )
     scope = lookup.Scope(exclude_number=number, before_number=before_number)

@@ -36,8 +36,12 @@ def describe_pr(repo_path: str | Path, db_path: str | Path | None, number: int) 
             }
         )
         hunks = next(store.rows("SELECT count(*) FROM hunks WHERE change_id = ?", (change_id,)))[0]
-        issues = [i for (i,) in store.rows(
-            "SELECT issue FROM issue_refs WHERE change_id = ? ORDER BY issue", (change_id,))]
+        issues = [
+            i
+            for (i,) in store.rows(
+                "SELECT issue FROM issue_refs WHERE change_id = ? ORDER BY issue", (change_id,)
+            )
+        ]
     description = {k: v for k, v in row.items() if k != "id"}
     description.update(files=files, symbols=symbols, hunks=hunks, issues=issues)
     return description

@@ -101,7 +101,11 @@ class RepoBuilder:
         self.checkout(base)
         if how == "merge":
             self.git(
-                "merge", "-q", "--no-ff", branch, "-m",
+                "merge",
+                "-q",
+                "--no-ff",
+                branch,
+                "-m",
                 f"Merge pull request #{number} from contributor/{branch}\n\n{title}",
             )
         elif how == "squash":

@@ -71,8 +71,12 @@ def story(builder: RepoBuilder) -> RepoBuilder:
     old_base = builder.head()
     builder.pr_branch(
         10,
-        [("Ask the offload strategy instead of the legacy flag",
-          {"pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)})],
+        [
+            (
+                "Ask the offload strategy instead of the legacy flag",
+                {"pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)},
+            )
+        ],
     )
     builder.merge_pr(10, how="squash")
     builder.commit("More docs", {"README.md": "The pipeline, documented.\n"})
@@ -123,14 +127,29 @@ def test_same_fix_in_an_open_pr_is_a_duplicate(builder: RepoBuilder):
 def test_subset_of_a_larger_merged_pr_is_covered(builder: RepoBuilder):
     builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
     base = builder.head()
-    bigger = PIPELINE.replace(LEGACY, MERGED_FIX).replace(
-        "        self.offloaded = True\n",
-        "        self.offloaded = True\n        self.device_map = {'unet': 'cpu', 'vae': 'cpu'}\n",
-    ).replace("        result = [prompt] * steps\n", "        result = [prompt.strip()] * steps\n")
-    builder.pr_branch(30, [("Rework offloading", {
-        "pipeline.py": bigger,
-        "helpers.py": HELPERS.replace("ready=", "is ready: "),
-    })])
+    bigger = (
+        PIPELINE.replace(LEGACY, MERGED_FIX)
+        .replace(
+            "        self.offloaded = True\n",
+            "        self.offloaded = True\n"
+            "        self.device_map = {'unet': 'cpu', 'vae': 'cpu'}\n",
+        )
+        .replace(
+            "        result = [prompt] * steps\n", "        result = [prompt.strip()] * steps\n"
+        )
+    )
+    builder.pr_branch(
+        30,
+        [
+            (
+                "Rework offloading",
+                {
+                    "pipeline.py": bigger,
+                    "helpers.py": HELPERS.replace("ready=", "is ready: "),
+                },
+            )
+        ],
+    )
     builder.merge_pr(30, how="merge")
     builder.checkout("small", base)
     builder.commit("Only the flag", {"pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)})
@@ -144,9 +163,21 @@ def test_subset_of_a_larger_merged_pr_is_covered(builder: RepoBuilder):
 def test_unrelated_pr_in_the_same_function_is_no_duplicate(builder: RepoBuilder):
     builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
     base = builder.head()
-    builder.pr_branch(40, [("Log readiness", {"pipeline.py": PIPELINE.replace(
-        "        self.ready = True\n",
-        "        self.ready = True\n        self.log.debug('pipeline constructed')\n")})])
+    builder.pr_branch(
+        40,
+        [
+            (
+                "Log readiness",
+                {
+                    "pipeline.py": PIPELINE.replace(
+                        "        self.ready = True\n",
+                        "        self.ready = True\n"
+                        "        self.log.debug('pipeline constructed')\n",
+                    )
+                },
+            )
+        ],
+    )
     builder.merge_pr(40, how="squash")
     builder.checkout("flagfix", base)
     builder.commit("Flag fix", {"pipeline.py": PIPELINE.replace(LEGACY, BRANCH_FIX)})
@@ -163,8 +194,9 @@ def test_unrelated_pr_in_the_same_function_is_no_duplicate(builder: RepoBuilder)
 
 def test_revert_of_a_merged_pr_is_not_already_done(builder: RepoBuilder):
     builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
-    builder.pr_branch(50, [("Use the resolver", {
-        "pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)})])
+    builder.pr_branch(
+        50, [("Use the resolver", {"pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)})]
+    )
     builder.merge_pr(50, how="squash")
     builder.checkout("revert", "main")
     builder.git("revert", "--no-edit", "HEAD")
@@ -182,11 +214,23 @@ def test_change_already_on_target_without_an_indexed_pr(story: RepoBuilder):
     """The index predates #10's landing: the probe still finds it on main, by pickaxe."""
     run(story.path, "index", "--quiet")
     story.checkout("main")
-    story.commit("Direct fix on main (#77)", {"pipeline.py": PIPELINE.replace(LEGACY, "")
-                 .replace("            self.enable_model_cpu_offload()\n", "")})
+    story.commit(
+        "Direct fix on main (#77)",
+        {
+            "pipeline.py": PIPELINE.replace(LEGACY, "").replace(
+                "            self.enable_model_cpu_offload()\n", ""
+            )
+        },
+    )
     story.checkout("contributor2", "contributor~1")
-    story.commit("Drop the legacy flag", {"pipeline.py": PIPELINE.replace(LEGACY, "").replace(
-        "            self.enable_model_cpu_offload()\n", "")})
+    story.commit(
+        "Drop the legacy flag",
+        {
+            "pipeline.py": PIPELINE.replace(LEGACY, "").replace(
+                "            self.enable_model_cpu_offload()\n", ""
+            )
+        },
+    )
     story.checkout("main")
 
     code, out, err = run(story.path, "check", "contributor2")

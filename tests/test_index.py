@@ -19,7 +19,7 @@ from index.errors import (
 from index.indexer import index_repository
 from tests.repo_builder import RepoBuilder
 
-PIPELINE = '''class Pipeline:
+PIPELINE = """class Pipeline:
     def __init__(self, config):
         self.config = config
         if config.enable_cpu_offload:
@@ -28,7 +28,7 @@ PIPELINE = '''class Pipeline:
 
     def run(self, x):
         return x * 2
-'''
+"""
 
 
 def rows(db: Path, sql: str, params: tuple = ()) -> list[tuple]:
@@ -55,11 +55,17 @@ def history(builder: RepoBuilder) -> RepoBuilder:
     fixed = builder.head("main:pipeline.py")
     builder.pr_branch(
         3,
-        [(
-            "Ask the offload strategy instead of the legacy flag",
-            {"pipeline.py": builder.repo.git.show(fixed).replace(
-                "if config.enable_cpu_offload:", "if resolve_offload(config):") + "\n"},
-        )],
+        [
+            (
+                "Ask the offload strategy instead of the legacy flag",
+                {
+                    "pipeline.py": builder.repo.git.show(fixed).replace(
+                        "if config.enable_cpu_offload:", "if resolve_offload(config):"
+                    )
+                    + "\n"
+                },
+            )
+        ],
     )
     return builder
 
@@ -90,9 +96,7 @@ def test_lines_are_normalised_hashed_and_carry_their_symbol(history: RepoBuilder
     )
     assert ("-", "if config.enable_cpu_offload:") in texts
     assert ("+", "if resolve_offload(config):") in texts
-    symbols = rows(
-        db_path, "SELECT qualified, side FROM symbols WHERE change_id = ?", (pr3["id"],)
-    )
+    symbols = rows(db_path, "SELECT qualified, side FROM symbols WHERE change_id = ?", (pr3["id"],))
     assert ("Pipeline.__init__", "-") in symbols
     assert ("Pipeline.__init__", "+") in symbols
     assert pr3["patch_id"]
@@ -172,15 +176,17 @@ def test_renames_binary_and_non_utf8_are_recorded_without_failing(
     builder.commit("Initial", {"old_name.py": body, "logo.png": b"\x89PNG\r\n\x1a\n\x00\x01"})
     builder.pr_branch(
         8,
-        [(
-            "Rename, new logo, latin-1 text",
-            {
-                "old_name.py": None,
-                "new_name.py": body + "    value_x = 99\n",
-                "logo.png": b"\x89PNG\r\n\x1a\n\x00\x02\x03",
-                "latin.txt": "caf\xe9 cr\xe8me\n".encode("latin-1"),
-            },
-        )],
+        [
+            (
+                "Rename, new logo, latin-1 text",
+                {
+                    "old_name.py": None,
+                    "new_name.py": body + "    value_x = 99\n",
+                    "logo.png": b"\x89PNG\r\n\x1a\n\x00\x02\x03",
+                    "latin.txt": "caf\xe9 cr\xe8me\n".encode("latin-1"),
+                },
+            )
+        ],
     )
     summary = index_repository(builder.path, db_path=db_path)
     assert summary.open == 1
@@ -203,8 +209,13 @@ def test_renames_binary_and_non_utf8_are_recorded_without_failing(
 def test_lockfiles_are_ignored_by_default(builder: RepoBuilder, db_path: Path):
     builder.commit("Initial", {"app.py": "x = 1\n"})
     builder.pr_branch(
-        9, [("Bump deps", {"poetry.lock": "".join(f"pkg{i} = 1\n" for i in range(50)),
-                           "app.py": "x = 2\n"})]
+        9,
+        [
+            (
+                "Bump deps",
+                {"poetry.lock": "".join(f"pkg{i} = 1\n" for i in range(50)), "app.py": "x = 2\n"},
+            )
+        ],
     )
     index_repository(builder.path, db_path=db_path)
     status = dict(
@@ -223,10 +234,15 @@ def test_huge_pr_is_stored_truncated(builder: RepoBuilder, db_path: Path):
     builder.commit("Initial", {"app.py": "x = 1\n"})
     builder.pr_branch(
         10,
-        [("Generate a lot", {
-            "big.py": "".join(f"value_{i} = {i}\n" for i in range(3000)),
-            "small.py": "y = 2\n",
-        })],
+        [
+            (
+                "Generate a lot",
+                {
+                    "big.py": "".join(f"value_{i} = {i}\n" for i in range(3000)),
+                    "small.py": "y = 2\n",
+                },
+            )
+        ],
     )
     index_repository(builder.path, db_path=db_path, settings=Settings(max_changed_lines=1000))
     pr = change(db_path, 10)
@@ -237,28 +253,53 @@ def test_huge_pr_is_stored_truncated(builder: RepoBuilder, db_path: Path):
 
 def test_prs_json_metadata_and_linked_issues(history: RepoBuilder, db_path: Path, tmp_path: Path):
     export = tmp_path / "prs.json"
-    export.write_text(json.dumps([
-        {"number": 3, "title": "Stop reading enable_cpu_offload", "body": "Fixes #42 and closes octo/repo#7",
-         "state": "OPEN", "createdAt": "2024-01-02T00:00:00Z", "closedAt": None, "mergedAt": None,
-         "headRefOid": history.head("refs/pull/3/head"), "baseRefName": "main",
-         "author": {"login": "contributor"}},
-        {"number": 11, "title": "Never pushed here", "body": "", "state": "CLOSED",
-         "createdAt": "2024-01-03T00:00:00Z", "closedAt": "2024-01-04T00:00:00Z", "mergedAt": None,
-         "headRefOid": "0" * 40, "baseRefName": "main", "author": {"login": "someone"}},
-    ]))
+    export.write_text(
+        json.dumps(
+            [
+                {
+                    "number": 3,
+                    "title": "Stop reading enable_cpu_offload",
+                    "body": "Fixes #42 and closes octo/repo#7",
+                    "state": "OPEN",
+                    "createdAt": "2024-01-02T00:00:00Z",
+                    "closedAt": None,
+                    "mergedAt": None,
+                    "headRefOid": history.head("refs/pull/3/head"),
+                    "baseRefName": "main",
+                    "author": {"login": "contributor"},
+                },
+                {
+                    "number": 11,
+                    "title": "Never pushed here",
+                    "body": "",
+                    "state": "CLOSED",
+                    "createdAt": "2024-01-03T00:00:00Z",
+                    "closedAt": "2024-01-04T00:00:00Z",
+                    "mergedAt": None,
+                    "headRefOid": "0" * 40,
+                    "baseRefName": "main",
+                    "author": {"login": "someone"},
+                },
+            ]
+        )
+    )
     summary = index_repository(history.path, db_path=db_path, prs_json=export)
     pr3 = change(db_path, 3)
     assert pr3["title"] == "Stop reading enable_cpu_offload"
     assert pr3["author"] == "contributor"
-    issues = sorted(i for (i,) in rows(
-        db_path, "SELECT issue FROM issue_refs WHERE change_id = ?", (pr3["id"],)))
+    issues = sorted(
+        i
+        for (i,) in rows(db_path, "SELECT issue FROM issue_refs WHERE change_id = ?", (pr3["id"],))
+    )
     assert issues == ["#42", "octo/repo#7"]
     assert change(db_path, 11)["status"] == "metadata-only"
     assert change(db_path, 11)["state"] == "closed"
     assert summary.metadata_only == 1
 
 
-def test_malformed_prs_json_fails_before_writing(history: RepoBuilder, db_path: Path, tmp_path: Path):
+def test_malformed_prs_json_fails_before_writing(
+    history: RepoBuilder, db_path: Path, tmp_path: Path
+):
     index_repository(history.path, db_path=db_path)
     before = rows(db_path, "SELECT * FROM changes ORDER BY id")
     bad = tmp_path / "prs.json"

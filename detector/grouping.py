@@ -1,0 +1,167 @@
+"""Group the open backlog's duplicates and name the PR to keep: pure, over the matcher's findings.
+
+The sweep matches every open PR with `detector.matcher.match`, the same function `check` uses;
+this module only reads its verdicts. Groups never chain: a PR joins a group only when it has a
+deciding link (duplicate, covered, already-merged, at or above the threshold) with the group's
+kept PR *and* with every other member, so A~B and B~C never put unrelated A and C together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from detector import decide
+from detector.evidence import DECIDING_VERDICTS, ChangeEvidence
+
+
+@dataclass(frozen=True, slots=True)
+class Pull:
+    """A PR as grouping sees it: enough to rank which one to keep."""
+
+    number: int
+    state: str  # "merged" | "open" | "closed"
+    changed_lines: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One finding of the matcher: open PR `query` against another PR or a direct commit."""
+
+    query: int
+    candidate: int | None  # None: a direct commit on the target, named by `commit`
+    verdict: str
+    score: float
+    candidate_state: str = "open"
+    commit: str | None = None
+
+    def decides(self, min_score: float) -> bool:
+        return self.verdict in DECIDING_VERDICTS and self.score >= min_score
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """PRs that all make the same change; `members[0]` is `keep`, the others can be closed."""
+
+    keep: int
+    members: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AlreadyDone:
+    """An open PR whose change a merged PR (or a direct commit) already put on the target."""
+
+    pr: int
+    by: int | None
+    commit: str | None
+    score: float
+
+
+def keep_rank(pull: Pull) -> tuple[bool, int, int]:
+    """Sort key, best first: merged, then the most complete (most changed lines), then oldest."""
+    return (pull.state != "merged", -pull.changed_lines, pull.number)
+
+
+def strong_ties(links: Iterable[Link], min_score: float) -> dict[int, dict[int, float]]:
+    """Undirected deciding links, each pair with its best score."""
+    ties: dict[int, dict[int, float]] = {}
+    for link in links:
+        other_end = link.candidate
+        if other_end is None or other_end == link.query or not link.decides(min_score):
+            continue
+        for one, other in ((link.query, other_end), (other_end, link.query)):
+            best = ties.setdefault(one, {})
+            best[other] = max(best.get(other, 0.0), link.score)
+    return ties
+
+
+def group_duplicates(
+    pulls: Mapping[int, Pull], links: Iterable[Link], min_score: float
+) -> list[Group]:
+    """Cliques of deciding links, each around the best PR to keep; no PR is closed twice.
+
+    PRs are taken in keep order. Each one not yet placed keeps a group of the unplaced PRs tied
+    to it and to every member so far (strongest tie first). Those left over, tied to the keep
+    but not to the others (B contains both A and C), form further groups around the same keep.
+    """
+    ties = strong_ties(links, min_score)
+    known = [number for number in ties if number in pulls]
+    placed: set[int] = set()
+    groups: list[Group] = []
+    for keep in sorted(known, key=lambda n: keep_rank(pulls[n])):
+        if keep in placed:
+            continue
+        tied = ties[keep]
+        pool = sorted(
+            (n for n in tied if n in pulls and n not in placed),
+            key=lambda n: (-tied[n], keep_rank(pulls[n])),
+        )
+        while pool:
+            members = [keep]
+            for number in pool:
+                if all(other in ties[number] for other in members):
+                    members.append(number)
+            if len(members) == 1:
+                break
+            groups.append(Group(keep, tuple(members)))
+            placed.update(members)
+            pool = [n for n in pool if n not in placed]
+    return sorted(groups, key=lambda g: (-len(g.members), keep_rank(pulls[g.keep])))
+
+
+def already_done(
+    links: Iterable[Link], pulls: Mapping[int, Pull], min_score: float
+) -> list[AlreadyDone]:
+    """Open PRs the matcher calls already-merged against a merged change: they can be closed."""
+    best: dict[int, Link] = {}
+    for link in links:
+        if link.verdict != "already-merged" or link.score < min_score:
+            continue
+        query = pulls.get(link.query)
+        if query is None or query.state != "open" or link.candidate_state != "merged":
+            continue
+        current = best.get(link.query)
+        if current is None or _stronger(link, current):
+            best[link.query] = link
+    return [
+        AlreadyDone(pr=number, by=link.candidate, commit=link.commit, score=link.score)
+        for number, link in sorted(best.items())
+    ]
+
+
+def _stronger(link: Link, than: Link) -> bool:
+    """Higher score wins; on a tie, the PR (not a bare commit) with the lowest number."""
+    return (link.score, link.candidate is not None, -(link.candidate or 0)) > (
+        than.score,
+        than.candidate is not None,
+        -(than.candidate or 0),
+    )
+
+
+Weight = Callable[[Iterable[int]], float]
+
+
+def could_decide(query: ChangeEvidence, candidate: ChangeEvidence, weigh: Weight) -> bool:
+    """False only when `decide.verdict` cannot give this pair a deciding verdict.
+
+    A necessary condition, read off `decide.verdict`: without a target probe, a deciding verdict
+    needs the same patch, or the query contained in the candidate (`query_coverage`), or most of
+    its removed lines removed there too (`removed_in_candidate`). `weigh` sums line weights as
+    `LineWeights` does. The sweep uses this to skip the pairs `match` would only call overlap or
+    related; the verdict of every pair it keeps is still `match`'s.
+    """
+    if query.patch_id and query.patch_id == candidate.patch_id:
+        return True
+    shared_removed = query.removed & candidate.removed
+    shared_added = query.added & candidate.added
+    if not shared_removed and not shared_added:
+        return False
+    thresholds = decide.THRESHOLDS
+    slack = 1e-6  # sums in another order differ in the last bits; never drop a borderline pair
+    removed_total = weigh(query.removed)
+    removed_shared = weigh(shared_removed)
+    if removed_total and removed_shared / removed_total >= thresholds.same_fix - slack:
+        return True
+    total = removed_total + weigh(query.added)
+    shared = removed_shared + weigh(shared_added)
+    return bool(total) and shared / total >= thresholds.contained - slack

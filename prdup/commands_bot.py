@@ -1,0 +1,84 @@
+"""`prdup comment`: the bot's comment for one PR, printed, or kept up to date on GitHub."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+
+@click.command("comment")
+@click.option("--pr", "number", type=int, required=True, help="The pull request to comment on.")
+@click.option("--repo", "repo_path", default=".", type=click.Path(path_type=Path),
+              help="The repository (default: the current directory).")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Index file (default: prdup.db inside the git directory).")
+@click.option("--github", "github_repo", metavar="OWNER/REPO",
+              help="Where to post (default: $GITHUB_REPOSITORY).")
+@click.option("--post", is_flag=True,
+              help="Create, update or resolve the comment on GitHub instead of printing it.")
+@click.option("--min-score", type=float, default=None,
+              help="Say nothing about findings scoring below S [default: 0.5].")
+def comment(
+    number: int,
+    repo_path: Path,
+    db_path: Path | None,
+    github_repo: str | None,
+    post: bool,
+    min_score: float | None,
+) -> None:
+    """Render the comment about PR N; with --post, keep one such comment on the PR.
+
+    Exits 0 whether or not there is something to say: a workflow step should fail only on errors.
+    """
+    # Imported here, not at the top: cli.py imports this module to register the command, and
+    # `python cli.py` runs it as __main__, so a top-level `from cli import` would be circular.
+    from cli import handles_errors
+
+    handles_errors(_comment)(number, repo_path, db_path, github_repo, post, min_score)
+
+
+def _comment(
+    number: int,
+    repo_path: Path,
+    db_path: Path | None,
+    github_repo: str | None,
+    post: bool,
+    min_score: float | None,
+) -> None:
+    from cli import _work_tree
+    from index.config import load_settings
+    from prdup.checking import check
+    from prdup.comment import comment_on_pull, render_comment
+
+    settings = load_settings(_work_tree(repo_path), min_score=min_score)
+    if not post:
+        result = check(repo_path, db_path=db_path, pr=number, settings=settings)
+        body = render_comment(result, settings.min_score, settings.top)
+        click.echo(body.rstrip() if body else f"prdup: nothing to say about PR #{number}.")
+        return
+
+    from prdup.github import GitHubClient
+
+    github_repo = github_repo or os.environ.get("GITHUB_REPOSITORY")
+    if not github_repo:
+        raise click.UsageError("--post needs --github OWNER/REPO (or GITHUB_REPOSITORY)")
+    run = comment_on_pull(
+        GitHubClient(github_repo),
+        number,
+        repo_path,
+        db_path,
+        settings,
+        bot_login=os.environ.get("PRDUP_BOT_LOGIN") or None,
+    )
+    for dismissal in run.dismissals:
+        click.echo(
+            f"prdup: recorded: #{dismissal.number} is not a duplicate of #{dismissal.other}"
+            f" (by {dismissal.by or 'unknown'})",
+            err=True,
+        )
+    if run.action == "none":
+        click.echo(f"none: nothing to say about {github_repo}#{number}")
+    else:
+        click.echo(f"{run.action} comment on {github_repo}#{number}")

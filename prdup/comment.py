@@ -1,0 +1,527 @@
+"""The bot's one comment per pull request: rendered safely, kept up to date, and dismissible.
+
+Three parts, each usable alone:
+
+* rendering is pure: :func:`render_comment` turns a :class:`CheckResult` into markdown (or None
+  when there is nothing to say). Everything that comes from a PR (titles, paths, symbols, changed
+  lines) is escaped, so a PR cannot ping people, inject HTML or break the table;
+* :func:`sync_comment` keeps exactly one comment per PR, found by a hidden marker *and* the bot's
+  own login, and edits it only when the findings' fingerprint changed;
+* dismissals: a reply ``/prdup not-duplicate #N`` or the label ``prdup: not a duplicate`` is
+  recorded in the index's ``dismissals`` table, so that pair is never reported again.
+
+Which findings the bot reports: only those that *decide* (already-merged, duplicate, covered) at
+or above ``min_score``. An "overlap" never triggers a comment, however high its score: a bot that
+speaks on every PR touching a busy file is noise people learn to ignore; ``prdup check`` still
+lists overlaps for whoever asks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from detector.evidence import Finding
+from index import gitsource
+from index.config import Settings
+from index.errors import IndexMissing, PrdupError, UnknownPullRequest
+from index.indexer import default_db_path
+from index.store import IndexStore
+from prdup.checking import CheckResult, check
+from prdup.github import Comment, GitHubClient
+from prdup.render import headline
+
+MARKER = "<!-- prdup:comment v1 -->"
+NOT_DUPLICATE_LABEL = "prdup: not a duplicate"
+REPLY_COMMAND = "/prdup not-duplicate"
+
+Action = Literal["created", "updated", "unchanged", "resolved", "deleted", "none"]
+
+MAX_FINDINGS = 3  # earlier PRs named in one comment: the best ones; `prdup check` lists all
+MAX_TITLE = 120  # characters of a PR title shown
+MAX_REASONS = 3  # the best finding's reasons listed under the headline
+MAX_REASON = 240
+MAX_CELL_ITEMS = 3  # files or symbols listed in a table cell before "+N more"
+MAX_ITEM = 80  # characters of one path or symbol
+MAX_LINE = 160  # characters of one shared changed line
+MAX_LINES = 12  # shared lines shown per side and finding
+
+# Line-initial command, anywhere in a reply: "/prdup not-duplicate #12" (several numbers allowed).
+# A quoted reply ("> /prdup ...") does not start the line, so quoting never repeats a command.
+_COMMAND = re.compile(r"^[ \t]*/prdup[ \t]+not-duplicate\b([^\n]*)", re.IGNORECASE | re.MULTILINE)
+_NUMBER = re.compile(r"#(\d+)\b")
+_FINGERPRINT_LINE = re.compile(r"<!-- prdup:fingerprint ?([0-9a-f]*) ?-->")
+# Control characters, zero-width and bidirectional-override characters ("Trojan source").
+_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+_MARKDOWN = re.compile(r"[\\`*_\[\]|~]")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+# "#12", "owner/repo#12", "GH-12": quoting them would add the bot's comment to those issues'
+# timelines. Bare URLs would be autolinked (GFM's extension), which PR text should not get.
+_REFERENCE = re.compile(r"(?<=#)(?=\d)|(?<=GH-)(?=\d)", re.IGNORECASE)
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=\bwww)(?=\.)", re.IGNORECASE)
+_ZWJ = "\u200d"  # a zero-width joiner: GitHub no longer sees a mention or link, readers still do
+_PLAIN = re.compile(r"[^\w #.,:()-]")  # what text prdup writes itself may contain
+
+VERDICT_SENTENCES = {
+    "already-merged": "{key} ({state}) already made this change on the target branch",
+    "duplicate": "{key} ({state}) makes the same change",
+    "covered": "{key} ({state}) already contains this change, and more",
+}
+
+
+class BotLoginUnknown(PrdupError):
+    """prdup cannot tell its own comment from others' without the token's login."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dismissal:
+    """Someone said PR `number` is not a duplicate of PR `other`."""
+
+    number: int
+    other: int
+    by: str | None
+    at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class BotRun:
+    """What one bot run on a PR did: the comment action, the body it wanted, new dismissals."""
+
+    action: Action
+    body: str | None
+    dismissals: tuple[Dismissal, ...] = ()
+
+
+# --------------------------------------------------------------------------------------------------
+# Escaping: every string that comes from a PR goes through one of these two
+
+
+def truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def inline(text: str | None, limit: int = MAX_TITLE) -> str:
+    """PR text made safe for prose and table cells: one line, no HTML, no markdown, no pings.
+
+    Also no links: issue references and URLs get a zero-width joiner, so quoting a title never
+    cross-references an issue or turns into a clickable link.
+    """
+    flat = " ".join(_INVISIBLE.sub("", text or "").split())
+    flat = truncate(flat, limit)
+    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    flat = _MARKDOWN.sub(lambda match: "\\" + match.group(0), flat)
+    flat = _MENTION.sub("@" + _ZWJ, flat)
+    flat = _REFERENCE.sub(_ZWJ, flat)
+    return _AUTOLINK.sub(_ZWJ, flat)
+
+
+def reason_markdown(reason: str) -> str:
+    """A detector reason, whose `code` quotes come from the PR: code spans kept, the rest inline.
+
+    Inside a code span GitHub parses no markdown, renders no HTML and links no mentions; a quote
+    holding a backtick is not matched and gets escaped with the rest.
+    """
+    parts = re.split(r"`([^`\n]+)`", truncate(" ".join(reason.split()), MAX_REASON))
+    out: list[str] = []
+    for position, part in enumerate(parts):
+        if position % 2:
+            out.append(f"`{_INVISIBLE.sub('', part)}`")
+        elif part.strip():
+            lead = " " if part[0] == " " else ""
+            trail = " " if part[-1] == " " else ""
+            out.append(lead + inline(part, MAX_REASON) + trail)
+        else:
+            out.append(part)
+    return "".join(out)
+
+
+def plain(text: str) -> str:
+    """prdup's own words with keys like "#12" (links wanted): anything unexpected is dropped."""
+    return _PLAIN.sub("", text)
+
+
+def code_line(text: str) -> str:
+    """A changed line for a fenced block: visible characters only, truncated.
+
+    Inside a fence GitHub renders no HTML, links no mentions and parses no markdown; the one way
+    out is a closing fence, which :func:`fence_for` prevents.
+    """
+    return truncate(_INVISIBLE.sub("", text.replace("\t", "    ")), MAX_LINE)
+
+
+def fence_for(lines: Iterable[str]) -> str:
+    """A backtick fence longer than any backtick run in `lines` (CommonMark closes on >= length)."""
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+# --------------------------------------------------------------------------------------------------
+# Rendering
+
+
+def reported_findings(result: CheckResult, min_score: float, top: int | None) -> list[Finding]:
+    """The findings the bot speaks about: deciding verdicts at or above `min_score`, best first."""
+    deciding = [f for f in result.findings if f.decides and f.score >= min_score]
+    return deciding[: min(top, MAX_FINDINGS) if top else MAX_FINDINGS]
+
+
+def fingerprint(findings: Sequence[Finding]) -> str:
+    """A digest of what the comment claims; "" when it claims nothing.
+
+    The score is left out on purpose: it drifts a little whenever the index grows (rarity
+    weights), and rewriting a comment for a 0.91 -> 0.92 change is noise. The comment's score is
+    the one from when it was last written.
+    """
+    if not findings:
+        return ""
+    claims = [
+        [
+            f.verdict,
+            f.candidate.key,
+            f.candidate.state,
+            sorted(f.shared_files),
+            sorted(f.shared_symbols),
+            sorted(f.shared_removed),
+            sorted(f.shared_added),
+        ]
+        for f in findings
+    ]
+    return hashlib.sha1(json.dumps(claims, ensure_ascii=False).encode()).hexdigest()
+
+
+def fingerprint_of(body: str) -> str | None:
+    """The fingerprint a prdup comment carries on its second line; None when it has none."""
+    lines = body.splitlines()
+    if len(lines) < 2 or lines[0].strip() != MARKER:
+        return None
+    match = _FINGERPRINT_LINE.fullmatch(lines[1].strip())
+    return match.group(1) if match else None
+
+
+def _header(digest: str) -> list[str]:
+    return [MARKER, f"<!-- prdup:fingerprint {digest} -->" if digest else
+            "<!-- prdup:fingerprint -->"]
+
+
+def _cell(items: Sequence[str]) -> str:
+    if not items:
+        return "–"
+    shown = ", ".join(inline(item, MAX_ITEM) for item in items[:MAX_CELL_ITEMS])
+    extra = len(items) - MAX_CELL_ITEMS
+    return shown + (f" (+{extra} more)" if extra > 0 else "")
+
+
+def _title(finding: Finding, titles: Mapping[int, str] | None) -> str:
+    number = finding.candidate.number
+    if titles and number is not None and number in titles:
+        return titles[number]
+    return finding.candidate.title
+
+
+def _shared_lines(finding: Finding) -> list[str]:
+    removed = [code_line(t) for t in finding.shared_removed[:MAX_LINES]]
+    added = [code_line(t) for t in finding.shared_added[:MAX_LINES]]
+    if not removed and not added:
+        return []
+    body = [f"- {line}" for line in removed] + [f"+ {line}" for line in added]
+    more = max(len(finding.shared_removed) - MAX_LINES, 0)
+    more += max(len(finding.shared_added) - MAX_LINES, 0)
+    fence = fence_for(body)
+    summary = f"Changed lines shared with {finding.candidate.key}"
+    summary += f" ({len(finding.shared_removed)} removed, {len(finding.shared_added)} added)"
+    lines = [f"<details><summary>{plain(summary)}</summary>", "", f"{fence}diff", *body, fence]
+    if more:
+        lines += ["", f"… and {more} more."]
+    return [*lines, "", "</details>", ""]
+
+
+def _dismiss_hint(findings: Sequence[Finding]) -> str:
+    numbers = [f.candidate.number for f in findings if f.candidate.number is not None]
+    how = f"add the label `{NOT_DUPLICATE_LABEL}`"
+    if numbers:
+        how = f"reply `{REPLY_COMMAND} #{numbers[0]}` (one line per PR), or " + how
+    how = how[0].upper() + how[1:]
+    return (
+        f"<sub>Not a duplicate? {how}; prdup will not report that pair again. prdup compares "
+        "diffs in git and never runs code from this pull request.</sub>"
+    )
+
+
+def render_comment(
+    result: CheckResult,
+    min_score: float = 0.5,
+    top: int | None = MAX_FINDINGS,
+    titles: Mapping[int, str] | None = None,
+) -> str | None:
+    """The bot comment for a checked PR, or None when nothing decides.
+
+    `titles` may override the index's titles of earlier PRs (e.g. fresher ones from GitHub).
+    """
+    findings = reported_findings(result, min_score, top)
+    if not findings:
+        return None
+    best = findings[0]
+    lines = [*_header(fingerprint(findings)), f"### prdup: {plain(headline(best))}", ""]
+    sentence = VERDICT_SENTENCES[best.verdict].format(
+        key=f"**{plain(best.candidate.key)}**", state=inline(best.candidate.state, 20)
+    )
+    title = _title(best, titles)
+    if title:
+        sentence += f": *{inline(title)}*"
+    lines.append(sentence if sentence.rstrip("*").endswith((".", "!", "?")) else sentence + ".")
+    if best.reasons:
+        lines.append("")
+        lines += [f"- {reason_markdown(reason)}" for reason in best.reasons[:MAX_REASONS]]
+    lines += ["", "| verdict | PR | state | score | files | symbols |", "|---|---|---|---|---|---|"]
+    for finding in findings:
+        candidate = finding.candidate
+        lines.append(
+            f"| {finding.verdict} | {plain(candidate.key)} | {inline(candidate.state, 20)} "
+            f"| {finding.score:.2f} | {_cell(finding.shared_files)} "
+            f"| {_cell(finding.shared_symbols)} |"
+        )
+    lines.append("")
+    for finding in findings:
+        lines += _shared_lines(finding)
+    lines.append(_dismiss_hint(findings))
+    return "\n".join(lines) + "\n"
+
+
+def resolved_body() -> str:
+    """What an earlier comment becomes when its findings are gone (the marker stays)."""
+    return "\n".join(
+        [
+            *_header(""),
+            "**prdup**: nothing earlier covers this pull request any more (it changed, the "
+            "finding was dismissed, or the earlier PR moved on).",
+            "",
+        ]
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Keeping one comment
+
+
+def own_comment(comments: Iterable[Comment], bot_login: str) -> Comment | None:
+    """The bot's comment: the marker on its first line *and* written by the bot itself.
+
+    A marker in someone else's comment (a quote, a prank) never makes it ours.
+    """
+    for comment in comments:
+        if _is_marked(comment) and (comment.author or "").lower() == bot_login.lower():
+            return comment
+    return None
+
+
+def _is_marked(comment: Comment) -> bool:
+    return comment.body.lstrip().startswith(MARKER)
+
+
+def sync_comment(
+    client: GitHubClient,
+    number: int,
+    body: str | None,
+    bot_login: str | None,
+    *,
+    comments: Sequence[Comment] | None = None,
+    on_resolve: str = "edit",
+) -> Action:
+    """Create, edit or leave the bot comment on PR `number` so it says `body`; returns the action.
+
+    No findings and no comment: nothing is written ("none"). Same fingerprint: no request beyond
+    listing ("unchanged"). Findings gone: the comment becomes a short note ("resolved"), or is
+    deleted with ``on_resolve="delete"``. Pass `comments` when they were already listed.
+    """
+    if on_resolve not in ("edit", "delete"):
+        raise ValueError(f"on_resolve must be 'edit' or 'delete', not {on_resolve!r}")
+    if comments is None:
+        comments = client.list_comments(number)
+    if body is None and not any(_is_marked(c) for c in comments):
+        return "none"
+    if bot_login is None:
+        raise BotLoginUnknown(
+            "cannot tell prdup's comment from others': the token's login is unknown "
+            "(GitHub's /user is not readable with it); set PRDUP_BOT_LOGIN"
+        )
+    ours = own_comment(comments, bot_login)
+    if body is None:
+        if ours is None:
+            return "none"
+        if on_resolve == "delete":
+            client.delete_comment(ours.id)
+            return "deleted"
+        if fingerprint_of(ours.body) == "":
+            return "unchanged"
+        client.update_comment(ours.id, resolved_body())
+        return "resolved"
+    if ours is None:
+        client.create_comment(number, body)
+        return "created"
+    if fingerprint_of(ours.body) == fingerprint_of(body):
+        return "unchanged"
+    client.update_comment(ours.id, body)
+    return "updated"
+
+
+# --------------------------------------------------------------------------------------------------
+# Dismissals
+
+
+def reply_dismissals(
+    number: int, comments: Iterable[Comment], bot_login: str | None
+) -> list[Dismissal]:
+    """`/prdup not-duplicate #N` replies on PR `number`, oldest first.
+
+    Anyone who can comment may dismiss: GitHubClient's comments do not carry GitHub's
+    `author_association`, so maintainers cannot be told apart here. The bot's own comments
+    (which quote the command as a hint) are skipped.
+    """
+    found: list[Dismissal] = []
+    for comment in comments:
+        if _is_marked(comment):
+            continue
+        if bot_login and (comment.author or "").lower() == bot_login.lower():
+            continue
+        for match in _COMMAND.finditer(comment.body):
+            for other in _NUMBER.findall(match.group(1)):
+                if int(other) != number:
+                    found.append(Dismissal(number, int(other), comment.author, comment.created_at))
+    return found
+
+
+def record_dismissals(store: IndexStore, dismissals: Iterable[Dismissal]) -> list[Dismissal]:
+    """Store each new pair both ways (if B is no duplicate of A, A is none of B); returns those.
+
+    A reply stays on the PR and is read again on every run; it is recorded once, with its author.
+    """
+    new: list[Dismissal] = []
+    for dismissal in dismissals:
+        if _is_dismissed(store, dismissal.number, dismissal.other):
+            continue
+        store.add_dismissal(dismissal.number, dismissal.other, dismissal.by, dismissal.at)
+        if not _is_dismissed(store, dismissal.other, dismissal.number):
+            store.add_dismissal(dismissal.other, dismissal.number, dismissal.by, dismissal.at)
+        new.append(dismissal)
+    return new
+
+
+def _is_dismissed(store: IndexStore, number: int, other: int) -> bool:
+    found = store.query(
+        "SELECT 1 FROM dismissals WHERE number = ? AND other = ?", (number, other)
+    )
+    return bool(found)
+
+
+def has_not_duplicate_label(labels: Iterable[str]) -> bool:
+    """GitHub label names are unique regardless of case, so compare them that way."""
+    return any(label.lower() == NOT_DUPLICATE_LABEL for label in labels)
+
+
+def label_dismissals(
+    number: int, findings: Iterable[Finding], by: str | None = "label", at: str | None = None
+) -> list[Dismissal]:
+    """The label dismisses every earlier PR the bot reports for this one."""
+    at = at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return [
+        Dismissal(number, f.candidate.number, by, at)
+        for f in findings
+        if f.candidate.number is not None
+    ]
+
+
+def index_path(repo_path: str | Path, db_path: str | Path | None) -> Path:
+    """The index file `check` would read: `db_path`, else the one inside the git directory."""
+    if db_path is not None:
+        return Path(db_path)
+    return default_db_path(gitsource.open_repository(repo_path))
+
+
+# --------------------------------------------------------------------------------------------------
+# One bot run
+
+
+def comment_on_pull(
+    client: GitHubClient,
+    number: int,
+    repo_path: str | Path = ".",
+    db_path: str | Path | None = None,
+    settings: Settings | None = None,
+    bot_login: str | None = None,
+    on_resolve: str = "edit",
+) -> BotRun:
+    """Read PR `number`'s dismissals, check it against the index, and sync the bot comment."""
+    settings = settings or Settings()
+    login = bot_login or client.viewer_login()
+    comments = client.list_comments(number)
+    labels = client.pull_labels(number)
+    path = index_path(repo_path, db_path)
+    replies = reply_dismissals(number, comments, login)
+    if replies:
+        with IndexStore(path, create=False) as store:
+            replies = record_dismissals(store, replies)
+    result = check(repo_path, path, pr=number, settings=settings)
+    body = render_comment(result, settings.min_score, settings.top)
+    labelled: list[Dismissal] = []
+    if has_not_duplicate_label(labels):
+        labelled = label_dismissals(
+            number, reported_findings(result, settings.min_score, settings.top)
+        )
+        with IndexStore(path, create=False) as store:
+            labelled = record_dismissals(store, labelled)
+        body = None
+    action = sync_comment(
+        client, number, body, login, comments=comments, on_resolve=on_resolve
+    )
+    return BotRun(action, body, tuple(replies + labelled))
+
+
+def dismiss_labelled(
+    repo_path: str | Path,
+    db_path: str | Path | None,
+    number: int,
+    settings: Settings,
+    at: str | None = None,
+) -> list[Dismissal]:
+    """Record the label on PR `number`: dismiss what the bot reports for it now.
+
+    Quietly does nothing when the PR is not (yet) indexed with a diff: the comment run will see
+    the label again once it is.
+    """
+    try:
+        result = check(repo_path, db_path, pr=number, settings=settings)
+    except (IndexMissing, UnknownPullRequest):
+        return []
+    dismissals = label_dismissals(
+        number, reported_findings(result, settings.min_score, settings.top), at=at
+    )
+    if not dismissals:
+        return []
+    with IndexStore(index_path(repo_path, db_path), create=False) as store:
+        return record_dismissals(store, dismissals)
+
+
+__all__ = [
+    "MARKER",
+    "NOT_DUPLICATE_LABEL",
+    "REPLY_COMMAND",
+    "BotLoginUnknown",
+    "BotRun",
+    "Dismissal",
+    "comment_on_pull",
+    "dismiss_labelled",
+    "fingerprint",
+    "fingerprint_of",
+    "inline",
+    "record_dismissals",
+    "render_comment",
+    "reply_dismissals",
+    "resolved_body",
+    "sync_comment",
+]

@@ -1,0 +1,484 @@
+"""The bot: one comment per PR, kept up to date, dismissible; the Action; the GitHub import.
+
+Real parts only: git repositories built by RepoBuilder, a real index, and the FakeGitHub HTTP
+server answering like GitHub's REST API. The story: `Pipeline.__init__` still reads a legacy
+flag. PR 20 (open) asks a strategy resolver instead; PR 21 makes the same fix with other code;
+PR 22 only touches the docs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from cli import main
+from index.indexer import index_repository
+from index.store import IndexStore
+from prdup.checking import check
+from prdup.comment import (
+    MARKER,
+    NOT_DUPLICATE_LABEL,
+    BotLoginUnknown,
+    comment_on_pull,
+    fingerprint_of,
+    render_comment,
+)
+from prdup.github import GitHubClient
+from prdup.github_import import import_metadata, watermark_key
+from tests.fake_github import FakeGitHub
+from tests.repo_builder import RepoBuilder
+
+TOKEN = "ghp_botTOKENvalue0123456789abcdef"
+REPO = "octo/demo"
+ROOT = Path(__file__).resolve().parent.parent
+WRITES = ("POST", "PATCH", "DELETE", "PUT")
+
+PIPELINE = """import logging
+
+
+class Pipeline:
+    def __init__(self, config):
+        self.config = config
+        self.log = logging.getLogger("pipeline")
+        if config.enable_cpu_offload:
+            self.enable_model_cpu_offload()
+        self.ready = True
+
+    def enable_model_cpu_offload(self):
+        self.log.info("offloading the model to the CPU")
+        self.offloaded = True
+"""
+LEGACY = "        if config.enable_cpu_offload:\n"
+FIX_20 = "        if OffloadStrategy.resolve(config).wants_cpu_offload:\n"
+FIX_21 = "        if resolve_offload_strategy(config) == 'cpu':\n"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "GITHUB_ACTIONS",
+                 "GITHUB_REPOSITORY", "PRDUP_BOT_LOGIN", "PRDUP_MIN_SCORE", "PRDUP_TOP"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def story(builder: RepoBuilder) -> RepoBuilder:
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "README.md": "Pipeline.\n"})
+    builder.pr_branch(20, [("Use the strategy resolver",
+                            {"pipeline.py": PIPELINE.replace(LEGACY, FIX_20)})])
+    builder.pr_branch(21, [("Stop reading the legacy flag",
+                            {"pipeline.py": PIPELINE.replace(LEGACY, FIX_21)})])
+    builder.pr_branch(22, [("Document the pipeline", {"README.md": "The pipeline, in full.\n"})])
+    return builder
+
+
+@pytest.fixture
+def server(fake_github: FakeGitHub) -> FakeGitHub:
+    for number in (20, 21, 22):
+        fake_github.add_pull(number)
+    return fake_github
+
+
+@pytest.fixture
+def client(server: FakeGitHub) -> GitHubClient:
+    return GitHubClient(
+        REPO, token=TOKEN, base_url=server.url, backoff_factor=0.01,
+        seconds_between_requests=None, seconds_between_writes=None,
+    )
+
+
+def index(builder: RepoBuilder, db_path: Path) -> None:
+    index_repository(builder.path, db_path=db_path)
+
+
+def writes(server: FakeGitHub) -> list[tuple[str, str]]:
+    return [(r.method, r.path) for r in server.requests if r.method in WRITES]
+
+
+def run_cli(cwd: Path, *args: str) -> tuple[int, str, str]:
+    runner = CliRunner()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        result = runner.invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(here)
+    return result.exit_code, result.stdout, result.stderr
+
+
+# ----------------------------------------------------------------------------- one comment per PR
+
+
+def test_one_comment_created_then_edited_then_left_alone_then_resolved(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    index(story, db_path)
+    comments = "/repos/octo/demo/issues/21/comments"
+
+    first = comment_on_pull(client, 21, story.path, db_path)
+    assert first.action == "created"
+    assert writes(server) == [("POST", comments)]
+    [posted] = server.comments_on(21)
+    assert posted["body"].startswith(MARKER)
+    assert "Duplicate of #20" in posted["body"]
+    assert posted["user"] == "prdup-bot"
+
+    # PR 20 lands: the same finding is now "already done", so the comment is edited in place.
+    story.merge_pr(20, how="squash")
+    index(story, db_path)
+    server.clear_requests()
+    second = comment_on_pull(client, 21, story.path, db_path)
+    assert second.action == "updated"
+    assert writes(server) == [("PATCH", f"/repos/octo/demo/issues/comments/{posted['id']}")]
+    [edited] = server.comments_on(21)
+    assert "Already done in #20" in edited["body"]
+
+    server.clear_requests()
+    third = comment_on_pull(client, 21, story.path, db_path)
+    assert third.action == "unchanged"
+    assert writes(server) == []
+    assert [r.path for r in server.requests] == [
+        "/user", comments, "/repos/octo/demo/issues/21/labels"
+    ]
+
+    # A maintainer says it is not a duplicate: the finding vanishes and the comment says so.
+    server.add_comment(21, "Different approach.\n/prdup not-duplicate #20", author="maint")
+    server.clear_requests()
+    fourth = comment_on_pull(client, 21, story.path, db_path)
+    assert fourth.action == "resolved"
+    assert writes(server) == [("PATCH", f"/repos/octo/demo/issues/comments/{posted['id']}")]
+    resolved = server.comments[posted["id"]]["body"]
+    assert resolved.startswith(MARKER) and fingerprint_of(resolved) == ""
+    assert "#20" not in resolved
+
+    server.clear_requests()
+    assert comment_on_pull(client, 21, story.path, db_path).action == "unchanged"
+    assert writes(server) == []
+    assert len(server.comments_on(21)) == 2  # the bot's and the maintainer's, nothing more
+
+
+def test_nothing_to_say_never_writes_a_comment(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    index(story, db_path)
+    run = comment_on_pull(client, 22, story.path, db_path)
+    assert (run.action, run.body) == ("none", None)
+    assert writes(server) == []
+    assert server.comments_on(22) == []
+
+
+def test_vanished_findings_can_delete_the_comment(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    index(story, db_path)
+    assert comment_on_pull(client, 21, story.path, db_path).action == "created"
+    with IndexStore(db_path) as store:
+        store.add_dismissal(21, 20, "maint", "2024-05-01T00:00:00Z")
+    server.clear_requests()
+    run = comment_on_pull(client, 21, story.path, db_path, on_resolve="delete")
+    assert run.action == "deleted"
+    assert [m for m, _ in writes(server)] == ["DELETE"]
+    assert server.comments_on(21) == []
+
+
+def test_a_marker_in_someone_elses_comment_is_not_ours(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    index(story, db_path)
+    forged = server.add_comment(21, f"{MARKER}\n<!-- prdup:fingerprint -->\nhi", author="mallory")
+    spoof_22 = server.add_comment(22, f"{MARKER}\nquoted", author="mallory")
+
+    assert comment_on_pull(client, 21, story.path, db_path).action == "created"
+    assert comment_on_pull(client, 22, story.path, db_path).action == "none"
+
+    assert [m for m, _ in writes(server)] == ["POST"]
+    assert server.comments[forged["id"]]["body"].endswith("hi")
+    assert server.comments[spoof_22["id"]]["body"].endswith("quoted")
+    assert len(server.comments_on(21)) == 2
+
+
+def test_inside_actions_the_bot_is_github_actions(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """Actions' GITHUB_TOKEN cannot read /user; its comments are by github-actions[bot]."""
+    index(story, db_path)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    server.user_forbidden = True
+    server.viewer = "github-actions[bot]"
+    assert comment_on_pull(client, 21, story.path, db_path).action == "created"
+    assert comment_on_pull(client, 21, story.path, db_path).action == "unchanged"
+    assert len(server.comments_on(21)) == 1
+
+
+def test_without_knowing_its_login_the_bot_refuses_to_guess(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub
+):
+    index(story, db_path)
+    anonymous = GitHubClient(REPO, base_url=server.url, seconds_between_requests=None,
+                             seconds_between_writes=None)
+    with pytest.raises(BotLoginUnknown, match="PRDUP_BOT_LOGIN"):
+        comment_on_pull(anonymous, 21, story.path, db_path)
+    assert comment_on_pull(anonymous, 22, story.path, db_path).action == "none"
+    assert writes(server) == []
+
+
+# ------------------------------------------------------------------------------------- escaping
+
+
+def test_pr_text_cannot_ping_inject_html_or_break_the_table(builder: RepoBuilder, db_path: Path):
+    nasty = ("Fix @octocat <script>alert(1)</script> | `rm -rf` [x](http://evil.example) "
+             "fixes #7, see www.evil.example " + "long " * 60)
+    shared = '        banner = "```@team </details>"\n'
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
+    builder.pr_branch(20, [(nasty, {"pipeline.py": PIPELINE.replace(LEGACY, FIX_20 + shared)})])
+    builder.pr_branch(21, [("Same", {"pipeline.py": PIPELINE.replace(LEGACY, FIX_21 + shared)})])
+    index(builder, db_path)
+
+    body = render_comment(check(builder.path, db_path, pr=21))
+
+    assert body is not None
+    assert "@octocat" not in body and "@\u200doctocat" in body
+    assert "<script>" not in body and "&lt;script&gt;" in body
+    assert "[x](http" not in body and "\\[x\\]" in body
+    assert "http://" not in body and "www.evil" not in body and "#7" not in body
+    assert "http:\u200d//" in body and "www\u200d.evil" in body and "#\u200d7" in body
+    assert "\\| \\`rm -rf\\`" in body
+    assert "long " * 30 not in body and "…" in body  # truncated
+    # The shared line is shown verbatim in a fence its backticks cannot close.
+    assert '````diff\n' in body and '+ banner = "```@team </details>"' in body
+    table_rows = [line for line in body.splitlines() if line.startswith("| ")]
+    assert all(len(re.split(r"(?<!\\)\|", row)) == 8 for row in table_rows)  # six cells each
+    assert TOKEN not in body
+
+
+# ----------------------------------------------------------------------------------- dismissals
+
+
+def dismissals(db_path: Path) -> set[tuple[int, int, str]]:
+    with IndexStore(db_path) as store:
+        return {(n, o, by) for n, o, by, _ in store.rows("SELECT * FROM dismissals")}
+
+
+def test_dismissal_by_reply_is_recorded_and_the_pair_disappears(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    index(story, db_path)
+    assert [f.candidate.number for f in check(story.path, db_path, pr=21).findings][:1] == [20]
+    server.add_comment(21, "> /prdup not-duplicate #20\nquoting is not asking", author="eve")
+    assert comment_on_pull(client, 21, story.path, db_path).action == "created"
+    assert dismissals(db_path) == set()
+
+    server.add_comment(21, "Not the same.\n  /prdup not-duplicate #20", author="maint")
+    run = comment_on_pull(client, 21, story.path, db_path)
+
+    assert run.action == "resolved"
+    assert [(d.number, d.other, d.by) for d in run.dismissals] == [(21, 20, "maint")]
+    assert dismissals(db_path) == {(21, 20, "maint"), (20, 21, "maint")}
+    assert comment_on_pull(client, 21, story.path, db_path).dismissals == ()  # recorded once
+    assert 20 not in {f.candidate.number for f in check(story.path, db_path, pr=21).findings}
+    assert 21 not in {f.candidate.number for f in check(story.path, db_path, pr=20).findings}
+
+
+def test_dismissal_by_label_is_recorded_and_the_pair_disappears(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    index(story, db_path)
+    server.add_pull(21, labels=[NOT_DUPLICATE_LABEL])
+
+    run = comment_on_pull(client, 21, story.path, db_path)
+
+    assert (run.action, run.body) == ("none", None)
+    assert (21, 20, "label") in dismissals(db_path)
+    assert 20 not in {f.candidate.number for f in check(story.path, db_path, pr=21).findings}
+    assert writes(server) == []
+
+
+# ----------------------------------------------------------------------------------- the CLI
+
+
+def test_comment_command_prints_or_posts(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+):
+    index(story, db_path)
+    code, out, _ = run_cli(story.path, "comment", "--pr", "21", "--db", str(db_path))
+    assert code == 0 and out.startswith(MARKER) and "Duplicate of #20" in out
+    code, out, _ = run_cli(story.path, "comment", "--pr", "22", "--db", str(db_path))
+    assert (code, out.strip()) == (0, "prdup: nothing to say about PR #22.")
+    assert server.requests == []
+
+    code, _, err = run_cli(story.path, "comment", "--pr", "21", "--post", "--db", str(db_path))
+    assert code == 2 and "--github" in err
+
+    monkeypatch.setenv("GITHUB_API_URL", server.url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+    code, out, err = run_cli(story.path, "comment", "--pr", "21", "--post", "--db", str(db_path))
+    assert (code, out.strip()) == (0, "created comment on octo/demo#21"), err
+    assert len(server.comments_on(21)) == 1
+
+    server.fail("/repos/octo/demo/issues/21/comments", 404, times=None)
+    code, out, err = run_cli(story.path, "comment", "--pr", "21", "--post", "--db", str(db_path))
+    assert code == 2 and "not found" in err and len(err.strip().splitlines()) == 1
+    assert TOKEN not in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------------------------- action.yml
+
+# The essentials of GitHub's action metadata syntax (docs.github.com, "Metadata syntax for GitHub
+# Actions"), for a composite action.
+ACTION_SCHEMA = {
+    "type": "object",
+    "required": ["name", "description", "runs"],
+    "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "description": {"type": "string", "minLength": 1},
+        "author": {"type": "string"},
+        "branding": {"type": "object"},
+        "inputs": {
+            "type": "object",
+            "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_-]*$"},
+            "additionalProperties": {
+                "type": "object",
+                "required": ["description"],
+                "properties": {
+                    "description": {"type": "string", "minLength": 1},
+                    "required": {"type": "boolean"},
+                    "default": {"type": "string"},
+                    "deprecationMessage": {"type": "string"},
+                },
+                "additionalProperties": False,
+            },
+        },
+        "outputs": {"type": "object"},
+        "runs": {
+            "type": "object",
+            "required": ["using", "steps"],
+            "properties": {
+                "using": {"const": "composite"},
+                "steps": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "oneOf": [
+                            {"required": ["run", "shell"], "not": {"required": ["uses"]}},
+                            {"required": ["uses"], "not": {"required": ["run"]}},
+                        ],
+                        "properties": {
+                            "name": {"type": "string"},
+                            "id": {"type": "string"},
+                            "if": {"type": ["string", "boolean"]},
+                            "run": {"type": "string"},
+                            "shell": {"type": "string"},
+                            "uses": {"type": "string", "pattern": "^[^@\\s]+@[^@\\s]+$"},
+                            "with": {"type": "object"},
+                            "env": {
+                                "type": "object",
+                                "additionalProperties": {"type": ["string", "number", "boolean"]},
+                            },
+                            "working-directory": {"type": "string"},
+                            "continue-on-error": {"type": ["string", "boolean"]},
+                        },
+                        "additionalProperties": False,
+                    },
+                },
+            },
+        },
+    },
+    "additionalProperties": False,
+}
+
+
+def test_action_metadata_is_valid_and_never_interpolates_into_scripts():
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+
+    jsonschema.validate(action, ACTION_SCHEMA)
+
+    steps = action["runs"]["steps"]
+    scripts = [step["run"] for step in steps if "run" in step]
+    assert scripts and all("${{" not in script for script in scripts)
+    assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
+    assert {"min-score", "python-version"} <= set(action["inputs"])
+    uses = [step["uses"].split("@")[0] for step in steps if "uses" in step]
+    assert uses == ["actions/setup-python", "actions/cache/restore", "actions/cache/save"]
+    joined = "\n".join(scripts)
+    assert "'+refs/pull/*/head:refs/pull/*/head'" in joined
+    assert 'prdup index --github "$REPO"' in joined
+    assert re.search(r'prdup comment --pr "\$PR" .*--post', joined)
+
+
+# ------------------------------------------------------------------------------- GitHub import
+
+
+def test_index_github_imports_titles_and_states_then_only_updated_prs(
+    story: RepoBuilder, db_path: Path, fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+):
+    fake_github.add_pull(20, "Resolve the offload strategy", state="closed",
+                         updated_at="2024-03-01T00:00:00Z")
+    fake_github.add_pull(21, "Fixes #7: drop the legacy flag", updated_at="2024-03-02T00:00:00Z")
+    for number in range(100, 205):  # more than one page of 100
+        fake_github.add_pull(number, updated_at="2024-01-01T00:00:00Z")
+    monkeypatch.setenv("GITHUB_API_URL", fake_github.url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+
+    code, _, err = run_cli(story.path, "index", "--github", REPO, "--db", str(db_path), "--quiet")
+
+    assert code == 0, err
+    with IndexStore(db_path) as store:
+        rows = {r["number"]: r for r in store.query("SELECT * FROM changes")}
+        issues = store.query("SELECT issue FROM issue_refs JOIN changes ON id = change_id "
+                             "WHERE number = 21")
+        assert store.get_meta(watermark_key(REPO)) == "2024-03-02T00:00:00Z"
+    assert (rows[20]["title"], rows[20]["state"]) == ("Resolve the offload strategy", "closed")
+    assert (rows[21]["title"], rows[21]["state"]) == ("Fixes #7: drop the legacy flag", "open")
+    assert rows[150]["status"] == "metadata-only"
+    assert issues == [{"issue": "#7"}]
+    pages = [r.query.get("page", "1") for r in fake_github.requests_to("/repos/octo/demo/pulls")]
+    assert pages == ["1", "2"]
+
+    fake_github.add_pull(21, "Drop the legacy flag, take two", state="merged",
+                         updated_at="2024-03-05T00:00:00Z")
+    fake_github.clear_requests()
+    code, _, err = run_cli(story.path, "index", "--github", REPO, "--db", str(db_path), "--quiet")
+
+    assert code == 0, err
+    assert [r.query.get("page", "1") for r in fake_github.requests] == ["1"]  # stops early
+    with IndexStore(db_path) as store:
+        assert store.change_row(21)["title"] == "Drop the legacy flag, take two"
+        assert store.change_row(21)["state"] == "merged"
+        assert store.get_meta(watermark_key(REPO)) == "2024-03-05T00:00:00Z"
+
+
+def test_import_lists_again_what_the_index_never_recorded(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    """An import whose index run failed is not lost behind the watermark."""
+    server.add_pull(21, "Drop the legacy flag", updated_at="2024-03-02T00:00:00Z")
+    first = import_metadata(REPO, story.path, db_path, client=client)
+    assert set(first) == {20, 21, 22}
+
+    again = import_metadata(REPO, story.path, db_path, client=client)  # no index run between
+    assert 21 in again and again[21].title == "Drop the legacy flag"
+
+    index_repository(story.path, db_path=db_path, metadata=again)
+    # Now the index holds them: only what was updated at or after the watermark is listed.
+    assert import_metadata(REPO, story.path, db_path, client=client) == {21: again[21]}
+
+
+def test_import_records_label_dismissals(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    index(story, db_path)
+    server.add_pull(21, labels=[NOT_DUPLICATE_LABEL], updated_at="2024-04-01T00:00:00Z")
+
+    import_metadata(REPO, story.path, db_path, client=client)
+
+    assert (21, 20, "label") in dismissals(db_path)
+    assert (20, 21, "label") in dismissals(db_path)
+
