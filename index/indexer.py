@@ -389,6 +389,10 @@ class ForkPoints:
         ]
         self.on_target = _reachable(self.graph, target_tips)
         self.on_branches = _reachable(self.graph, tips)
+        self.merged_by: dict[str, str] = {}  # a commit -> a merge commit that has it as 2nd parent
+        for sha, parents in self.graph.items():
+            for parent in parents[1:]:
+                self.merged_by.setdefault(parent, sha)
         self._why: dict[str, str] = {}
 
     def base_of(self, head: str) -> tuple[str | None, str]:
@@ -403,6 +407,13 @@ class ForkPoints:
         # repository) is walked back to a first-parent line other than its own instead.
         stop_lines = ~own_lines
         unmerged = head not in self.on_branches
+        merger = None if unmerged else self.merged_by.get(head)
+        if merger is not None:
+            # Merged by a merge commit (on whatever branch): the PR's change is what that merge
+            # brought in, so its base is the merge-base with the merge's first parent.
+            base = gitsource.merge_base(self.repo, self.graph[merger][0], head)
+            if base and base != head:
+                return base, state
 
         def stops(sha: str) -> bool:
             if unmerged:
