@@ -75,10 +75,17 @@ class TargetProbe:
     removed_gone: float  # weighted share of removed lines no longer at the tip
     added_present: float  # weighted share of added lines already at the tip
     landings: tuple[Landing, ...] = ()
+    removed_weight: float = 0.0  # how much the removed lines weigh (rarity), for proportion
+    added_weight: float = 0.0
 
     @property
     def already_there(self) -> bool:
-        return self.removed_gone >= 0.8 or self.added_present >= 0.8
+        """The tip shows the change: its additions are there, or the lines it rewrites are gone
+        and it is mostly that rewrite (a fix done differently), not a large addition."""
+        if self.added_present >= 0.8 and (self.removed_weight == 0 or self.removed_gone >= 0.5):
+            return True
+        mostly_rewrite = self.added_weight <= 2 * self.removed_weight
+        return self.removed_weight > 0 and self.removed_gone >= 0.8 and mostly_rewrite
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,21 +147,39 @@ def could_decide(query: ChangeEvidence, candidate: ChangeEvidence, weigh: Weight
     A necessary condition, read off `decide.verdict`: without a target probe, a deciding verdict
     needs the same patch, or the query contained in the candidate (`query_coverage`), or most of
     its removed lines removed there too (`removed_in_candidate`). `weigh` sums line weights as
-    `LineWeights` does. The sweep uses this to skip the pairs `match` would only call overlap or
-    related; the verdict of every pair it keeps is still `match`'s.
+    `LineWeights.sum` does. The sweep uses this to skip the pairs `match` would only call
+    overlap or related; the verdict of every pair it keeps is still `match`'s.
     """
-    if query.patch_id and query.patch_id == candidate.patch_id:
-        return True
-    shared_removed = query.removed & candidate.removed
-    shared_added = query.added & candidate.added
-    if not shared_removed and not shared_added:
-        return False
-    thresholds = decide.THRESHOLDS
-    slack = 1e-6  # sums in another order differ in the last bits; never drop a borderline pair
-    removed_total = weigh(query.removed)
-    removed_shared = weigh(shared_removed)
-    if removed_total and removed_shared / removed_total >= thresholds.same_fix - slack:
-        return True
-    total = removed_total + weigh(query.added)
-    shared = removed_shared + weigh(shared_added)
-    return bool(total) and shared / total >= thresholds.contained - slack
+    return DecidingBound.of(query, weigh).allows(candidate)
+
+
+@dataclass(frozen=True, slots=True)
+class DecidingBound:
+    """`could_decide` for one query against many candidates: its weight sums taken once."""
+
+    query: ChangeEvidence
+    weigh: Weight
+    removed_total: float
+    total: float  # removed and added, each line counted on each side it is on
+
+    @classmethod
+    def of(cls, query: ChangeEvidence, weigh: Weight) -> DecidingBound:
+        removed = weigh(query.removed)
+        return cls(query, weigh, removed, removed + weigh(query.added))
+
+    def allows(self, candidate: ChangeEvidence) -> bool:
+        query = self.query
+        if query.patch_id and query.patch_id == candidate.patch_id:
+            return True
+        shared_removed = query.removed & candidate.removed
+        shared_added = query.added & candidate.added
+        if not shared_removed and not shared_added:
+            return False
+        thresholds = decide.THRESHOLDS
+        slack = 1e-6  # sums in another order differ in the last bits: keep a borderline pair
+        removed_shared = self.weigh(shared_removed)
+        removed_total = self.removed_total
+        if removed_total and removed_shared / removed_total >= thresholds.same_fix - slack:
+            return True
+        shared = removed_shared + self.weigh(shared_added)
+        return bool(self.total) and shared / self.total >= thresholds.contained - slack

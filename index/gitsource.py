@@ -20,7 +20,9 @@ from index.errors import EmptyRepository, MissingRevision, NotAGitRepository
 # --full-index: whole blob ids, so symbols can read the exact old and new file.
 # -M: renames are one file change, not a removal plus an addition.
 DIFF_OPTIONS = ("-p", "-U0", "--full-index", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
-_RECORD = "\x1e"
+# NUL never appears in git's text output (a file with NUL is binary and shows no lines), so a
+# NUL-led marker cannot be faked by a file's content or a commit message.
+_RECORD = "\x00\x1e"
 _FIELD = "\x1f"
 _LOG_FORMAT = _FIELD.join(["%H", "%P", "%an", "%aI", "%cI", "%B"]) + _FIELD
 _PULL_REF = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/pr/(\d+))$")
@@ -113,7 +115,7 @@ def first_parent_log(
         "--reverse",
         "--first-parent",
         "--diff-merges=first-parent",
-        f"--format={_RECORD}{_LOG_FORMAT}",
+        f"--format=%x00%x1e{_LOG_FORMAT}",
         *DIFF_OPTIONS,
         revision,
         as_process=True,

@@ -161,7 +161,10 @@ class Indexer:
             self.summary.skipped["branch sync merge"] += 1
             return
         if number is not None and number in merged_numbers:
-            how, number = "direct", None  # the same PR landed twice (a backport): keep the first
+            # The same PR landed again on another target (a merge-up or backport): its change
+            # is indexed already, and a second copy would only echo it as a separate finding.
+            self.summary.skipped["PR landed again on another target"] += 1
+            return
         meta = self.metadata.get(number) if number is not None else None
         title = subject
         if how == "merge-commit":

@@ -241,8 +241,14 @@ def _by_text(store: IndexStore, query: ChangeEvidence, where: str, params: list[
     return sorted(scores, key=lambda cid: -scores[cid])[:TEXT_CANDIDATES]
 
 
-def load_evidence(store: IndexStore, ids: Sequence[int]) -> list[ChangeEvidence]:
-    """Full evidence for the given change ids, in the given order."""
+def load_evidence(
+    store: IndexStore, ids: Sequence[int], rarity: dict[int, int] | None = None
+) -> list[ChangeEvidence]:
+    """Full evidence for the given change ids, in the given order.
+
+    With `rarity`, also fills it with the document frequency of every line read, in the same
+    pass (a second lookup per line hash costs more than the whole load).
+    """
     if not ids:
         return []
     removed: dict[int, set[int]] = defaultdict(set)
@@ -257,10 +263,14 @@ def load_evidence(store: IndexStore, ids: Sequence[int]) -> list[ChangeEvidence]
         marks = ",".join("?" * len(chunk))
         for row in store.query(f"SELECT * FROM changes WHERE id IN ({marks})", chunk):
             rows[row["id"]] = row
-        for cid, side, line_hash in store.rows(
-            f"SELECT change_id, side, hash FROM lines WHERE change_id IN ({marks})", chunk
+        for cid, side, line_hash, df in store.rows(
+            f"SELECT l.change_id, l.side, l.hash, d.df FROM lines l "
+            f"LEFT JOIN line_df d ON d.hash = l.hash WHERE l.change_id IN ({marks})",
+            chunk,
         ):
             (removed if side == "-" else added)[cid].add(line_hash)
+            if rarity is not None:
+                rarity[line_hash] = df or 0
         for cid, path in store.rows(
             f"SELECT change_id, path FROM files WHERE change_id IN ({marks}) "
             f"AND status != 'ignored'",
@@ -311,10 +321,20 @@ def load_evidence(store: IndexStore, ids: Sequence[int]) -> list[ChangeEvidence]
 def weights_for(
     store: IndexStore, query: ChangeEvidence, candidates: Iterable[ChangeEvidence]
 ) -> LineWeights:
+    """Rarity weights for every line of the query and the candidates."""
     hashes: set[int] = set(query.removed | query.added)
     for candidate in candidates:
         hashes |= candidate.removed | candidate.added
     return line_weights(store, hashes)
+
+
+def weights_with(
+    store: IndexStore, query: ChangeEvidence, rarity: dict[int, int]
+) -> LineWeights:
+    """Rarity weights for the candidates' lines (already read) and the query's (looked up)."""
+    missing = (query.removed | query.added) - rarity.keys()
+    looked_up = line_weights(store, missing).document_frequency if missing else {}
+    return LineWeights({**rarity, **looked_up}, int(store.get_meta("change_count") or 1))
 
 
 def dismissed_for(store: IndexStore, number: int | None) -> frozenset[int]:

@@ -8,12 +8,14 @@ has not seen yet.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import git
 
 from detector.evidence import Landing, LineWeights, TargetProbe
 from detector.model import Change, FileChange, line_hash, normalise_line
 from index import gitsource
-from index.indexer import landing_pr
+from index.indexer import BRANCH_SYNC, landing_pr
 from index.store import IndexStore
 
 MAX_FILE_BYTES = 2_000_000
@@ -65,6 +67,8 @@ def probe_target(
     probe = TargetProbe(
         removed_gone=removed_gone / removed_total if removed_total else 0.0,
         added_present=added_present / added_total if added_total else 0.0,
+        removed_weight=removed_total,
+        added_weight=added_total,
     )
     if not probe.already_there:
         return probe
@@ -78,7 +82,7 @@ def probe_target(
             for landing in _landings_from_pickaxe(repo, base, tip, max(unexplained))
             if landing.commit not in known
         ]
-    return TargetProbe(probe.removed_gone, probe.added_present, tuple(landings[:MAX_LANDINGS]))
+    return replace(probe, landings=tuple(landings[:MAX_LANDINGS]))
 
 
 def _landings_from_index(
@@ -141,8 +145,12 @@ def _landings_from_pickaxe(
     except git.GitCommandError:
         return []
     landings = []
-    for line in output.splitlines()[:MAX_LANDINGS]:
+    for line in output.splitlines()[: MAX_LANDINGS * 3]:
+        if len(landings) >= MAX_LANDINGS:
+            break
         sha, _, subject = line.partition("\x1f")
+        if BRANCH_SYNC.match(subject):
+            continue  # carried the change from another branch; who made it is further down
         number, _ = landing_pr(subject)
         landings.append(Landing(commit=sha, number=number, title=subject, lines=(text,)))
     return landings

@@ -129,7 +129,31 @@ def _initial(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_initial,)
+def _sweep_cache(conn: sqlite3.Connection) -> None:
+    """`prdup sweep`'s cache: each open PR's deciding findings, reused while their inputs hold."""
+    conn.executescript(
+        """
+        -- One row per swept open PR: its deciding findings (JSON), valid while its head, the
+        -- matcher (fingerprint) and every change it was matched against stay as they were.
+        CREATE TABLE IF NOT EXISTS sweep_results (
+            number INTEGER PRIMARY KEY,
+            head_sha TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            change_count INTEGER NOT NULL,
+            findings TEXT NOT NULL
+        );
+        -- Every change as the last sweep saw it, to tell which ones an `index` run changed.
+        CREATE TABLE IF NOT EXISTS sweep_seen (
+            change_id INTEGER PRIMARY KEY,
+            sha TEXT,
+            state TEXT NOT NULL,
+            status TEXT NOT NULL
+        );
+        """
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (_initial, _sweep_cache)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -109,8 +109,9 @@ def _match_query(
     tip: str | None,
 ) -> list[Finding]:
     ids = lookup.candidate_ids(store, query.change, scope)
-    candidates = lookup.load_evidence(store, ids)
-    weights = lookup.weights_for(store, query.change, candidates)
+    rarity: dict[int, int] = {}
+    candidates = lookup.load_evidence(store, ids, rarity)
+    weights = lookup.weights_with(store, query.change, rarity)
     if repo is not None and change is not None and tip is not None:
         probe = probe_target(repo, store, change, info.base, tip, weights)
         query = Query(query.change, query.line_text, query.line_place, probe)
