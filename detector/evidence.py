@@ -37,6 +37,16 @@ class ChangeEvidence:
     issues: frozenset[str] = frozenset()
     patch_id: str | None = None
     terms: Mapping[str, float] = field(default_factory=dict)
+    # When set, `removed`/`added` hold only the lines shared with the query (all a comparison
+    # needs), and these are the weights of the whole sides, precomputed at index time.
+    removed_total: float | None = None
+    added_total: float | None = None
+
+    def side_weight(self, side: str, weights: LineWeights) -> float:
+        total = self.removed_total if side == "-" else self.added_total
+        if total is not None:
+            return total
+        return weights.sum(self.removed if side == "-" else self.added)
 
 
 @dataclass(frozen=True, slots=True)

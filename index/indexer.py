@@ -178,7 +178,7 @@ class Indexer:
             source=how,
             sha=commit.sha,
             merge_commit=commit.sha,
-            head_sha=commit.parents[1] if len(commit.parents) > 1 and number else None,
+            head_sha=commit.parents[1] if len(commit.parents) > 1 else None,
             base_sha=commit.parents[0] if commit.parents else None,
             target=target,
             title=title,

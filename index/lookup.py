@@ -30,10 +30,20 @@ class Scope:
     exclude_number: int | None = None
     before_number: int | None = None  # only PRs numbered below (created before) this one
     only_ids: frozenset[int] | None = None
+    # The query PR's own landing, when git did not name it: a merge of its head, or a commit
+    # with its very patch. "Already done by itself" is no finding.
+    own_head: str | None = None
+    own_patch: str | None = None
 
-    def sql(self, column: str = "c") -> tuple[str, list[int]]:
+    def sql(self, column: str = "c") -> tuple[str, list]:
         clauses = [f"{column}.status = 'indexed'"]
-        params: list[int] = []
+        params: list = []
+        if self.own_head is not None:
+            clauses.append(f"NOT ({column}.kind = 'commit' AND {column}.head_sha IS ?)")
+            params.append(self.own_head)
+        if self.own_patch is not None:
+            clauses.append(f"NOT ({column}.kind = 'commit' AND {column}.patch_id IS ?)")
+            params.append(self.own_patch)
         if self.exclude_number is not None:
             clauses.append(f"({column}.number IS NULL OR {column}.number != ?)")
             params.append(self.exclude_number)
@@ -242,13 +252,20 @@ def _by_text(store: IndexStore, query: ChangeEvidence, where: str, params: list[
 
 
 def load_evidence(
-    store: IndexStore, ids: Sequence[int], rarity: dict[int, int] | None = None
+    store: IndexStore,
+    ids: Sequence[int],
+    rarity: dict[int, int] | None = None,
+    shared_with: ChangeEvidence | None = None,
 ) -> list[ChangeEvidence]:
     """Full evidence for the given change ids, in the given order.
 
     With `rarity`, also fills it with the document frequency of every line read, in the same
-    pass (a second lookup per line hash costs more than the whole load).
+    pass (a second lookup per line hash costs more than the whole load). With `shared_with`,
+    reads only the lines the candidates share with that query, and their precomputed side
+    weights: a comparison needs nothing more, and large candidates cost no more than small.
     """
+    if shared_with is not None:
+        _load_query_hashes(store, shared_with)
     if not ids:
         return []
     removed: dict[int, set[int]] = defaultdict(set)
@@ -263,9 +280,12 @@ def load_evidence(
         marks = ",".join("?" * len(chunk))
         for row in store.query(f"SELECT * FROM changes WHERE id IN ({marks})", chunk):
             rows[row["id"]] = row
+        only_shared = (
+            "AND l.hash IN (SELECT hash FROM temp.query_hashes)" if shared_with is not None else ""
+        )
         for cid, side, line_hash, df in store.rows(
             f"SELECT l.change_id, l.side, l.hash, d.df FROM lines l "
-            f"LEFT JOIN line_df d ON d.hash = l.hash WHERE l.change_id IN ({marks})",
+            f"LEFT JOIN line_df d ON d.hash = l.hash WHERE l.change_id IN ({marks}) {only_shared}",
             chunk,
         ):
             (removed if side == "-" else added)[cid].add(line_hash)
@@ -312,10 +332,21 @@ def load_evidence(
             issues=frozenset(issues[cid]),
             patch_id=rows[cid]["patch_id"],
             terms=terms[cid],
+            removed_total=rows[cid].get("removed_weight") if shared_with is not None else None,
+            added_total=rows[cid].get("added_weight") if shared_with is not None else None,
         )
         for cid in ids
         if cid in rows
     ]
+
+
+def _load_query_hashes(store: IndexStore, query: ChangeEvidence) -> None:
+    store.conn.execute("CREATE TEMP TABLE IF NOT EXISTS query_hashes (hash INTEGER PRIMARY KEY)")
+    store.conn.execute("DELETE FROM temp.query_hashes")
+    store.conn.executemany(
+        "INSERT OR IGNORE INTO temp.query_hashes(hash) VALUES (?)",
+        [(h,) for h in query.removed | query.added],
+    )
 
 
 def weights_for(
@@ -328,9 +359,7 @@ def weights_for(
     return line_weights(store, hashes)
 
 
-def weights_with(
-    store: IndexStore, query: ChangeEvidence, rarity: dict[int, int]
-) -> LineWeights:
+def weights_with(store: IndexStore, query: ChangeEvidence, rarity: dict[int, int]) -> LineWeights:
     """Rarity weights for the candidates' lines (already read) and the query's (looked up)."""
     missing = (query.removed | query.added) - rarity.keys()
     looked_up = line_weights(store, missing).document_frequency if missing else {}

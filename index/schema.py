@@ -153,7 +153,17 @@ def _sweep_cache(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_initial, _sweep_cache)
+def _line_weight_totals(conn: sqlite3.Connection) -> None:
+    """Each change's total rarity weight per side, so `check` need not read a candidate's lines
+    beyond those it shares with the query (filled by the rarity rebuild)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(changes)")}
+    for column in ("removed_weight", "added_weight"):
+        if column not in columns:
+            conn.execute(f"ALTER TABLE changes ADD COLUMN {column} REAL")
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('derived_stale', '1')")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_initial, _sweep_cache, _line_weight_totals)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

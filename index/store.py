@@ -341,6 +341,20 @@ class IndexStore:
                 "INSERT OR REPLACE INTO meta(key, value) "
                 "SELECT 'change_count', count(*) FROM changes WHERE status = 'indexed'"
             )
+            # Same formula as detector.evidence.LineWeights, summed per change and side.
+            total = self.conn.execute(
+                "SELECT value FROM meta WHERE key = 'change_count'"
+            ).fetchone()[0]
+            self.conn.execute("UPDATE changes SET removed_weight = 0, added_weight = 0")
+            self.conn.execute(
+                "WITH sums AS (SELECT l.change_id AS id, "
+                "sum(CASE WHEN l.side = '-' THEN ln((? + 1.0) / (d.df + 1)) + 0.05 END) AS r, "
+                "sum(CASE WHEN l.side = '+' THEN ln((? + 1.0) / (d.df + 1)) + 0.05 END) AS a "
+                "FROM lines l JOIN line_df d ON d.hash = l.hash GROUP BY l.change_id) "
+                "UPDATE changes SET removed_weight = coalesce(sums.r, 0), "
+                "added_weight = coalesce(sums.a, 0) FROM sums WHERE changes.id = sums.id",
+                (int(total), int(total)),
+            )
 
         self._write(action)
 

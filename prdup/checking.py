@@ -110,7 +110,7 @@ def _match_query(
 ) -> list[Finding]:
     ids = lookup.candidate_ids(store, query.change, scope)
     rarity: dict[int, int] = {}
-    candidates = lookup.load_evidence(store, ids, rarity)
+    candidates = lookup.load_evidence(store, ids, rarity, shared_with=query.change)
     weights = lookup.weights_with(store, query.change, rarity)
     if repo is not None and change is not None and tip is not None:
         probe = probe_target(repo, store, change, info.base, tip, weights)
@@ -241,7 +241,12 @@ def _check_pr(
         removed=row["removed"],
         title=row["title"] or "",
     )
-    scope = lookup.Scope(exclude_number=number, before_number=before_number)
+    scope = lookup.Scope(
+        exclude_number=number,
+        before_number=before_number,
+        own_head=row["head_sha"],
+        own_patch=row["patch_id"],
+    )
     change: Change | None = None
     tip: str | None = None
     if repo is not None and row["state"] != "merged" and target and row["base_sha"]:
