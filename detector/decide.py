@@ -28,6 +28,9 @@ FEATURES = (
     "shared_issue",
     "text_similarity",
     "reverts",
+    "removed_coverage",
+    "proximity",
+    "same_author",
 )
 
 
@@ -37,6 +40,7 @@ class Thresholds:
 
     contained: float = 0.7  # this much of the change found in the candidate: it is covered
     same_fix: float = 0.6  # this much of the removed lines also removed: the same fix
+    removal_part: float = 0.2  # ...and make up this much of the change
     rare_line_share: float = 0.01  # ...provided one is in at most 1% of changes (or 5)
     larger: float = 0.5  # the candidate holds this change and at least as much again
     reverting: float = 0.5
@@ -73,7 +77,13 @@ def verdict(signals: Signals, candidate_state: str, distinctive_removed: bool) -
     same_change = signals.same_patch or (
         signals.query_coverage >= t.contained and signals.candidate_coverage >= t.contained
     )
-    same_fix = signals.removed_in_candidate >= t.same_fix and distinctive_removed
+    # The same rare lines removed, and they are a real part of this change (not one line taken
+    # out in passing by a change that mostly adds something else) or the additions agree too.
+    same_fix = (
+        signals.removed_in_candidate >= t.same_fix
+        and distinctive_removed
+        and (signals.removed_coverage >= t.removal_part or signals.added_in_candidate >= 0.3)
+    )
     contained = signals.query_coverage >= t.contained
     landed = signals.on_target or candidate_state == "merged"
     inside_larger = contained and signals.candidate_coverage < t.larger

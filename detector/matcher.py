@@ -31,6 +31,7 @@ class Query:
     line_text: Mapping[int, str] = field(default_factory=dict)
     line_place: Mapping[int, tuple[str, str | None]] = field(default_factory=dict)  # path, symbol
     probe: TargetProbe | None = None
+    reference_number: int | None = None  # "now" in PR numbers, for proximity
 
 
 def match(
@@ -47,7 +48,7 @@ def match(
         if _is_self(query.change, candidate) or candidate.number in dismissed:
             continue
         seen.add(candidate.key)
-        signals = measure(query.change, candidate, weights)
+        signals = measure(query.change, candidate, weights, query.reference_number)
         if candidate.key in landed:
             signals = replace(signals, on_target=True)
         finding = _finding(query, candidate, signals, weights)

@@ -5,9 +5,20 @@ from __future__ import annotations
 from detector.evidence import ChangeEvidence, LineWeights, Signals
 from detector.text import cosine
 
+PROXIMITY_SCALE = 100  # PR numbers: duplicates are mostly opened while the original is fresh
 
-def measure(query: ChangeEvidence, candidate: ChangeEvidence, weights: LineWeights) -> Signals:
-    """All signals between the query and one candidate; direction matters throughout."""
+
+def measure(
+    query: ChangeEvidence,
+    candidate: ChangeEvidence,
+    weights: LineWeights,
+    reference_number: int | None = None,
+) -> Signals:
+    """All signals between the query and one candidate; direction matters throughout.
+
+    `reference_number` stands for "now" in PR numbers (the query's own number, or the newest
+    indexed PR for a branch), for the proximity signal.
+    """
     shared_removed = query.removed & candidate.removed
     shared_added = query.added & candidate.added
     removed_weight = weights.sum(shared_removed)
@@ -31,7 +42,16 @@ def measure(query: ChangeEvidence, candidate: ChangeEvidence, weights: LineWeigh
         symbol_overlap=_overlap(query.symbols, candidate.symbols),
         shared_issue=bool(query.issues & candidate.issues),
         text_similarity=cosine(query.terms, candidate.terms),
+        removed_coverage=_ratio(removed_weight, query_removed + query_added),
+        proximity=_proximity(reference_number, candidate.number),
+        same_author=bool(query.author and query.author == candidate.author),
     )
+
+
+def _proximity(reference: int | None, number: int | None) -> float:
+    if reference is None or number is None:
+        return 0.0
+    return 1.0 / (1.0 + max(0, reference - number) / PROXIMITY_SCALE)
 
 
 def _ratio(part: float, whole: float) -> float:

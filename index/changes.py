@@ -91,7 +91,7 @@ def extract_symbols(
         parsed = False
         if language and blobs is not None and settings.symbols:
             removed = [line.number for line in file.changed_lines if line.side == "-"]
-            added = [line.number for line in file.changed_lines if line.side == "+"]
+            added_lines = [line for line in file.changed_lines if line.side == "+"]
             old_side, new_side = extractor.file_symbols(
                 file.path,
                 file.old_blob,
@@ -99,8 +99,9 @@ def extract_symbols(
                 read,
                 [(h.old_start, h.old_length, h.new_start, h.new_length) for h in file.hunks],
                 removed,
-                added,
+                [line.number for line in added_lines],
                 old_path=file.old_path,
+                added_text=[line.text for line in added_lines],
             )
             for side, found in (("-", old_side), ("+", new_side)):
                 if found is None:

@@ -120,8 +120,15 @@ def first_parent_log(
         revision,
         as_process=True,
     )
-    yield from _parse_log_stream(process.stdout)
+    held: LoggedCommit | None = None
+    for commit in _parse_log_stream(process.stdout):
+        if held is not None:
+            yield held
+        held = commit
+    # The last record is complete only if git exited well: it may have died inside its diff.
     process.wait()
+    if held is not None:
+        yield held
 
 
 def _decode(raw: bytes) -> str:
@@ -243,9 +250,9 @@ def diff_pairs(repo: git.Repo, pairs: list[tuple[str, str]]) -> Iterator[tuple[s
             head, body = line.decode(), []
         else:
             body.append(raw)
+    process.wait()  # before the last pair: git may have died inside its diff
     if head is not None:
         yield head, _decode(b"".join(body))
-    process.wait()
 
 
 def _unique_heads(pairs: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
@@ -273,6 +280,18 @@ def feed(process: git.cmd.Git.AutoInterrupt, payload: bytes) -> None:
 def diff_between(repo: git.Repo, base: str, head: str) -> str:
     """The diff of one change (a branch against its merge-base), for `prdup check`."""
     return _decode(repo.git.diff(base, head, *DIFF_OPTIONS, stdout_as_string=False))
+
+
+def next_first_parent(repo: git.Repo, after: str | None, tip: str) -> str | None:
+    """The first-parent commit that follows `after` on the way to `tip` (the root if None)."""
+    revision = f"{after}..{tip}" if after else tip
+    output = repo.git.rev_list("--first-parent", "--reverse", revision)
+    return output.split("\n", 1)[0] or None
+
+
+def is_missing_object(error: git.GitCommandError) -> bool:
+    text = str(error.stderr or "")
+    return any(s in text for s in ("unable to read", "missing blob", "bad object", "missing"))
 
 
 def merge_base(repo: git.Repo, a: str, b: str) -> str | None:

@@ -140,15 +140,53 @@ class Indexer:
         merged_numbers = {
             n for n, (_, state) in self.store.heads_by_number().items() if state == "merged"
         }
-        commits = gitsource.first_parent_log(self.repo, tip, stop_at)
-        for chunk in _batched(enumerate(commits, 1), BATCH):
-            with self.store.batch():
-                for count, commit in chunk:
-                    if count % 500 == 0:
-                        self.progress(f"{target}: {count} commits")
+        start = stop_at
+        while True:
+            last_read = start
+            pending: list[gitsource.LoggedCommit] = []
+            try:
+                for commit in gitsource.first_parent_log(self.repo, tip, start):
+                    last_read = commit.sha
                     if commit.sha not in known:
-                        self._index_landed(commit, target, merged_numbers)
+                        pending.append(commit)
+                    if len(pending) >= BATCH:
+                        self._write_landed(pending, target, merged_numbers)
+                        pending = []
+            except git.GitCommandError as error:
+                # A snapshot or partial clone can lack a blob: git stops the whole log there.
+                # Keep what was read, record the unreadable commit, and go on after it.
+                self._write_landed(pending, target, merged_numbers)
+                broken = gitsource.next_first_parent(self.repo, last_read, tip)
+                if broken is None or not gitsource.is_missing_object(error):
+                    raise
+                self._save_unreadable(broken, target)
+                known.add(broken)
+                start = broken
+                continue
+            self._write_landed(pending, target, merged_numbers)
+            break
         self.store.set_meta(key, tip)
+
+    def _write_landed(
+        self, commits: list[gitsource.LoggedCommit], target: str, merged_numbers: set[int]
+    ) -> None:
+        with self.store.batch():
+            for commit in commits:
+                self._index_landed(commit, target, merged_numbers)
+        self.summary_progress(target)
+
+    def summary_progress(self, target: str) -> None:
+        done = self.summary.merged + self.summary.commits
+        self.progress(f"{target}: {done} landed changes")
+
+    def _save_unreadable(self, sha: str, target: str) -> None:
+        record = ChangeRecord(
+            kind="commit", state="merged", source="direct", sha=sha, merge_commit=sha,
+            target=target, status="skipped", skip_reason="git object missing",
+        )
+        self._mark_changed()
+        self.store.save_change(record, None)
+        self.summary.skipped["git object missing"] += 1
 
     def _index_landed(
         self, commit: gitsource.LoggedCommit, target: str, merged_numbers: set[int]
@@ -233,7 +271,7 @@ class Indexer:
             pairs.append((pull.head, base))
             plan.setdefault(pull.head, []).append((pull, base, state))
         done: set[str] = set()
-        diffs = enumerate(gitsource.diff_pairs(self.repo, pairs), 1)
+        diffs = enumerate(self._pair_diffs(pairs, plan), 1)
         for chunk in _batched(diffs, BATCH):
             with self.store.batch():
                 for count, (head, diff) in chunk:
@@ -246,6 +284,33 @@ class Indexer:
             if head not in done:  # diff-tree printed nothing: the PR changes nothing
                 for pull, base, state in pulls:
                     self._index_ref(pull, base, state, "")
+
+    def _pair_diffs(
+        self, pairs: list[tuple[str, str]], plan: dict[str, list]
+    ) -> Iterator[tuple[str, str]]:
+        """Diffs of every (head, base) pair through `git diff-tree --stdin`, surviving missing
+        objects: when git stops at an unreadable blob, the pair it was on is tried alone, then
+        the stream restarts after it."""
+        remaining = list(dict.fromkeys(pairs))
+        while remaining:
+            order = {head: i for i, (head, _) in enumerate(remaining)}
+            last = -1
+            try:
+                for head, diff in gitsource.diff_pairs(self.repo, remaining):
+                    last = order[head]
+                    yield head, diff
+                return
+            except git.GitCommandError as error:
+                if not gitsource.is_missing_object(error):
+                    raise
+                remaining = remaining[last + 1 :]
+                head, base = remaining.pop(0)
+                try:
+                    yield head, gitsource.diff_between(self.repo, base, head)
+                except git.GitCommandError:
+                    for pull, _, state in plan.pop(head, []):
+                        meta = self.metadata.get(pull.number)
+                        self._save_skipped_ref(pull, state, meta, "git object missing")
 
     def _claim_fast_forward(self, pull: gitsource.PullRef) -> bool:
         """A PR landed by fast-forward is its head commit on the target: relabel that commit."""

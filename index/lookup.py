@@ -90,6 +90,7 @@ def query_from_change(
     title: str = "",
     body: str = "",
     issues: Iterable[str] = (),
+    author: str | None = None,
 ) -> Query:
     """Evidence for a change that is not (necessarily) in the index: a branch or a patch."""
     from detector.text import tokenize
@@ -114,6 +115,7 @@ def query_from_change(
         key="this change",
         state="proposed",
         title=title,
+        author=author,
         removed=frozenset(removed),
         added=frozenset(added),
         files=frozenset(f.path for f in change.files),
@@ -364,6 +366,11 @@ def weights_with(store: IndexStore, query: ChangeEvidence, rarity: dict[int, int
     missing = (query.removed | query.added) - rarity.keys()
     looked_up = line_weights(store, missing).document_frequency if missing else {}
     return LineWeights({**rarity, **looked_up}, int(store.get_meta("change_count") or 1))
+
+
+def newest_number(store: IndexStore) -> int:
+    row = next(store.rows("SELECT max(number) FROM changes"))
+    return int(row[0] or 0)
 
 
 def dismissed_for(store: IndexStore, number: int | None) -> frozenset[int]:

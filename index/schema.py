@@ -86,7 +86,8 @@ def _initial(conn: sqlite3.Connection) -> None:
         CREATE INDEX IF NOT EXISTS lines_change ON lines(change_id);
 
         CREATE TABLE IF NOT EXISTS line_texts (hash INTEGER PRIMARY KEY, text TEXT NOT NULL);
-        -- How many changes touch each line hash: rarity weights for the matcher. Rebuilt after
+        -- How many changes remove, or add, each line hash (the larger): rarity weights for the
+        -- matcher. Rebuilt after
         -- every run that wrote something.
         CREATE TABLE IF NOT EXISTS line_df (hash INTEGER PRIMARY KEY, df INTEGER NOT NULL);
 

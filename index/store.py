@@ -333,9 +333,12 @@ class IndexStore:
 
         def action() -> None:
             self.conn.execute("DELETE FROM line_df")
+            # Per side, then the larger: a line that one change added and two removed is in
+            # two changes' worth of evidence, not three (its introduction is expected).
             self.conn.execute(
-                "INSERT INTO line_df(hash, df) "
-                "SELECT hash, count(DISTINCT change_id) FROM lines GROUP BY hash"
+                "INSERT INTO line_df(hash, df) SELECT hash, max(n) FROM "
+                "(SELECT hash, count(DISTINCT change_id) AS n FROM lines GROUP BY hash, side) "
+                "GROUP BY hash"
             )
             self.conn.execute(
                 "INSERT OR REPLACE INTO meta(key, value) "

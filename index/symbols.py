@@ -562,16 +562,12 @@ def _collect_tree(
     tree: Tree,
     source: bytes,
     rows: Sequence[tuple[int, int]] | None = None,
-    end_of: Callable[[Node], tuple[int, int, int] | None] | None = None,
 ) -> list[_Found]:
     """The definitions of a parsed tree, or only those intersecting the given row ranges.
 
     ``rows`` holds half-open 0-based ``(first_row, end_row)`` ranges.  A definition that
     encloses a line intersects that line's range, so with its ancestors it is still found;
     the query then skips every subtree outside the ranges instead of walking the whole file.
-
-    ``end_of`` may replace a node's (end_byte, end_row, end_column): a reduced parse leaves
-    out the tail of a definition, whose real end it knows from the base version.
 
     Node.parent and sibling lookups cost O(depth) in tree-sitter, so wrappers (decorators,
     template headers) come from query matches and Rust attributes from a byte-gap check.
@@ -618,10 +614,6 @@ def _collect_tree(
                         raw = (
                             node.start_byte, -node.end_byte, start[0], end[0], end[1], kind, parts
                         )
-                        if end_of is not None:
-                            real = end_of(node)
-                            if real is not None:
-                                raw = (raw[0], -real[0], raw[2], real[1], real[2], kind, parts)
                         if rows is not None and language == "rust":
                             _attributes_before(node, attributes)
                     if wrap and wrap[0].start_byte < raw[0]:
@@ -820,7 +812,7 @@ Hunk = tuple[int, int, int, int]
 class _Lines:
     """Byte offset <-> (row, column) for one source, from its newline offsets."""
 
-    __slots__ = ("_newlines", "_size", "rows")
+    __slots__ = ("_newlines", "_size")
 
     def __init__(self, source: bytes) -> None:
         self._size = len(source)
@@ -832,8 +824,6 @@ class _Lines:
             )
         except ImportError:  # pragma: no cover - numpy comes with scikit-learn
             self._newlines = [m.start() for m in re.finditer(b"\n", source)]
-        # Lines as git counts them: a last line without a newline still counts.
-        self.rows = len(self._newlines) + (1 if source and not source.endswith(b"\n") else 0)
 
     def start(self, row: int) -> int:
         """Byte offset where 0-based ``row`` starts (the end of the source past the last)."""
@@ -849,14 +839,9 @@ class _Lines:
 
 
 class _Version:
-    """One file version as the extractor keeps it: its source and tree(s), or why not.
+    """One file version as the extractor keeps it: its source and tree(s), or why not."""
 
-    A version is either materialized (``trees`` holds its parse) or lazy: ``base`` is a
-    materialized earlier version and ``blocks`` maps the rows the two share, so lookups can
-    parse just the changed neighbourhood (see _reduced_lookup) instead of the whole file.
-    """
-
-    __slots__ = ("readable", "source", "trees", "language", "base", "blocks", "key", "_lines")
+    __slots__ = ("readable", "source", "trees", "language", "_lines")
 
     def __init__(
         self,
@@ -869,9 +854,6 @@ class _Version:
         self.source = source  # UTF-8 source the trees were parsed from
         self.trees = trees or {}  # language -> tree (a .h file may hold a C and a C++ tree)
         self.language = language  # the tree used for lookups; None: nothing to parse
-        self.base: _Version | None = None
-        self.blocks: list[_Block] | None = None
-        self.key: tuple[str, str] | None = None  # its key in the extractor's cache
         self._lines: _Lines | None = None
 
     @property
@@ -881,20 +863,9 @@ class _Version:
         return self._lines
 
     @property
-    def rows(self) -> int:
-        return self.lines.rows
-
-    @property
-    def parsed(self) -> bool:
-        """Materialized or lazy: a tree (of this or the base version) can answer lookups."""
-        return bool(self.trees) or self.base is not None
-
-    @property
     def weight(self) -> int:
-        """Estimated memory: a tree takes ~20 bytes per source byte, a lazy version its source."""
-        if self.trees:
-            return _TREE_BYTES_PER_SOURCE_BYTE * len(self.source) * len(self.trees) + 256
-        return len(self.source) + 64 * len(self.blocks or ()) + 256
+        """Estimated memory: a tree takes ~20 bytes per source byte."""
+        return _TREE_BYTES_PER_SOURCE_BYTE * len(self.source) * max(1, len(self.trees)) + 256
 
 
 def _row_ranges(wanted: list[int]) -> list[tuple[int, int]]:
@@ -915,32 +886,28 @@ class SymbolExtractor:
 
     Compared with calling ``enclosing_symbols`` on both sides of every file change:
 
-    * file versions stay in an LRU cache keyed by blob id, so a version is read and parsed
-      at most once while it is hot (walking history oldest first, a commit's old blob is
-      the previous commit's new one; many pull requests share a base blob);
-    * a new version whose old version is at hand is not parsed at all: it is kept as the
-      nearest parsed version plus a row map, and a lookup parses only the changed
-      definitions and the lines asked about, inside a skeleton of their enclosing
-      definitions (tree-sitter's included ranges skip the rest of the file);
-    * after enough changes pile up, the version is parsed incrementally from that base
-      (the base tree is edited with the diff's hunks so tree-sitter reuses unchanged
-      subtrees), which also happens whenever a reduced parse cannot be trusted;
+    * parsed file versions stay in an LRU cache keyed by blob id, so a version is read and
+      parsed at most once while it is hot (walking history oldest first, a commit's old
+      blob is the previous commit's new one; many pull requests share a base blob);
+    * a new version whose old version is at hand is parsed incrementally: a copy of the
+      old tree is edited with the diff's hunks and tree-sitter reuses unchanged subtrees;
+      its source is rebuilt from the old source and the diff's added lines when they
+      reproduce the blob id (git's SHA-1 of the content), which saves reading the blob;
     * the definitions query only visits rows near the changed lines.
 
     Results equal ``enclosing_symbols`` on each side.  Not thread-safe: one per thread.
     """
 
     def __init__(self, max_cached_trees: int = 512, max_cached_bytes: int = 512 << 20) -> None:
-        # Parsed trees kept (lazy versions, which hold no tree, are not counted), and the
-        # estimated memory of everything kept.
+        # Parsed versions kept, and their estimated memory (trees take ~20 bytes per source
+        # byte: the default keeps ~25 MB of source, several versions of a big repository's
+        # hot files).
         self.max_cached_trees = max(0, max_cached_trees)
         self.max_cached_bytes = max(0, max_cached_bytes)
         self._cache: OrderedDict[tuple[str, str], _Version] = OrderedDict()
         self._cached_bytes = 0
-        self._cached_trees = 0
         self._asked: OrderedDict[tuple[str, str], None] = OrderedDict()  # uncached bases
         self.stats: Counter[str] = Counter()
-        self.lazy = True  # keep derived versions lazy (reduced parses) when possible
 
     def file_symbols(
         self,
@@ -953,11 +920,14 @@ class SymbolExtractor:
         added_lines: Sequence[int],
         *,
         old_path: str | None = None,
+        added_text: Sequence[str] | None = None,
     ) -> tuple[dict[int, Definition] | None, dict[int, Definition] | None]:
         """(old-side map, new-side map): removed line -> Definition, added line -> Definition.
 
         ``path`` is the new path (``old_path`` the old one, for renames); ``read`` returns a
-        blob's bytes or None; ``hunks`` are all of the file's ``-U0`` hunks.  A side's map is
+        blob's bytes or None; ``hunks`` are all of the file's ``-U0`` hunks and
+        ``added_text`` (optional) the text of every added line in diff order, without its
+        line break, which lets the new version be rebuilt instead of read.  A side's map is
         None when no parser read that side (no lines on it, no blob, unreadable blob or no
         grammar for the path), {} when it was read but no definition encloses its lines.
         Never raises.
@@ -969,7 +939,7 @@ class SymbolExtractor:
         new_key = _key(path)
         try:
             return self._file_symbols(
-                old_key, new_key, old_blob, new_blob, read, hunks, removed, added
+                old_key, new_key, old_blob, new_blob, read, hunks, removed, added, added_text
             )
         except Exception:  # never break indexing: answer as the one-shot functions would
             self.stats["errors"] += 1
@@ -988,6 +958,7 @@ class SymbolExtractor:
         hunks: Sequence[Hunk],
         removed: list[int],
         added: list[int],
+        added_text: Sequence[str] | None,
     ) -> tuple[dict[int, Definition] | None, dict[int, Definition] | None]:
         old: _Version | None = None
         if old_key and old_blob:
@@ -996,7 +967,7 @@ class SymbolExtractor:
                 self.stats["cold_old"] += 1
                 old = self._full(old_blob, old_key, read)
         new: _Version | None = None
-        if new_key and new_blob and (added or (old is not None and old.parsed)):
+        if new_key and new_blob and (added or (old is not None and old.trees)):
             # Even without added lines the new version is derived while its base is at hand:
             # walking history oldest first, the next change of this file starts from it.
             new = self._cached(new_blob, new_key)
@@ -1006,7 +977,8 @@ class SymbolExtractor:
                     old = self._full(old_blob, old_key, read)  # a base shared by many changes
                 if old is None or not same:
                     self.stats["cold_new"] += 1
-                new = self._derived(new_blob, new_key, read, old if same else None, hunks)
+                base = old if same else None
+                new = self._derived(new_blob, new_key, read, base, hunks, added_text)
         old_map = self._lookup(old, removed) if removed else None
         new_map = self._lookup(new, added) if added else None
         return old_map, new_map
@@ -1017,37 +989,21 @@ class SymbolExtractor:
         version = self._cache.get((blob, key))
         if version is not None:
             self._cache.move_to_end((blob, key))
-            base = version.base
-            if base is not None and base.key in self._cache:
-                # A base is never evicted before the lazy versions that need it.
-                self._cache.move_to_end(base.key)  # type: ignore[arg-type]
             self.stats["cache_hits"] += 1
         return version
 
-    def _account(self, version: _Version, sign: int) -> None:
-        self._cached_bytes += sign * version.weight
-        self._cached_trees += sign * (1 if version.trees else 0)
-
     def _store(self, blob: str, key: str, version: _Version) -> _Version:
-        version.key = (blob, key)
-        previous = self._cache.pop(version.key, None)
+        previous = self._cache.pop((blob, key), None)
         if previous is not None:
-            self._account(previous, -1)
-        self._cache[version.key] = version
-        self._account(version, 1)
-        if version.base is not None and version.base.key in self._cache:
-            self._cache.move_to_end(version.base.key)  # type: ignore[arg-type]
-        self._evict()
-        return version
-
-    def _evict(self) -> None:
+            self._cached_bytes -= previous.weight
+        self._cache[(blob, key)] = version
+        self._cached_bytes += version.weight
         while len(self._cache) > 1 and (
-            self._cached_trees > self.max_cached_trees
-            or self._cached_bytes > self.max_cached_bytes
-            or len(self._cache) > 8 * self.max_cached_trees
+            len(self._cache) > self.max_cached_trees or self._cached_bytes > self.max_cached_bytes
         ):
             _, evicted = self._cache.popitem(last=False)
-            self._account(evicted, -1)
+            self._cached_bytes -= evicted.weight
+        return version
 
     def _asked_twice(self, blob: str, key: str) -> bool:
         """True the second time an uncached base is asked for: then it is worth parsing."""
@@ -1080,70 +1036,30 @@ class SymbolExtractor:
         blob: str,
         key: str,
         read: Callable[[str], bytes | None],
-        old: _Version | None,
+        base: _Version | None,
         hunks: Sequence[Hunk],
+        added_text: Sequence[str] | None,
     ) -> _Version:
-        """The new version: lazily or incrementally from ``old`` when the hunks check out."""
-        if old is None or not old.parsed:
+        """The new version: incrementally from ``base`` when its edits check out, else fully."""
+        if base is None or not base.trees:
             return self._full(blob, key, read)
-        raw = self._read(blob, read)
+        raw = _rebuilt(base, blob, hunks, added_text) if added_text is not None else None
+        if raw is not None:
+            self.stats["rebuilt"] += 1
+        else:
+            raw = self._read(blob, read)
         if raw is None:
             return self._store(blob, key, _Version(readable=False))
         source = _usable_source(raw)
         if source is None:
             return self._store(blob, key, _Version(readable=True))
-        edits = _edits(old, source, hunks)  # also checks that the hunks fit both sources
-        if edits is None:
+        edits = _edits(base, source, hunks)
+        if edits is None:  # the hunks do not turn the base into this source
             self.stats["edit_mismatches"] += 1
             self.stats["full_parses"] += 1
             return self._store(blob, key, _parse_version(key, source, None, ()))
-        version = _Version(True, source)
-        base = old.base or old
-        step = _blocks_from_hunks(hunks, old.rows, version.rows)
-        if old.base is not None and old.blocks is not None and step is not None:
-            blocks = _compose(old.blocks, step)
-        else:
-            blocks = step
-        if blocks is not None and self._may_stay_lazy(key, base, blocks, version.rows):
-            version.base, version.blocks, version.language = base, blocks, base.language
-            self.stats["lazy_versions"] += 1
-            return self._store(blob, key, version)
-        if old.base is not None:  # edits are relative to the base, which holds the tree
-            if blocks is not None:
-                edits = _edits(base, source, _hunks_from_blocks(blocks, base.rows, version.rows))
-            if blocks is None or edits is None:
-                self.stats["full_parses"] += 1
-                return self._store(blob, key, _parse_version(key, source, None, ()))
         self.stats["incremental_parses"] += 1
         return self._store(blob, key, _parse_version(key, source, base, edits, self.stats))
-
-    def _may_stay_lazy(self, key: str, base: _Version, blocks: list[_Block], rows: int) -> bool:
-        if not self.lazy or key == "h" or base.language not in _CONTAINERS:
-            return False  # .h: the C/C++ choice needs the whole file
-        tree = base.trees.get(base.language)
-        if tree is None or tree.root_node.has_error:
-            return False
-        gaps = _gaps(blocks, base.rows, rows)
-        changed = sum(v1 - v0 for _, _, v0, v1 in gaps)
-        return len(gaps) <= _MAX_LAZY_GAPS and changed <= max(_MAX_LAZY_ROWS, rows // 8)
-
-    def _materialize(self, version: _Version) -> None:
-        """Parse a lazy version (incrementally from its base) and drop the base."""
-        base, blocks = version.base, version.blocks
-        assert base is not None and blocks is not None
-        key = base.language or ""
-        edits = _edits(base, version.source, _hunks_from_blocks(blocks, base.rows, version.rows))
-        self.stats["materializations"] += 1
-        parsed = _parse_version(key, version.source, base if edits else None, edits or (),
-                                self.stats)
-        cached = version.key is not None and self._cache.get(version.key) is version
-        if cached:
-            self._account(version, -1)
-        version.trees, version.language = parsed.trees, parsed.language
-        version.base = version.blocks = None
-        if cached:
-            self._account(version, 1)
-            self._evict()
 
     # --- lookup -----------------------------------------------------------------------
 
@@ -1152,20 +1068,61 @@ class SymbolExtractor:
             return None
         if version.language is None or not wanted:
             return {}
-        if version.base is not None:
-            found = _reduced_lookup(version, wanted)
-            if not isinstance(found, str):
-                self.stats["reduced_lookups"] += 1
-                return found
-            self.stats["reduced_refused"] += 1
-            self.stats[f"refused_{found}"] += 1
-            self._materialize(version)
         language = version.language
-        if language is None:
-            return {}
         tree = version.trees[language]
-        return _innermost(_nest(_collect_tree(language, tree, version.source,
-                                              _row_ranges(wanted))), wanted)
+        found = _collect_tree(language, tree, version.source, _row_ranges(wanted))
+        return _innermost(_nest(found), wanted)
+
+
+def _rebuilt(
+    base: _Version, blob: str, hunks: Sequence[Hunk], added_text: Sequence[str]
+) -> bytes | None:
+    """The new version from the old one and the diff's added lines, if it hashes to ``blob``.
+
+    The diff text lost line breaks (and any bytes that were not UTF-8), so the old file's
+    style is assumed (LF or CRLF) and git's object id decides: a wrong guess costs one hash
+    (~1 ms per MB) and then the blob is read as usual.
+    """
+    if len(blob) not in (40, 64) or len(added_text) != sum(h[3] for h in hunks):
+        return None
+    old, lines = base.source, base.lines
+    first_break = old.find(b"\n")
+    newline = "\r\n" if first_break > 0 and old[first_break - 1 : first_break] == b"\r" else "\n"
+    pieces: list[bytes] = []
+    done = 0  # byte offset in old up to which it is copied
+    taken = 0  # added lines used so far
+    try:
+        for old_start, old_length, _, new_length in hunks:
+            first = old_start - 1 if old_length else old_start
+            start = lines.start(first)
+            if start < done:
+                return None
+            pieces.append(old[done:start])
+            if new_length:
+                text = newline.join(added_text[taken : taken + new_length]) + newline
+                pieces.append(text.encode("utf-8"))
+            taken += new_length
+            done = lines.start(first + old_length)
+    except UnicodeEncodeError:  # lone surrogates
+        return None
+    pieces.append(old[done:])
+    data = b"".join(pieces)
+    if _git_blob_id(data, len(blob)) == blob:
+        return data
+    if data.endswith(newline.encode()):  # "\ No newline at end of file" on the new side
+        trimmed = data[: -len(newline)]
+        if _git_blob_id(trimmed, len(blob)) == blob:
+            return trimmed
+    return None
+
+
+def _git_blob_id(data: bytes, digits: int) -> str:
+    import hashlib
+
+    digest = hashlib.sha1() if digits == 40 else hashlib.sha256()
+    digest.update(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
 
 
 def _key(path: str) -> str | None:
@@ -1242,6 +1199,8 @@ def _parse_version(
         old_tree = None
         if base is not None:
             old_tree = base.trees.get(language)
+            if old_tree is not None and old_tree.root_node.has_error:
+                old_tree = None  # the new version most likely has errors too: parse afresh
             if old_tree is not None:
                 old_tree = old_tree.copy()  # the base stays cached for its other users
                 for edit in edits:
@@ -1274,514 +1233,7 @@ def _parse_version(
     return _Version(True, source, trees, "cpp" if cpp_count > c_count else "c")
 
 
-# ---------------------------------------------------------------------------------------
-# Lazy versions: row maps between versions, and reduced parses
-# ---------------------------------------------------------------------------------------
-
 _TREE_BYTES_PER_SOURCE_BYTE = 20  # measured: a 445 KB Python file's tree takes 8.6 MB
-
-_Block = tuple[int, int, int]
-"""(base_row, version_row, count): a run of rows two versions share, 0-based."""
-
-# A lazy version whose changes since its parsed base exceed these is parsed for real: a
-# reduced parse re-reads every changed region, so it only pays while they are few.
-_MAX_LAZY_GAPS = 12
-_MAX_LAZY_ROWS = 600
-
-# Statement-list nodes whose children are complete, independent items (statements, members,
-# declarations) on their own lines: dropping some of them leaves valid code that parses the
-# rest the same way.  Only these are thinned out in a reduced parse.
-_CONTAINERS: dict[str, frozenset[str]] = {
-    "python": frozenset({"module", "block"}),
-    "javascript": frozenset({"program", "statement_block", "class_body"}),
-    "typescript": frozenset({"program", "statement_block", "class_body", "interface_body"}),
-    "tsx": frozenset({"program", "statement_block", "class_body", "interface_body"}),
-    "go": frozenset({"source_file", "statement_list"}),
-    "rust": frozenset({"source_file", "declaration_list", "block"}),
-    "java": frozenset({"program", "class_body", "block", "interface_body"}),
-    "c": frozenset({"translation_unit", "compound_statement", "field_declaration_list"}),
-    "cpp": frozenset(
-        {"translation_unit", "compound_statement", "field_declaration_list", "declaration_list"}
-    ),
-    "php": frozenset({"program", "compound_statement", "declaration_list"}),
-}
-
-# Items never dropped: PHP's <?php tag and inline HTML switch the lexer's mode.
-_NEVER_DROPPED: dict[str, frozenset[str]] = {
-    "php": frozenset({"php_tag", "text", "text_interpolation"}),
-}
-
-# Siblings that belong to the item after them (Rust attributes, TypeScript member
-# decorators): never separated from it.
-_GLUE: dict[str, frozenset[str]] = {
-    "rust": frozenset({"attribute_item"}),
-    "typescript": frozenset({"decorator"}),
-    "tsx": frozenset({"decorator"}),
-}
-
-
-def _blocks_from_hunks(hunks: Sequence[Hunk], old_rows: int, new_rows: int) -> list[_Block] | None:
-    """Shared row runs of two versions from -U0 hunks; None if the hunks don't fit."""
-    blocks: list[_Block] = []
-    b = v = 0
-    for old_start, old_length, new_start, new_length in hunks:
-        b0 = old_start - 1 if old_length else old_start
-        v0 = new_start - 1 if new_length else new_start
-        if b0 < b or b0 - b != v0 - v or old_length < 0 or new_length < 0:
-            return None
-        if b0 > b:
-            blocks.append((b, v, b0 - b))
-        b, v = b0 + old_length, v0 + new_length
-    if old_rows < b or old_rows - b != new_rows - v:
-        return None
-    if old_rows > b:
-        blocks.append((b, v, old_rows - b))
-    return blocks
-
-
-def _compose(first: list[_Block], second: list[_Block]) -> list[_Block]:
-    """Rows shared by A and C, from the rows A shares with B and B shares with C."""
-    out: list[_Block] = []
-    i = j = 0
-    while i < len(first) and j < len(second):
-        a, b1, n1 = first[i]
-        b2, c, n2 = second[j]
-        low, high = max(b1, b2), min(b1 + n1, b2 + n2)
-        if low < high:
-            start_a, start_c = a + low - b1, c + low - b2
-            if out and out[-1][0] + out[-1][2] == start_a and out[-1][1] + out[-1][2] == start_c:
-                out[-1] = (out[-1][0], out[-1][1], out[-1][2] + high - low)
-            else:
-                out.append((start_a, start_c, high - low))
-        if b1 + n1 < b2 + n2:
-            i += 1
-        else:
-            j += 1
-    return out
-
-
-def _gaps(blocks: list[_Block], old_rows: int, new_rows: int) -> list[tuple[int, int, int, int]]:
-    """The changed row ranges between shared runs: (old_from, old_to, new_from, new_to)."""
-    gaps: list[tuple[int, int, int, int]] = []
-    b = v = 0
-    for start_b, start_v, count in [*blocks, (old_rows, new_rows, 0)]:
-        if start_b > b or start_v > v:
-            gaps.append((b, start_b, v, start_v))
-        b, v = start_b + count, start_v + count
-    return gaps
-
-
-def _hunks_from_blocks(blocks: list[_Block], old_rows: int, new_rows: int) -> list[Hunk]:
-    """-U0 hunk headers (git's conventions) for the changes between shared runs."""
-    return [
-        (b0 + 1 if b1 > b0 else b0, b1 - b0, v0 + 1 if v1 > v0 else v0, v1 - v0)
-        for b0, b1, v0, v1 in _gaps(blocks, old_rows, new_rows)
-    ]
-
-
-def _map_row(blocks: list[_Block], starts: list[int], row: int, to_base: bool) -> int | None:
-    """Row in the other version for a row in a shared run, else None.
-
-    ``starts`` are the blocks' starts on the side ``row`` is on (version side when mapping
-    to the base, base side otherwise).
-    """
-    index = bisect_right(starts, row) - 1
-    if index < 0:
-        return None
-    b, v, count = blocks[index]
-    here, there = (v, b) if to_base else (b, v)
-    return there + row - here if row < here + count else None
-
-
-class _Unreducible(Exception):
-    """A reduced parse cannot be planned safely here: parse the whole version instead."""
-
-
-def _whitespace(data: bytes) -> bool:
-    return not data.strip()
-
-
-class _Reducer:
-    """Plan which lines of a version to parse, using the base version's tree.
-
-    Interests are byte ranges of the base.  A *dirty* interest (a changed region) keeps the
-    base items it touches whole, plus the item before (to see what the change may attach
-    to) and the item after (which must come out of the parse unchanged: the check that the
-    change did not swallow what follows).  A *clean* interest (an unchanged line asked
-    about) keeps the item holding it.  In every statement list on the way down from the
-    root only those items are kept; an item's own statement lists keep their first entry.
-    Dropped items are whole lines, so indentation and line structure stay as they were.
-    """
-
-    def __init__(self, language: str, tree: Tree, source: bytes, lines: _Lines) -> None:
-        self.containers = _CONTAINERS[language]
-        self.glue = _GLUE.get(language, frozenset())
-        self.never_dropped = _NEVER_DROPPED.get(language, frozenset())
-        self.root = tree.root_node
-        self.source = source
-        self.lines = lines
-        # container id -> (container, {child start byte: (child, keep whole)})
-        self.protected: dict[int, tuple[Node, dict[int, tuple[Node, bool]]]] = {}
-        self.thin: dict[int, Node] = {}  # statement lists of kept items: keep one entry
-        self.whole: list[tuple[int, int]] = []
-        # (item, its statement list): unchanged items that must parse the same, in the same list
-        self.checks: list[tuple[Node, Node]] = []
-        self._kids: dict[int, tuple[list[Node], list[int]]] = {}
-
-    def kids(self, container: Node) -> tuple[list[Node], list[int]]:
-        cached = self._kids.get(container.id)
-        if cached is None:
-            kids = container.named_children
-            cached = self._kids[container.id] = (kids, [k.start_byte for k in kids])
-        return cached
-
-    def chain(self, start: int, end: int) -> list[Node]:
-        node = self.root.descendant_for_byte_range(start, end)
-        path: list[Node] = []
-        while node is not None:
-            path.append(node)
-            node = node.parent
-        path.reverse()
-        return path
-
-    def keep(self, container: Node, child: Node, whole: bool) -> None:
-        entry = self.protected.setdefault(container.id, (container, {}))[1]
-        known = entry.get(child.start_byte)
-        if known is None or (whole and not known[1]):
-            entry[child.start_byte] = (child, whole)
-        if whole:
-            self.whole.append((child.start_byte, child.end_byte))
-        else:
-            for inner in self.statement_lists(child):
-                self.thin.setdefault(inner.id, inner)
-
-    def statement_lists(self, node: Node) -> list[Node]:
-        """Statement lists directly inside an item (one wrapper deep: decorators, templates)."""
-        found: list[Node] = []
-        for child in node.children:
-            if child.type in self.containers:
-                found.append(child)
-            elif child.named_child_count and child.end_byte == node.end_byte:
-                found.extend(c for c in child.children if c.type in self.containers)
-        return found
-
-    def interest(self, start: int, end: int, dirty: bool) -> None:
-        point = start >= end
-        chain = self.chain(start, start if point else end)
-        deepest = -1
-        for index, node in enumerate(chain):
-            if node.type in self.containers and (
-                not point or index == 0 or node.start_byte < start
-            ):
-                deepest = index
-        if deepest < 0:
-            raise _Unreducible
-        for index in range(deepest):
-            if chain[index].type in self.containers:
-                self.keep(chain[index], chain[index + 1], whole=False)
-        container = chain[deepest]
-        child = chain[deepest + 1] if deepest + 1 < len(chain) else None
-        if child is not None and (not point or child.start_byte < start):
-            self.keep(container, child, whole=dirty)
-            if dirty:
-                self.neighbours(container, child.start_byte, child.end_byte)
-            return
-        kids, starts = self.kids(container)
-        touched = [] if point else [k for k in kids if k.start_byte < end and k.end_byte > start]
-        for kid in touched:
-            self.keep(container, kid, whole=True)
-        if touched:
-            if dirty:
-                self.neighbours(container, touched[0].start_byte, touched[-1].end_byte)
-        else:
-            self.neighbours(container, start, start)
-
-    def neighbours(self, container: Node, before: int, after: int) -> None:
-        """Keep the items just before and after a region: what it may attach to, and the
-        unchanged item whose start proves the region ends where it did."""
-        kids, starts = self.kids(container)
-        index = bisect_left(starts, before) - 1
-        while index >= 0 and (kids[index].is_extra or kids[index].end_byte > before):
-            index -= 1
-        while index >= 0:
-            kid = kids[index]
-            if kid.is_extra:
-                index -= 1
-                continue
-            self.point(kid.end_byte - 1)
-            if kid.type not in self.glue:
-                break
-            index -= 1
-        index = bisect_left(starts, after)
-        while index < len(kids):
-            kid = kids[index]
-            if kid.is_extra or kid.start_byte < after:
-                index += 1
-                continue
-            self.point(kid.start_byte)
-            self.checks.append((kid, container))
-            if kid.type not in self.glue:
-                break
-            index += 1
-
-    def point(self, at: int) -> None:
-        """Keep the chain down to one byte of an unchanged item (its last byte or first)."""
-        self.interest(at, at + 1, dirty=False)
-
-    def dropped_rows(self) -> list[tuple[int, int]]:
-        """Row ranges to leave out: runs of unkept items, whole lines only."""
-        runs: list[tuple[int, int]] = []
-        whole = sorted(self.whole)
-        containers = [c for c, _ in self.protected.values()]
-        containers += [c for i, c in self.thin.items() if i not in self.protected]
-        for container in containers:
-            if _inside(whole, container.start_byte, container.end_byte):
-                continue
-            kids, starts = self.kids(container)
-            if not kids:
-                continue
-            entry = self.protected.get(container.id)
-            kept = [False] * len(kids)
-            if entry is not None:
-                for start_byte in entry[1]:
-                    index = bisect_left(starts, start_byte)
-                    if index < len(kids) and starts[index] == start_byte:
-                        kept[index] = True
-            if not any(kept):
-                first = next((i for i, k in enumerate(kids) if not k.is_extra), 0)
-                kept[first] = True
-            if self.never_dropped:
-                for index, kid in enumerate(kids):
-                    if kid.type in self.never_dropped:
-                        kept[index] = True
-            self.glue_together(kids, kept)
-            runs.extend(self.runs(container, kids, kept))
-        runs.sort()
-        return runs
-
-    def glue_together(self, kids: list[Node], kept: list[bool]) -> None:
-        if not self.glue:
-            return
-        for index in range(len(kids)):
-            if not kept[index]:
-                continue
-            back = index - 1
-            while back >= 0 and kids[back].type in self.glue:
-                kept[back] = True
-                back -= 1
-        index = 0
-        while index < len(kids):
-            if kept[index] and kids[index].type in self.glue:
-                forward = index + 1
-                while forward < len(kids) and (
-                    kids[forward].type in self.glue or kids[forward].is_extra
-                ):
-                    kept[forward] = True
-                    forward += 1
-                if forward < len(kids):
-                    kept[forward] = True
-                index = forward
-            index += 1
-
-    def runs(self, container: Node, kids: list[Node], kept: list[bool]) -> list[tuple[int, int]]:
-        runs: list[tuple[int, int]] = []
-        count = len(kids)
-        index = 0
-        while index < count:
-            if kept[index]:
-                index += 1
-                continue
-            first = index
-            while index < count and not kept[index]:
-                index += 1
-            last = index - 1
-            while first <= last and not self.clean_start(kids, first):
-                first += 1
-            while last >= first and not self.clean_end(kids, last):
-                last -= 1
-            if first > last:
-                continue
-            end_row, end_column = kids[last].end_point
-            rows_to = end_row if end_column == 0 and end_row > kids[last].start_point[0] else (
-                end_row + 1
-            )
-            runs.append((kids[first].start_point[0], rows_to))
-            if last + 1 < count:
-                self.checks.append((kids[last + 1], container))
-        return runs
-
-    def clean_start(self, kids: list[Node], index: int) -> bool:
-        kid = kids[index]
-        row = kid.start_point[0]
-        if index and kids[index - 1].end_point[0] >= row:
-            return False
-        return _whitespace(self.source[self.lines.start(row) : kid.start_byte])
-
-    def clean_end(self, kids: list[Node], index: int) -> bool:
-        kid = kids[index]
-        row, column = kid.end_point
-        if column == 0 and row > kid.start_point[0]:
-            last_row, line_end = row - 1, kid.end_byte
-        else:
-            last_row, line_end = row, self.lines.start(row + 1)
-        if index + 1 < len(kids) and kids[index + 1].start_point[0] <= last_row:
-            return False
-        return _whitespace(self.source[kid.end_byte : line_end])
-
-
-def _inside(ranges: list[tuple[int, int]], start: int, end: int) -> bool:
-    """True if [start, end) lies within one of the sorted ranges."""
-    index = bisect_right(ranges, (start, 1 << 62)) - 1
-    while index >= 0:
-        low, high = ranges[index]
-        if low <= start and end <= high:
-            return True
-        index -= 1
-    return False
-
-
-def _content(source: bytes, start: int, end: int) -> tuple[int, int]:
-    """[start, end) without leading and trailing whitespace; (start, start) if blank."""
-    chunk = source[start:end]
-    stripped = chunk.lstrip()
-    if not stripped:
-        return start, start
-    first = start + len(chunk) - len(stripped)
-    return first, first + len(stripped.rstrip())
-
-
-def _reduced_parser(language: str) -> Parser:
-    """A second parser per language for reduced parses (they change included ranges)."""
-    cache: dict[str, Parser] | None = getattr(_local, "reduced_parsers", None)
-    if cache is None:
-        cache = _local.reduced_parsers = {}
-    parser = cache.get(language)
-    if parser is None:
-        from tree_sitter import Parser
-
-        parser = cache[language] = Parser(_language(language))
-    return parser
-
-
-def _reduced_lookup(version: _Version, wanted: list[int]) -> dict[int, Definition] | str:
-    """Answer a lookup on a lazy version by parsing only the lines that matter.
-
-    Returns why not when the plan or the checks fail; the caller then parses the whole version.
-    """
-    base, blocks = version.base, version.blocks
-    language = version.language
-    if base is None or blocks is None or language is None:
-        return "setup"
-    tree = base.trees.get(language)
-    if tree is None:
-        return "setup"
-    from tree_sitter import Range
-
-    source, base_source = version.source, base.source
-    lines, base_lines = version.lines, base.lines
-    base_starts = [b for b, _, _ in blocks]
-    version_starts = [v for _, v, _ in blocks]
-    reducer = _Reducer(language, tree, base_source, base_lines)
-    try:
-        for b0, b1, _, _ in _gaps(blocks, base.rows, version.rows):
-            start, end = _content(base_source, base_lines.start(b0), base_lines.start(b1))
-            reducer.interest(start, end, dirty=True)
-        for line in wanted:
-            row = _map_row(blocks, version_starts, line - 1, to_base=True)
-            if row is None:
-                continue  # a changed line: its gap is an interest already (or past the end)
-            start, end = _content(base_source, base_lines.start(row), base_lines.start(row + 1))
-            reducer.interest(start, end, dirty=False)
-        dropped = reducer.dropped_rows()
-    except _Unreducible:
-        return "unplannable"
-    # Dropped rows must be shared rows: map them into the version.
-    mapped: list[tuple[int, int]] = []
-    for first, last in dropped:
-        row = _map_row(blocks, base_starts, first, to_base=False)
-        end_row = _map_row(blocks, base_starts, last - 1, to_base=False)
-        if row is None or end_row is None or end_row - row != last - 1 - first:
-            return "unmappable"
-        mapped.append((row, end_row + 1))
-    ranges = []
-    position, size = 0, len(source)
-    for row, end_row in mapped:
-        start, end = lines.start(row), lines.start(end_row)
-        if start > position:
-            ranges.append(Range(lines.point(position), lines.point(start), position, start))
-        position = max(position, end)
-    if position < size:
-        ranges.append(Range(lines.point(position), lines.point(size), position, size))
-    if not ranges:
-        return "nothing"
-    parser = _reduced_parser(language)
-    parser.included_ranges = ranges
-    reduced = parser.parse(source)
-    root = reduced.root_node
-    if root.has_error:
-        return "error"
-    # Unchanged items after each dropped run (and after each changed region) must start
-    # where they did, as the same kind, in the same statement list: else the change (say a
-    # dedent, or an unclosed bracket) reshaped what follows, and only a full parse can tell.
-    for node, container in reducer.checks:
-        row, column = node.start_point
-        mapped_row = _map_row(blocks, base_starts, row, to_base=False)
-        if mapped_row is None:
-            continue  # a changed item: nothing to compare
-        found = _node_at(root, lines.start(mapped_row) + column, node.type)
-        parent = found.parent if found is not None else None
-        if parent is None or parent.type != container.type:
-            return "check"
-        # A statement list starts at its first item, which may have been dropped: compare
-        # the lists' owners (the definition or statement whose body it is) instead.
-        owner, reduced_owner = container.parent, parent.parent
-        if owner is None or reduced_owner is None:
-            if owner is not reduced_owner:
-                return "check"
-            continue
-        row, column = owner.start_point
-        mapped_row = _map_row(blocks, base_starts, row, to_base=False)
-        if reduced_owner.type != owner.type or (
-            mapped_row is not None and reduced_owner.start_byte != lines.start(mapped_row) + column
-        ):
-            return "check"
-    dropped_starts = [first for first, _ in dropped]
-    base_root = tree.root_node
-
-    def end_of(node: Node) -> tuple[int, int, int] | None:
-        """The real end of a definition whose tail was dropped, from the base version."""
-        row, column = node.start_point
-        base_row = _map_row(blocks, version_starts, row, to_base=True)
-        if base_row is None:
-            return None
-        base_node = _node_at(base_root, base_lines.start(base_row) + column, node.type)
-        if base_node is None:
-            return None
-        end_row, end_column = base_node.end_point
-        last_row = end_row
-        if end_column == 0 and end_row > base_node.start_point[0]:
-            last_row -= 1
-        index = bisect_right(dropped_starts, last_row) - 1
-        if index < 0 or last_row >= dropped[index][1]:
-            return None  # its end was parsed: the reduced tree has it right
-        mapped_last = _map_row(blocks, base_starts, last_row, to_base=False)
-        if mapped_last is None:
-            return None
-        if end_row != last_row:
-            return lines.start(mapped_last + 1), mapped_last + 1, 0
-        return lines.start(mapped_last) + end_column, mapped_last, end_column
-
-    found = _collect_tree(language, reduced, source, _row_ranges(wanted), end_of)
-    return _innermost(_nest(found), wanted)
-
-
-def _node_at(root: Node, at: int, kind: str) -> Node | None:
-    node = root.descendant_for_byte_range(at, at + 1)
-    while node is not None and node.start_byte == at:
-        if node.type == kind:
-            return node
-        node = node.parent
-    return None
 
 
 def _fallback(

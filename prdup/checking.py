@@ -6,7 +6,7 @@ come through `check_change`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import git
@@ -90,12 +90,15 @@ def check_change(
     body: str = "",
     scope: lookup.Scope | None = None,
     tip: str | None = None,
+    author: str | None = None,
 ) -> list[Finding]:
     """Match a change that need not be in the index against everything that is."""
     blobs = gitsource.BlobReader(repo) if repo is not None else None
     symbols, hunk_symbols = extract_symbols(change, blobs, settings)
     issues = linked_issues(f"{title}\n{body}")
-    query = lookup.query_from_change(store, change, symbols, hunk_symbols, title, body, issues)
+    query = lookup.query_from_change(
+        store, change, symbols, hunk_symbols, title, body, issues, author
+    )
     return _match_query(store, repo, query, change, info, scope or lookup.Scope(), tip)
 
 
@@ -108,13 +111,15 @@ def _match_query(
     scope: lookup.Scope,
     tip: str | None,
 ) -> list[Finding]:
+    reference = info.number if info.number is not None else lookup.newest_number(store) + 1
+    query = replace(query, reference_number=reference)
     ids = lookup.candidate_ids(store, query.change, scope)
     rarity: dict[int, int] = {}
     candidates = lookup.load_evidence(store, ids, rarity, shared_with=query.change)
     weights = lookup.weights_with(store, query.change, rarity)
     if repo is not None and change is not None and tip is not None:
         probe = probe_target(repo, store, change, info.base, tip, weights)
-        query = Query(query.change, query.line_text, query.line_place, probe)
+        query = replace(query, probe=probe)
     return match(query, candidates, weights, lookup.dismissed_for(store, info.number))
 
 
@@ -207,7 +212,10 @@ def _check_branch(
         removed=change.removed_count,
         title=title,
     )
-    findings = check_change(store, repo, change, info, settings, title, log, tip=tip)
+    author = repo.git.log("-1", "--format=%an", head)
+    findings = check_change(
+        store, repo, change, info, settings, title, log, tip=tip, author=author
+    )
     return CheckResult(info, findings, _stale_warning(repo, store, target, tip))
 
 

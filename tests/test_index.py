@@ -352,3 +352,27 @@ def test_pr_ref_to_missing_object_is_skipped(history: RepoBuilder, db_path: Path
     summary = index_repository(history.path, db_path=db_path)
     assert summary.open == 1  # PR 3 still indexed
     assert change(db_path, 13) == {}
+
+
+def _delete_blob(builder: RepoBuilder, rev_path: str) -> None:
+    blob = builder.head(rev_path)
+    (Path(builder.repo.git_dir) / "objects" / blob[:2] / blob[2:]).unlink()
+
+
+def test_missing_blobs_skip_only_their_commit_and_pr(builder: RepoBuilder, db_path: Path):
+    """Snapshots and partial clones lack some blobs: git stops there, prdup goes on."""
+    builder.commit("Initial", {"a.py": "A = 1\n"})
+    builder.commit("Big generated file", {"big.txt": "x" * 5000 + "\n"})
+    builder.commit("After the big file", {"c.py": "C = 3\n"})
+    builder.pr_branch(31, [("Touches the big file", {"big.txt": "y" * 5000 + "\n"})])
+    builder.pr_branch(32, [("Fine PR", {"d.py": "D = 4\n"})])
+    _delete_blob(builder, "main:big.txt")
+    _delete_blob(builder, "refs/pull/31/head:big.txt")
+
+    summary = index_repository(builder.path, db_path=db_path)
+
+    assert summary.skipped["git object missing"] == 2
+    titles = {t for (t,) in rows(db_path, "SELECT title FROM changes WHERE status = 'indexed'")}
+    assert {"Initial", "After the big file", "Fine PR"} <= titles
+    assert change(db_path, 31)["skip_reason"] == "git object missing"
+    assert change(db_path, 32)["status"] == "indexed"
