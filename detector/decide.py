@@ -51,6 +51,12 @@ THRESHOLDS = Thresholds()
 
 
 @cache
+def decide_threshold() -> float:
+    """The score from which shared code is enough to decide (calibrated on the benchmark)."""
+    return float(json.loads(WEIGHTS_FILE.read_text()).get("decide_threshold", 1.01))
+
+
+@cache
 def model() -> tuple[float, dict[str, float]]:
     data = json.loads(WEIGHTS_FILE.read_text())
     return float(data["intercept"]), {name: float(data["weights"][name]) for name in FEATURES}
@@ -69,8 +75,15 @@ def score(signals: Signals) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 
 
-def verdict(signals: Signals, candidate_state: str, distinctive_removed: bool) -> Verdict:
-    """What happened, by the evidence: the same change, a containing one, or only nearby work."""
+def verdict(
+    signals: Signals, candidate_state: str, distinctive_removed: bool, score: float = 0.0
+) -> Verdict:
+    """What happened, by the evidence: the same change, a containing one, or only nearby work.
+
+    A deciding verdict needs shared code: the same patch, shared lines, or the target already
+    holding the change. Rules name the clear cases; beyond them the fitted score decides, at
+    the threshold calibrated with it (`decide_threshold` in weights.json).
+    """
     t = THRESHOLDS
     if signals.reverts >= t.reverting and signals.reverts > signals.query_coverage:
         return "overlap"  # it undoes the candidate: the opposite of already done
@@ -87,7 +100,9 @@ def verdict(signals: Signals, candidate_state: str, distinctive_removed: bool) -
     contained = signals.query_coverage >= t.contained
     landed = signals.on_target or candidate_state == "merged"
     inside_larger = contained and signals.candidate_coverage < t.larger
-    if same_change or (same_fix and not inside_larger):
+    shares_code = signals.same_patch or signals.query_coverage > 0 or signals.on_target
+    confident = shares_code and score >= decide_threshold()
+    if same_change or (same_fix and not inside_larger) or (confident and not inside_larger):
         return "already-merged" if landed else "duplicate"
     if contained:
         return "covered"  # inside a larger change, landed or not: "Covered by #N (merged)"

@@ -88,8 +88,8 @@ def _finding(
     shared_removed = query.change.removed & candidate.removed
     share = decide.THRESHOLDS.rare_line_share
     distinctive = any(weights.is_rare(h, share) for h in shared_removed)
-    verdict = decide.verdict(signals, candidate.state, distinctive)
     score = decide.score(signals)
+    verdict = decide.verdict(signals, candidate.state, distinctive, score)
     shared_added = query.change.added & candidate.added
     return Finding(
         verdict=verdict,

@@ -107,8 +107,8 @@ def extract_symbols(
                 if found is None:
                     continue
                 parsed = True
-                for number, definition in found.items():
-                    by_line[(side, number)] = definition
+                for number, enclosing in found.items():
+                    by_line[(side, number)] = enclosing
         for hunk_index, hunk in enumerate(file.hunks):
             names: Counter[str] = Counter()
             for line in hunk.lines:
@@ -128,7 +128,13 @@ def extract_symbols(
     return tuple(sorted(rows, key=lambda r: (r.path, r.qualified, r.side))), hunk_symbols
 
 
-def prepare(diff_text: str, blobs: BlobReader | None, settings: Settings) -> PreparedChange:
+def prepare(
+    diff_text: str,
+    blobs: BlobReader | None,
+    settings: Settings,
+    extractor: SymbolExtractor | None = None,
+) -> PreparedChange:
+    """Parse, filter and attach symbols; `extractor` keeps syntax trees between changes."""
     change, truncated = parse_filtered(diff_text, settings)
-    symbols, hunk_symbols = extract_symbols(change, blobs, settings)
+    symbols, hunk_symbols = extract_symbols(change, blobs, settings, extractor)
     return PreparedChange(change, symbols, hunk_symbols, truncated)

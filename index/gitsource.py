@@ -271,8 +271,9 @@ def feed(process: git.cmd.Git.AutoInterrupt, payload: bytes) -> None:
     def write() -> None:
         try:
             process.stdin.write(payload)
-        finally:
             process.stdin.close()
+        except OSError:
+            pass  # git exited early (a missing object): its exit status tells the reader why
 
     threading.Thread(target=write, daemon=True).start()
 

@@ -24,6 +24,7 @@ from index.config import Settings
 from index.errors import EmptyRepository
 from index.metadata import PullMetadata, linked_issues, load_prs_json
 from index.store import DEFAULT_DB_NAME, ChangeRecord, IndexStore
+from index.symbols import SymbolExtractor
 
 # Merge-tool subjects that name the PR they land, each with the PR number as group 1.
 LANDING_SUBJECTS = (
@@ -116,6 +117,9 @@ class Indexer:
         self.metadata = metadata
         self.progress = progress
         self.blobs = gitsource.BlobReader(repo)
+        # One extractor for the run: history is read oldest first, so each file version's
+        # syntax tree is derived from the previous one's instead of parsed from scratch.
+        self.symbols = SymbolExtractor()
         self.summary = IndexSummary(db_path=store.path)
         self.changed = False
 
@@ -375,7 +379,7 @@ class Indexer:
 
     def _save(self, record: ChangeRecord, diff: str) -> bool:
         try:
-            prepared: PreparedChange = prepare(diff, self.blobs, self.settings)
+            prepared: PreparedChange = prepare(diff, self.blobs, self.settings, self.symbols)
         except NotADiff:
             record.status, record.skip_reason = "skipped", "unparseable diff"
             self._mark_changed()

@@ -20,6 +20,14 @@ Design notes:
 * A function directly inside a class-like definition (class, struct, impl, trait, ...) is
   a ``method``; so are Go methods and out-of-line ``A::b`` (a namespace-qualified free
   function ``ns::f`` looks the same to the parser and is reported as a method too).
+* Indexing uses ``SymbolExtractor``, which gives the same answers as ``enclosing_symbols``
+  on both sides of each file change but keeps parsed versions (LRU by blob id), parses a
+  new version incrementally from its old one (rebuilding its source from the diff instead
+  of reading the blob when git's blob id confirms it) and queries only the changed rows.
+  Measured on mypy's history (oldest first): ~5x less CPU than two full parses per file
+  change.  Incremental parsing is not proportional to the edit for big files: tree-sitter
+  re-walks the siblings along the edited path (Python's statement lists are "fragile"),
+  so a one-line edit in a 450 KB file still costs ~5 ms against ~50 ms for a full parse.
 
 Known limits: anonymous functions and lambdas are not definitions (their lines belong to
 the enclosing one); PHP namespaces and Go/Java packages do not qualify names; macros that
@@ -36,7 +44,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tree_sitter import Language, Node, Parser, Query, Tree
@@ -805,6 +813,9 @@ def enclosing_symbols(
 # descent from the root, each row in range costs the nodes on it.
 _CLUSTER_GAP = 24
 
+# Memory estimate for the cache budget: a 445 KB Python file's tree takes 8.6 MB.
+_TREE_BYTES_PER_SOURCE_BYTE = 20
+
 Hunk = tuple[int, int, int, int]
 """(old_start, old_length, new_start, new_length), as in a unified diff's ``@@`` header."""
 
@@ -816,10 +827,11 @@ class _Lines:
 
     def __init__(self, source: bytes) -> None:
         self._size = len(source)
+        self._newlines: Any
         try:
             import numpy
 
-            self._newlines: Sequence[int] = numpy.flatnonzero(
+            self._newlines = numpy.flatnonzero(
                 numpy.frombuffer(source, dtype=numpy.uint8) == 10
             )
         except ImportError:  # pragma: no cover - numpy comes with scikit-learn
@@ -973,8 +985,8 @@ class SymbolExtractor:
             new = self._cached(new_blob, new_key)
             if new is None:
                 same = old_key == new_key
-                if old is None and same and old_blob and self._asked_twice(old_blob, old_key):
-                    old = self._full(old_blob, old_key, read)  # a base shared by many changes
+                if old is None and same and old_blob and self._asked_twice(old_blob, new_key):
+                    old = self._full(old_blob, new_key, read)  # a base shared by many changes
                 if old is None or not same:
                     self.stats["cold_new"] += 1
                 base = old if same else None
@@ -1053,13 +1065,17 @@ class SymbolExtractor:
         source = _usable_source(raw)
         if source is None:
             return self._store(blob, key, _Version(readable=True))
-        edits = _edits(base, source, hunks)
+        lines = _Lines(source)
+        edits = _edits(base, source, lines, hunks)
         if edits is None:  # the hunks do not turn the base into this source
             self.stats["edit_mismatches"] += 1
             self.stats["full_parses"] += 1
-            return self._store(blob, key, _parse_version(key, source, None, ()))
-        self.stats["incremental_parses"] += 1
-        return self._store(blob, key, _parse_version(key, source, base, edits, self.stats))
+            version = _parse_version(key, source, None, ())
+        else:
+            self.stats["incremental_parses"] += 1
+            version = _parse_version(key, source, base, edits, self.stats)
+        version._lines = lines  # the next change of this file starts from this version
+        return self._store(blob, key, version)
 
     # --- lookup -----------------------------------------------------------------------
 
@@ -1136,15 +1152,16 @@ def _key(path: str) -> str | None:
 _Edit = tuple[int, int, int, tuple[int, int], tuple[int, int], tuple[int, int]]
 
 
-def _edits(base: _Version, source: bytes, hunks: Sequence[Hunk]) -> list[_Edit] | None:
+def _edits(
+    base: _Version, source: bytes, new_lines: _Lines, hunks: Sequence[Hunk]
+) -> list[_Edit] | None:
     """``Tree.edit`` arguments turning base into source, bottom hunk first; None if they don't.
 
     The unchanged stretches between hunks are compared byte for byte (a memcmp, ~20 µs for
     half a megabyte): a diff that does not belong to these two blobs, or sources that were
     transcoded differently, must not let tree-sitter reuse subtrees for the wrong text.
     """
-    old_lines, new_lines = base.lines, _Lines(source)
-    old_source = base.source
+    old_lines, old_source = base.lines, base.source
     edits: list[_Edit] = []
     old_done = new_done = 0  # end of the previous hunk on each side
     for old_start, old_length, new_start, new_length in hunks:
@@ -1231,9 +1248,6 @@ def _parse_version(
     c_count = len(_collect_tree("c", trees["c"], source))
     cpp_count = len(_collect_tree("cpp", trees["cpp"], source))
     return _Version(True, source, trees, "cpp" if cpp_count > c_count else "c")
-
-
-_TREE_BYTES_PER_SOURCE_BYTE = 20  # measured: a 445 KB Python file's tree takes 8.6 MB
 
 
 def _fallback(

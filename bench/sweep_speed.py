@@ -1,0 +1,139 @@
+"""`prdup sweep` speed: the open backlog cold, from the cache, and after one PR changes.
+
+Run by hand (not a test), on an index built with `prdup index`:
+
+    python bench/sweep_speed.py --db /tmp/mypy-sweep.db [--limits 1000,all] [--jobs 1,2]
+        [--verify 300]
+
+Works on a copy of the index (in --work). For each limit (the N highest-numbered open PRs, or
+all) and process count, times `prdup sweep --full` as a subprocess, interpreter start included;
+then a sweep that reuses the cache; then one after the newest open PR is made to look freshly
+indexed (its cache rows forgotten), which re-checks it and the PRs sharing rare lines with it.
+Prints each command with its wall time, CPU time (the command and its worker processes), PRs
+per second and the load average: on a shared machine the wall time depends on what else runs,
+the CPU time much less. With --verify N, also checks that N random open PRs' sweep findings
+are exactly `check --pr N`'s deciding findings (without the target probe).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_sweep(db: Path, *flags: str) -> dict:
+    command = [sys.executable, str(ROOT / "cli.py"), "sweep", "--db", str(db), "--format",
+               "json", "--exit-zero", *flags]
+    print("$ " + " ".join(command[1:]), flush=True)
+    load = os.getloadavg()[0]
+    cpu = cpu_seconds()
+    start = time.perf_counter()
+    completed = subprocess.run(command, capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - start
+    data = json.loads(completed.stdout)
+    stats = data["stats"]
+    figures = {
+        "wall": wall,
+        "cpu": cpu_seconds() - cpu,
+        "load": load,
+        "swept": stats["swept"],
+        "rechecked": stats["rechecked"],
+        "groups": len(data["groups"]),
+        "done": len(data["already_done"]),
+    }
+    rate = stats["rechecked"] / wall if stats["rechecked"] else 0.0
+    print(
+        f"  {figures['wall']:.1f} s wall, {figures['cpu']:.1f} s CPU, load {load:.1f}: "
+        f"{stats['swept']} PRs swept, {stats['rechecked']} checked ({rate:.0f} PRs/s), "
+        f"{figures['groups']} groups, {figures['done']} already done",
+        flush=True,
+    )
+    return figures
+
+
+def forget_newest(db: Path) -> int:
+    """Make the newest open PR look freshly indexed: the sweep has never seen it."""
+    with sqlite3.connect(db) as conn:
+        number, change_id = conn.execute(
+            "SELECT number, id FROM changes WHERE state = 'open' AND status = 'indexed' "
+            "ORDER BY number DESC LIMIT 1"
+        ).fetchone()
+        conn.execute("DELETE FROM sweep_seen WHERE change_id = ?", (change_id,))
+        conn.execute("DELETE FROM sweep_results WHERE number = ?", (number,))
+    return int(number)
+
+
+def verify(db: Path, count: int) -> None:
+    from detector.evidence import DECIDING_VERDICTS
+    from index.config import Settings
+    from index.store import IndexStore
+    from prdup.checking import _check_pr
+
+    with IndexStore(db, create=False) as store:
+        cached = {
+            number: json.loads(found)
+            for number, found in store.rows("SELECT number, findings FROM sweep_results")
+        }
+        sample = random.Random(7).sample(sorted(cached), min(count, len(cached)))
+        differ = findings = 0
+        for number in sample:
+            checked = _check_pr(store, None, number, None, Settings(min_score=0), None)
+            expected = {
+                (f.candidate.number, f.candidate.commit, f.verdict, round(f.score, 4))
+                for f in checked.findings
+                if f.verdict in DECIDING_VERDICTS and f.candidate.state != "closed"
+            }
+            got = {(f["pr"], f["commit"], f["verdict"], f["score"]) for f in cached[number]}
+            findings += len(expected)
+            if got != expected:
+                differ += 1
+                print(f"  #{number}: check only {expected - got}, sweep only {got - expected}")
+    print(f"verify: {len(sample)} PRs, {findings} deciding findings by check, {differ} differ")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/prdup-sweep-bench"))
+    parser.add_argument("--limits", default="1000,all")
+    parser.add_argument("--jobs", default="1,2")
+    parser.add_argument("--verify", type=int, default=0)
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    db = args.work / "sweep.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    with sqlite3.connect(args.db) as source, sqlite3.connect(db) as copy:
+        source.backup(copy)
+    print(f"index: {args.db} (copied to {db}); {os.cpu_count()} CPUs")
+    for limit in args.limits.split(","):
+        limit_flags = [] if limit == "all" else ["--limit", limit]
+        for jobs in args.jobs.split(","):
+            timed_sweep(db, "--full", "--jobs", jobs, *limit_flags)
+        timed_sweep(db, *limit_flags)
+    number = forget_newest(db)
+    print(f"PR #{number} now looks freshly indexed:")
+    timed_sweep(db)
+    if args.verify:
+        timed_sweep(db, "--full")
+        verify(db, args.verify)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""`prdup sweep`: the whole open backlog as duplicate groups, as text, JSON, markdown or HTML."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from prdup.sweep import SweepResult
+
+FORMATS = ("text", "json", "markdown", "html")
+
+
+@click.command("sweep")
+@click.option("--repo", "repo_path", default=".", type=click.Path(path_type=Path),
+              help="The repository (default: the current directory).")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Index file (default: prdup.db inside the git directory).")
+@click.option("--format", "output", type=click.Choice(FORMATS), default="text",
+              show_default=True)
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the report to FILE instead of stdout.")
+@click.option("--min-score", type=float, default=None,
+              help="Ignore findings scoring below S [default: 0.5].")
+@click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Processes matching PRs in parallel.")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Sweep only the N highest-numbered open PRs.")
+@click.option("--full", is_flag=True, help="Re-check every PR instead of reusing the cache.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are groups.")
+def sweep(
+    repo_path: Path,
+    db_path: Path | None,
+    output: str,
+    out_path: Path | None,
+    min_score: float | None,
+    jobs: int,
+    limit: int | None,
+    full: bool,
+    exit_zero: bool,
+) -> None:
+    """Check every open PR against merged and open PRs; report duplicate groups and done PRs.
+
+    Exits 1 when there is a group or an already-done PR, 0 when there is none, 2 on errors.
+    """
+    # Imported here: cli.py imports this module to register the command (see commands_bot).
+    from cli import handles_errors
+
+    handles_errors(_sweep)(
+        repo_path, db_path, output, out_path, min_score, jobs, limit, full, exit_zero
+    )
+
+
+def _sweep(
+    repo_path: Path,
+    db_path: Path | None,
+    output: str,
+    out_path: Path | None,
+    min_score: float | None,
+    jobs: int,
+    limit: int | None,
+    full: bool,
+    exit_zero: bool,
+) -> None:
+    from cli import EXIT_FINDINGS, _work_tree
+    from index.config import load_settings
+    from prdup.sweep import stderr_progress
+    from prdup.sweep import sweep as run_sweep
+
+    settings = load_settings(_work_tree(repo_path), min_score=min_score)
+    result = run_sweep(
+        repo_path, db_path, min_score=settings.min_score, jobs=jobs, limit=limit, full=full,
+        progress=stderr_progress,
+    )
+    report = render(result, output, title=_title(repo_path, db_path))
+    if out_path is not None:
+        out_path.write_text(report, encoding="utf-8")
+        click.echo(f"{summary_line(result)} -> {out_path}", err=True)
+    else:
+        click.echo(report)
+    if (result.groups or result.already_done) and not exit_zero:
+        raise SystemExit(EXIT_FINDINGS)
+
+
+def _title(repo_path: Path, db_path: Path | None) -> str:
+    name = Path(repo_path).resolve().name if db_path is None else Path(db_path).stem
+    return name.removesuffix(".git")
+
+
+def render(result: SweepResult, output: str, title: str = "") -> str:
+    if output == "json":
+        return json.dumps(result.to_json(), indent=2)
+    if output == "markdown":
+        return to_markdown(result)
+    if output == "html":
+        from prdup.report_html import render_html
+
+        return render_html(result, title=title)
+    return to_text(result)
+
+
+def summary_line(result: SweepResult) -> str:
+    stats = result.stats
+    return (
+        f"swept {stats.swept} of {stats.open_prs} open PRs ({stats.rechecked} checked, "
+        f"{stats.reused} from cache) in {stats.seconds:.1f}s: {len(result.groups)} duplicate "
+        f"group(s), {len(result.already_done)} PR(s) already done"
+    )
+
+
+def _pull_line(result: SweepResult, number: int, keep: int | None = None) -> str:
+    pull = result.pulls.get(number)
+    state = pull.state if pull else "?"
+    title = f"  {pull.title}" if pull and pull.title else ""
+    if keep is None or number == keep:
+        return f"keep #{number} [{state}]{title}"
+    found = result.evidence(number, keep)
+    verdict = f"{found.verdict} {found.score:.2f}" if found else "?"
+    return f"  #{number} [{state}] {verdict}{title}"
+
+
+def to_text(result: SweepResult) -> str:
+    lines = [f"prdup: {summary_line(result)}"]
+    for index, group in enumerate(result.groups, 1):
+        lines += ["", f"Group {index}: {_pull_line(result, group.keep)}"]
+        lines += [_pull_line(result, n, group.keep) for n in group.members[1:]]
+    if result.already_done:
+        lines += ["", "Already on the target (can be closed):"]
+        for done in result.already_done:
+            by = f"#{done.by}" if done.by is not None else f"commit {(done.commit or '')[:10]}"
+            pull = result.pulls.get(done.pr)
+            title = f"  {pull.title}" if pull and pull.title else ""
+            lines.append(f"  #{done.pr} by {by} (score {done.score:.2f}){title}")
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(result: SweepResult) -> str:
+    lines = [f"**prdup sweep**: {summary_line(result)}"]
+    for index, group in enumerate(result.groups, 1):
+        lines += ["", f"### Group {index}: keep #{group.keep}", ""]
+        lines += ["| PR | state | verdict | score | title |", "|---|---|---|---|---|"]
+        for number in group.members:
+            pull = result.pulls.get(number)
+            found = None if number == group.keep else result.evidence(number, group.keep)
+            verdict, score = (found.verdict, f"{found.score:.2f}") if found else ("keep", "")
+            lines.append(
+                f"| #{number} | {pull.state if pull else '?'} | {verdict} | {score} | "
+                f"{_cell(pull.title if pull else '')} |"
+            )
+    if result.already_done:
+        lines += ["", "### Already on the target", "", "| PR | done by | score |", "|---|---|---|"]
+        for done in result.already_done:
+            by = f"#{done.by}" if done.by is not None else f"`{(done.commit or '')[:10]}`"
+            lines.append(f"| #{done.pr} | {by} | {done.score:.2f} |")
+    return "\n".join(lines)

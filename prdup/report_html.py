@@ -1,0 +1,182 @@
+"""The sweep as one self-contained HTML page: summary, groups with their evidence, closable PRs.
+
+The page needs no network: CSS and the small script that sorts and filters are inline in the
+template (`prdup/templates/sweep_report.html`). Every text that comes from a PR (titles, lines,
+reasons) is escaped here; the template only receives finished HTML fragments.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import UTC, datetime
+from importlib import resources
+
+from detector.grouping import AlreadyDone, Group
+from prdup.sweep import SweepResult, SweptFinding
+
+TEMPLATE = "sweep_report.html"
+SHOWN_LINES = 8
+OPEN_GROUPS = 10  # the first groups show their evidence unfolded; the rest on a click
+_PLACEHOLDER = re.compile(r"\{\{ (\w+) \}\}")
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def template() -> str:
+    return resources.files("prdup").joinpath("templates", TEMPLATE).read_text(encoding="utf-8")
+
+
+def render_html(result: SweepResult, title: str = "", generated: datetime | None = None) -> str:
+    """The whole page; `generated` is fixed in tests so the output is reproducible."""
+    when = (generated or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    parts = {
+        "title": _e(f"prdup sweep: {title}" if title else "prdup sweep"),
+        "generated": _e(when),
+        "summary": _summary(result),
+        "groups": "\n".join(_group(result, i, g) for i, g in enumerate(result.groups, 1))
+        or '<p class="empty">No duplicate groups.</p>',
+        "already_done": _already_done(result),
+    }
+    # One pass over the template: a PR title that reads "{{ groups }}" stays text.
+    return _PLACEHOLDER.sub(lambda found: parts[found.group(1)], template())
+
+
+def _summary(result: SweepResult) -> str:
+    stats = result.stats
+    groups = result.groups
+    closable = {n for g in result.groups for n in g.members[1:]} | {
+        d.pr for d in result.already_done
+    }
+    closable = {n for n in closable if (p := result.pulls.get(n)) and p.state == "open"}
+    cards = [
+        (stats.swept, "open PRs swept", f"of {stats.open_prs} in the index"),
+        (len(result.groups), "duplicate groups", f"{sum(len(g.members) for g in groups)} PRs"),
+        (len(result.already_done), "already on the target", "open PRs a merged change made"),
+        (len(closable), "open PRs to close", "group members not kept, and done PRs"),
+    ]
+    html_cards = "".join(
+        f'<div class="card"><b>{_e(value)}</b><span>{_e(label)}</span><small>{_e(note)}</small>'
+        f"</div>"
+        for value, label, note in cards
+    )
+    detail = (
+        f"{stats.rechecked} checked, {stats.reused} from cache, {stats.seconds:.1f}s on "
+        f"{stats.jobs} process(es); findings scoring below {result.min_score:.2f} are ignored."
+    )
+    return f'<div class="cards">{html_cards}</div><p class="detail">{_e(detail)}</p>'
+
+
+def _pr(number: int) -> str:
+    return f'<span class="pr">#{_e(number)}</span>'
+
+
+def _state(state: str) -> str:
+    return f'<span class="state {_e(state)}">{_e(state)}</span>'
+
+
+def _group(result: SweepResult, index: int, group: Group) -> str:
+    keep = result.pulls.get(group.keep)
+    found = {n: result.evidence(n, group.keep) for n in group.members[1:]}
+    best = max((f.score for f in found.values() if f), default=0.0)
+    words = " ".join(
+        f"#{n} {p.title} {p.state}" for n in group.members if (p := result.pulls.get(n))
+    )
+    verdicts = " ".join(sorted({f.verdict for f in found.values() if f}))
+    words += " " + verdicts
+    rows = [_member_row(result, group.keep, None, keep=True)]
+    rows += [_member_row(result, n, found[n]) for n in group.members[1:]]
+    unfold = index <= OPEN_GROUPS
+    evidence = "".join(
+        _evidence(group.keep, n, f, unfold) for n, f in found.items() if f is not None
+    )
+    keep_title = _e(keep.title) if keep else ""
+    return f"""
+<section class="group" id="group-{index}" data-size="{len(group.members)}"
+  data-score="{best:.4f}" data-keep="{group.keep}" data-index="{index}"
+  data-verdicts="{_e(verdicts)}" data-text="{_e(words.lower())}">
+  <h2><span class="num">{index}</span> Keep {_pr(group.keep)}
+    {_state(keep.state if keep else "unknown")} <span class="title">{keep_title}</span></h2>
+  <table class="members sortable">
+    <thead><tr><th data-sort="num">PR</th><th data-sort="text">state</th>
+      <th data-sort="text">verdict</th><th data-sort="num">score</th>
+      <th data-sort="num">lines</th><th data-sort="text">title</th></tr></thead>
+    <tbody>{"".join(rows)}</tbody>
+  </table>
+  {evidence}
+</section>"""
+
+
+def _member_row(
+    result: SweepResult, number: int, found: SweptFinding | None, keep: bool = False
+) -> str:
+    pull = result.pulls.get(number)
+    verdict = "keep" if keep else (found.verdict if found else "?")
+    score = f"{found.score:.2f}" if found else ""
+    lines = pull.changed_lines if pull else 0
+    return (
+        f'<tr class="{"kept" if keep else "member"}">'
+        f'<td data-value="{number}">{_pr(number)}</td>'
+        f"<td>{_state(pull.state if pull else 'unknown')}</td>"
+        f'<td><span class="verdict {_e(verdict)}">{_e(verdict)}</span></td>'
+        f'<td data-value="{_e(score or 9)}">{_e(score)}</td>'
+        f'<td data-value="{lines}">+{pull.added if pull else 0} -{pull.removed if pull else 0}</td>'
+        f"<td>{_e(pull.title if pull else '')}</td></tr>"
+    )
+
+
+def _lines(texts: tuple[str, ...], sign: str) -> str:
+    if not texts:
+        return '<p class="none">none</p>'
+    shown = "".join(
+        f'<div class="line {"del" if sign == "-" else "add"}"><i>{sign}</i>'
+        f"<code>{_e(text)}</code></div>"
+        for text in texts[:SHOWN_LINES]
+    )
+    more = len(texts) - SHOWN_LINES
+    return shown + (f'<p class="more">and {more} more</p>' if more > 0 else "")
+
+
+def _evidence(keep: int, number: int, found: SweptFinding, unfold: bool) -> str:
+    reasons = "".join(f"<li>{_e(reason)}</li>" for reason in found.reasons)
+    where = ", ".join(found.shared_symbols[:4] or found.shared_files[:4])
+    return f"""
+  <details class="evidence"{" open" if unfold else ""}>
+    <summary>{_pr(number)} vs {_pr(keep)}: <span class="verdict {_e(found.verdict)}">
+      {_e(found.verdict)}</span> {found.score:.2f}
+      <span class="where">{_e(where)}</span></summary>
+    <ul class="reasons">{reasons}</ul>
+    <div class="sides">
+      <div><h3>removed by both</h3>{_lines(found.shared_removed, "-")}</div>
+      <div><h3>added by both</h3>{_lines(found.shared_added, "+")}</div>
+    </div>
+  </details>"""
+
+
+def _done_row(result: SweepResult, done: AlreadyDone) -> str:
+    pull = result.pulls.get(done.pr)
+    by_pull = result.pulls.get(done.by) if done.by is not None else None
+    by = _pr(done.by) if done.by is not None else f"<code>{_e((done.commit or '')[:10])}</code>"
+    text = f"#{done.pr} {pull.title if pull else ''}".lower()
+    return (
+        f'<tr data-text="{_e(text)}">'
+        f'<td data-value="{done.pr}">{_pr(done.pr)}</td>'
+        f"<td>{_e(pull.title if pull else '')}</td>"
+        f'<td data-value="{done.by or 0}">{by}</td>'
+        f"<td>{_e(by_pull.title if by_pull else '')}</td>"
+        f'<td data-value="{done.score:.4f}">{done.score:.2f}</td></tr>'
+    )
+
+
+def _already_done(result: SweepResult) -> str:
+    if not result.already_done:
+        return '<p class="empty">No open PR is already on the target.</p>'
+    rows = "".join(_done_row(result, done) for done in result.already_done)
+    return f"""<table class="done sortable">
+  <thead><tr><th data-sort="num">open PR</th><th data-sort="text">title</th>
+    <th data-sort="num">done by</th><th data-sort="text">its title</th>
+    <th data-sort="num">score</th></tr></thead>
+  <tbody>{rows}</tbody>
+</table>"""

@@ -1,0 +1,377 @@
+"""`prdup sweep` end to end: real repositories, a real index, the real CLI, a real browser.
+
+The story: `parse_csv_line` keeps the spaces around fields. PR 1 fixes it and is merged; PRs 2
+and 3, opened from the older base, make the same fix in their own words. PR 5 renames a unit
+and is merged; PR 6 is the very same patch, still open. PRs 20 and 21 change other functions of
+the same file. PR 30 fixes x.py, PR 32 fixes y.py, and PR 31 makes both fixes at once: 30~31
+and 31~32, while 30 and 32 share nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli import main
+from detector.evidence import ChangeEvidence, LineWeights
+from detector.grouping import Link, Pull, already_done, could_decide, group_duplicates
+from detector.matcher import Query, match
+from index.config import Settings
+from index.store import IndexStore
+from prdup import sweep as sweep_module
+from prdup.checking import _check_pr
+from prdup.sweep import sweep
+from tests.repo_builder import RepoBuilder
+
+PARSER = """def parse_csv_line(text):
+    fields = text.split(",")
+    return [field for field in fields if field]
+
+
+def parse_header(text):
+    names = text.split(";")
+    return names
+
+
+def parse_number(text):
+    value = int(text)
+    return value
+"""
+UNITS = """KILOMETRES_PER_MILE = 1.609344
+
+
+def miles_to_kilometres(miles):
+    return miles * KILOMETRES_PER_MILE
+"""
+X_MODULE = """def load_x(path):
+    handle = open(path)
+    return handle.read()
+"""
+Y_MODULE = """def save_y(path, payload):
+    handle = open(path, "w")
+    handle.write(payload)
+"""
+BUG = '    fields = text.split(",")\n'
+TITLE_WITH_HTML = "Strip <b>fields</b> & <script>alert(1)</script>"
+
+
+def run(repo: Path, *args: str) -> tuple[int, str, str]:
+    runner = CliRunner()
+    cwd = os.getcwd()
+    os.chdir(repo)
+    try:
+        result = runner.invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(cwd)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def sweep_json(repo: Path, *args: str) -> dict:
+    code, out, err = run(repo, "sweep", "--format", "json", *args)
+    assert code in (0, 1), err
+    return json.loads(out)
+
+
+def grouped(data: dict) -> list[set[int]]:
+    return [{m["pr"] for m in group["members"]} for group in data["groups"]]
+
+
+@pytest.fixture
+def backlog(builder: RepoBuilder) -> RepoBuilder:
+    builder.commit("Add the parsers", {
+        "parser.py": PARSER, "units.py": UNITS, "x.py": X_MODULE, "y.py": Y_MODULE,
+    })
+    base = builder.head()
+    builder.pr_branch(1, [("Strip spaces around CSV fields", {"parser.py": PARSER.replace(
+        BUG, '    fields = [part.strip() for part in text.split(",")]\n')})])
+    builder.merge_pr(1, how="squash")
+    builder.pr_branch(5, [("Name the mile constant", {"units.py": UNITS.replace(
+        "KILOMETRES_PER_MILE", "KM_PER_MILE")})])
+    builder.merge_pr(5, how="merge")
+    builder.pr_branch(2, [(TITLE_WITH_HTML, {"parser.py": PARSER.replace(
+        BUG, '    fields = [piece.strip() for piece in text.split(",")]\n')})], start=base)
+    builder.pr_branch(3, [("csv: ignore whitespace", {"parser.py": PARSER.replace(
+        BUG, '    fields = list(map(str.strip, text.split(",")))\n')})], start=base)
+    builder.pr_branch(6, [("Shorter constant name", {"units.py": UNITS.replace(
+        "KILOMETRES_PER_MILE", "KM_PER_MILE")})], start=base)
+    builder.pr_branch(20, [("Lower-case header names", {"parser.py": PARSER.replace(
+        '    names = text.split(";")\n',
+        '    names = [name.lower() for name in text.split(";")]\n')})], start=base)
+    builder.pr_branch(21, [("Accept padded numbers", {"parser.py": PARSER.replace(
+        "    value = int(text)\n", "    value = int(text.strip() or 0)\n")})], start=base)
+    x_fix = X_MODULE.replace("open(path)", "open(path, encoding='utf-8')")
+    y_fix = Y_MODULE.replace('open(path, "w")', 'open(path, "w", newline="")')
+    builder.pr_branch(30, [("Read x as UTF-8", {"x.py": x_fix})], start=base)
+    builder.pr_branch(
+        31, [("Fix file modes in x and y", {"x.py": x_fix, "y.py": y_fix})], start=base
+    )
+    builder.pr_branch(32, [("Write y without newline translation", {"y.py": y_fix})], start=base)
+    code, _, err = run(builder.path, "index", "--quiet")
+    assert code == 0, err
+    return builder
+
+
+# --- end to end -----------------------------------------------------------------------------
+
+
+def test_three_prs_fixing_one_bug_form_one_group_kept_by_the_merged_one(backlog: RepoBuilder):
+    data = sweep_json(backlog.path)
+    group = next(g for g in data["groups"] if g["keep"] == 1)
+    members = {m["pr"]: m for m in group["members"]}
+    assert set(members) == {1, 2, 3}
+    assert group["members"][0] == {
+        "pr": 1, "state": "merged", "title": "Strip spaces around CSV fields",
+        "verdict": "keep", "score": None,
+    }
+    assert members[2]["verdict"] == members[3]["verdict"] == "already-merged"
+    assert all(members[n]["score"] >= 0.5 for n in (2, 3))
+
+
+def test_open_pr_already_on_the_target_is_listed_as_done(backlog: RepoBuilder):
+    done = {d["pr"]: d for d in sweep_json(backlog.path)["already_done"]}
+    assert done[6]["by"] == 5
+    assert done[6]["score"] >= 0.5
+    assert {2, 3} <= set(done)  # the merged fix made them done too
+    assert not {20, 21, 30, 31, 32} & set(done)
+
+
+def test_unrelated_prs_in_the_same_file_are_not_grouped(backlog: RepoBuilder):
+    for members in grouped(sweep_json(backlog.path)):
+        assert not members & {20, 21}
+
+
+def test_a_chain_never_puts_unrelated_ends_in_one_group(backlog: RepoBuilder):
+    groups = grouped(sweep_json(backlog.path))
+    assert not any({30, 32} <= members for members in groups)
+    # 31 makes both fixes: it is kept against each one, in a group of its own.
+    assert {30, 31} in groups and {31, 32} in groups
+
+
+def test_json_is_the_documented_surface(backlog: RepoBuilder):
+    data = sweep_json(backlog.path, "--exit-zero")
+    assert data["schema_version"] == 1
+    assert set(data) >= {"schema_version", "groups", "already_done"}
+    assert data["groups"], "the story has groups"
+    for group in data["groups"]:
+        assert set(group) == {"keep", "members"}
+        assert group["members"][0]["pr"] == group["keep"]
+        for member in group["members"]:
+            assert set(member) >= {"pr", "state", "verdict", "score"}
+            assert member["verdict"] in ("keep", "already-merged", "duplicate", "covered")
+            assert member["score"] is None or 0.5 <= member["score"] <= 1.0
+    for done in data["already_done"]:
+        assert set(done) >= {"pr", "by", "score"}
+    code, out, _ = run(backlog.path, "sweep")
+    assert code == 1
+    assert "Group 1: keep #" in out and "Already on the target" in out
+    code, out, _ = run(backlog.path, "sweep", "--format", "markdown", "--exit-zero")
+    assert code == 0 and "| #6 | #5 |" in out
+
+
+def test_sweep_findings_are_checks_findings(backlog: RepoBuilder, db_path: Path):
+    """Every PR's deciding findings are `check --pr N`'s (without the target probe)."""
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    result = sweep(None, db_path, jobs=1)
+    with IndexStore(db_path, create=False) as store:
+        for number, found in result.findings.items():
+            checked = _check_pr(store, None, number, "main", Settings(min_score=0), None)
+            expected = {
+                (f.candidate.number, f.verdict, round(f.score, 4))
+                for f in checked.findings
+                if f.decides and f.candidate.state != "closed"
+            }
+            assert {(f.pr, f.verdict, f.score) for f in found} == expected, number
+
+
+def test_a_second_sweep_reuses_everything_and_an_update_only_its_neighbours(
+    backlog: RepoBuilder, db_path: Path
+):
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    first = sweep(None, db_path, jobs=1)
+    assert sorted(first.rechecked) == [2, 3, 6, 20, 21, 30, 31, 32]
+
+    again = sweep(None, db_path, jobs=1)
+    assert again.rechecked == [] and again.stats.reused == 8
+    assert again.to_json()["groups"] == first.to_json()["groups"]
+
+    # PR 7 makes the CSV fix once more: only it and the PRs sharing its lines are redone.
+    backlog.pr_branch(7, [("Trim CSV fields", {"parser.py": PARSER.replace(
+        BUG, '    fields = [f.strip() for f in text.split(",")]\n')})], start="main~2")
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    third = sweep(None, db_path, jobs=1)
+    assert sorted(third.rechecked) == [2, 3, 7]
+    group = next(g for g in third.groups if g.keep == 1)
+    assert set(group.members) == {1, 2, 3, 7}
+
+    # A moved head is redone; so is everyone who found it.
+    backlog.pr_branch(6, [("Shorter constant name, again", {"units.py": UNITS.replace(
+        "KILOMETRES_PER_MILE", "KM_IN_A_MILE")})], start="main~2")
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    assert sorted(sweep(None, db_path, jobs=1).rechecked) == [6]
+
+    # A maintainer says 3 is no duplicate of 2: only 2 is redone, and no longer names 3.
+    with IndexStore(db_path) as store:
+        store.add_dismissal(2, 3, "maintainer", None)
+    dismissed = sweep(None, db_path, jobs=1)
+    assert dismissed.rechecked == [2]
+    assert 3 not in {f.pr for f in dismissed.findings[2]}
+
+    assert sweep(None, db_path, jobs=1, min_score=0.9).rechecked == []  # scores are kept
+    assert sweep(None, db_path, jobs=1, full=True).stats.rechecked == 9
+
+
+def test_limit_sweeps_the_newest_prs(backlog: RepoBuilder, db_path: Path):
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    result = sweep(None, db_path, jobs=1, limit=3)
+    assert sorted(result.findings) == [30, 31, 32]
+    assert result.stats.open_prs == 8 and result.stats.swept == 3
+
+
+def test_two_processes_and_a_table_scan_find_what_one_finds(
+    backlog: RepoBuilder, db_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    one = sweep(None, db_path, jobs=1, full=True).to_json()
+    monkeypatch.setattr(sweep_module, "MIN_PARALLEL", 1)
+    monkeypatch.setattr(sweep_module, "FEW_HASHES", 0)  # and read the lines by a scan
+    two = sweep(None, db_path, jobs=2, full=True).to_json()
+    assert two["groups"] == one["groups"] and two["already_done"] == one["already_done"]
+
+
+def test_sweep_without_an_index_is_an_error(builder: RepoBuilder):
+    builder.commit("Add the parsers", {"parser.py": PARSER})
+    code, _, err = run(builder.path, "sweep")
+    assert code == 2 and "prdup index" in err
+
+
+# --- the HTML report ------------------------------------------------------------------------
+
+
+def write_report(repo: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "report.html"
+    code, _, err = run(repo, "sweep", "--format", "html", "--out", str(out))
+    assert code == 1, err
+    return out
+
+
+def test_html_report_is_self_contained_and_escapes_pr_text(backlog: RepoBuilder, tmp_path):
+    page = write_report(backlog.path, tmp_path).read_text()
+    assert "<script>alert(1)</script>" not in page
+    assert "Strip &lt;b&gt;fields&lt;/b&gt; &amp; &lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "http://" not in page and "https://" not in page
+    assert page.count('<section class="group"') == len(grouped(sweep_json(backlog.path)))
+    assert "{{" not in page
+
+
+CHROMIUM = shutil.which("chromium") or (
+    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+)
+
+
+def dump_dom(page: Path, profile: Path, fragment: str = "") -> str:
+    assert CHROMIUM is not None
+    completed = subprocess.run(
+        [
+            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--no-first-run", f"--user-data-dir={profile}", "--dump-dom",
+            page.as_uri() + fragment,
+        ],
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    return completed.stdout
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_html_report_in_a_real_browser(backlog: RepoBuilder, tmp_path: Path):
+    page = write_report(backlog.path, tmp_path)
+    groups = len(grouped(sweep_json(backlog.path)))
+
+    dom = dump_dom(page, tmp_path / "profile")
+    assert 'data-js="ready"' in dom
+    assert f'data-shown-groups="{groups}"' in dom
+    assert f"{groups} of {groups} groups" in dom
+    assert 'data-rank="1"' in dom
+    assert "<script>alert(1)</script>" not in dom.split("<script>")[0]
+
+    filtered = dump_dom(page, tmp_path / "profile", "#q=%2331&sort=keep")
+    assert 'data-shown-groups="2"' in filtered  # the two groups kept by #31
+    assert 'data-sorted-by="keep"' in filtered
+    assert f"2 of {groups} groups" in filtered
+
+
+# --- the grouping rules, on plain values ----------------------------------------------------
+
+
+def test_grouping_needs_a_tie_to_the_kept_pr_and_to_every_member():
+    pulls = {n: Pull(n, "open", lines) for n, lines in ((10, 2), (11, 6), (12, 2), (13, 2))}
+    links = [
+        Link(10, 11, "covered", 0.9),
+        Link(12, 11, "covered", 0.9),
+        Link(13, 12, "duplicate", 0.9),
+        Link(12, 13, "duplicate", 0.9),
+        Link(10, 12, "overlap", 0.95),  # not deciding: no tie
+        Link(13, 10, "duplicate", 0.4),  # below the threshold: no tie
+    ]
+    groups = group_duplicates(pulls, links, 0.5)
+    assert [set(g.members) for g in groups] == [{11, 10}, {11, 12}] or \
+        [set(g.members) for g in groups] == [{11, 12}, {11, 10}]
+    assert all(g.keep == 11 for g in groups)  # 13 is tied only to 12, which 11 keeps
+
+
+def test_keep_order_is_merged_then_largest_then_oldest():
+    links = [Link(a, b, "duplicate", 0.9) for a in (4, 5, 6) for b in (4, 5, 6) if a != b]
+    open_pulls = {4: Pull(4, "open", 3), 5: Pull(5, "open", 9), 6: Pull(6, "open", 9)}
+    assert group_duplicates(open_pulls, links, 0.5)[0].keep == 5
+    merged = {**open_pulls, 6: Pull(6, "merged", 1)}
+    assert group_duplicates(merged, links, 0.5)[0].members == (6, 5, 4)
+
+
+def test_already_done_takes_the_strongest_merged_change():
+    pulls = {1: Pull(1, "open"), 2: Pull(2, "merged"), 3: Pull(3, "merged"), 4: Pull(4, "open")}
+    links = [
+        Link(1, 2, "already-merged", 0.7, "merged"),
+        Link(1, 3, "already-merged", 0.9, "merged"),
+        Link(1, None, "already-merged", 0.95, "merged", commit="abc"),
+        Link(4, 1, "duplicate", 0.9, "open"),
+    ]
+    done = already_done(links, pulls, 0.5)
+    assert [(d.pr, d.by, d.commit) for d in done] == [(1, None, "abc")]
+
+
+def test_could_decide_never_drops_a_pair_match_decides():
+    """The sweep's shortcut against the matcher itself, on random changes."""
+    rng = random.Random(7)
+    weights = LineWeights({h: rng.choice([0, 1, 3, 8, 40, 90]) for h in range(40)}, 100)
+
+    def lines(like: frozenset[int] = frozenset()) -> frozenset[int]:
+        kept = {h for h in like if rng.random() < 0.8}
+        return frozenset(kept | set(rng.sample(range(40), rng.randint(0, 5))))
+
+    def change(number: int, like: ChangeEvidence | None = None) -> ChangeEvidence:
+        return ChangeEvidence(
+            key=f"#{number}", number=number, state=rng.choice(["open", "merged"]),
+            removed=lines(like.removed if like else frozenset()),
+            added=lines(like.added if like else frozenset()),
+            patch_id="same" if rng.random() < 0.05 else None,
+        )
+
+    decided = dropped = 0
+    for trial in range(3000):
+        query = change(1)
+        candidate = change(trial + 2, like=query if trial % 2 else None)
+        found = match(Query(query), [candidate], weights)
+        keeps = could_decide(query, candidate, weights.sum)
+        if found and found[0].decides:
+            decided += 1
+            assert keeps, (query, candidate, found[0].signals)
+        elif not keeps:
+            dropped += 1
+    assert decided > 300 and dropped > 300  # both sides of the rule were exercised
