@@ -152,7 +152,7 @@ def _work_tree(path: Path) -> Path | None:
     "--min-score",
     type=float,
     default=None,
-    help="Hide findings scoring below S [default: 0.5]; 0 lists every candidate.",
+    help="Hide findings scoring below S [default: 0.7]; 0 lists every candidate.",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @handles_errors

@@ -22,6 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from detector.decide import FEATURES, WEIGHTS_FILE  # noqa: E402
 
 
+# Signals that speak against a duplicate: the same author's own follow-up, or a revert.
+MAY_BE_NEGATIVE = frozenset({"same_author", "reverts"})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("features", type=Path, nargs="+")
@@ -39,13 +43,25 @@ def main() -> None:
         if line.strip()
     ]
     fitted = [row for row in rows if row["repo"] in train]
+    for row in fitted:  # rows written before a derived signal existed
+        row.setdefault("recent_overlap", row["proximity"] * row["query_coverage"])
     if not fitted:
         raise SystemExit(f"no rows for {sorted(train)}")
-    x = [[row[name] for name in FEATURES] for row in fitted]
     y = [row["label"] for row in fitted]
-    model = LogisticRegression(C=args.c, class_weight="balanced", max_iter=2000)
-    model.fit(x, y)
-    weights = {name: round(float(w), 4) for name, w in zip(FEATURES, model.coef_[0], strict=True)}
+    # Evidence may only count for a match: a fitted negative weight on "identical patch" (it
+    # happens: identical resubmissions are unlabelled, and the coverage terms already carry
+    # them) would be unexplainable. Such features are fixed at 0 and the rest refitted.
+    free = [name for name in FEATURES]
+    while True:
+        x = [[float(row[name]) for name in free] for row in fitted]
+        model = LogisticRegression(C=args.c, class_weight="balanced", max_iter=2000)
+        model.fit(x, y)
+        fitted_weights = dict(zip(free, model.coef_[0], strict=True))
+        wrong = [n for n, w in fitted_weights.items() if w < 0 and n not in MAY_BE_NEGATIVE]
+        if not wrong:
+            break
+        free = [name for name in free if name not in wrong]
+    weights = {name: round(float(fitted_weights.get(name, 0.0)), 4) for name in FEATURES}
     data = {
         "comment": (
             f"Logistic score weights over detector.decide.FEATURES, fitted by bench/fit_weights.py "

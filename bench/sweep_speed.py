@@ -12,7 +12,9 @@ indexed (its cache rows forgotten), which re-checks it and the PRs sharing rare 
 Prints each command with its wall time, CPU time (the command and its worker processes), PRs
 per second and the load average: on a shared machine the wall time depends on what else runs,
 the CPU time much less. With --verify N, also checks that N random open PRs' sweep findings
-are exactly `check --pr N`'s deciding findings (without the target probe).
+are exactly `check --pr N`'s deciding findings (without the target probe). Everything runs with
+PYTHONHASHSEED=0: `lookup.candidate_ids` keeps the first 50 symbols and 30 files of a set, and
+which ones are first depends on the string hash seed.
 """
 
 from __future__ import annotations
@@ -108,6 +110,9 @@ def verify(db: Path, count: int) -> None:
 
 
 def main() -> None:
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        environment = {**os.environ, "PYTHONHASHSEED": "0"}
+        os.execve(sys.executable, [sys.executable, *sys.argv], environment)
     parser = argparse.ArgumentParser()
     parser.add_argument("--db", type=Path, required=True)
     parser.add_argument("--work", type=Path, default=Path("/tmp/prdup-sweep-bench"))

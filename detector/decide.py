@@ -29,7 +29,7 @@ FEATURES = (
     "text_similarity",
     "reverts",
     "removed_coverage",
-    "proximity",
+    "recent_overlap",
     "same_author",
 )
 
@@ -43,6 +43,7 @@ class Thresholds:
     removal_part: float = 0.2  # ...and make up this much of the change
     rare_line_share: float = 0.01  # ...provided one is in at most 1% of changes (or 5)
     larger: float = 0.5  # the candidate holds this change and at least as much again
+    sweeping: float = 0.05  # shared lines under this share of the candidate: no decision
     reverting: float = 0.5
     related_text: float = 0.35
 
@@ -76,7 +77,11 @@ def score(signals: Signals) -> float:
 
 
 def verdict(
-    signals: Signals, candidate_state: str, distinctive_removed: bool, score: float = 0.0
+    signals: Signals,
+    candidate_state: str,
+    distinctive_removed: bool,
+    score: float = 0.0,
+    distinctive_shared: bool = True,
 ) -> Verdict:
     """What happened, by the evidence: the same change, a containing one, or only nearby work.
 
@@ -87,6 +92,10 @@ def verdict(
     t = THRESHOLDS
     if signals.reverts >= t.reverting and signals.reverts > signals.query_coverage:
         return "overlap"  # it undoes the candidate: the opposite of already done
+    if not (signals.same_patch or signals.on_target) and signals.candidate_coverage < t.sweeping:
+        # What is shared is a sliver of the candidate: a file move, a mass reformat or a
+        # regenerated file takes every line with it, and that is not "the same change".
+        return _nearby(signals)
     same_change = signals.same_patch or (
         signals.query_coverage >= t.contained and signals.candidate_coverage >= t.contained
     )
@@ -97,7 +106,11 @@ def verdict(
         and distinctive_removed
         and (signals.removed_coverage >= t.removal_part or signals.added_in_candidate >= 0.3)
     )
-    contained = signals.query_coverage >= t.contained
+    # Contained only counts when what is shared is specific: a one-line change of a common line
+    # (`* {@inheritdoc}`) sits inside hundreds of unrelated changes.
+    contained = signals.query_coverage >= t.contained and (
+        distinctive_shared or signals.same_patch
+    )
     landed = signals.on_target or candidate_state == "merged"
     inside_larger = contained and signals.candidate_coverage < t.larger
     shares_code = signals.same_patch or signals.query_coverage > 0 or signals.on_target
@@ -108,6 +121,10 @@ def verdict(
         return "covered"  # inside a larger change, landed or not: "Covered by #N (merged)"
     if signals.on_target:
         return "already-merged"
+    return _nearby(signals)
+
+
+def _nearby(signals: Signals) -> Verdict:
     if (
         signals.query_coverage > 0
         or signals.candidate_coverage > 0

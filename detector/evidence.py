@@ -117,6 +117,7 @@ class Signals:
     text_similarity: float = 0.0
     removed_coverage: float = 0.0  # the shared removed lines as a share of the whole change
     proximity: float = 0.0  # 1 for the PR just before this one, falling with the number gap
+    recent_overlap: float = 0.0  # proximity x query coverage: recent *and* sharing code
     same_author: bool = False
     on_target: bool = False  # the candidate is the commit that put this change on the target
 

@@ -8,10 +8,9 @@ kept PR *and* with every other member, so A~B and B~C never put unrelated A and 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from detector import decide
 from detector.evidence import DECIDING_VERDICTS, ChangeEvidence
 
 
@@ -138,48 +137,14 @@ def _stronger(link: Link, than: Link) -> bool:
     )
 
 
-Weight = Callable[[Iterable[int]], float]
+def shares_code(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
+    """Whether the pair shares code: the same patch or a changed line on the same side.
 
-
-def could_decide(query: ChangeEvidence, candidate: ChangeEvidence, weigh: Weight) -> bool:
-    """False only when `decide.verdict` cannot give this pair a deciding verdict.
-
-    A necessary condition, read off `decide.verdict`: without a target probe, a deciding verdict
-    needs the same patch, or the query contained in the candidate (`query_coverage`), or most of
-    its removed lines removed there too (`removed_in_candidate`). `weigh` sums line weights as
-    `LineWeights.sum` does. The sweep uses this to skip the pairs `match` would only call
-    overlap or related; the verdict of every pair it keeps is still `match`'s.
+    Without a target probe, `decide.verdict` gives a deciding verdict only to pairs that do
+    (its rules and its score threshold alike), so the sweep matches no other pair.
     """
-    return DecidingBound.of(query, weigh).allows(candidate)
-
-
-@dataclass(frozen=True, slots=True)
-class DecidingBound:
-    """`could_decide` for one query against many candidates: its weight sums taken once."""
-
-    query: ChangeEvidence
-    weigh: Weight
-    removed_total: float
-    total: float  # removed and added, each line counted on each side it is on
-
-    @classmethod
-    def of(cls, query: ChangeEvidence, weigh: Weight) -> DecidingBound:
-        removed = weigh(query.removed)
-        return cls(query, weigh, removed, removed + weigh(query.added))
-
-    def allows(self, candidate: ChangeEvidence) -> bool:
-        query = self.query
-        if query.patch_id and query.patch_id == candidate.patch_id:
-            return True
-        shared_removed = query.removed & candidate.removed
-        shared_added = query.added & candidate.added
-        if not shared_removed and not shared_added:
-            return False
-        thresholds = decide.THRESHOLDS
-        slack = 1e-6  # sums in another order differ in the last bits: keep a borderline pair
-        removed_shared = self.weigh(shared_removed)
-        removed_total = self.removed_total
-        if removed_total and removed_shared / removed_total >= thresholds.same_fix - slack:
-            return True
-        shared = removed_shared + self.weigh(shared_added)
-        return bool(self.total) and shared / self.total >= thresholds.contained - slack
+    return bool(
+        (query.patch_id and query.patch_id == candidate.patch_id)
+        or not query.removed.isdisjoint(candidate.removed)
+        or not query.added.isdisjoint(candidate.added)
+    )

@@ -88,8 +88,10 @@ def _finding(
     shared_removed = query.change.removed & candidate.removed
     share = decide.THRESHOLDS.rare_line_share
     distinctive = any(weights.is_rare(h, share) for h in shared_removed)
+    shared_any = shared_removed | (query.change.added & candidate.added)
+    distinctive_any = distinctive or any(weights.is_rare(h, share) for h in shared_any)
     score = decide.score(signals)
-    verdict = decide.verdict(signals, candidate.state, distinctive, score)
+    verdict = decide.verdict(signals, candidate.state, distinctive, score, distinctive_any)
     shared_added = query.change.added & candidate.added
     return Finding(
         verdict=verdict,

@@ -44,6 +44,8 @@ def measure(
         text_similarity=cosine(query.terms, candidate.terms),
         removed_coverage=_ratio(removed_weight, query_removed + query_added),
         proximity=_proximity(reference_number, candidate.number),
+        recent_overlap=_proximity(reference_number, candidate.number)
+        * _ratio(removed_weight + added_weight, query_removed + query_added),
         same_author=bool(query.author and query.author == candidate.author),
     )
 

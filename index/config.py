@@ -50,7 +50,7 @@ class Settings:
     max_changed_lines: int = 20_000  # a change larger than this is stored truncated
     max_file_bytes: int = 1_000_000  # files larger than this get no symbols
     symbols: bool = True
-    min_score: float = 0.5
+    min_score: float = 0.7
     top: int = 5
 
     def is_ignored(self, path: str) -> str | None:

@@ -19,7 +19,7 @@ import click
 @click.option("--post", is_flag=True,
               help="Create, update or resolve the comment on GitHub instead of printing it.")
 @click.option("--min-score", type=float, default=None,
-              help="Say nothing about findings scoring below S [default: 0.5].")
+              help="Say nothing about findings scoring below S [default: 0.7].")
 def comment(
     number: int,
     repo_path: Path,

@@ -255,7 +255,7 @@ def _dismiss_hint(findings: Sequence[Finding]) -> str:
 
 def render_comment(
     result: CheckResult,
-    min_score: float = 0.5,
+    min_score: float = 0.7,
     top: int | None = MAX_FINDINGS,
     titles: Mapping[int, str] | None = None,
 ) -> str | None:

@@ -1,9 +1,9 @@
 """`sweep`: match every open PR against merged PRs and the other open PRs, then group them.
 
 Each open PR goes through the same path as `prdup check --pr N` (`index.lookup` for candidates
-and evidence, `detector.matcher.match` for verdicts), without the target probe. Only deciding
-findings matter here, so pairs that `detector.grouping.could_decide` rules out never reach the
-matcher. Grouping is `detector.grouping`'s.
+and evidence, `detector.matcher.match` for verdicts), without the target probe, and keeps the
+deciding findings. The candidates' evidence is read once for the whole sweep, and pairs that
+share no code are not matched (no such pair can decide). Grouping is `detector.grouping`'s.
 
 Results are cached in the index per PR (`sweep_results`), keyed by the PR's head, a fingerprint
 of the matcher and its dismissals, and the state of every change that could alter them (see
@@ -12,7 +12,7 @@ of the matcher and its dismissals, and the state of every change that could alte
 `SweepResult.to_json()` is a stable surface (`schema_version` 1)::
 
     {"schema_version": 1,
-     "min_score": 0.5,
+     "min_score": 0.7,
      "stats": {"open_prs": N, "swept": N, "rechecked": N, "reused": N, "seconds": S, "jobs": N},
      "groups": [{"keep": N, "members": [{"pr": N, "state": "merged|open|closed", "title": "...",
                  "verdict": "keep|duplicate|covered|already-merged", "score": S | null}, ...]}],
@@ -32,7 +32,6 @@ import multiprocessing
 import sqlite3
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -43,12 +42,12 @@ from detector import decide
 from detector.evidence import ChangeEvidence, Finding, LineWeights
 from detector.grouping import (
     AlreadyDone,
-    DecidingBound,
     Group,
     Link,
     Pull,
     already_done,
     group_duplicates,
+    shares_code,
 )
 from detector.matcher import match
 from index import gitsource, lookup
@@ -308,6 +307,8 @@ class ChangeRow:
     added: int
     removed: int
     files: int
+    removed_weight: float | None  # rarity weight of the whole side, precomputed by `index`
+    added_weight: float | None
 
     @property
     def is_open_pr(self) -> bool:
@@ -344,11 +345,12 @@ def _snapshot(store: IndexStore) -> dict[int, ChangeRow]:
             id=change_id, kind=kind, number=number, sha=sha, head_sha=head, patch_id=patch,
             state=state, status=status, title=title or "", author=author, created_at=created,
             added=added or 0, removed=removed or 0, files=files or 0,
+            removed_weight=removed_weight, added_weight=added_weight,
         )
         for change_id, kind, number, sha, head, patch, state, status, title, author, created,
-        added, removed, files in store.rows(
+        added, removed, files, removed_weight, added_weight in store.rows(
             "SELECT id, kind, number, sha, head_sha, patch_id, state, status, title, author, "
-            "created_at, added, removed, file_count FROM changes"
+            "created_at, added, removed, file_count, removed_weight, added_weight FROM changes"
         )
     }
 
@@ -541,17 +543,16 @@ def _save_cache(
 
 @dataclass
 class _Matcher:
-    """What every worker needs: the changes' lines that queries have, their weights, a store."""
+    """What every worker needs: the candidates' evidence, line rarity, and its own store."""
 
     db_path: Path
     ids: dict[int, int]  # open PR number -> change id
     rows: dict[int, ChangeRow]  # change id -> its row
-    lines: dict[int, ChangeEvidence]  # indexed change id -> the lines it shares with any query
-    weight: dict[int, float]  # query line hash -> its `LineWeights` value
-    rare: dict[int, list[int]]  # query line hash rare enough for the lookup -> its line rows
-    ids_by_key: dict[str, int]  # ChangeEvidence.key -> change id
+    evidence: dict[int, ChangeEvidence]  # change id -> as `lookup.load_evidence` reads it
+    rarity: LineWeights  # document frequency of every line of the swept PRs
+    rare: dict[int, list[int]]  # swept PRs' rare line hash -> changes with it, one per row
+    keys: dict[str, int]  # ChangeEvidence.key -> change id
     store: IndexStore | None = None
-    asked_lookup: int = 0  # queries `_shortlist` could not answer
 
     def open(self) -> IndexStore:
         """This process's own connection; it only reads (no `query_only`: the lookups keep
@@ -560,83 +561,98 @@ class _Matcher:
             self.store = IndexStore(self.db_path, create=False)
         return self.store
 
-    def weigh(self, hashes: Iterable[int]) -> float:
-        return sum(map(self.weight.__getitem__, hashes))
-
     def check(self, number: int) -> list[SweptFinding]:
         """`check --pr N`'s deciding findings (no target probe) among merged and open changes.
 
-        The same calls as `checking._check_pr` and `_match_query`, with two shortcuts that
-        change no finding: `_shortlist` answers the candidate lookup from memory when it can,
-        and pairs `could_decide` rules out are not matched.
+        The steps of `checking._check_pr` and `_match_query`, with the candidates' evidence
+        read once for all PRs instead of once per PR, and two shortcuts that change no
+        finding: `_shortlist` answers the candidate lookup from memory when it provably can,
+        and pairs that share no code (`shares_code`) are not matched: none can decide.
         """
         row = self.rows[self.ids[number]]
-        bound = DecidingBound.of(self.lines[row.id], self.weigh)
-        found = self._shortlist(row, bound)
         store = self.open()
-        query = None
-        if found is None:
-            self.asked_lookup += 1
-            query = lookup.query_from_index(store, number)
-            assert query is not None
-            found = lookup.candidate_ids(store, query.change, row.scope())
-        ids = [cid for cid in found if self._could_decide(bound, cid)]
-        if not ids:
-            return []
-        query = query or lookup.query_from_index(store, number)
+        query = lookup.query_from_index(store, number)
         assert query is not None
-        rarity: dict[int, int] = {}
-        candidates = lookup.load_evidence(store, ids, rarity, shared_with=query.change)
-        weights = lookup.weights_with(store, query.change, rarity)
+        query = replace(query, reference_number=number)
+        found = self._shortlist(row, query.change)
+        if found is None:
+            found = lookup.candidate_ids(store, query.change, row.scope())
+        hashes = query.change.removed | query.change.added
+        candidates = [
+            self._shared_with(cid, hashes)
+            for cid in found
+            if cid in self.evidence and shares_code(query.change, self.evidence[cid])
+        ]
+        if not candidates:
+            return []
+        weights = _QuerySums.of(self.rarity, query.change)
+        dismissed = lookup.dismissed_for(store, number)
         return [
-            SweptFinding.from_finding(self.ids_by_key[f.candidate.key], f)
-            for f in match(query, candidates, weights, lookup.dismissed_for(store, number))
+            SweptFinding.from_finding(self.keys[f.candidate.key], f)
+            for f in match(query, candidates, weights, dismissed)
             if f.decides
         ]
 
-    def _could_decide(self, bound: DecidingBound, change_id: int) -> bool:
-        row = self.rows.get(change_id)
-        return (
-            row is not None
-            and row.state in CANDIDATE_STATES
-            and bound.allows(self.lines[change_id])
+    def _shared_with(self, change_id: int, hashes: frozenset[int]) -> ChangeEvidence:
+        """A candidate as `load_evidence(..., shared_with=query)` reads it: only the lines it
+        shares with the query, and the precomputed weights of its whole sides."""
+        row = self.rows[change_id]
+        full = self.evidence[change_id]
+        return replace(
+            full,
+            removed=full.removed & hashes,
+            added=full.added & hashes,
+            removed_total=row.removed_weight,
+            added_total=row.added_weight,
         )
 
-    def _shortlist(self, query_row: ChangeRow, bound: DecidingBound) -> list[int] | None:
-        """The part of `lookup.candidate_ids`' answer that can decide, or None: ask it.
+    def _shortlist(self, query_row: ChangeRow, query: ChangeEvidence) -> list[int] | None:
+        """`lookup.candidate_ids`' answer, as far as code-sharing changes go, or None: ask it.
 
-        The lookup ranks the changes sharing rare lines with the query by their summed weight,
-        keeps the best `LINE_CANDIDATES`, then only adds others (by symbol, issue, words,
-        file) up to `MAX_CANDIDATES`. Memory gives the same ranking; it is the answer whenever
-        (1) the query's common lines alone could not make a change decide, so that changes
-        sharing no rare line never matter, and (2) every change that could decide ranks
-        strictly above the cut, so that the cut and the additions cannot change it.
+        The lookup keeps every change that shares a rare line with the query when there are at
+        most `LINE_CANDIDATES` of them, then only adds changes found by symbol, issue, words or
+        file. When every line of the query is rare, a change that shares code with it shares a
+        rare line, so the additions bring none that matters: memory has the whole answer.
         """
-        query = self.lines[query_row.id]
-        if not query.removed and not query.added:
+        lines = query.removed | query.added
+        if not lines or any(h not in self.rare for h in lines):
             return None
-        common = ChangeEvidence(
-            key="common lines",
-            removed=frozenset(h for h in query.removed if h not in self.rare),
-            added=frozenset(h for h in query.added if h not in self.rare),
+        found: set[int] = set()
+        for line_hash in lines:
+            found.update(self.rare[line_hash])
+        found = {cid for cid in found if self.rows[cid].in_scope_of(query_row)}
+        return sorted(found) if len(found) <= lookup.LINE_CANDIDATES else None
+
+
+@dataclass(frozen=True, slots=True)
+class _QuerySums(LineWeights):
+    """`LineWeights` that knows the sums of the query's two sides in advance.
+
+    `detector.signals.measure` sums the query's removed and added lines anew for every
+    candidate, which makes a query with many candidates cost its size times theirs. Here the
+    two sums are taken once, by `LineWeights.sum` over the very same sets (so in the same
+    order, to the same float); every other weight is `LineWeights`' own.
+    """
+
+    query_removed: frozenset[int] = frozenset()
+    query_added: frozenset[int] = frozenset()
+    removed_sum: float = 0.0
+    added_sum: float = 0.0
+
+    @classmethod
+    def of(cls, weights: LineWeights, query: ChangeEvidence) -> _QuerySums:
+        plain = LineWeights(weights.document_frequency, weights.total)
+        return cls(
+            weights.document_frequency, weights.total, query.removed, query.added,
+            plain.sum(query.removed), plain.sum(query.added),
         )
-        if bound.allows(common):
-            return None
-        scores: dict[int, float] = defaultdict(float)
-        for line_hash in query.removed | query.added:
-            weight = self.weight[line_hash]
-            for other in self.rare.get(line_hash, ()):
-                scores[other] += weight
-        for other in [cid for cid in scores if not self.rows[cid].in_scope_of(query_row)]:
-            del scores[other]
-        if len(scores) <= lookup.LINE_CANDIDATES:
-            return list(scores)
-        cut = sorted(scores.values(), reverse=True)[lookup.LINE_CANDIDATES]
-        deciding = [cid for cid in scores if self._could_decide(bound, cid)]
-        # Sums in another order differ in the last bits: a tie with the cut is asked about.
-        if all(scores[cid] > cut * (1 + 1e-9) + 1e-9 for cid in deciding):
-            return deciding
-        return None
+
+    def sum(self, hashes: frozenset[int] | set[int]) -> float:
+        if hashes is self.query_removed:
+            return self.removed_sum
+        if hashes is self.query_added:
+            return self.added_sum
+        return LineWeights.sum(self, hashes)
 
 
 _worker: _Matcher | None = None  # set before forking; each worker opens its own store
@@ -683,49 +699,43 @@ def _run(
 
 
 def _prepare(db_path: Path, numbers: list[int], snapshot: dict[int, ChangeRow]) -> _Matcher:
-    """Load, once, what matching the given PRs needs from every indexed change's lines."""
+    """Read, once, the evidence of every change the given PRs could share code with."""
     wanted = set(numbers)
     ids = {row.number: cid for cid, row in snapshot.items() if row.number in wanted}
     indexed = {cid for cid, row in snapshot.items() if row.status == "indexed"}
     store = IndexStore(db_path, create=False)
     try:
         query_hashes = _line_hashes(store, list(ids.values()))
-        weights = lookup.line_weights(store, query_hashes)
+        rarity = lookup.line_weights(store, query_hashes)
         # The rarity cut of `lookup._by_lines`: lines in more than 2% of changes pick no one.
-        limit = max(50, weights.total // 50)
+        limit = max(50, rarity.total // 50)
         rare: dict[int, list[int]] = {
-            h: [] for h in query_hashes if weights.document_frequency.get(h, 0) <= limit
+            h: [] for h in query_hashes if rarity.document_frequency.get(h, 0) <= limit
         }
-        removed: dict[int, set[int]] = {cid: set() for cid in indexed}
-        added: dict[int, set[int]] = {cid: set() for cid in indexed}
-        # Only lines some query has can be shared, so only those are kept.
-        for change_id, side, line_hash in _lines_with(store, query_hashes):
-            if change_id in removed:
-                (removed if side == "-" else added)[change_id].add(line_hash)
+        sharing: set[int] = set()
+        for change_id, _side, line_hash in _lines_with(store, query_hashes):
+            if change_id in indexed:
+                sharing.add(change_id)
                 if line_hash in rare:
                     rare[line_hash].append(change_id)  # one per row, as the lookup counts
+        patches = {snapshot[cid].patch_id for cid in ids.values()} - {None}
+        sharing |= {cid for cid in indexed if snapshot[cid].patch_id in patches}
+        candidates = [cid for cid in sorted(sharing) if snapshot[cid].state in CANDIDATE_STATES]
+        evidence = dict(zip(candidates, _evidence(store, candidates, snapshot), strict=True))
     finally:
         store.close()
-    lines = {
-        cid: ChangeEvidence(
-            key=str(cid), removed=frozenset(removed[cid]), added=frozenset(added[cid]),
-            patch_id=snapshot[cid].patch_id,
-        )
-        for cid in indexed
-    }
     return _Matcher(
-        db_path=db_path,
-        ids=ids,
-        rows=snapshot,
-        lines=lines,
-        weight=_weight_table(weights, query_hashes),
-        rare=rare,
-        ids_by_key={row.key: cid for cid, row in snapshot.items()},
+        db_path=db_path, ids=ids, rows=snapshot, evidence=evidence, rarity=rarity, rare=rare,
+        keys={row.key: cid for cid, row in snapshot.items()},
     )
 
 
-def _weight_table(weights: LineWeights, hashes: Iterable[int]) -> dict[int, float]:
-    return {h: weights(h) for h in hashes}
+def _evidence(
+    store: IndexStore, ids: list[int], snapshot: dict[int, ChangeRow]
+) -> list[ChangeEvidence]:
+    """`lookup.load_evidence` for all of `ids`, in their order (a vanished change fails)."""
+    loaded = {item.key: item for item in lookup.load_evidence(store, ids)}
+    return [loaded[snapshot[cid].key] for cid in ids]
 
 
 def _lines_with(store: IndexStore, hashes: set[int]) -> Iterator[tuple[int, str, int]]:

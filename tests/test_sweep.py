@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from cli import main
 from detector.evidence import ChangeEvidence, LineWeights
-from detector.grouping import Link, Pull, already_done, could_decide, group_duplicates
+from detector.grouping import Link, Pull, already_done, group_duplicates, shares_code
 from detector.matcher import Query, match
 from index.config import Settings
 from index.store import IndexStore
@@ -346,8 +346,8 @@ def test_already_done_takes_the_strongest_merged_change():
     assert [(d.pr, d.by, d.commit) for d in done] == [(1, None, "abc")]
 
 
-def test_could_decide_never_drops_a_pair_match_decides():
-    """The sweep's shortcut against the matcher itself, on random changes."""
+def test_no_pair_decides_without_shared_code():
+    """The sweep skips pairs sharing no code: on random changes, `match` never decides them."""
     rng = random.Random(7)
     weights = LineWeights({h: rng.choice([0, 1, 3, 8, 40, 90]) for h in range(40)}, 100)
 
@@ -360,18 +360,19 @@ def test_could_decide_never_drops_a_pair_match_decides():
             key=f"#{number}", number=number, state=rng.choice(["open", "merged"]),
             removed=lines(like.removed if like else frozenset()),
             added=lines(like.added if like else frozenset()),
+            files=frozenset(rng.sample(["a.py", "b.py"], rng.randint(0, 2))),
+            issues=frozenset(rng.sample(["#1", "#2"], rng.randint(0, 1))),
+            terms={"fix": 1.0} if rng.random() < 0.5 else {"docs": 1.0},
             patch_id="same" if rng.random() < 0.05 else None,
         )
 
-    decided = dropped = 0
+    decided = apart = 0
     for trial in range(3000):
         query = change(1)
         candidate = change(trial + 2, like=query if trial % 2 else None)
-        found = match(Query(query), [candidate], weights)
-        keeps = could_decide(query, candidate, weights.sum)
+        found = match(Query(query, reference_number=trial + 3), [candidate], weights)
         if found and found[0].decides:
             decided += 1
-            assert keeps, (query, candidate, found[0].signals)
-        elif not keeps:
-            dropped += 1
-    assert decided > 300 and dropped > 300  # both sides of the rule were exercised
+            assert shares_code(query, candidate), (query, candidate, found[0].signals)
+        apart += not shares_code(query, candidate)
+    assert decided > 300 and apart > 300  # both sides of the rule were exercised
