@@ -38,12 +38,34 @@ def time_command(command: list[str]) -> float:
     return time.perf_counter() - start
 
 
+def shrink_copy(full: Path, small: Path, keep: int) -> None:
+    """A 1,000-PR index made from the full one: the newest `keep` PRs, rarity recounted."""
+    import shutil
+    import sqlite3
+
+    shutil.copy(full, small)
+    conn = sqlite3.connect(small)
+    conn.execute(
+        "CREATE TEMP TABLE gone AS SELECT id FROM changes WHERE number IS NULL OR number NOT IN "
+        "(SELECT number FROM changes WHERE number IS NOT NULL ORDER BY number DESC LIMIT ?)",
+        (keep,),
+    )
+    for table in ("lines", "files", "hunks", "symbols", "issue_refs", "terms"):
+        conn.execute(f"DELETE FROM {table} WHERE change_id IN (SELECT id FROM gone)")
+    conn.execute("DELETE FROM changes WHERE id IN (SELECT id FROM gone)")
+    conn.commit()
+    conn.close()
+    with IndexStore(small) as store:
+        store.rebuild_line_df()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("repo")
     parser.add_argument("--work", type=Path, default=Path("/tmp/prdup-latency"))
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--small", type=int, default=1000)
+    parser.add_argument("--full-db", type=Path, help="an existing full index of the repository")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     repo = gitsource.open_repository(args.repo)
@@ -54,8 +76,14 @@ def main() -> None:
         f"{args.small} PR refs": (args.work / "small.db", small_numbers),
         f"all {len(numbers)} PR refs": (args.work / "full.db", None),
     }
+    if args.full_db:
+        indexes[f"all {len(numbers)} PR refs"] = (args.full_db, None)
     for _label, (db, only) in indexes.items():
-        if not db.exists():
+        if db.exists():
+            continue
+        if only is not None and args.full_db:
+            shrink_copy(args.full_db, db, args.small)
+        else:
             index_repository(args.repo, db_path=db, only_numbers=only)
     with IndexStore(args.work / "small.db", create=False) as store:
         open_prs = [

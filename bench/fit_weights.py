@@ -21,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from detector.decide import FEATURES, WEIGHTS_FILE  # noqa: E402
 
-
 # Signals that speak against a duplicate: the same author's own follow-up, or a revert.
 MAY_BE_NEGATIVE = frozenset({"same_author", "reverts"})
 

@@ -120,7 +120,7 @@ def already_done(
         if query is None or query.state != "open" or link.candidate_state != "merged":
             continue
         current = best.get(link.query)
-        if current is None or _stronger(link, current):
+        if current is None or _order(link, pulls) < _order(current, pulls):
             best[link.query] = link
     return [
         AlreadyDone(pr=number, by=link.candidate, commit=link.commit, score=link.score)
@@ -128,13 +128,11 @@ def already_done(
     ]
 
 
-def _stronger(link: Link, than: Link) -> bool:
-    """Higher score wins; on a tie, the PR (not a bare commit) with the lowest number."""
-    return (link.score, link.candidate is not None, -(link.candidate or 0)) > (
-        than.score,
-        than.candidate is not None,
-        -(than.candidate or 0),
-    )
+def _order(link: Link, pulls: Mapping[int, Pull]) -> tuple[float, bool, tuple[bool, int, int]]:
+    """Best first: the higher score; on a tie, the PR a group would keep; a bare commit last."""
+    pull = pulls.get(link.candidate) if link.candidate is not None else None
+    rank = keep_rank(pull) if pull is not None else (True, 0, 0)
+    return (-link.score, pull is None, rank)
 
 
 def shares_code(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:

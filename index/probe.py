@@ -22,12 +22,31 @@ MAX_FILE_BYTES = 2_000_000
 MAX_LANDINGS = 3
 
 
-def _tip_hashes(blobs: gitsource.BlobReader, tip: str, file: FileChange) -> set[int] | None:
+class _TipText:
+    """The tip's version of one file, asked "is this normalised line there?".
+
+    Stripping every line is cheap; collapsing inner whitespace of a big file is not, so that
+    only happens when a line is not found the cheap way.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._lines = text.splitlines()
+        self._stripped = {line.strip() for line in self._lines}
+        self._normalised: set[int] | None = None
+
+    def has(self, normalised: str) -> bool:
+        if normalised in self._stripped:
+            return True
+        if self._normalised is None:
+            self._normalised = {line_hash(normalise_line(line)) for line in self._lines}
+        return line_hash(normalised) in self._normalised
+
+
+def _tip_text(blobs: gitsource.BlobReader, tip: str, file: FileChange) -> _TipText | None:
     for path in dict.fromkeys((file.path, file.old_path)):
         data = blobs.read(f"{tip}:{path}", MAX_FILE_BYTES)
         if data is not None:
-            text = data.decode("utf-8", "replace")
-            return {line_hash(normalise_line(line)) for line in text.splitlines()}
+            return _TipText(data.decode("utf-8", "replace"))
     return None
 
 
@@ -49,19 +68,19 @@ def probe_target(
     for file in change.files:
         if not file.hunks:
             continue
-        at_tip = _tip_hashes(blobs, tip, file) or set()
+        at_tip = _tip_text(blobs, tip, file) or _TipText("")
         for line in file.changed_lines:
             if line.trivial:
                 continue
             weight = weights(line.hash)
             if line.side == "-":
                 removed_total += weight
-                if line.hash not in at_tip:
+                if not at_tip.has(line.normalised):
                     removed_gone += weight
                     gone.append((weight, line.text.strip(), file.old_path))
             else:
                 added_total += weight
-                if line.hash in at_tip:
+                if at_tip.has(line.normalised):
                     added_present += weight
                     present.add(line.hash)
     probe = TargetProbe(

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from prdup.sweep import SweepResult
+from index.config import Settings
+
+if TYPE_CHECKING:  # the sweep engine is imported when the command runs: `prdup check` starts fast
+    from prdup.sweep import SweepResult
 
 FORMATS = ("text", "json", "markdown", "html")
 
@@ -22,7 +26,7 @@ FORMATS = ("text", "json", "markdown", "html")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the report to FILE instead of stdout.")
 @click.option("--min-score", type=float, default=None,
-              help="Ignore findings scoring below S [default: 0.5].")
+              help=f"Ignore findings scoring below S [default: {Settings().min_score}].")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
               help="Processes matching PRs in parallel.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,

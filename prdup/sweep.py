@@ -51,6 +51,7 @@ from detector.grouping import (
 )
 from detector.matcher import match
 from index import gitsource, lookup
+from index.config import Settings
 from index.errors import IndexLocked
 from index.store import IndexStore
 from prdup.checking import open_index
@@ -208,14 +209,20 @@ def sweep(
     repo_path: str | Path | None = ".",
     db_path: str | Path | None = None,
     *,
-    min_score: float = 0.5,
+    min_score: float | None = None,
     jobs: int = 2,
     limit: int | None = None,
     full: bool = False,
     progress: Progress | None = None,
 ) -> SweepResult:
-    """Check every open PR (or the `limit` newest) and group the duplicates among them."""
+    """Check every open PR (or the `limit` newest) and group the duplicates among them.
+
+    `min_score` (default: the `min_score` setting's default) only filters what is grouped and
+    listed; every deciding finding is cached, so another threshold needs no new matching.
+    """
     started = time.monotonic()
+    if min_score is None:
+        min_score = Settings().min_score
     repo = gitsource.open_repository(repo_path or ".") if db_path is None else None
     store = open_index(repo, db_path)
     try:
@@ -548,11 +555,13 @@ class _Matcher:
     db_path: Path
     ids: dict[int, int]  # open PR number -> change id
     rows: dict[int, ChangeRow]  # change id -> its row
-    evidence: dict[int, ChangeEvidence]  # change id -> as `lookup.load_evidence` reads it
+    lines: dict[int, ChangeEvidence]  # indexed change id -> its lines some swept PR has
     rarity: LineWeights  # document frequency of every line of the swept PRs
     rare: dict[int, list[int]]  # swept PRs' rare line hash -> changes with it, one per row
     keys: dict[str, int]  # ChangeEvidence.key -> change id
     store: IndexStore | None = None
+    # Candidates recur from PR to PR: each is read once (per process) and kept.
+    evidence: dict[int, ChangeEvidence] = field(default_factory=dict)
 
     def open(self) -> IndexStore:
         """This process's own connection; it only reads (no `query_only`: the lookups keep
@@ -577,14 +586,17 @@ class _Matcher:
         found = self._shortlist(row, query.change)
         if found is None:
             found = lookup.candidate_ids(store, query.change, row.scope())
-        hashes = query.change.removed | query.change.added
-        candidates = [
-            self._shared_with(cid, hashes)
+        sharing = [
+            cid
             for cid in found
-            if cid in self.evidence and shares_code(query.change, self.evidence[cid])
+            if self.rows[cid].state in CANDIDATE_STATES
+            and shares_code(query.change, self.lines[cid])
         ]
-        if not candidates:
+        if not sharing:
             return []
+        self._read(store, sharing)
+        hashes = query.change.removed | query.change.added
+        candidates = [self._shared_with(cid, hashes) for cid in sharing if cid in self.evidence]
         weights = _QuerySums.of(self.rarity, query.change)
         dismissed = lookup.dismissed_for(store, number)
         return [
@@ -592,6 +604,12 @@ class _Matcher:
             for f in match(query, candidates, weights, dismissed)
             if f.decides
         ]
+
+    def _read(self, store: IndexStore, ids: list[int]) -> None:
+        """`lookup.load_evidence` for the candidates not read yet."""
+        missing = [cid for cid in ids if cid not in self.evidence]
+        for loaded in lookup.load_evidence(store, missing):
+            self.evidence[self.keys[loaded.key]] = loaded
 
     def _shared_with(self, change_id: int, hashes: frozenset[int]) -> ChangeEvidence:
         """A candidate as `load_evidence(..., shared_with=query)` reads it: only the lines it
@@ -682,8 +700,8 @@ def _run(
             results[number] = matcher.check(number)
             report(done, len(numbers))
         return results
-    # Fork after loading, so the workers share the candidates' lines instead of each reading
-    # them again; every worker then opens its own connection (never share one across a fork).
+    # Fork after reading the lines, so the workers share them instead of each reading them
+    # again; every worker then opens its own connection (never share one across a fork).
     _worker = matcher
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
@@ -699,7 +717,7 @@ def _run(
 
 
 def _prepare(db_path: Path, numbers: list[int], snapshot: dict[int, ChangeRow]) -> _Matcher:
-    """Read, once, the evidence of every change the given PRs could share code with."""
+    """Read, once, the lines of every change that the given PRs share any line with."""
     wanted = set(numbers)
     ids = {row.number: cid for cid, row in snapshot.items() if row.number in wanted}
     indexed = {cid for cid, row in snapshot.items() if row.status == "indexed"}
@@ -712,30 +730,26 @@ def _prepare(db_path: Path, numbers: list[int], snapshot: dict[int, ChangeRow]) 
         rare: dict[int, list[int]] = {
             h: [] for h in query_hashes if rarity.document_frequency.get(h, 0) <= limit
         }
-        sharing: set[int] = set()
-        for change_id, _side, line_hash in _lines_with(store, query_hashes):
-            if change_id in indexed:
-                sharing.add(change_id)
+        removed: dict[int, set[int]] = {cid: set() for cid in indexed}
+        added: dict[int, set[int]] = {cid: set() for cid in indexed}
+        for change_id, side, line_hash in _lines_with(store, query_hashes):
+            if change_id in removed:
+                (removed if side == "-" else added)[change_id].add(line_hash)
                 if line_hash in rare:
                     rare[line_hash].append(change_id)  # one per row, as the lookup counts
-        patches = {snapshot[cid].patch_id for cid in ids.values()} - {None}
-        sharing |= {cid for cid in indexed if snapshot[cid].patch_id in patches}
-        candidates = [cid for cid in sorted(sharing) if snapshot[cid].state in CANDIDATE_STATES]
-        evidence = dict(zip(candidates, _evidence(store, candidates, snapshot), strict=True))
     finally:
         store.close()
+    lines = {
+        cid: ChangeEvidence(
+            key=snapshot[cid].key, removed=frozenset(removed[cid]),
+            added=frozenset(added[cid]), patch_id=snapshot[cid].patch_id,
+        )
+        for cid in indexed
+    }
     return _Matcher(
-        db_path=db_path, ids=ids, rows=snapshot, evidence=evidence, rarity=rarity, rare=rare,
+        db_path=db_path, ids=ids, rows=snapshot, lines=lines, rarity=rarity, rare=rare,
         keys={row.key: cid for cid, row in snapshot.items()},
     )
-
-
-def _evidence(
-    store: IndexStore, ids: list[int], snapshot: dict[int, ChangeRow]
-) -> list[ChangeEvidence]:
-    """`lookup.load_evidence` for all of `ids`, in their order (a vanished change fails)."""
-    loaded = {item.key: item for item in lookup.load_evidence(store, ids)}
-    return [loaded[snapshot[cid].key] for cid in ids]
 
 
 def _lines_with(store: IndexStore, hashes: set[int]) -> Iterator[tuple[int, str, int]]:
