@@ -198,7 +198,7 @@ def _by_symbols(
     store: IndexStore, query: ChangeEvidence, where: str, params: list[int]
 ) -> list[int]:
     found: list[int] = []
-    for path, name in list(query.symbols)[:50]:
+    for path, name in sorted(query.symbols)[:50]:
         found.extend(
             cid
             for (cid,) in store.rows(
@@ -213,7 +213,7 @@ def _by_symbols(
 
 def _by_files(store: IndexStore, query: ChangeEvidence, where: str, params: list[int]) -> list[int]:
     found: list[int] = []
-    for path in list(query.files)[:30]:
+    for path in sorted(query.files)[:30]:
         found.extend(
             cid
             for (cid,) in store.rows(
