@@ -63,6 +63,7 @@ CACHE_VERSION = "1"  # bump when what a cached row means changes
 RARITY_DRIFT = 0.1
 MIN_DRIFT = 25
 FEW_HASHES = 20_000  # up to this many query lines, read their rows by index, not by a scan
+MMAP_BYTES = 1 << 30
 MIN_PARALLEL = 20  # fewer PRs than this are matched in this process: forking costs more
 SHOWN_LINES = 12  # shared lines kept per finding for the report
 CANDIDATE_STATES = ("merged", "open")
@@ -568,6 +569,9 @@ class _Matcher:
         the query's lines in a TEMP table)."""
         if self.store is None:
             self.store = IndexStore(self.db_path, create=False)
+            # Thousands of lookups read the same pages: map the file rather than copy each
+            # page in through a read() call (sqlite's page cache is 2 MB by default).
+            self.store.conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         return self.store
 
     def check(self, number: int) -> list[SweptFinding]:

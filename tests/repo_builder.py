@@ -123,6 +123,21 @@ class RepoBuilder:
         self.git("branch", "-q", "-D", f"pr-{number}")
 
 
+def run_cli(repo: Path, *args: str, input: str | None = None) -> tuple[int, str, str]:
+    """Run prdup's CLI in-process from inside `repo`: (exit code, stdout, stderr)."""
+    from click.testing import CliRunner
+
+    from cli import main
+
+    cwd = os.getcwd()
+    os.chdir(repo)
+    try:
+        result = CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
+    finally:
+        os.chdir(cwd)
+    return result.exit_code, result.stdout, result.stderr
+
+
 def run_in(path: Path) -> dict[str, str]:
     """Environment for running the CLI as a subprocess inside `path` without user config."""
     env = dict(os.environ)

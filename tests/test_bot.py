@@ -8,16 +8,13 @@ PR 22 only touches the docs.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from cli import main
 from index.indexer import index_repository
 from index.store import IndexStore
 from prdup.checking import check
@@ -32,7 +29,7 @@ from prdup.comment import (
 from prdup.github import GitHubClient
 from prdup.github_import import import_metadata, watermark_key
 from tests.fake_github import FakeGitHub
-from tests.repo_builder import RepoBuilder
+from tests.repo_builder import RepoBuilder, run_cli
 
 TOKEN = "ghp_botTOKENvalue0123456789abcdef"
 REPO = "octo/demo"
@@ -98,17 +95,6 @@ def index(builder: RepoBuilder, db_path: Path) -> None:
 
 def writes(server: FakeGitHub) -> list[tuple[str, str]]:
     return [(r.method, r.path) for r in server.requests if r.method in WRITES]
-
-
-def run_cli(cwd: Path, *args: str) -> tuple[int, str, str]:
-    runner = CliRunner()
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        result = runner.invoke(main, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(here)
-    return result.exit_code, result.stdout, result.stderr
 
 
 # ----------------------------------------------------------------------------- one comment per PR

@@ -8,14 +8,11 @@ makes the same fix with different code and runs `prdup check` before opening a P
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from cli import main
-from tests.repo_builder import RepoBuilder
+from tests.repo_builder import RepoBuilder, run_cli
 
 PIPELINE = """import logging
 
@@ -47,15 +44,8 @@ def describe(pipeline):
 """
 
 
-def run(repo: Path, *args: str) -> tuple[int, str, str]:
-    runner = CliRunner()
-    cwd = os.getcwd()
-    os.chdir(repo)
-    try:
-        result = runner.invoke(main, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(cwd)
-    return result.exit_code, result.stdout, result.stderr
+def run(repo: Path, *args: str, input: str | None = None) -> tuple[int, str, str]:
+    return run_cli(repo, *args, input=input)
 
 
 def findings(repo: Path, *args: str) -> list[dict]:
@@ -260,15 +250,9 @@ def test_json_is_the_documented_surface(story: RepoBuilder):
 def test_check_a_patch_from_stdin(story: RepoBuilder):
     run(story.path, "index", "--quiet")
     patch = story.repo.git.diff("contributor~1", "contributor")
-    runner = CliRunner()
-    cwd = os.getcwd()
-    os.chdir(story.path)
-    try:
-        result = runner.invoke(main, ["check", "--diff", "-", "--format", "json"], input=patch)
-    finally:
-        os.chdir(cwd)
-    assert result.exit_code == 1
-    assert json.loads(result.stdout)["findings"][0]["pr"] == 10
+    code, out, _ = run(story.path, "check", "--diff", "-", "--format", "json", input=patch)
+    assert code == 1
+    assert json.loads(out)["findings"][0]["pr"] == 10
 
 
 @pytest.mark.parametrize(
@@ -283,17 +267,11 @@ def test_check_a_patch_from_stdin(story: RepoBuilder):
 )
 def test_bad_input_is_one_line_and_exit_2(story: RepoBuilder, args, stdin, message):
     run(story.path, "index", "--quiet")
-    runner = CliRunner()
-    cwd = os.getcwd()
-    os.chdir(story.path)
-    try:
-        result = runner.invoke(main, args, input=stdin)
-    finally:
-        os.chdir(cwd)
-    assert result.exit_code == 2
-    assert message in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
-    assert "Traceback" not in result.stderr
+    code, _, err = run(story.path, *args, input=stdin)
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
 
 
 def test_binary_only_patch_is_refused(story: RepoBuilder):
@@ -302,15 +280,9 @@ def test_binary_only_patch_is_refused(story: RepoBuilder):
         "diff --git a/logo.png b/logo.png\nindex 1111111..2222222 100644\n"
         "Binary files a/logo.png and b/logo.png differ\n"
     )
-    runner = CliRunner()
-    cwd = os.getcwd()
-    os.chdir(story.path)
-    try:
-        result = runner.invoke(main, ["check", "--diff", "-"], input=patch)
-    finally:
-        os.chdir(cwd)
-    assert result.exit_code == 2
-    assert "only binary changes" in result.stderr
+    code, _, err = run(story.path, "check", "--diff", "-", input=patch)
+    assert code == 2
+    assert "only binary changes" in err
 
 
 def test_missing_index_says_how_to_build_it(story: RepoBuilder):
