@@ -58,28 +58,23 @@ def _chunks(items: Sequence, size: int = _CHUNK) -> Iterable[Sequence]:
         yield items[start : start + size]
 
 
-def line_weights(store: IndexStore, hashes: Iterable[int]) -> LineWeights:
-    unique = list(set(hashes))
-    df: dict[int, int] = {}
-    for chunk in _chunks(unique):
+def _values_for(store: IndexStore, table: str, key: str, value: str, keys: Iterable) -> dict:
+    """`{key: value}` for the given keys of a two-column lookup table, in chunked IN queries."""
+    found: dict = {}
+    for chunk in _chunks(list(set(keys))):
         marks = ",".join("?" * len(chunk))
-        for line_hash, count in store.rows(
-            f"SELECT hash, df FROM line_df WHERE hash IN ({marks})", chunk
-        ):
-            df[line_hash] = count
+        sql = f"SELECT {key}, {value} FROM {table} WHERE {key} IN ({marks})"
+        found.update(store.rows(sql, chunk))
+    return found
+
+
+def line_weights(store: IndexStore, hashes: Iterable[int]) -> LineWeights:
+    df = _values_for(store, "line_df", "hash", "df", hashes)
     return LineWeights(df, int(store.get_meta("change_count") or 1))
 
 
 def idf_table(store: IndexStore, terms: Iterable[str]) -> dict[str, float]:
-    unique = list(set(terms))
-    idf: dict[str, float] = {}
-    for chunk in _chunks(unique):
-        marks = ",".join("?" * len(chunk))
-        for term, value in store.rows(
-            f"SELECT term, idf FROM term_idf WHERE term IN ({marks})", chunk
-        ):
-            idf[term] = value
-    return idf
+    return _values_for(store, "term_idf", "term", "idf", terms)
 
 
 def query_from_change(
