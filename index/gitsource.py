@@ -202,33 +202,6 @@ def object_types(repo: git.Repo, shas: list[str]) -> dict[str, str]:
     return kinds
 
 
-def first_parent_shas(repo: git.Repo, tip: str) -> list[str]:
-    return repo.git.rev_list("--first-parent", tip).split()
-
-
-def reachable_positions(repo: git.Repo, tip: str) -> dict[str, int]:
-    """Every commit reachable from `tip`, numbered newest first (0 is the tip)."""
-    return {sha: i for i, sha in enumerate(repo.git.rev_list("--topo-order", tip).split())}
-
-
-def commits_outside(
-    repo: git.Repo, heads: Iterable[str], targets: Iterable[str]
-) -> dict[str, tuple[str, ...]]:
-    """Parents of every commit reachable from `heads` but from none of `targets`, in one call."""
-    lines = [*heads, *(f"^{t}" for t in targets)]
-    if not lines:
-        return {}
-    process = repo.git.rev_list("--stdin", "--parents", as_process=True, istream=git.cmd.PIPE)
-    feed(process, ("\n".join(lines) + "\n").encode())
-    output = process.stdout.read().decode()
-    process.wait()
-    graph: dict[str, tuple[str, ...]] = {}
-    for line in output.splitlines():
-        sha, *parents = line.split()
-        graph[sha] = tuple(parents)
-    return graph
-
-
 def diff_pairs(repo: git.Repo, pairs: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
     """Yield (head, diff text) for each (head, base) pair through one `git diff-tree --stdin`.
 
@@ -308,14 +281,6 @@ def is_ancestor(repo: git.Repo, ancestor: str, descendant: str) -> bool:
         return True
     except git.GitCommandError:
         return False
-
-
-def commit_time(repo: git.Repo, shas: Iterable[str]) -> dict[str, int]:
-    shas = list(shas)
-    if not shas:
-        return {}
-    output = repo.git.show("-s", "--format=%H %ct", *shas)
-    return {sha: int(ts) for sha, ts in (line.split() for line in output.splitlines())}
 
 
 class BlobReader:
