@@ -43,6 +43,7 @@ class Thresholds:
     removal_part: float = 0.2  # ...and make up this much of the change
     rare_line_share: float = 0.01  # ...provided one is in at most 1% of changes (or 5)
     larger: float = 0.5  # the candidate holds this change and at least as much again
+    own_part: float = 0.3  # for the score alone to decide, this much of the change is shared
     sweeping: float = 0.05  # shared lines under this share of the candidate: no decision
     reverting: float = 0.5
     related_text: float = 0.35
@@ -113,7 +114,11 @@ def verdict(
     )
     landed = signals.on_target or candidate_state == "merged"
     inside_larger = contained and signals.candidate_coverage < t.larger
-    shares_code = signals.same_patch or signals.query_coverage > 0 or signals.on_target
+    # The score alone decides only when a real part of *this* change is in the candidate: a
+    # large change that merely contains a merged one is not "already done".
+    shares_code = (
+        signals.same_patch or signals.query_coverage >= t.own_part or signals.on_target
+    )
     confident = shares_code and score >= decide_threshold()
     if same_change or (same_fix and not inside_larger) or (confident and not inside_larger):
         return "already-merged" if landed else "duplicate"

@@ -63,6 +63,15 @@ def open_index(repo: git.Repo | None, db_path: str | Path | None) -> IndexStore:
     return store
 
 
+def index_warnings(store: IndexStore) -> tuple[str, ...]:
+    if store.get_meta("derived_stale") == "1":
+        return (
+            "the index's rarity counts are out of date (an interrupted run, or an index from "
+            "an older prdup); run 'prdup index' to refresh them",
+        )
+    return ()
+
+
 def _target(repo: git.Repo | None, store: IndexStore, target: str | None) -> str | None:
     if target:
         return target
@@ -182,7 +191,8 @@ def _check_diff(
         added=change.added_count,
         removed=change.removed_count,
     )
-    return CheckResult(info, check_change(store, repo, change, info, settings))
+    findings = check_change(store, repo, change, info, settings)
+    return CheckResult(info, findings, index_warnings(store))
 
 
 def _check_branch(
@@ -216,7 +226,8 @@ def _check_branch(
     findings = check_change(
         store, repo, change, info, settings, title, log, tip=tip, author=author
     )
-    return CheckResult(info, findings, _stale_warning(repo, store, target, tip))
+    warnings = _stale_warning(repo, store, target, tip) + index_warnings(store)
+    return CheckResult(info, findings, warnings)
 
 
 def _check_pr(
@@ -265,4 +276,4 @@ def _check_pr(
         except (git.GitCommandError, NotADiff):
             change = None
     findings = _match_query(store, repo, query, change, info, scope, tip)
-    return CheckResult(info, findings)
+    return CheckResult(info, findings, index_warnings(store))
