@@ -6,7 +6,7 @@ Only stdlib `sqlite3` runs here: this is on `check`'s path, which a person waits
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from detector.evidence import ChangeEvidence, LineWeights
@@ -288,26 +288,34 @@ def load_evidence(
             (removed if side == "-" else added)[cid].add(line_hash)
             if rarity is not None:
                 rarity[line_hash] = df or 0
+        # With a query, only what could be shared with it is read: the signals are overlaps.
+        only, params = _shared_only(shared_with, "path", lambda q: q.files)
         for cid, path in store.rows(
             f"SELECT change_id, path FROM files WHERE change_id IN ({marks}) "
-            f"AND status != 'ignored'",
-            chunk,
+            f"AND status != 'ignored' {only}",
+            [*chunk, *params],
         ):
             files[cid].add(path)
+        only, params = _shared_only(shared_with, "qualified", lambda q: {n for _, n in q.symbols})
         for cid, path, name in store.rows(
-            f"SELECT change_id, path, qualified FROM symbols WHERE change_id IN ({marks})", chunk
+            f"SELECT change_id, path, qualified FROM symbols WHERE change_id IN ({marks}) {only}",
+            [*chunk, *params],
         ):
             symbols[cid].add((path, name))
+        only, params = _shared_only(shared_with, "content_hash", lambda q: q.hunks)
         for cid, content in store.rows(
-            f"SELECT change_id, content_hash FROM hunks WHERE change_id IN ({marks})", chunk
+            f"SELECT change_id, content_hash FROM hunks WHERE change_id IN ({marks}) {only}",
+            [*chunk, *params],
         ):
             hunks[cid].add(content)
         for cid, issue in store.rows(
             f"SELECT change_id, issue FROM issue_refs WHERE change_id IN ({marks})", chunk
         ):
             issues[cid].add(issue)
+        only, params = _shared_only(shared_with, "term", lambda q: q.terms.keys())
         for cid, term, weight in store.rows(
-            f"SELECT change_id, term, weight FROM terms WHERE change_id IN ({marks})", chunk
+            f"SELECT change_id, term, weight FROM terms WHERE change_id IN ({marks}) {only}",
+            [*chunk, *params],
         ):
             terms[cid][term] = weight
     return [
@@ -335,6 +343,21 @@ def load_evidence(
         for cid in ids
         if cid in rows
     ]
+
+
+def _shared_only(
+    query: ChangeEvidence | None, column: str, keys_of: Callable[[ChangeEvidence], Iterable]
+) -> tuple[str, list]:
+    """An `AND column IN (...)` clause limiting rows to the query's own keys, when it has few
+    enough to list (otherwise every row is read, and the overlap is taken in Python)."""
+    if query is None:
+        return "", []
+    keys = list(set(keys_of(query)))
+    if not keys:
+        return "AND 0", []
+    if len(keys) > _CHUNK:
+        return "", []
+    return f"AND {column} IN ({','.join('?' * len(keys))})", keys
 
 
 def _load_query_hashes(store: IndexStore, query: ChangeEvidence) -> None:
