@@ -22,27 +22,16 @@ from index import gitsource
 from index.changes import PreparedChange, prepare
 from index.config import Settings
 from index.errors import EmptyRepository
-from index.metadata import PullMetadata, linked_issues, load_prs_json
-from index.store import DEFAULT_DB_NAME, ChangeRecord, IndexStore
+from index.metadata import (
+    BRANCH_SYNC,
+    PullMetadata,
+    landing_pr,
+    linked_issues,
+    load_prs_json,
+)
+from index.store import ChangeRecord, IndexStore, default_db_path
 from index.symbols import SymbolExtractor
 
-# Merge-tool subjects that name the PR they land, each with the PR number as group 1.
-LANDING_SUBJECTS = (
-    (re.compile(r"^Merge pull request #(\d+)\b"), "merge-commit"),
-    (re.compile(r"\(#(\d+)\)\s*$"), "squash"),
-    # Symfony's merge tool: "bug #58638 [FrameworkBundle] fix ... (xabbuh)", and its older
-    # "merged branch user/topic (PR #1234)".
-    (re.compile(r"^(?:bug|feature|minor|security|major|patch) #(\d+) "), "merge-tool"),
-    (re.compile(r"^merged branch \S+ \(PR #(\d+)\)"), "merge-tool"),
-    # Git-flow maintainers who merge a PR through a local branch named after it (zf2).
-    (re.compile(r"^Merge branch '(?:hotfix|feature)/(\d+)'"), "merge-tool"),
-)
-# Merges that only carry one long-lived branch into another ("Merge branch '2.8' into 3.4"):
-# every change in them landed, and was indexed, on the other branch already.
-BRANCH_SYNC = re.compile(
-    r"^(?:Merge (?:remote-tracking )?branch '(?:origin/)?(?:\d+(?:\.\d+)*|main|master|develop|dev"
-    r"|trunk)'|merged \d+(?:\.\d+)+\b)"
-)
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
 BATCH = 100  # changes per transaction: an interrupted run loses at most this much work
 
@@ -81,19 +70,6 @@ class IndexSummary:
             why = ", ".join(f"{n} {reason}" for reason, n in self.skipped.most_common())
             parts.append(f"{skipped} skipped ({why})")
         return "indexed " + ", ".join(parts)
-
-
-def default_db_path(repo: git.Repo) -> Path:
-    """Inside the git directory: never committed, shared by every work tree of the clone."""
-    return gitsource.git_dir(repo) / DEFAULT_DB_NAME
-
-
-def landing_pr(subject: str) -> tuple[int | None, str]:
-    for pattern, how in LANDING_SUBJECTS:
-        match = pattern.search(subject)
-        if match:
-            return int(match.group(1)), how
-    return None, "direct"
 
 
 def _quiet(_: str) -> None:

@@ -20,8 +20,6 @@ _CLOSING = re.compile(
     re.IGNORECASE,
 )
 _URL_REFERENCE = re.compile(r"https?://[^/\s]+/([\w.-]+/[\w.-]+)/(?:issues|pull)/(\d+)")
-_SQUASH_SUBJECT = re.compile(r"\(#(\d+)\)\s*$")
-_MERGE_SUBJECT = re.compile(r"^Merge pull request #(\d+) from (\S+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,17 +48,6 @@ def linked_issues(text: str | None) -> tuple[str, ...]:
             reference = f"{url.group(1)}#{url.group(2)}"
         found.append(reference.lower())
     return tuple(dict.fromkeys(found))
-
-
-def pr_number_from_subject(subject: str) -> tuple[int | None, str]:
-    """The PR a target-branch commit landed, and how: `Merge pull request #N` or `... (#N)`."""
-    merge = _MERGE_SUBJECT.match(subject)
-    if merge:
-        return int(merge.group(1)), "merge-commit"
-    squash = _SQUASH_SUBJECT.search(subject)
-    if squash:
-        return int(squash.group(1)), "squash"
-    return None, "direct"
 
 
 def _state(raw: Any, merged_at: Any) -> str | None:
@@ -104,3 +91,30 @@ def load_prs_json(path: Path) -> dict[int, PullMetadata]:
             author=_author(item.get("author")),
         )
     return result
+
+
+# Merge-tool subjects that name the PR they land, each with the PR number as group 1.
+LANDING_SUBJECTS = (
+    (re.compile(r"^Merge pull request #(\d+)\b"), "merge-commit"),
+    (re.compile(r"\(#(\d+)\)\s*$"), "squash"),
+    # Symfony's merge tool: "bug #58638 [FrameworkBundle] fix ... (xabbuh)", and its older
+    # "merged branch user/topic (PR #1234)".
+    (re.compile(r"^(?:bug|feature|minor|security|major|patch) #(\d+) "), "merge-tool"),
+    (re.compile(r"^merged branch \S+ \(PR #(\d+)\)"), "merge-tool"),
+    # Git-flow maintainers who merge a PR through a local branch named after it (zf2).
+    (re.compile(r"^Merge branch '(?:hotfix|feature)/(\d+)'"), "merge-tool"),
+)
+# Merges that only carry one long-lived branch into another ("Merge branch '2.8' into 3.4"):
+# every change in them landed, and was indexed, on the other branch already.
+BRANCH_SYNC = re.compile(
+    r"^(?:Merge (?:remote-tracking )?branch '(?:origin/)?(?:\d+(?:\.\d+)*|main|master|develop|dev"
+    r"|trunk)'|merged \d+(?:\.\d+)+\b)"
+)
+
+
+def landing_pr(subject: str) -> tuple[int | None, str]:
+    for pattern, how in LANDING_SUBJECTS:
+        match = pattern.search(subject)
+        if match:
+            return int(match.group(1)), how
+    return None, "direct"

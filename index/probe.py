@@ -15,7 +15,7 @@ import git
 from detector.evidence import Landing, LineWeights, TargetProbe
 from detector.model import Change, FileChange, line_hash, normalise_line
 from index import gitsource
-from index.indexer import BRANCH_SYNC, landing_pr
+from index.metadata import BRANCH_SYNC, landing_pr
 from index.store import IndexStore
 
 MAX_FILE_BYTES = 2_000_000

@@ -62,6 +62,11 @@ def _translate(error: sqlite3.DatabaseError, path: Path) -> Exception:
     )
 
 
+def default_db_path(repo: Any) -> Path:
+    """Inside the git directory: never committed, shared by every work tree of the clone."""
+    return Path(repo.git_dir) / DEFAULT_DB_NAME
+
+
 class IndexStore:
     """An open index. Writers hold WAL mode, so `check` can read while `index` writes."""
 

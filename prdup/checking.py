@@ -18,10 +18,9 @@ from index import gitsource, lookup
 from index.changes import extract_symbols, parse_filtered
 from index.config import Settings
 from index.errors import BadDiff, IndexMissing, MissingRevision, UnknownPullRequest
-from index.indexer import default_db_path
 from index.metadata import linked_issues
 from index.probe import probe_target
-from index.store import IndexStore
+from index.store import IndexStore, default_db_path
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,8 +31,7 @@ from detector.evidence import Finding
 from index import gitsource
 from index.config import Settings
 from index.errors import IndexMissing, PrdupError, UnknownPullRequest
-from index.indexer import default_db_path
-from index.store import IndexStore
+from index.store import IndexStore, default_db_path
 from prdup.checking import CheckResult, check
 from prdup.github import Comment, GitHubClient
 from prdup.render import headline

@@ -7,8 +7,7 @@ from typing import Any
 
 from index import gitsource
 from index.errors import PrdupError, UnknownPullRequest
-from index.indexer import default_db_path
-from index.store import IndexStore
+from index.store import IndexStore, default_db_path
 
 
 def describe_pr(repo_path: str | Path, db_path: str | Path | None, number: int) -> dict[str, Any]:
