@@ -5,43 +5,14 @@ Exit codes: 0 nothing found, 1 findings, 2 an error (one line on stderr, never a
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from index.errors import PrdupError
-
-EXIT_FINDINGS = 1
-EXIT_ERROR = 2
-
-
-def _fail(message: str) -> None:
-    click.echo(f"prdup: error: {message}", err=True)
-    sys.exit(EXIT_ERROR)
-
-
-def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn the library's named errors (and git's) into one line on stderr and exit 2."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        import git
-
-        try:
-            return command(*args, **kwargs)
-        except PrdupError as error:
-            _fail(str(error))
-        except git.GitCommandError as error:
-            detail = (error.stderr or "").strip().replace("\n", " ") or str(error)
-            _fail(f"git failed: {detail}")
-        except KeyboardInterrupt:
-            _fail("interrupted; the index keeps every PR written so far")
-
-    return wrapper
+from prdup.cli_support import EXIT_FINDINGS, handles_errors
+from prdup.cli_support import work_tree as _work_tree
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -110,16 +81,6 @@ def index(
         if sys.stderr.isatty():
             click.echo("", err=True)
         click.echo(f"{summary.line()} -> {summary.db_path}", err=True)
-
-
-def _work_tree(path: Path) -> Path | None:
-    try:
-        from index.gitsource import open_repository
-
-        repo = open_repository(path)
-        return None if repo.bare else Path(repo.working_tree_dir or path)
-    except PrdupError:
-        return None
 
 
 @main.command()

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from prdup.cli_support import handles_errors, work_tree
+
 
 @click.command("comment")
 @click.option("--pr", "number", type=int, required=True, help="The pull request to comment on.")
@@ -20,6 +22,7 @@ import click
               help="Create, update or resolve the comment on GitHub instead of printing it.")
 @click.option("--min-score", type=float, default=None,
               help="Say nothing about findings scoring below S [default: 0.7].")
+@handles_errors
 def comment(
     number: int,
     repo_path: Path,
@@ -32,27 +35,11 @@ def comment(
 
     Exits 0 whether or not there is something to say: a workflow step should fail only on errors.
     """
-    # Imported here, not at the top: cli.py imports this module to register the command, and
-    # `python cli.py` runs it as __main__, so a top-level `from cli import` would be circular.
-    from cli import handles_errors
-
-    handles_errors(_comment)(number, repo_path, db_path, github_repo, post, min_score)
-
-
-def _comment(
-    number: int,
-    repo_path: Path,
-    db_path: Path | None,
-    github_repo: str | None,
-    post: bool,
-    min_score: float | None,
-) -> None:
-    from cli import _work_tree
     from index.config import load_settings
     from prdup.checking import check
     from prdup.comment import comment_on_pull, render_comment
 
-    settings = load_settings(_work_tree(repo_path), min_score=min_score)
+    settings = load_settings(work_tree(repo_path), min_score=min_score)
     if not post:
         result = check(repo_path, db_path=db_path, pr=number, settings=settings)
         body = render_comment(result, settings.min_score, settings.top)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from index.config import Settings
+from prdup.cli_support import EXIT_FINDINGS, handles_errors, work_tree
 
 if TYPE_CHECKING:  # the sweep engine is imported when the command runs: `prdup check` starts fast
     from prdup.sweep import SweepResult
@@ -33,6 +34,7 @@ FORMATS = ("text", "json", "markdown", "html")
               help="Sweep only the N highest-numbered open PRs.")
 @click.option("--full", is_flag=True, help="Re-check every PR instead of reusing the cache.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are groups.")
+@handles_errors
 def sweep(
     repo_path: Path,
     db_path: Path | None,
@@ -48,31 +50,11 @@ def sweep(
 
     Exits 1 when there is a group or an already-done PR, 0 when there is none, 2 on errors.
     """
-    # Imported here: cli.py imports this module to register the command (see commands_bot).
-    from cli import handles_errors
-
-    handles_errors(_sweep)(
-        repo_path, db_path, output, out_path, min_score, jobs, limit, full, exit_zero
-    )
-
-
-def _sweep(
-    repo_path: Path,
-    db_path: Path | None,
-    output: str,
-    out_path: Path | None,
-    min_score: float | None,
-    jobs: int,
-    limit: int | None,
-    full: bool,
-    exit_zero: bool,
-) -> None:
-    from cli import EXIT_FINDINGS, _work_tree
     from index.config import load_settings
     from prdup.sweep import stderr_progress
     from prdup.sweep import sweep as run_sweep
 
-    settings = load_settings(_work_tree(repo_path), min_score=min_score)
+    settings = load_settings(work_tree(repo_path), min_score=min_score)
     result = run_sweep(
         repo_path, db_path, min_score=settings.min_score, jobs=jobs, limit=limit, full=full,
         progress=stderr_progress,

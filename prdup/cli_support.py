@@ -1,0 +1,55 @@
+"""What every prdup command shares: exit codes, one-line errors, the settings' work tree.
+
+Its own module so command modules (`commands_bot`, `commands_sweep`) can import it at the top
+without importing `cli` (which imports them to register their commands).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from index.errors import PrdupError
+
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+
+def _fail(message: str) -> None:
+    click.echo(f"prdup: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn the library's named errors (and git's) into one line on stderr and exit 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import git
+
+        try:
+            return command(*args, **kwargs)
+        except PrdupError as error:
+            _fail(str(error))
+        except git.GitCommandError as error:
+            detail = (error.stderr or "").strip().replace("\n", " ") or str(error)
+            _fail(f"git failed: {detail}")
+        except KeyboardInterrupt:
+            _fail("interrupted; the index keeps every PR written so far")
+
+    return wrapper
+
+
+def work_tree(path: Path) -> Path | None:
+    try:
+        from index.gitsource import open_repository
+
+        repo = open_repository(path)
+        return None if repo.bare else Path(repo.working_tree_dir or path)
+    except PrdupError:
+        return None
