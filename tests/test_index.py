@@ -376,3 +376,23 @@ def test_missing_blobs_skip_only_their_commit_and_pr(builder: RepoBuilder, db_pa
     assert {"Initial", "After the big file", "Fine PR"} <= titles
     assert change(db_path, 31)["skip_reason"] == "git object missing"
     assert change(db_path, 32)["status"] == "indexed"
+
+
+def test_mode_only_and_submodule_changes_are_recorded(builder: RepoBuilder, db_path: Path):
+    builder.commit("Initial", {"run.sh": "echo hi\n"})
+    builder.checkout("pr-14", "main")
+    builder.git("update-index", "--chmod=+x", "run.sh")
+    sub_commit = builder.head()
+    builder.git("update-index", "--add", "--cacheinfo", f"160000,{sub_commit},vendor/lib")
+    builder.git("commit", "-q", "-m", "Make run.sh executable and add a submodule")
+    builder.git("update-ref", "refs/pull/14/head", builder.head())
+    builder.git("checkout", "-q", "-f", "main")  # the index changed the mode, not the file
+
+    summary = index_repository(builder.path, db_path=db_path)
+
+    assert summary.open == 1
+    pr = change(db_path, 14)
+    assert pr["status"] == "indexed"
+    paths = {p for (p,) in rows(db_path, "SELECT path FROM files WHERE change_id = ?", (pr["id"],))}
+    assert "run.sh" in paths
+    assert rows(db_path, "SELECT count(*) FROM lines WHERE change_id = ?", (pr["id"],)) == [(0,)]
