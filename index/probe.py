@@ -92,7 +92,9 @@ def probe_target(
     if not probe.already_there:
         return probe
     removed_hashes = {line_hash(normalise_line(text)) for _, text, _ in gone}
-    landings, explained = _landings_from_index(repo, store, removed_hashes, present, base)
+    # What landed on the target since the change's base, in one git call (not one per commit).
+    since_base = set(repo.git.rev_list("--first-parent", f"{base}..{tip}").split())
+    landings, explained = _landings_from_index(store, removed_hashes, present, since_base)
     unexplained = [g for g in gone if line_hash(normalise_line(g[1])) not in explained]
     if unexplained and len(landings) < MAX_LANDINGS:
         known = {landing.commit for landing in landings}
@@ -105,7 +107,7 @@ def probe_target(
 
 
 def _landings_from_index(
-    repo: git.Repo, store: IndexStore, removed: set[int], added: set[int], base: str
+    store: IndexStore, removed: set[int], added: set[int], since_base: set[str]
 ) -> tuple[list[Landing], set[int]]:
     """Merged changes since `base` that removed the lines now gone or added those now there.
 
@@ -127,14 +129,14 @@ def _landings_from_index(
                 removes.setdefault(change_id, set()).add(line)
     landings: list[Landing] = []
     explained: set[int] = set()
-    for change_id in sorted(scores, key=lambda cid: -scores[cid])[:20]:
+    for change_id in sorted(scores, key=lambda cid: -scores[cid])[:50]:
         if len(landings) >= MAX_LANDINGS:
             break
         row = store.query(
             "SELECT number, sha, merge_commit, title FROM changes WHERE id = ?", (change_id,)
         )[0]
         commit = row["merge_commit"] or row["sha"]
-        if commit and gitsource.is_ancestor(repo, commit, base):
+        if commit not in since_base:
             continue  # landed before this change was started: not what made it redundant
         explained |= removes.get(change_id, set())
         landings.append(
