@@ -50,7 +50,6 @@ class Settings:
     max_changed_lines: int = 20_000  # a change larger than this is stored truncated
     max_file_bytes: int = 1_000_000  # files larger than this get no symbols
     symbols: bool = True
-    jobs: int = 2  # processes that parse diffs and find symbols while indexing
     min_score: float = 0.7
     top: int = 5
 

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import git
 
@@ -34,7 +34,6 @@ from index.symbols import SymbolExtractor
 
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
 BATCH = 100  # changes per transaction: an interrupted run loses at most this much work
-MIN_SHARED_BATCH = 16  # smaller batches are parsed here: starting workers costs more
 
 Progress = Callable[[str], None]
 _T = TypeVar("_T")
@@ -87,7 +86,6 @@ class Indexer:
         settings: Settings,
         metadata: dict[int, PullMetadata],
         progress: Progress = _quiet,
-        jobs: int = 1,
     ) -> None:
         self.repo = repo
         self.store = store
@@ -98,9 +96,6 @@ class Indexer:
         # One extractor for the run: history is read oldest first, so each file version's
         # syntax tree is derived from the previous one's instead of parsed from scratch.
         self.symbols = SymbolExtractor()
-        self.jobs = max(1, jobs)
-        self.workers: Any = None  # started with the first batch big enough to share
-        self._prepared: dict[int, PreparedChange | None] = {}
         self.summary = IndexSummary(db_path=store.path)
         self.changed = False
 
@@ -155,31 +150,10 @@ class Indexer:
     def _write_landed(
         self, commits: list[gitsource.LoggedCommit], target: str, merged_numbers: set[int]
     ) -> None:
-        self._prepare_ahead([commit.diff for commit in commits])
         with self.store.batch():
             for commit in commits:
                 self._index_landed(commit, target, merged_numbers)
-        self._prepared.clear()
         self.summary_progress(target)
-
-    def _prepare_ahead(self, diffs: list[str]) -> None:
-        """Parse a batch's diffs (and find their symbols) in worker processes, when there are
-        workers: that is most of the CPU, and SQLite writes stay in this process."""
-        if self.jobs < 2 or len(diffs) < MIN_SHARED_BATCH:
-            return
-        if self.workers is None:
-            self.workers = _start_workers(self.repo, self.settings, self.jobs)
-            if self.workers is None:
-                self.jobs = 1
-                return
-        chunk = max(1, len(diffs) // self.jobs)  # contiguous runs keep each worker's trees warm
-        results = self.workers.map(_prepare_in_worker, diffs, chunksize=chunk)
-        self._prepared = {id(diff): result for diff, result in zip(diffs, results, strict=True)}
-
-    def close(self) -> None:
-        if self.workers is not None:
-            self.workers.terminate()
-            self.workers = None
 
     def summary_progress(self, target: str) -> None:
         done = self.summary.merged + self.summary.commits
@@ -279,7 +253,6 @@ class Indexer:
         done: set[str] = set()
         diffs = enumerate(self._pair_diffs(pairs, plan), 1)
         for chunk in _batched(diffs, BATCH):
-            self._prepare_ahead([diff for _, (_, diff) in chunk])
             with self.store.batch():
                 for count, (head, diff) in chunk:
                     if count % 500 == 0:
@@ -287,7 +260,6 @@ class Indexer:
                     done.add(head)
                     for pull, base, state in plan.get(head, []):
                         self._index_ref(pull, base, state, diff)
-            self._prepared.clear()
         for head, pulls in plan.items():
             if head not in done:  # diff-tree printed nothing: the PR changes nothing
                 for pull, base, state in pulls:
@@ -383,14 +355,7 @@ class Indexer:
 
     def _save(self, record: ChangeRecord, diff: str) -> bool:
         try:
-            ahead = self._prepared.get(id(diff), _NOT_AHEAD)
-            if ahead is None:
-                raise NotADiff(diff[:80])
-            prepared: PreparedChange = (
-                ahead
-                if isinstance(ahead, PreparedChange)
-                else prepare(diff, self.blobs, self.settings, self.symbols)
-            )
+            prepared: PreparedChange = prepare(diff, self.blobs, self.settings, self.symbols)
         except NotADiff:
             record.status, record.skip_reason = "skipped", "unparseable diff"
             self._mark_changed()
@@ -528,34 +493,6 @@ class ForkPoints:
         return self._why.get(head, "no base")
 
 
-_NOT_AHEAD = object()
-_worker: dict[str, object] = {}
-
-
-def _start_workers(repo: git.Repo, settings: Settings, jobs: int) -> Any:
-    """A pool of processes that parse diffs and extract symbols, or None (one job, no fork)."""
-    import multiprocessing
-
-    if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return None
-    context = multiprocessing.get_context("fork")
-    return context.Pool(jobs, initializer=_init_worker, initargs=(repo.git_dir, settings))
-
-
-def _init_worker(git_dir: str, settings: Settings) -> None:
-    repo = gitsource.open_repository(git_dir)
-    _worker.update(
-        blobs=gitsource.BlobReader(repo), settings=settings, symbols=SymbolExtractor()
-    )
-
-
-def _prepare_in_worker(diff: str) -> PreparedChange | None:
-    try:
-        return prepare(diff, _worker["blobs"], _worker["settings"], _worker["symbols"])  # type: ignore[arg-type]
-    except NotADiff:
-        return None
-
-
 def _batched(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
     chunk: list[_T] = []
     for item in items:
@@ -665,7 +602,6 @@ def index_repository(
     progress: Progress | None = None,
     metadata: dict[int, PullMetadata] | None = None,
     only_numbers: set[int] | None = None,
-    jobs: int | None = None,
 ) -> IndexSummary:
     """Index a repository's merged history and PR refs; returns what was done.
 
@@ -683,9 +619,7 @@ def index_repository(
         pulls.update(load_prs_json(Path(prs_json)))
     store = IndexStore(db_path or default_db_path(repo))
     try:
-        indexer = Indexer(
-            repo, store, settings, pulls, progress or _quiet, jobs=jobs or settings.jobs
-        )
+        indexer = Indexer(repo, store, settings, pulls, progress or _quiet)
         for name in names:
             indexer.index_target(name)
         indexer.index_pull_refs(names, only_numbers)
@@ -700,8 +634,6 @@ def index_repository(
         store.set_meta("targets", ",".join(names))
         return indexer.summary
     finally:
-        if "indexer" in locals():
-            indexer.close()
         store.close()
 
 

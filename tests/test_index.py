@@ -396,24 +396,3 @@ def test_mode_only_and_submodule_changes_are_recorded(builder: RepoBuilder, db_p
     paths = {p for (p,) in rows(db_path, "SELECT path FROM files WHERE change_id = ?", (pr["id"],))}
     assert "run.sh" in paths
     assert rows(db_path, "SELECT count(*) FROM lines WHERE change_id = ?", (pr["id"],)) == [(0,)]
-
-
-def test_two_worker_processes_index_the_same_rows_as_one(builder: RepoBuilder, tmp_path: Path):
-    """Big batches are parsed in worker processes; the index must not depend on it."""
-    builder.commit("Initial", {"app.py": "def app():\n    return 0\n"})
-    for i in range(40):
-        body = "".join(f"def f{i}_{j}():\n    return {i * 100 + j}\n" for j in range(3))
-        builder.commit(f"Add module {i}", {f"mod{i}.py": body})
-    one, two = tmp_path / "one.db", tmp_path / "two.db"
-    index_repository(builder.path, db_path=one, jobs=1)
-    index_repository(builder.path, db_path=two, jobs=2)
-    query = (
-        "SELECT c.sha, f.path, s.qualified, s.side FROM changes c "
-        "JOIN files f ON f.change_id = c.id "
-        "LEFT JOIN symbols s ON s.change_id = c.id ORDER BY 1, 2, 3, 4"
-    )
-    assert rows(one, query) == rows(two, query)
-    assert rows(one, "SELECT hash, side FROM lines ORDER BY 1, 2") == rows(
-        two, "SELECT hash, side FROM lines ORDER BY 1, 2"
-    )
-    assert len(rows(two, "SELECT DISTINCT qualified FROM symbols")) == 121  # app + 40 x 3
