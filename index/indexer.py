@@ -428,13 +428,12 @@ class ForkPoints:
 
     def __init__(self, repo: git.Repo, targets: list[str], heads: list[str]) -> None:
         self.repo = repo
-        tips = _branch_tips(repo, targets)
+        resolved = (gitsource.resolve(repo, name, required=False) for name in targets)
+        target_tips = list(dict.fromkeys(sha for sha in resolved if sha))
+        tips = _branch_tips(repo, target_tips)
         self.graph, self.times = _graph(repo, heads, tips)
-        self.target_count = len([n for n in targets if gitsource.resolve(repo, n, required=False)])
+        self.target_count = len(target_tips)  # the first bits of every first-parent mask
         self.first_parent = _first_parent_lines(self.graph, tips)
-        target_tips = [
-            t for t in (gitsource.resolve(repo, n, required=False) for n in targets) if t
-        ]
         self.on_target = _reachable(self.graph, target_tips)
         self.on_branches = _reachable(self.graph, tips)
         self.merged_by: dict[str, str] = {}  # a commit -> a merge commit that has it as 2nd parent
@@ -504,13 +503,9 @@ def _batched(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
         yield chunk
 
 
-def _branch_tips(repo: git.Repo, targets: list[str]) -> list[str]:
+def _branch_tips(repo: git.Repo, target_tips: list[str]) -> list[str]:
     """Targets first, then every other branch, so PRs to release branches find their base."""
-    tips: list[str] = []
-    for name in targets:
-        sha = gitsource.resolve(repo, name, required=False)
-        if sha:
-            tips.append(sha)
+    tips = list(target_tips)
     output = repo.git.for_each_ref("--format=%(objectname)", "refs/heads", "refs/remotes/origin")
     tips.extend(output.split())
     return list(dict.fromkeys(tips))

@@ -189,51 +189,40 @@ def _by_lines(
             scores[change_id] += weights(line_hash)
 
 
-def _by_symbols(
-    store: IndexStore, query: ChangeEvidence, where: str, params: list[int]
+def _ids_matching(
+    store: IndexStore, sql: str, keys: Iterable[tuple], where: str, params: list
 ) -> list[int]:
+    """Change ids for each key of one lookup (`sql` takes the key's values, then the scope)."""
     found: list[int] = []
-    for path, name in sorted(query.symbols)[:50]:
-        found.extend(
-            cid
-            for (cid,) in store.rows(
-                f"SELECT DISTINCT s.change_id FROM symbols s JOIN changes c ON c.id = s.change_id "
-                f"WHERE s.qualified = ? AND s.path = ? AND {where} "
-                f"ORDER BY s.change_id DESC LIMIT {SYMBOL_CANDIDATES}",
-                [name, path, *params],
-            )
-        )
+    for key in keys:
+        found.extend(cid for (cid,) in store.rows(sql.format(where=where), [*key, *params]))
     return found
 
 
-def _by_files(store: IndexStore, query: ChangeEvidence, where: str, params: list[int]) -> list[int]:
-    found: list[int] = []
-    for path in sorted(query.files)[:30]:
-        found.extend(
-            cid
-            for (cid,) in store.rows(
-                f"SELECT DISTINCT f.change_id FROM files f JOIN changes c ON c.id = f.change_id "
-                f"WHERE f.path = ? AND {where} ORDER BY f.change_id DESC LIMIT {FILE_CANDIDATES}",
-                [path, *params],
-            )
-        )
-    return found
+def _by_symbols(store: IndexStore, query: ChangeEvidence, where: str, params: list) -> list[int]:
+    sql = (
+        "SELECT DISTINCT s.change_id FROM symbols s JOIN changes c ON c.id = s.change_id "
+        "WHERE s.qualified = ? AND s.path = ? AND {where} "
+        f"ORDER BY s.change_id DESC LIMIT {SYMBOL_CANDIDATES}"
+    )
+    keys = [(name, path) for path, name in sorted(query.symbols)[:50]]
+    return _ids_matching(store, sql, keys, where, params)
 
 
-def _by_issues(
-    store: IndexStore, query: ChangeEvidence, where: str, params: list[int]
-) -> list[int]:
-    found: list[int] = []
-    for issue in query.issues:
-        found.extend(
-            cid
-            for (cid,) in store.rows(
-                f"SELECT i.change_id FROM issue_refs i JOIN changes c ON c.id = i.change_id "
-                f"WHERE i.issue = ? AND {where}",
-                [issue, *params],
-            )
-        )
-    return found
+def _by_files(store: IndexStore, query: ChangeEvidence, where: str, params: list) -> list[int]:
+    sql = (
+        "SELECT DISTINCT f.change_id FROM files f JOIN changes c ON c.id = f.change_id "
+        f"WHERE f.path = ? AND {{where}} ORDER BY f.change_id DESC LIMIT {FILE_CANDIDATES}"
+    )
+    return _ids_matching(store, sql, [(path,) for path in sorted(query.files)[:30]], where, params)
+
+
+def _by_issues(store: IndexStore, query: ChangeEvidence, where: str, params: list) -> list[int]:
+    sql = (
+        "SELECT i.change_id FROM issue_refs i JOIN changes c ON c.id = i.change_id "
+        "WHERE i.issue = ? AND {where}"
+    )
+    return _ids_matching(store, sql, [(issue,) for issue in sorted(query.issues)], where, params)
 
 
 def _by_text(store: IndexStore, query: ChangeEvidence, where: str, params: list[int]) -> list[int]:

@@ -1035,11 +1035,9 @@ class SymbolExtractor:
 
     def _full(self, blob: str, key: str, read: Callable[[str], bytes | None]) -> _Version:
         raw = self._read(blob, read)
-        if raw is None:
-            return self._store(blob, key, _Version(readable=False))
-        source = _usable_source(raw)
-        if source is None:
-            return self._store(blob, key, _Version(readable=True))
+        source = _usable_source(raw) if raw is not None else None
+        if source is None:  # unreadable (missing blob) or unparseable (binary, too large)
+            return self._store(blob, key, _Version(readable=raw is not None))
         self.stats["full_parses"] += 1
         return self._store(blob, key, _parse_version(key, source, None, ()))
 
@@ -1060,11 +1058,9 @@ class SymbolExtractor:
             self.stats["rebuilt"] += 1
         else:
             raw = self._read(blob, read)
-        if raw is None:
-            return self._store(blob, key, _Version(readable=False))
-        source = _usable_source(raw)
-        if source is None:
-            return self._store(blob, key, _Version(readable=True))
+        source = _usable_source(raw) if raw is not None else None
+        if source is None:  # unreadable (missing blob) or unparseable (binary, too large)
+            return self._store(blob, key, _Version(readable=raw is not None))
         lines = _Lines(source)
         edits = _edits(base, source, lines, hunks)
         if edits is None:  # the hunks do not turn the base into this source
