@@ -12,7 +12,7 @@ from index.gitsource import BlobReader
 from index.store import SymbolRow
 
 if TYPE_CHECKING:
-    from index.symbols import SymbolExtractor
+    from index.symbols import Definition, SymbolExtractor
 
 LANGUAGE_FREE = ""
 
@@ -61,54 +61,89 @@ def _section_symbol(section: str) -> str | None:
     return text[:120] or None
 
 
-def extract_symbols(
-    change: Change,
-    blobs: BlobReader | None,
-    settings: Settings,
-    extractor: SymbolExtractor | None = None,
-) -> tuple[tuple[SymbolRow, ...], dict[tuple[int, int], str]]:
-    """The definitions each hunk changes: old side for removals, new side for additions.
+@dataclass(frozen=True, slots=True)
+class FileRequest:
+    """What finding one file's changed definitions needs: plain values, so it can be sent to a
+    worker process (`index.symbol_workers`)."""
 
-    Pass one `extractor` for a whole indexing run: it keeps parsed file versions, so walking
-    history oldest first parses each file version once, and mostly incrementally.
-    """
-    from index import symbols as symbol_finder
+    path: str
+    old_path: str
+    old_blob: str | None
+    new_blob: str | None
+    hunks: tuple[tuple[int, int, int, int], ...]
+    removed: tuple[int, ...]
+    added: tuple[int, ...]
+    added_text: tuple[str, ...]
 
-    if extractor is None:
-        extractor = symbol_finder.SymbolExtractor()
-    limit = settings.max_file_bytes
+
+# (old side, new side): changed line number -> enclosing definition; None where no parser read
+# that side (see SymbolExtractor.file_symbols).
+FileAnswer = tuple["dict[int, Definition] | None", "dict[int, Definition] | None"]
+
+
+def symbol_requests(change: Change, settings: Settings) -> dict[int, FileRequest]:
+    """One request per file (by index in `change.files`) that a grammar can read."""
+    from index.symbols import language_for_path
+
+    if not settings.symbols:
+        return {}
+    requests: dict[int, FileRequest] = {}
+    for file_index, file in enumerate(change.files):
+        if not file.hunks or not language_for_path(file.path):
+            continue
+        added = [line for line in file.changed_lines if line.side == "+"]
+        requests[file_index] = FileRequest(
+            path=file.path,
+            old_path=file.old_path,
+            old_blob=file.old_blob,
+            new_blob=file.new_blob,
+            hunks=tuple((h.old_start, h.old_length, h.new_start, h.new_length) for h in file.hunks),
+            removed=tuple(line.number for line in file.changed_lines if line.side == "-"),
+            added=tuple(line.number for line in added),
+            added_text=tuple(line.text for line in added),
+        )
+    return requests
+
+
+def answer(
+    request: FileRequest, extractor: SymbolExtractor, blobs: BlobReader, limit: int
+) -> FileAnswer:
+    """Find one file's enclosing definitions; `extractor` keeps trees between calls."""
 
     def read(blob: str) -> bytes | None:
-        return blobs.read(blob, limit) if blobs is not None else None
+        return blobs.read(blob, limit)
 
+    return extractor.file_symbols(
+        request.path,
+        request.old_blob,
+        request.new_blob,
+        read,
+        request.hunks,
+        request.removed,
+        request.added,
+        old_path=request.old_path,
+        added_text=request.added_text,
+    )
+
+
+def assemble(
+    change: Change, answers: dict[int, FileAnswer]
+) -> tuple[tuple[SymbolRow, ...], dict[tuple[int, int], str]]:
+    """Symbol rows and each hunk's main symbol from the answers for `change`'s files; git's
+    hunk header stands in where no parser read the file."""
     rows: set[SymbolRow] = set()
     hunk_symbols: dict[tuple[int, int], str] = {}
     for file_index, file in enumerate(change.files):
         if not file.hunks:
             continue
-        by_line: dict[tuple[str, int], symbol_finder.Definition] = {}
-        language = symbol_finder.language_for_path(file.path)
+        by_line: dict[tuple[str, int], Definition] = {}
         parsed = False
-        if language and blobs is not None and settings.symbols:
-            removed = [line.number for line in file.changed_lines if line.side == "-"]
-            added_lines = [line for line in file.changed_lines if line.side == "+"]
-            old_side, new_side = extractor.file_symbols(
-                file.path,
-                file.old_blob,
-                file.new_blob,
-                read,
-                [(h.old_start, h.old_length, h.new_start, h.new_length) for h in file.hunks],
-                removed,
-                [line.number for line in added_lines],
-                old_path=file.old_path,
-                added_text=[line.text for line in added_lines],
-            )
-            for side, found in (("-", old_side), ("+", new_side)):
-                if found is None:
-                    continue
-                parsed = True
-                for number, enclosing in found.items():
-                    by_line[(side, number)] = enclosing
+        for side, found in zip(("-", "+"), answers.get(file_index, (None, None)), strict=True):
+            if found is None:
+                continue
+            parsed = True
+            for number, enclosing in found.items():
+                by_line[(side, number)] = enclosing
         for hunk_index, hunk in enumerate(file.hunks):
             names: Counter[str] = Counter()
             for line in hunk.lines:
@@ -126,6 +161,30 @@ def extract_symbols(
                     for side in {line.side for line in hunk.lines}:
                         rows.add(SymbolRow(file.path, fallback, "section", side))
     return tuple(sorted(rows, key=lambda r: (r.path, r.qualified, r.side))), hunk_symbols
+
+
+def extract_symbols(
+    change: Change,
+    blobs: BlobReader | None,
+    settings: Settings,
+    extractor: SymbolExtractor | None = None,
+) -> tuple[tuple[SymbolRow, ...], dict[tuple[int, int], str]]:
+    """The definitions each hunk changes: old side for removals, new side for additions.
+
+    Pass one `extractor` for a whole indexing run: it keeps parsed file versions, so walking
+    history oldest first parses each file version once, and mostly incrementally.
+    """
+    answers: dict[int, FileAnswer] = {}
+    if blobs is not None:
+        if extractor is None:
+            from index.symbols import SymbolExtractor
+
+            extractor = SymbolExtractor()
+        answers = {
+            file_index: answer(request, extractor, blobs, settings.max_file_bytes)
+            for file_index, request in symbol_requests(change, settings).items()
+        }
+    return assemble(change, answers)
 
 
 def prepare(

@@ -40,6 +40,9 @@ DEFAULT_IGNORE = (
 )
 
 
+MAX_AUTO_JOBS = 4  # past this the indexer's own process (diffs and writes) is the bottleneck
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every setting, with its default."""
@@ -50,8 +53,15 @@ class Settings:
     max_changed_lines: int = 20_000  # a change larger than this is stored truncated
     max_file_bytes: int = 1_000_000  # files larger than this get no symbols
     symbols: bool = True
+    jobs: int = 0  # processes finding symbols while indexing; 0: one per core, at most 4
     min_score: float = 0.7
     top: int = 5
+
+    def index_jobs(self) -> int:
+        """Symbol worker processes for indexing: `jobs`, or one per core (1 means none)."""
+        if self.jobs > 0:
+            return self.jobs
+        return max(1, min(MAX_AUTO_JOBS, os.cpu_count() or 1))
 
     def is_ignored(self, path: str) -> str | None:
         """The pattern that ignores `path`, or None."""

@@ -236,6 +236,26 @@ def _unique_heads(pairs: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
             yield head, base
 
 
+def commit_texts(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, str]]:
+    """(author, author date, message) of many commits from one `git log --no-walk --stdin`."""
+    if not shas:
+        return {}
+    process = repo.git.log(
+        "--no-walk=unsorted",
+        "--stdin",
+        "--format=%x00%x1e%H%x1f%an%x1f%aI%x1f%B",
+        as_process=True,
+        istream=git.cmd.PIPE,
+    )
+    feed(process, "".join(f"{sha}\n" for sha in dict.fromkeys(shas)).encode())
+    texts: dict[str, tuple[str, str, str]] = {}
+    for record in _records(process.stdout, _RECORD.encode()):
+        sha, author, date, message = _decode(record).split(_FIELD, 3)
+        texts[sha] = (author, date, message.strip())
+    process.wait()
+    return texts
+
+
 def feed(process: git.cmd.Git.AutoInterrupt, payload: bytes) -> None:
     # Write stdin from a thread: diff-tree starts printing before it has read all its input,
     # and a full stdout pipe would otherwise deadlock both processes.

@@ -17,9 +17,9 @@ from typing import TypeVar
 
 import git
 
-from detector.model import NotADiff
+from detector.model import Change, NotADiff
 from index import gitsource
-from index.changes import PreparedChange, prepare
+from index.changes import FileRequest, assemble, parse_filtered, symbol_requests
 from index.config import Settings
 from index.errors import EmptyRepository
 from index.metadata import (
@@ -30,7 +30,7 @@ from index.metadata import (
     load_prs_json,
 )
 from index.store import ChangeRecord, IndexStore, default_db_path
-from index.symbols import SymbolExtractor
+from index.symbol_workers import InProcessSymbols, SymbolFinder, SymbolWorkers, Ticket
 
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
 BATCH = 100  # changes per transaction: an interrupted run loses at most this much work
@@ -76,6 +76,24 @@ def _quiet(_: str) -> None:
     pass
 
 
+@dataclass
+class _Staged:
+    """A change whose diff is parsed and whose symbols are being looked up."""
+
+    record: ChangeRecord
+    change: Change
+    files: list[int]  # indexes into change.files, in the order their requests were sent
+
+
+@dataclass
+class _Batch:
+    """Staged changes waiting for one ticket's answers, then one transaction."""
+
+    staged: list[_Staged]
+    finder: SymbolFinder
+    ticket: Ticket
+
+
 class Indexer:
     """One indexing run over one repository and one index file."""
 
@@ -86,6 +104,8 @@ class Indexer:
         settings: Settings,
         metadata: dict[int, PullMetadata],
         progress: Progress = _quiet,
+        jobs: int = 1,
+        batch_size: int = BATCH,
     ) -> None:
         self.repo = repo
         self.store = store
@@ -93,9 +113,16 @@ class Indexer:
         self.metadata = metadata
         self.progress = progress
         self.blobs = gitsource.BlobReader(repo)
-        # One extractor for the run: history is read oldest first, so each file version's
-        # syntax tree is derived from the previous one's instead of parsed from scratch.
-        self.symbols = SymbolExtractor()
+        self.batch_size = batch_size
+        # Symbols are found while diffs are read and rows written: in `jobs` worker processes
+        # once a run proves big enough to pay for starting them, else here. Either way one
+        # extractor sees each file's versions oldest first, so most parses are incremental.
+        self.jobs = jobs
+        self.finder: SymbolFinder = InProcessSymbols(self.blobs, settings.max_file_bytes)
+        self._pending: list[_Staged] = []
+        self._refs_todo: list[gitsource.PullRef] = []
+        self._head_texts: dict[str, tuple[str, str, str]] = {}
+        self._in_flight: _Batch | None = None
         self.summary = IndexSummary(db_path=store.path)
         self.changed = False
 
@@ -129,13 +156,14 @@ class Indexer:
                     last_read = commit.sha
                     if commit.sha not in known:
                         pending.append(commit)
-                    if len(pending) >= BATCH:
+                    if len(pending) >= self.batch_size:
                         self._write_landed(pending, target, merged_numbers)
                         pending = []
             except git.GitCommandError as error:
                 # A snapshot or partial clone can lack a blob: git stops the whole log there.
                 # Keep what was read, record the unreadable commit, and go on after it.
                 self._write_landed(pending, target, merged_numbers)
+                self._drain()
                 broken = gitsource.next_first_parent(self.repo, last_read, tip)
                 if broken is None or not gitsource.is_missing_object(error):
                     raise
@@ -145,14 +173,15 @@ class Indexer:
                 continue
             self._write_landed(pending, target, merged_numbers)
             break
+        self._drain()
         self.store.set_meta(key, tip)
 
     def _write_landed(
         self, commits: list[gitsource.LoggedCommit], target: str, merged_numbers: set[int]
     ) -> None:
-        with self.store.batch():
-            for commit in commits:
-                self._index_landed(commit, target, merged_numbers)
+        for commit in commits:
+            self._index_landed(commit, target, merged_numbers)
+        self._dispatch()
         self.summary_progress(target)
 
     def summary_progress(self, target: str) -> None:
@@ -161,8 +190,14 @@ class Indexer:
 
     def _save_unreadable(self, sha: str, target: str) -> None:
         record = ChangeRecord(
-            kind="commit", state="merged", source="direct", sha=sha, merge_commit=sha,
-            target=target, status="skipped", skip_reason="git object missing",
+            kind="commit",
+            state="merged",
+            source="direct",
+            sha=sha,
+            merge_commit=sha,
+            target=target,
+            status="skipped",
+            skip_reason="git object missing",
         )
         self._mark_changed()
         self.store.save_change(record, None)
@@ -208,7 +243,7 @@ class Indexer:
         )
         if meta is not None:
             _apply_metadata(record, meta, keep_state=True)
-        if self._save(record, commit.diff) and number is not None:
+        if self._stage(record, commit.diff) and number is not None:
             merged_numbers.add(number)
             self.summary.merged += 1
         elif number is None and record.status == "indexed":
@@ -238,6 +273,7 @@ class Indexer:
         if not todo:
             return
         self.progress(f"{len(todo)} PR refs to read")
+        self._refs_todo = todo
         forks = ForkPoints(self.repo, targets, [pull.head for pull in todo])
         pairs: list[tuple[str, str]] = []
         plan: dict[str, list[tuple[gitsource.PullRef, str, str]]] = {}
@@ -252,18 +288,20 @@ class Indexer:
             plan.setdefault(pull.head, []).append((pull, base, state))
         done: set[str] = set()
         diffs = enumerate(self._pair_diffs(pairs, plan), 1)
-        for chunk in _batched(diffs, BATCH):
-            with self.store.batch():
-                for count, (head, diff) in chunk:
-                    if count % 500 == 0:
-                        self.progress(f"PR refs: {count}/{len(pairs)}")
-                    done.add(head)
-                    for pull, base, state in plan.get(head, []):
-                        self._index_ref(pull, base, state, diff)
+        for chunk in _batched(diffs, self.batch_size):
+            for count, (head, diff) in chunk:
+                if count % 500 == 0:
+                    self.progress(f"PR refs: {count}/{len(pairs)}")
+                done.add(head)
+                for pull, base, state in plan.get(head, []):
+                    self._index_ref(pull, base, state, diff)
+            self._dispatch()
         for head, pulls in plan.items():
             if head not in done:  # diff-tree printed nothing: the PR changes nothing
                 for pull, base, state in pulls:
                     self._index_ref(pull, base, state, "")
+        self._dispatch()
+        self._drain()
 
     def _pair_diffs(
         self, pairs: list[tuple[str, str]], plan: dict[str, list]
@@ -319,9 +357,7 @@ class Indexer:
         if meta is not None:
             _apply_metadata(record, meta, keep_state=False)
         if record.title is None:
-            record.title, record.body, record.author, record.created_at = _head_text(
-                self.repo, pull.head
-            )
+            record.title, record.body, record.author, record.created_at = self._head_text(pull.head)
             record.issues = linked_issues(record.body) + linked_issues(record.title)
         if not diff.strip():
             record.status, record.skip_reason = "skipped", "empty diff"
@@ -329,8 +365,22 @@ class Indexer:
             self.store.save_change(record, None)
             self.summary.skipped["empty"] += 1
             return
-        if self._save(record, diff):
+        if self._stage(record, diff):
             setattr(self.summary, record.state, getattr(self.summary, record.state) + 1)
+
+    def _head_text(self, head: str) -> tuple[str, str | None, str | None, str | None]:
+        """Title, body, author and date from the PR head commit, for PRs no metadata describes;
+        read for all such heads at once, the first time one is asked for."""
+        if head not in self._head_texts:
+            wanted = [
+                pull.head
+                for pull in self._refs_todo
+                if pull.number not in self.metadata or self.metadata[pull.number].title is None
+            ]
+            self._head_texts.update(gitsource.commit_texts(self.repo, [*wanted, head]))
+        author, date, message = self._head_texts.get(head, ("", "", ""))
+        subject, _, body = message.partition("\n")
+        return subject, body.strip() or None, author, date
 
     def _save_skipped_ref(
         self, pull: gitsource.PullRef, state: str, meta: PullMetadata | None, why: str
@@ -353,23 +403,60 @@ class Indexer:
 
     # --- shared -----------------------------------------------------------------------------
 
-    def _save(self, record: ChangeRecord, diff: str) -> bool:
+    def _stage(self, record: ChangeRecord, diff: str) -> bool:
+        """Parse a change's diff and queue it for symbols and writing; False if unparseable."""
         try:
-            prepared: PreparedChange = prepare(diff, self.blobs, self.settings, self.symbols)
+            change, truncated = parse_filtered(diff, self.settings)
         except NotADiff:
             record.status, record.skip_reason = "skipped", "unparseable diff"
             self._mark_changed()
             self.store.save_change(record, None)
             self.summary.skipped["unparseable diff"] += 1
             return False
-        record.symbols = prepared.symbols
-        record.hunk_symbols = prepared.hunk_symbols
-        record.truncated = prepared.truncated
-        if prepared.truncated:
+        record.truncated = truncated
+        if truncated:
             self.summary.truncated += 1
         self._mark_changed()
-        self.store.save_change(record, prepared.change)
+        self._pending.append(_Staged(record, change, []))
         return True
+
+    def _dispatch(self) -> None:
+        """Send the staged changes' symbol requests, then write the batch sent before: the
+        workers find this batch's symbols while that one is written and the next one read."""
+        if not self._pending:
+            return
+        staged, self._pending = self._pending, []
+        if (
+            self.jobs > 1
+            and isinstance(self.finder, InProcessSymbols)
+            and len(staged) >= self.batch_size
+        ):
+            # A full batch: the run is big enough to pay for starting workers.
+            self.finder = SymbolWorkers(self.repo.git_dir, self.settings.max_file_bytes, self.jobs)
+        requests: list[FileRequest] = []
+        for item in staged:
+            for file_index, request in symbol_requests(item.change, self.settings).items():
+                item.files.append(file_index)
+                requests.append(request)
+        batch = _Batch(staged, self.finder, self.finder.submit(requests))
+        self._drain()
+        self._in_flight = batch
+
+    def _drain(self) -> None:
+        """Write the batch in flight, in one transaction, once its symbols are back."""
+        batch, self._in_flight = self._in_flight, None
+        if batch is None:
+            return
+        answers = iter(batch.finder.answers(batch.ticket))
+        with self.store.batch():
+            for item in batch.staged:
+                found = {file_index: next(answers) for file_index in item.files}
+                item.record.symbols, item.record.hunk_symbols = assemble(item.change, found)
+                self.store.save_change(item.record, item.change)
+
+    def close(self) -> None:
+        """Stop any worker processes."""
+        self.finder.close()
 
     def apply_metadata_only(self) -> None:
         """Record PRs known from metadata alone (no ref fetched): text can still relate them."""
@@ -554,14 +641,6 @@ def _reachable(graph: dict[str, tuple[str, ...]], tips: list[str]) -> set[str]:
     return seen
 
 
-def _head_text(repo: git.Repo, head: str) -> tuple[str, str | None, str | None, str | None]:
-    """Title and body from the PR head commit, for PRs no metadata describes."""
-    output = repo.git.show("-s", "--format=%an%x1f%aI%x1f%B", head)
-    author, date, message = output.split("\x1f", 2)
-    subject, _, body = message.strip().partition("\n")
-    return subject, body.strip() or None, author, date
-
-
 def _metadata_fields(meta: PullMetadata) -> dict[str, object]:
     fields: dict[str, object] = {
         "title": meta.title,
@@ -597,10 +676,14 @@ def index_repository(
     progress: Progress | None = None,
     metadata: dict[int, PullMetadata] | None = None,
     only_numbers: set[int] | None = None,
+    jobs: int | None = None,
+    batch_size: int = BATCH,
 ) -> IndexSummary:
     """Index a repository's merged history and PR refs; returns what was done.
 
-    `only_numbers` limits the PR refs read (the benchmark indexes the PRs of a date range).
+    `only_numbers` limits the PR refs read (the benchmark indexes the PRs of a date range);
+    `jobs` overrides `settings.jobs` (symbol worker processes); `batch_size` is the number of
+    changes per transaction, and a full batch is what starts the workers.
     """
     settings = settings or Settings()
     repo = gitsource.open_repository(path)
@@ -613,8 +696,16 @@ def index_repository(
     if prs_json is not None:
         pulls.update(load_prs_json(Path(prs_json)))
     store = IndexStore(db_path or default_db_path(repo))
+    indexer = Indexer(
+        repo,
+        store,
+        settings,
+        pulls,
+        progress or _quiet,
+        jobs=jobs or settings.index_jobs(),
+        batch_size=batch_size,
+    )
     try:
-        indexer = Indexer(repo, store, settings, pulls, progress or _quiet)
         for name in names:
             indexer.index_target(name)
         indexer.index_pull_refs(names, only_numbers)
@@ -629,6 +720,7 @@ def index_repository(
         store.set_meta("targets", ",".join(names))
         return indexer.summary
     finally:
+        indexer.close()
         store.close()
 
 

@@ -620,7 +620,13 @@ def _collect_tree(
                             kind = "method"  # out-of-line A::b, Foo.prototype.bar = function
                         start, end = node.start_point, node.end_point
                         raw = (
-                            node.start_byte, -node.end_byte, start[0], end[0], end[1], kind, parts
+                            node.start_byte,
+                            -node.end_byte,
+                            start[0],
+                            end[0],
+                            end[1],
+                            kind,
+                            parts,
                         )
                         if rows is not None and language == "rust":
                             _attributes_before(node, attributes)
@@ -831,9 +837,7 @@ class _Lines:
         try:
             import numpy
 
-            self._newlines = numpy.flatnonzero(
-                numpy.frombuffer(source, dtype=numpy.uint8) == 10
-            )
+            self._newlines = numpy.flatnonzero(numpy.frombuffer(source, dtype=numpy.uint8) == 10)
         except ImportError:  # pragma: no cover - numpy comes with scikit-learn
             self._newlines = [m.start() for m in re.finditer(b"\n", source)]
 

@@ -396,3 +396,65 @@ def test_mode_only_and_submodule_changes_are_recorded(builder: RepoBuilder, db_p
     paths = {p for (p,) in rows(db_path, "SELECT path FROM files WHERE change_id = ?", (pr["id"],))}
     assert "run.sh" in paths
     assert rows(db_path, "SELECT count(*) FROM lines WHERE change_id = ?", (pr["id"],)) == [(0,)]
+
+
+def _busy_history(builder: RepoBuilder) -> RepoBuilder:
+    """Twelve squash-merged PRs editing two Python files, a rename, and two open PRs."""
+    source = {"pkg/a.py": PIPELINE, "pkg/b.py": PIPELINE.replace("Pipeline", "Stage")}
+    builder.commit("Initial", dict(source))
+    for number in range(1, 13):
+        path = "pkg/a.py" if number % 2 else "pkg/b.py"
+        source[path] = source[path].replace(
+            "        self.ready = True\n",
+            f"        self.ready = True\n        self.step{number} = {number}\n",
+        )
+        builder.pr_branch(number, [(f"Step {number}", {path: source[path]})])
+        builder.merge_pr(number, how="squash")
+    builder.commit("Move b", {"pkg/b.py": None, "pkg/stage.py": source["pkg/b.py"]})
+    builder.pr_branch(20, [("Open a", {"pkg/a.py": source["pkg/a.py"].replace("x * 2", "x")})])
+    builder.pr_branch(21, [("Open s", {"pkg/stage.py": source["pkg/b.py"] + "\nX = 1\n"})])
+    return builder
+
+
+ROWS_TO_COMPARE = (
+    "SELECT c.sha, c.number, c.state, c.patch_id, c.status FROM changes c ORDER BY c.sha, c.number",
+    "SELECT c.sha, s.path, s.qualified, s.kind, s.side FROM symbols s "
+    "JOIN changes c ON c.id = s.change_id ORDER BY 1, 2, 3, 4, 5",
+    "SELECT c.sha, h.old_start, h.new_start, h.symbol, h.content_hash FROM hunks h "
+    "JOIN changes c ON c.id = h.change_id ORDER BY 1, 2, 3",
+    "SELECT c.sha, l.side, l.hash FROM lines l JOIN changes c ON c.id = l.change_id "
+    "ORDER BY 1, 2, 3",
+)
+
+
+def test_symbol_worker_processes_write_the_same_rows(builder: RepoBuilder, tmp_path: Path):
+    """Batches of three start two worker processes; the index equals one process's."""
+    repo = _busy_history(builder).path
+    alone, shared = tmp_path / "alone.db", tmp_path / "shared.db"
+
+    index_repository(repo, db_path=alone, jobs=1)
+    summary = index_repository(repo, db_path=shared, jobs=2, batch_size=3)
+
+    assert (summary.merged, summary.open) == (12, 2)
+    assert rows(shared, "SELECT COUNT(*) FROM symbols WHERE kind != 'section'")[0][0] > 12
+    for sql in ROWS_TO_COMPARE:
+        assert rows(shared, sql) == rows(alone, sql)
+
+
+def test_a_dead_symbol_worker_stops_the_run_with_a_clear_error(builder: RepoBuilder):
+    from index.changes import FileRequest
+    from index.symbol_workers import SymbolWorkerFailed, SymbolWorkers
+
+    builder.commit("Initial", {"a.py": PIPELINE})
+    blob = builder.head("HEAD:a.py")
+    workers = SymbolWorkers(str(builder.path / ".git"), 1_000_000, 1)
+    try:
+        request = FileRequest("a.py", "a.py", None, blob, ((0, 0, 1, 1),), (), (1,), ())
+        found = workers.answers(workers.submit([request]))
+        assert found[0][1][1].qualified == "Pipeline"  # a live worker answers
+        workers._processes[0].kill()
+        workers._processes[0].join()
+        with pytest.raises(SymbolWorkerFailed, match="exited"):
+            workers.answers(workers.submit([request]))
+    finally:
+        workers.close()

@@ -1,0 +1,151 @@
+"""Find changed definitions in worker processes while the indexer parses diffs and writes rows.
+
+Tree-sitter parsing is most of an indexing run's CPU, and it is independent of the SQLite writes,
+so it runs beside them. Each worker owns the files whose path hashes to it: a file's versions
+keep arriving at the same worker in history order, so its `SymbolExtractor` derives each
+version incrementally from the previous one, exactly as a single process would, and the rows
+written are the same.
+
+Requests travel in tickets, one per batch of changes; answers come back in submission order.
+`InProcessSymbols` has the same interface for small runs and one-core machines.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from index import gitsource
+from index.changes import FileAnswer, FileRequest, answer
+from index.errors import PrdupError
+from index.gitsource import BlobReader
+from index.symbols import SymbolExtractor
+
+POLL_SECONDS = 1.0  # how often a wait for answers checks that the workers are still alive
+
+
+class SymbolWorkerFailed(PrdupError):
+    """A worker process died (killed, out of memory): the run stops, what was written stays."""
+
+
+@dataclass
+class Ticket:
+    """A submitted batch of requests; `answers` resolves it."""
+
+    number: int
+    requests: Sequence[FileRequest]
+    shards: dict[int, list[int]] = field(default_factory=dict)  # worker -> request positions
+
+
+class SymbolFinder(Protocol):
+    def submit(self, requests: Sequence[FileRequest]) -> Ticket: ...
+
+    def answers(self, ticket: Ticket) -> list[FileAnswer]: ...
+
+    def close(self) -> None: ...
+
+
+class InProcessSymbols:
+    """Answers in this process, when asked (so work follows submission order)."""
+
+    def __init__(self, blobs: BlobReader, max_file_bytes: int) -> None:
+        self.blobs = blobs
+        self.limit = max_file_bytes
+        self.extractor = SymbolExtractor()
+        self._submitted = 0
+
+    def submit(self, requests: Sequence[FileRequest]) -> Ticket:
+        self._submitted += 1
+        return Ticket(self._submitted, requests)
+
+    def answers(self, ticket: Ticket) -> list[FileAnswer]:
+        return [
+            answer(request, self.extractor, self.blobs, self.limit) for request in ticket.requests
+        ]
+
+    def close(self) -> None:
+        pass
+
+
+class SymbolWorkers:
+    """`jobs` processes, each answering the requests for its share of the file paths."""
+
+    def __init__(self, git_dir: str, max_file_bytes: int, jobs: int) -> None:
+        # spawn, not fork: the indexer already runs threads (git feeders), and forking a
+        # threaded process can copy a held lock into the child.
+        context = multiprocessing.get_context("spawn")
+        self._inboxes: list[Any] = []
+        self._outboxes: list[Any] = []
+        self._processes: list[Any] = []
+        for _ in range(jobs):
+            inbox, outbox = context.Queue(), context.Queue()
+            process = context.Process(
+                target=_serve, args=(git_dir, max_file_bytes, inbox, outbox), daemon=True
+            )
+            process.start()
+            self._inboxes.append(inbox)
+            self._outboxes.append(outbox)
+            self._processes.append(process)
+        self._submitted = 0
+
+    def submit(self, requests: Sequence[FileRequest]) -> Ticket:
+        self._submitted += 1
+        ticket = Ticket(self._submitted, requests)
+        for position, request in enumerate(requests):
+            ticket.shards.setdefault(shard_of(request.path, len(self._processes)), []).append(
+                position
+            )
+        for worker, positions in ticket.shards.items():
+            self._inboxes[worker].put((ticket.number, [requests[i] for i in positions]))
+        return ticket
+
+    def answers(self, ticket: Ticket) -> list[FileAnswer]:
+        found: list[FileAnswer | None] = [None] * len(ticket.requests)
+        for worker, positions in ticket.shards.items():
+            number, answers = self._receive(worker)
+            if number != ticket.number or len(answers) != len(positions):
+                raise SymbolWorkerFailed("symbol worker answered out of order")
+            for position, found_answer in zip(positions, answers, strict=True):
+                found[position] = found_answer
+        return [item if item is not None else (None, None) for item in found]
+
+    def _receive(self, worker: int) -> tuple[int, list[FileAnswer]]:
+        while True:
+            try:
+                return self._outboxes[worker].get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                process = self._processes[worker]
+                if not process.is_alive():
+                    raise SymbolWorkerFailed(
+                        f"symbol worker {worker} exited with code {process.exitcode}; "
+                        "run 'prdup index' again to resume"
+                    ) from None
+
+    def close(self) -> None:
+        for inbox in self._inboxes:
+            inbox.put(None)
+        for process in self._processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+        for box in (*self._inboxes, *self._outboxes):
+            box.close()
+            box.join_thread()
+
+
+def shard_of(path: str, shards: int) -> int:
+    """A stable worker for a path (Python's str hash changes between processes)."""
+    return zlib.crc32(path.encode("utf-8", "surrogateescape")) % shards
+
+
+def _serve(git_dir: str, max_file_bytes: int, inbox: Any, outbox: Any) -> None:
+    """A worker's loop: answer each ticket's requests in order, until told to stop."""
+    blobs = BlobReader(gitsource.open_repository(git_dir))
+    extractor = SymbolExtractor()
+    while (message := inbox.get()) is not None:
+        number, requests = message
+        outbox.put((number, [answer(r, extractor, blobs, max_file_bytes) for r in requests]))
