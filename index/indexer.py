@@ -286,6 +286,9 @@ class Indexer:
                 continue
             pairs.append((pull.head, base))
             plan.setdefault(pull.head, []).append((pull, base, state))
+        # Newest base first: history left the newest file versions cached, and each PR's base
+        # is then a few commits from the one before, so its syntax trees derive cheaply.
+        pairs.sort(key=lambda pair: forks.times.get(pair[1], 0), reverse=True)
         done: set[str] = set()
         diffs = enumerate(self._pair_diffs(pairs, plan), 1)
         for chunk in _batched(diffs, self.batch_size):

@@ -556,3 +556,27 @@ def test_definition_objects_are_the_public_type() -> None:
     )
     assert new_map is not None
     assert all(isinstance(d, Definition) for d in new_map.values())
+
+
+@pytest.mark.parametrize(("path", "source", "kind"), SAMPLES)
+def test_pull_requests_on_old_bases_derive_them_from_the_latest_version(
+    path: str, source: bytes, kind: str
+) -> None:
+    """History first, then PRs whose bases fell out of the cache: each base is derived from
+    the path's newest cached version by one span edit, and answers still match fresh parses."""
+    history = valid_chain(path, source, kind, 12, f"{path}-history")
+    extractor = replay(path, history, SymbolExtractor(max_cached_trees=2), every_line=False)
+    blobs = Blobs()
+    rng = random.Random(f"{path}-prs")
+    for base in history[1:6]:
+        head = mutate(base, rng, _SNIPPETS[kind])
+        hunks = hunks_between(base, head)
+        if not hunks:
+            continue
+        removed, added = all_lines(base), all_lines(head)
+        old_map, new_map = extractor.file_symbols(
+            path, blobs.add(base), blobs.add(head), blobs.read, hunks, removed, added
+        )
+        assert old_map == enclosing_symbols(path, base, removed)
+        assert new_map == enclosing_symbols(path, head, added)
+    assert extractor.stats["near_parses"] >= 3
