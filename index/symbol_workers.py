@@ -23,7 +23,7 @@ from index import gitsource
 from index.changes import FileAnswer, FileRequest, answer
 from index.errors import PrdupError
 from index.gitsource import BlobReader
-from index.symbols import SymbolExtractor
+from index.symbols import DEFAULT_CACHED_BYTES, DEFAULT_CACHED_TREES, SymbolExtractor
 
 POLL_SECONDS = 1.0  # how often a wait for answers checks that the workers are still alive
 
@@ -84,7 +84,9 @@ class SymbolWorkers:
         for _ in range(jobs):
             inbox, outbox = context.Queue(), context.Queue()
             process = context.Process(
-                target=_serve, args=(git_dir, max_file_bytes, inbox, outbox), daemon=True
+                target=_serve,
+                args=(git_dir, max_file_bytes, inbox, outbox, jobs),
+                daemon=True,
             )
             process.start()
             self._inboxes.append(inbox)
@@ -142,10 +144,18 @@ def shard_of(path: str, shards: int) -> int:
     return zlib.crc32(path.encode("utf-8", "surrogateescape")) % shards
 
 
-def _serve(git_dir: str, max_file_bytes: int, inbox: Any, outbox: Any) -> None:
+def _serve(git_dir: str, max_file_bytes: int, inbox: Any, outbox: Any, share: int) -> None:
     """A worker's loop: answer each ticket's requests in order, until told to stop."""
     blobs = BlobReader(gitsource.open_repository(git_dir))
-    extractor = SymbolExtractor()
-    while (message := inbox.get()) is not None:
-        number, requests = message
-        outbox.put((number, [answer(r, extractor, blobs, max_file_bytes) for r in requests]))
+    # Each worker sees only its share of the paths, so its share of the tree cache keeps the
+    # same hit rate as one process with the whole cache.
+    extractor = SymbolExtractor(
+        max_cached_trees=DEFAULT_CACHED_TREES // share,
+        max_cached_bytes=DEFAULT_CACHED_BYTES // share,
+    )
+    try:
+        while (message := inbox.get()) is not None:
+            number, requests = message
+            outbox.put((number, [answer(r, extractor, blobs, max_file_bytes) for r in requests]))
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the indexer reports it
+        return

@@ -897,6 +897,10 @@ def _row_ranges(wanted: list[int]) -> list[tuple[int, int]]:
     return ranges
 
 
+DEFAULT_CACHED_TREES = 512
+DEFAULT_CACHED_BYTES = 512 << 20  # estimated memory of the cached trees
+
+
 class SymbolExtractor:
     """Enclosing definitions of changed lines for many changes in a row, for indexing.
 
@@ -914,7 +918,11 @@ class SymbolExtractor:
     Results equal ``enclosing_symbols`` on each side.  Not thread-safe: one per thread.
     """
 
-    def __init__(self, max_cached_trees: int = 512, max_cached_bytes: int = 512 << 20) -> None:
+    def __init__(
+        self,
+        max_cached_trees: int = DEFAULT_CACHED_TREES,
+        max_cached_bytes: int = DEFAULT_CACHED_BYTES,
+    ) -> None:
         # Parsed versions kept, and their estimated memory (trees take ~20 bytes per source
         # byte: the default keeps ~25 MB of source, several versions of a big repository's
         # hot files).
