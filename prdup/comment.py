@@ -39,6 +39,8 @@ from prdup.render import headline
 MARKER = "<!-- prdup:comment v1 -->"
 NOT_DUPLICATE_LABEL = "prdup: not a duplicate"
 REPLY_COMMAND = "/prdup not-duplicate"
+# GitHub's author_association values of people who may dismiss a finding by reply.
+MAINTAINERS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 
 Action = Literal["created", "updated", "unchanged", "resolved", "deleted", "none"]
 
@@ -376,15 +378,15 @@ def sync_comment(
 def reply_dismissals(
     number: int, comments: Iterable[Comment], bot_login: str | None
 ) -> list[Dismissal]:
-    """`/prdup not-duplicate #N` replies on PR `number`, oldest first.
+    """`/prdup not-duplicate #N` replies on PR `number` by maintainers, oldest first.
 
-    Anyone who can comment may dismiss: GitHubClient's comments do not carry GitHub's
-    `author_association`, so maintainers cannot be told apart here. The bot's own comments
-    (which quote the command as a hint) are skipped.
+    Only the repository's owners, members and collaborators (GitHub's `author_association`)
+    may dismiss: anyone can comment on a public PR, and a stranger must not be able to hide a
+    finding. The bot's own comments (which quote the command as a hint) are skipped.
     """
     found: list[Dismissal] = []
     for comment in comments:
-        if _is_marked(comment):
+        if _is_marked(comment) or (comment.association or "").upper() not in MAINTAINERS:
             continue
         if bot_login and (comment.author or "").lower() == bot_login.lower():
             continue

@@ -78,6 +78,7 @@ class Comment:
     body: str
     author: str | None
     created_at: str | None
+    association: str | None = None  # GitHub's author_association: OWNER, MEMBER, NONE...
 
 
 class GitHubError(PrdupError):
@@ -241,6 +242,7 @@ def _comment(c: IssueComment) -> Comment:
         body=c.body or "",
         author=c.user.login if c.user is not None else None,
         created_at=_iso(c.created_at),
+        association=c.author_association,
     )
 
 

@@ -197,7 +197,13 @@ class FakeGitHub:
         return pull
 
     def add_comment(
-        self, number: int, body: str, *, author: str | None = None, created_at: str | None = None
+        self,
+        number: int,
+        body: str,
+        *,
+        author: str | None = None,
+        created_at: str | None = None,
+        association: str = "NONE",
     ) -> dict[str, Any]:
         with self._lock:
             comment_id = self._next_comment_id
@@ -210,6 +216,7 @@ class FakeGitHub:
                 "user": author if author is not None else self.viewer,
                 "created_at": created,
                 "updated_at": created,
+                "author_association": association,
             }
             self.comments[comment_id] = comment
             return comment
@@ -382,7 +389,7 @@ class FakeGitHub:
             "user": self._user(comment["user"]),
             "created_at": comment["created_at"],
             "updated_at": comment["updated_at"],
-            "author_association": "NONE",
+            "author_association": comment.get("author_association", "NONE"),
         }
 
     # ---------------------------------------------------------------------------- routing
