@@ -77,13 +77,7 @@ def score(signals: Signals) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 
 
-def verdict(
-    signals: Signals,
-    candidate_state: str,
-    distinctive_removed: bool,
-    score: float = 0.0,
-    distinctive_shared: bool = True,
-) -> Verdict:
+def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdict:
     """What happened, by the evidence: the same change, a containing one, or only nearby work.
 
     A deciding verdict needs shared code: the same patch, shared lines, or the target already
@@ -104,21 +98,19 @@ def verdict(
     # out in passing by a change that mostly adds something else) or the additions agree too.
     same_fix = (
         signals.removed_in_candidate >= t.same_fix
-        and distinctive_removed
+        and signals.distinctive_removed
         and (signals.removed_coverage >= t.removal_part or signals.added_in_candidate >= 0.3)
     )
     # Contained only counts when what is shared is specific: a one-line change of a common line
     # (`* {@inheritdoc}`) sits inside hundreds of unrelated changes.
     contained = signals.query_coverage >= t.contained and (
-        distinctive_shared or signals.same_patch
+        signals.distinctive_shared or signals.same_patch
     )
     landed = signals.on_target or candidate_state == "merged"
     inside_larger = contained and signals.candidate_coverage < t.larger
     # The score alone decides only when a real part of *this* change is in the candidate: a
     # large change that merely contains a merged one is not "already done".
-    shares_code = (
-        signals.same_patch or signals.query_coverage >= t.own_part or signals.on_target
-    )
+    shares_code = signals.same_patch or signals.query_coverage >= t.own_part or signals.on_target
     confident = shares_code and score >= decide_threshold()
     if same_change or (same_fix and not inside_larger) or (confident and not inside_larger):
         return "already-merged" if landed else "duplicate"

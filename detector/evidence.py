@@ -119,6 +119,8 @@ class Signals:
     proximity: float = 0.0  # 1 for the PR just before this one, falling with the number gap
     recent_overlap: float = 0.0  # proximity x query coverage: recent *and* sharing code
     same_author: bool = False
+    distinctive_removed: bool = False  # a shared removed line is rare: specific to few changes
+    distinctive_shared: bool = False  # a shared line on either side is rare
     on_target: bool = False  # the candidate is the commit that put this change on the target
 
 

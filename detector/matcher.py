@@ -86,12 +86,8 @@ def _finding(
     if not _any_evidence(signals):
         return None
     shared_removed = query.change.removed & candidate.removed
-    share = decide.THRESHOLDS.rare_line_share
-    distinctive = any(weights.is_rare(h, share) for h in shared_removed)
-    shared_any = shared_removed | (query.change.added & candidate.added)
-    distinctive_any = distinctive or any(weights.is_rare(h, share) for h in shared_any)
     score = decide.score(signals)
-    verdict = decide.verdict(signals, candidate.state, distinctive, score, distinctive_any)
+    verdict = decide.verdict(signals, candidate.state, score)
     shared_added = query.change.added & candidate.added
     return Finding(
         verdict=verdict,

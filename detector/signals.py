@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from detector.decide import THRESHOLDS
 from detector.evidence import ChangeEvidence, LineWeights, Signals
 from detector.text import cosine
 
@@ -28,6 +29,8 @@ def measure(
     their_removed = candidate.side_weight("-", weights)
     their_added = candidate.side_weight("+", weights)
     undone = (query.added & candidate.removed) | (query.removed & candidate.added)
+    share = THRESHOLDS.rare_line_share
+    distinctive_removed = any(weights.is_rare(h, share) for h in shared_removed)
     return Signals(
         removed_in_candidate=_ratio(removed_weight, query_removed),
         added_in_candidate=_ratio(added_weight, query_added),
@@ -47,6 +50,9 @@ def measure(
         recent_overlap=_proximity(reference_number, candidate.number)
         * _ratio(removed_weight + added_weight, query_removed + query_added),
         same_author=bool(query.author and query.author == candidate.author),
+        distinctive_removed=distinctive_removed,
+        distinctive_shared=distinctive_removed
+        or any(weights.is_rare(h, share) for h in shared_added),
     )
 
 
