@@ -31,6 +31,7 @@ FEATURES = (
     "removed_coverage",
     "recent_overlap",
     "same_author",
+    "proximity",
 )
 
 
@@ -50,6 +51,7 @@ class Thresholds:
 
 
 THRESHOLDS = Thresholds()
+NO_SHARED_LINE_SCALE = 0.69  # a candidate sharing no line scores below the default 0.7
 
 
 @cache
@@ -74,7 +76,22 @@ def score(signals: Signals) -> float:
     z = intercept + sum(weights[name] * float(getattr(signals, name)) for name in FEATURES)
     if signals.on_target:
         z = max(z, 2.0)
-    return 1.0 / (1.0 + math.exp(-z))
+    probability = 1.0 / (1.0 + math.exp(-z))
+    if not _shares_lines(signals):
+        # Files, words and recency alone rank nearby work (duplicates by intent are found only
+        # so) but never reach the default threshold: a PR opened just before in the same
+        # function would otherwise score 0.99.
+        probability *= NO_SHARED_LINE_SCALE
+    return probability
+
+
+def _shares_lines(signals: Signals) -> bool:
+    return bool(
+        signals.same_patch
+        or signals.on_target
+        or signals.query_coverage > 0
+        or signals.candidate_coverage > 0
+    )
 
 
 def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdict:
@@ -87,6 +104,13 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
     t = THRESHOLDS
     if signals.reverts >= t.reverting and signals.reverts > signals.query_coverage:
         return "overlap"  # it undoes the candidate: the opposite of already done
+    if signals.same_author and not signals.on_target:
+        # The author's own earlier PR: a follow-up, a port to another branch or a resubmission
+        # they already know about; telling them it is a duplicate helps nobody.
+        return _nearby(signals)
+    if not (signals.same_patch or signals.on_target) and signals.file_overlap == 0:
+        # The shared lines sit in other files (an import, a docblock line): not the same change.
+        return _nearby(signals)
     if not (signals.same_patch or signals.on_target) and signals.candidate_coverage < t.sweeping:
         # What is shared is a sliver of the candidate: a file move, a mass reformat or a
         # regenerated file takes every line with it, and that is not "the same change".

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import math
+
 from detector.decide import THRESHOLDS
 from detector.evidence import ChangeEvidence, LineWeights, Signals
 from detector.text import cosine
 
-PROXIMITY_SCALE = 100  # PR numbers: duplicates are mostly opened while the original is fresh
+# PR numbers: duplicates are mostly opened while the original is fresh. Proximity falls by this
+# much for each tenfold gap (0.94 for the PR just before, 0.6 for 99 before, 0 from 99,999),
+# so "9 against 90 PRs ago" counts as much in a 500-PR repository as in a 25,000-PR one.
+PROXIMITY_PER_DECADE = 0.2
 
 
 def measure(
@@ -59,7 +64,8 @@ def measure(
 def _proximity(reference: int | None, number: int | None) -> float:
     if reference is None or number is None:
         return 0.0
-    return 1.0 / (1.0 + max(0, reference - number) / PROXIMITY_SCALE)
+    gap = max(0, reference - number)
+    return max(0.0, 1.0 - PROXIMITY_PER_DECADE * math.log10(1 + gap))
 
 
 def _ratio(part: float, whole: float) -> float:
