@@ -31,6 +31,12 @@ def main() -> None:
     parser.add_argument("--train", required=True, help="comma-separated repositories to fit on")
     parser.add_argument("--write", type=Path, help=f"write the weights (e.g. {WEIGHTS_FILE})")
     parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
+    parser.add_argument(
+        "--decide-threshold",
+        type=float,
+        help="score from which shared code decides (chosen on the training repositories; "
+        "default: keep the current file's)",
+    )
     args = parser.parse_args()
     from sklearn.linear_model import LogisticRegression
 
@@ -65,10 +71,15 @@ def main() -> None:
         "comment": (
             f"Logistic score weights over detector.decide.FEATURES, fitted by bench/fit_weights.py "
             f"on {', '.join(sorted(train))} ({len(fitted)} rows, {sum(y)} positives, "
-            f"class_weight=balanced, C={args.c})."
+            f"class_weight=balanced, C={args.c}). Evidence weights are constrained to be >= 0. "
+            "decide_threshold (shared code plus this score decides) and the default min_score "
+            "0.7 were chosen on the same repositories."
         ),
         "intercept": round(float(model.intercept_[0]), 4),
         "weights": weights,
+        "decide_threshold": args.decide_threshold
+        if args.decide_threshold is not None
+        else json.loads(WEIGHTS_FILE.read_text()).get("decide_threshold"),
     }
     print(json.dumps(data, indent=2))
     if args.write:

@@ -31,6 +31,7 @@ FEATURES = (
     "removed_coverage",
     "recent_overlap",
     "same_author",
+    "proximity",
 )
 
 
@@ -50,6 +51,7 @@ class Thresholds:
 
 
 THRESHOLDS = Thresholds()
+NO_SHARED_LINE_SCALE = 0.69  # a candidate sharing no line scores below the default 0.7
 
 
 @cache
@@ -74,16 +76,25 @@ def score(signals: Signals) -> float:
     z = intercept + sum(weights[name] * float(getattr(signals, name)) for name in FEATURES)
     if signals.on_target:
         z = max(z, 2.0)
-    return 1.0 / (1.0 + math.exp(-z))
+    probability = 1.0 / (1.0 + math.exp(-z))
+    if not _shares_lines(signals):
+        # Files, words and recency alone rank nearby work (duplicates by intent are found only
+        # so) but never reach the default threshold: a PR opened just before in the same
+        # function would otherwise score 0.99.
+        probability *= NO_SHARED_LINE_SCALE
+    return probability
 
 
-def verdict(
-    signals: Signals,
-    candidate_state: str,
-    distinctive_removed: bool,
-    score: float = 0.0,
-    distinctive_shared: bool = True,
-) -> Verdict:
+def _shares_lines(signals: Signals) -> bool:
+    return bool(
+        signals.same_patch
+        or signals.on_target
+        or signals.query_coverage > 0
+        or signals.candidate_coverage > 0
+    )
+
+
+def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdict:
     """What happened, by the evidence: the same change, a containing one, or only nearby work.
 
     A deciding verdict needs shared code: the same patch, shared lines, or the target already
@@ -93,6 +104,13 @@ def verdict(
     t = THRESHOLDS
     if signals.reverts >= t.reverting and signals.reverts > signals.query_coverage:
         return "overlap"  # it undoes the candidate: the opposite of already done
+    if signals.same_author and not signals.on_target:
+        # The author's own earlier PR: a follow-up, a port to another branch or a resubmission
+        # they already know about; telling them it is a duplicate helps nobody.
+        return _nearby(signals)
+    if not (signals.same_patch or signals.on_target) and signals.file_overlap == 0:
+        # The shared lines sit in other files (an import, a docblock line): not the same change.
+        return _nearby(signals)
     if not (signals.same_patch or signals.on_target) and signals.candidate_coverage < t.sweeping:
         # What is shared is a sliver of the candidate: a file move, a mass reformat or a
         # regenerated file takes every line with it, and that is not "the same change".
@@ -104,21 +122,19 @@ def verdict(
     # out in passing by a change that mostly adds something else) or the additions agree too.
     same_fix = (
         signals.removed_in_candidate >= t.same_fix
-        and distinctive_removed
+        and signals.distinctive_removed
         and (signals.removed_coverage >= t.removal_part or signals.added_in_candidate >= 0.3)
     )
     # Contained only counts when what is shared is specific: a one-line change of a common line
     # (`* {@inheritdoc}`) sits inside hundreds of unrelated changes.
     contained = signals.query_coverage >= t.contained and (
-        distinctive_shared or signals.same_patch
+        signals.distinctive_shared or signals.same_patch
     )
     landed = signals.on_target or candidate_state == "merged"
     inside_larger = contained and signals.candidate_coverage < t.larger
     # The score alone decides only when a real part of *this* change is in the candidate: a
     # large change that merely contains a merged one is not "already done".
-    shares_code = (
-        signals.same_patch or signals.query_coverage >= t.own_part or signals.on_target
-    )
+    shares_code = signals.same_patch or signals.query_coverage >= t.own_part or signals.on_target
     confident = shares_code and score >= decide_threshold()
     if same_change or (same_fix and not inside_larger) or (confident and not inside_larger):
         return "already-merged" if landed else "duplicate"

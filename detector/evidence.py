@@ -116,9 +116,11 @@ class Signals:
     shared_issue: bool = False
     text_similarity: float = 0.0
     removed_coverage: float = 0.0  # the shared removed lines as a share of the whole change
-    proximity: float = 0.0  # 1 for the PR just before this one, falling with the number gap
+    proximity: float = 0.0  # 1 for the PR just before this one, 0.2 less per tenfold gap
     recent_overlap: float = 0.0  # proximity x query coverage: recent *and* sharing code
     same_author: bool = False
+    distinctive_removed: bool = False  # a shared removed line is rare: specific to few changes
+    distinctive_shared: bool = False  # a shared line on either side is rare
     on_target: bool = False  # the candidate is the commit that put this change on the target
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from detector import decide
 from detector.evidence import (
+    DECIDING_VERDICTS,
     VERDICT_ORDER,
     ChangeEvidence,
     Finding,
@@ -21,6 +22,7 @@ from detector.evidence import (
 from detector.signals import measure
 
 MAX_LINES_SHOWN = 5
+RECENT_GAP = 100  # PR numbers: "opened shortly before" in the reasons
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +61,17 @@ def match(
 
 
 def rank(findings: Iterable[Finding]) -> list[Finding]:
+    """Deciding findings first; then by score, where scores within a hundredth are a tie that
+    the stronger verdict and then the newer PR break (among identical changes, the merged one
+    is the answer; the score alone would favour the newest copy)."""
     return sorted(
         findings,
-        key=lambda f: (-round(f.score, 6), VERDICT_ORDER[f.verdict], -(f.candidate.number or 0)),
+        key=lambda f: (
+            not f.decides,
+            -round(f.score, 2),
+            VERDICT_ORDER[f.verdict],
+            -(f.candidate.number or 0),
+        ),
     )
 
 
@@ -86,12 +96,8 @@ def _finding(
     if not _any_evidence(signals):
         return None
     shared_removed = query.change.removed & candidate.removed
-    share = decide.THRESHOLDS.rare_line_share
-    distinctive = any(weights.is_rare(h, share) for h in shared_removed)
-    shared_any = shared_removed | (query.change.added & candidate.added)
-    distinctive_any = distinctive or any(weights.is_rare(h, share) for h in shared_any)
     score = decide.score(signals)
-    verdict = decide.verdict(signals, candidate.state, distinctive, score, distinctive_any)
+    verdict = decide.verdict(signals, candidate.state, score)
     shared_added = query.change.added & candidate.added
     return Finding(
         verdict=verdict,
@@ -163,10 +169,23 @@ def _reasons(query: Query, candidate: ChangeEvidence, s: Signals, verdict: str) 
     elif s.file_overlap:
         files = sorted(query.change.files & candidate.files)
         yield f"changes the same files: {', '.join(files[:4])}"
+    if s.same_author and verdict not in DECIDING_VERDICTS:
+        yield f"{other} is by the same author: a follow-up or a resubmission, not a duplicate"
+    if s.file_overlap == 0 and (s.query_coverage or s.candidate_coverage):
+        yield f"the lines shared with {other} are in other files"
+    gap = _gap(query, candidate)
+    if gap is not None and 0 < gap <= RECENT_GAP and (s.query_coverage or s.file_overlap):
+        yield f"{other} was opened shortly before ({gap} PR numbers earlier)"
     if s.shared_issue:
         yield f"both reference {', '.join(sorted(query.change.issues & candidate.issues))}"
     if s.text_similarity >= 0.2:
         yield f"similar title and description (text similarity {s.text_similarity:.2f})"
+
+
+def _gap(query: Query, candidate: ChangeEvidence) -> int | None:
+    if query.reference_number is None or candidate.number is None:
+        return None
+    return query.reference_number - candidate.number
 
 
 def _where(query: Query, hashes: Sequence[int]) -> str:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import math
+
+from detector.decide import THRESHOLDS
 from detector.evidence import ChangeEvidence, LineWeights, Signals
 from detector.text import cosine
 
-PROXIMITY_SCALE = 100  # PR numbers: duplicates are mostly opened while the original is fresh
+# PR numbers: duplicates are mostly opened while the original is fresh. Proximity falls by this
+# much for each tenfold gap (0.94 for the PR just before, 0.6 for 99 before, 0 from 99,999),
+# so "9 against 90 PRs ago" counts as much in a 500-PR repository as in a 25,000-PR one.
+PROXIMITY_PER_DECADE = 0.2
 
 
 def measure(
@@ -28,6 +34,8 @@ def measure(
     their_removed = candidate.side_weight("-", weights)
     their_added = candidate.side_weight("+", weights)
     undone = (query.added & candidate.removed) | (query.removed & candidate.added)
+    share = THRESHOLDS.rare_line_share
+    distinctive_removed = any(weights.is_rare(h, share) for h in shared_removed)
     return Signals(
         removed_in_candidate=_ratio(removed_weight, query_removed),
         added_in_candidate=_ratio(added_weight, query_added),
@@ -47,13 +55,17 @@ def measure(
         recent_overlap=_proximity(reference_number, candidate.number)
         * _ratio(removed_weight + added_weight, query_removed + query_added),
         same_author=bool(query.author and query.author == candidate.author),
+        distinctive_removed=distinctive_removed,
+        distinctive_shared=distinctive_removed
+        or any(weights.is_rare(h, share) for h in shared_added),
     )
 
 
 def _proximity(reference: int | None, number: int | None) -> float:
     if reference is None or number is None:
         return 0.0
-    return 1.0 / (1.0 + max(0, reference - number) / PROXIMITY_SCALE)
+    gap = max(0, reference - number)
+    return max(0.0, 1.0 - PROXIMITY_PER_DECADE * math.log10(1 + gap))
 
 
 def _ratio(part: float, whole: float) -> float:

@@ -21,6 +21,7 @@ class RepoBuilder:
         self.path = path
         self.repo = git.Repo.init(path, initial_branch="main")
         self._tick = 0
+        self._author = "Test Author"
         with self.repo.config_writer() as config:
             config.set_value("user", "name", "Test Author")
             config.set_value("user", "email", "author@example.com")
@@ -34,7 +35,7 @@ class RepoBuilder:
         return {
             "GIT_AUTHOR_DATE": date,
             "GIT_COMMITTER_DATE": date,
-            "GIT_AUTHOR_NAME": "Test Author",
+            "GIT_AUTHOR_NAME": self._author,
             "GIT_AUTHOR_EMAIL": "author@example.com",
             "GIT_COMMITTER_NAME": "Test Committer",
             "GIT_COMMITTER_EMAIL": "committer@example.com",
@@ -80,15 +81,22 @@ class RepoBuilder:
         commits: list[tuple[str, dict[str, str | bytes | None]]],
         base: str = "main",
         start: str | None = None,
+        author: str | None = None,
     ) -> str:
         """Push PR `number`'s commits on a branch from `start` (default: `base`'s tip).
 
-        Writes `refs/pull/N/head` as GitHub does for every PR; returns the head sha.
+        Writes `refs/pull/N/head` as GitHub does for every PR; returns the head sha. Each PR
+        has its own author (`Contributor N`) unless `author` says otherwise: the matcher
+        treats an author's own earlier PR as a follow-up, not a duplicate.
         """
         branch = f"pr-{number}"
         self.checkout(branch, start or base)
-        for message, files in commits:
-            self.commit(message, files)
+        self._author = author or f"Contributor {number}"
+        try:
+            for message, files in commits:
+                self.commit(message, files)
+        finally:
+            self._author = "Test Author"
         head = self.head()
         self.git("update-ref", f"refs/pull/{number}/head", head)
         self.checkout(base)

@@ -1,0 +1,88 @@
+"""Which earlier PR is named first, and when shared code is not enough to call a duplicate.
+
+The story: `Pipeline.__init__` reads the legacy flag `config.enable_cpu_offload`, and several
+contributors replace it with the same line; the JSON of `prdup check --pr N` is what is read.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tests.repo_builder import RepoBuilder, run_cli
+from tests.test_check import LEGACY, PIPELINE
+
+FIX = "        if resolve_offload_strategy(config) == 'cpu':\n"
+DECIDING = ("already-merged", "duplicate", "covered")
+
+
+def findings(builder: RepoBuilder, number: int) -> list[dict]:
+    code, out, err = run_cli(
+        builder.path, "check", "--pr", str(number), "--format", "json", "--min-score", "0"
+    )
+    assert code in (0, 1), err
+    return json.loads(out)["findings"]
+
+
+def index(builder: RepoBuilder) -> None:
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+
+def test_among_identical_changes_the_merged_one_is_named_first(builder: RepoBuilder):
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
+    base = builder.head()
+    fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
+    builder.pr_branch(20, [("Resolve the offload strategy", fixed)])
+    builder.merge_pr(20, how="merge")
+    builder.pr_branch(21, [("Use the strategy resolver", fixed)], start=base)
+    builder.pr_branch(22, [("Stop reading the legacy flag", fixed)], start=base)
+    builder.pr_branch(23, [("Offload by strategy", fixed)], start=base)
+    index(builder)
+
+    found = findings(builder, 23)
+    # #22 is the newest copy and scores as high, but #20 is the one that already landed.
+    assert [(f["pr"], f["verdict"]) for f in found[:1]] == [(20, "already-merged")]
+    assert {f["pr"] for f in found} >= {20, 21, 22}
+
+
+def test_an_authors_own_earlier_pr_is_a_follow_up_not_a_duplicate(builder: RepoBuilder):
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
+    base = builder.head()
+    fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
+    builder.pr_branch(30, [("Resolve the offload strategy", fixed)], author="Ada")
+    builder.pr_branch(
+        31, [("Resolve the offload strategy, take two", fixed)], start=base, author="Ada"
+    )
+    builder.pr_branch(32, [("Stop reading the legacy flag", fixed)], start=base, author="Bob")
+    index(builder)
+
+    [about_30] = [f for f in findings(builder, 31) if f["pr"] == 30]
+    assert about_30["verdict"] == "overlap"
+    assert any("same author" in reason for reason in about_30["reasons"])
+    # Someone else making the same change is still told.
+    by_bob = {f["pr"]: f["verdict"] for f in findings(builder, 32)}
+    assert by_bob[30] == "duplicate" and by_bob[31] == "duplicate"
+
+
+def test_the_same_line_in_another_file_is_not_the_same_change(builder: RepoBuilder):
+    helpers = "\n\ndef offload(pipeline, config):\n" + LEGACY + "        pipeline.offload()\n"
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": helpers})
+    base = builder.head()
+    builder.pr_branch(
+        40, [("Drop the legacy flag from the helper", {"helpers.py": helpers.replace(LEGACY, FIX)})]
+    )
+    builder.pr_branch(
+        41,
+        [
+            (
+                "Drop the legacy flag from the pipeline",
+                {"pipeline.py": PIPELINE.replace(LEGACY, FIX)},
+            )
+        ],
+        start=base,
+    )
+    index(builder)
+
+    [about_40] = [f for f in findings(builder, 41) if f["pr"] == 40]
+    assert about_40["verdict"] not in DECIDING
+    assert any("in other files" in reason for reason in about_40["reasons"])
