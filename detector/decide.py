@@ -139,7 +139,9 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
     if same_change or (same_fix and not inside_larger) or (confident and not inside_larger):
         return "already-merged" if landed else "duplicate"
     if contained:
-        return "covered"  # inside a larger change, landed or not: "Covered by #N (merged)"
+        # Inside a larger change: if that landed, so did all of this one ("Already done in #N",
+        # as part of more); if it is still open, this is covered by it.
+        return "already-merged" if landed else "covered"
     if signals.on_target:
         return "already-merged"
     return _nearby(signals)

@@ -133,7 +133,9 @@ def test_one_comment_created_then_edited_then_left_alone_then_resolved(
     ]
 
     # A maintainer says it is not a duplicate: the finding vanishes and the comment says so.
-    server.add_comment(21, "Different approach.\n/prdup not-duplicate #20", author="maint", association="MEMBER")
+    server.add_comment(
+        21, "Different approach.\n/prdup not-duplicate #20", author="maint", association="MEMBER"
+    )
     server.clear_requests()
     fourth = comment_on_pull(client, 21, story.path, db_path)
     assert fourth.action == "resolved"
@@ -264,7 +266,9 @@ def test_dismissal_by_reply_is_recorded_and_the_pair_disappears(
     assert comment_on_pull(client, 21, story.path, db_path).action == "unchanged"
     assert dismissals(db_path) == set()
 
-    server.add_comment(21, "Not the same.\n  /prdup not-duplicate #20", author="maint", association="MEMBER")
+    server.add_comment(
+        21, "Not the same.\n  /prdup not-duplicate #20", author="maint", association="MEMBER"
+    )
     run = comment_on_pull(client, 21, story.path, db_path)
 
     assert run.action == "resolved"

@@ -114,7 +114,7 @@ def test_same_fix_in_an_open_pr_is_a_duplicate(builder: RepoBuilder):
     assert (best["pr"], best["verdict"], best["state"]) == (20, "duplicate", "open")
 
 
-def test_subset_of_a_larger_merged_pr_is_covered(builder: RepoBuilder):
+def test_subset_of_a_larger_merged_pr_is_already_done(builder: RepoBuilder):
     builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
     base = builder.head()
     bigger = (
@@ -147,7 +147,8 @@ def test_subset_of_a_larger_merged_pr_is_covered(builder: RepoBuilder):
     run(builder.path, "index", "--quiet")
 
     best = findings(builder.path, "small")[0]
-    assert (best["pr"], best["verdict"]) == (30, "covered")
+    assert (best["pr"], best["verdict"]) == (30, "already-merged")
+    assert any("contained in #30, a larger change" in reason for reason in best["reasons"])
 
 
 def test_unrelated_pr_in_the_same_function_is_no_duplicate(builder: RepoBuilder):

@@ -145,13 +145,21 @@ def test_incremental_listing_accepts_offsets(server: FakeGitHub) -> None:
 
 def test_comments_and_labels(server: FakeGitHub) -> None:
     server.add_pull(5, labels=["duplicate"])
-    server.add_comment(5, "first", author="carol", created_at="2024-05-01T00:00:00Z")
+    server.add_comment(
+        5, "first", author="carol", created_at="2024-05-01T00:00:00Z", association="MEMBER"
+    )
     gh = client(server)
 
     comments = gh.list_comments(5)
 
     assert comments == [
-        Comment(id=1001, body="first", author="carol", created_at="2024-05-01T00:00:00Z")
+        Comment(
+            id=1001,
+            body="first",
+            author="carol",
+            created_at="2024-05-01T00:00:00Z",
+            association="MEMBER",
+        )
     ]
     assert gh.pull_labels(5) == ("duplicate",)
     assert [(r.method, r.path) for r in server.requests] == [
@@ -176,6 +184,7 @@ def test_create_update_delete_comment_requests(server: FakeGitHub) -> None:
         body="prdup: duplicate of #2",
         author="prdup-bot",
         created_at=created.created_at,
+        association="NONE",
     )
     assert [(r.method, r.path, r.body, r.status) for r in server.requests] == [
         (
