@@ -435,7 +435,12 @@ class Indexer:
             and len(staged) >= self.batch_size
         ):
             # A full batch: the run is big enough to pay for starting workers.
-            self.finder = SymbolWorkers(self.repo.git_dir, self.settings.max_file_bytes, self.jobs)
+            try:
+                self.finder = SymbolWorkers(
+                    self.repo.git_dir, self.settings.max_file_bytes, self.jobs
+                )
+            except OSError:  # no processes or semaphores here (a locked-down sandbox)
+                self.jobs = 1
         requests: list[FileRequest] = []
         for item in staged:
             for file_index, request in symbol_requests(item.change, self.settings).items():
