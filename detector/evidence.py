@@ -18,6 +18,17 @@ VERDICT_ORDER: dict[str, int] = {
 DECIDING_VERDICTS = frozenset({"already-merged", "duplicate", "covered"})
 
 
+# E-mails that many people share because git was never configured: they identify nobody.
+_PLACEHOLDER_EMAIL_DOMAINS = (
+    "@localhost",
+    "@localhost.localdomain",
+    "@example.com",
+    "@example.org",
+    "@example.net",
+    "(none)",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class ChangeEvidence:
     """One change as the matcher sees it: sets of hashed lines, files, symbols, issues, words."""
@@ -29,6 +40,7 @@ class ChangeEvidence:
     title: str = ""
     author: str | None = None
     created_at: str | None = None
+    author_email: str | None = None  # of the head commit's author: ties a login to a git name
     removed: frozenset[int] = frozenset()
     added: frozenset[int] = frozenset()
     files: frozenset[str] = frozenset()
@@ -41,6 +53,15 @@ class ChangeEvidence:
     # needs), and these are the weights of the whole sides, precomputed at index time.
     removed_total: float | None = None
     added_total: float | None = None
+
+    @property
+    def identities(self) -> frozenset[str]:
+        """Who wrote it, as every name we have (login or git name, and a real e-mail)."""
+        names = {self.author.strip().lower()} if self.author and self.author.strip() else set()
+        email = (self.author_email or "").strip().lower()
+        if "@" in email and not email.endswith(_PLACEHOLDER_EMAIL_DOMAINS):
+            names.add(email)
+        return frozenset(names)
 
     def side_weight(self, side: str, weights: LineWeights) -> float:
         total = self.removed_total if side == "-" else self.added_total

@@ -54,7 +54,7 @@ def measure(
         proximity=_proximity(reference_number, candidate.number),
         recent_overlap=_proximity(reference_number, candidate.number)
         * _ratio(removed_weight + added_weight, query_removed + query_added),
-        same_author=bool(query.author and query.author == candidate.author),
+        same_author=bool(query.identities & candidate.identities),
         distinctive_removed=distinctive_removed,
         distinctive_shared=distinctive_removed
         or any(weights.is_rare(h, share) for h in shared_added),

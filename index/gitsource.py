@@ -7,6 +7,7 @@ never one process per commit or per PR.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -254,6 +255,29 @@ def commit_texts(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, s
         texts[sha] = (author, date, message.strip())
     process.wait()
     return texts
+
+
+def author_emails(repo: git.Repo, shas: list[str]) -> dict[str, str]:
+    """Author e-mail of many commits from one `git log --no-walk --stdin`; commits git cannot
+    read are left out."""
+    if not shas:
+        return {}
+    process = repo.git.log(
+        "--no-walk=unsorted",
+        "--ignore-missing",
+        "--stdin",
+        "--format=%H %ae",
+        as_process=True,
+        istream=git.cmd.PIPE,
+    )
+    feed(process, "".join(f"{sha}\n" for sha in dict.fromkeys(shas)).encode())
+    emails: dict[str, str] = {}
+    for raw in process.stdout:
+        sha, _, email = _decode(raw).strip().partition(" ")
+        emails[sha] = email
+    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
+        process.wait()
+    return emails
 
 
 def feed(process: git.cmd.Git.AutoInterrupt, payload: bytes) -> None:

@@ -490,6 +490,15 @@ class Indexer:
             self.store.save_change(record, None)
             self.summary.metadata_only += 1
 
+    def fill_author_emails(self) -> None:
+        """E-mails of the changes' authors, from git, for every row that lacks one (new rows,
+        and rows of an index made before the column existed)."""
+        wanted = self.store.commits_without_author_email()
+        if not wanted:
+            return
+        found = gitsource.author_emails(self.repo, [sha for _, sha in wanted])
+        self.store.set_author_emails((cid, found.get(sha, "")) for cid, sha in wanted)
+
     def match_rebased(self) -> None:
         """A PR whose whole patch equals a direct commit's landed by rebase: record it merged."""
         rows = self.store.query(
@@ -719,6 +728,7 @@ def index_repository(
         indexer.index_pull_refs(names, only_numbers)
         indexer.apply_metadata_only()
         indexer.match_rebased()
+        indexer.fill_author_emails()
         if indexer.changed or store.get_meta("derived_stale") != "0":
             from index.text_model import rebuild_text_model
 

@@ -86,6 +86,7 @@ def query_from_change(
     body: str = "",
     issues: Iterable[str] = (),
     author: str | None = None,
+    author_email: str | None = None,
 ) -> Query:
     """Evidence for a change that is not (necessarily) in the index: a branch or a patch."""
     from detector.text import tokenize
@@ -111,6 +112,7 @@ def query_from_change(
         state="proposed",
         title=title,
         author=author,
+        author_email=author_email,
         removed=frozenset(removed),
         added=frozenset(added),
         files=frozenset(f.path for f in change.files),
@@ -317,6 +319,7 @@ def load_evidence(
             state=rows[cid]["state"],
             title=rows[cid]["title"] or "",
             author=rows[cid]["author"],
+            author_email=rows[cid].get("author_email"),
             created_at=rows[cid]["created_at"],
             removed=frozenset(removed[cid]),
             added=frozenset(added[cid]),

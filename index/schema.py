@@ -164,7 +164,21 @@ def _line_weight_totals(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('derived_stale', '1')")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_initial, _sweep_cache, _line_weight_totals)
+def _author_emails(conn: sqlite3.Connection) -> None:
+    """The e-mail of whoever wrote a change's head commit: the same person often appears under
+    a GitHub login in metadata and a real name in git, and the e-mail ties the two together
+    (filled by `prdup index`, for old rows too)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(changes)")}
+    if "author_email" not in columns:
+        conn.execute("ALTER TABLE changes ADD COLUMN author_email TEXT")
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _initial,
+    _sweep_cache,
+    _line_weight_totals,
+    _author_emails,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -317,6 +317,27 @@ class IndexStore:
 
         self._write(action)
 
+    def commits_without_author_email(self) -> list[tuple[int, str]]:
+        """(change id, the commit whose author wrote it) for changes whose e-mail is unknown."""
+        return [
+            (row[0], row[1])
+            for row in self.rows(
+                "SELECT id, COALESCE(head_sha, sha) FROM changes "
+                "WHERE author_email IS NULL AND COALESCE(head_sha, sha) IS NOT NULL"
+            )
+        ]
+
+    def set_author_emails(self, emails: Iterable[tuple[int, str]]) -> None:
+        """Record (change id, e-mail) pairs; '' marks a commit git could not tell about."""
+
+        def action() -> None:
+            self.conn.executemany(
+                "UPDATE changes SET author_email = ? WHERE id = ?",
+                [(email.lower(), change_id) for change_id, email in emails],
+            )
+
+        self._write(action)
+
     def relabel_commit_as_pr(self, change_id: int, number: int, head: str, source: str) -> None:
         """Turn a direct commit's row into PR `number`'s (it landed without a merge commit)."""
 

@@ -99,13 +99,14 @@ def check_change(
     scope: lookup.Scope | None = None,
     tip: str | None = None,
     author: str | None = None,
+    author_email: str | None = None,
 ) -> list[Finding]:
     """Match a change that need not be in the index against everything that is."""
     blobs = gitsource.BlobReader(repo) if repo is not None else None
     symbols, hunk_symbols = extract_symbols(change, blobs, settings)
     issues = linked_issues(f"{title}\n{body}")
     query = lookup.query_from_change(
-        store, change, symbols, hunk_symbols, title, body, issues, author
+        store, change, symbols, hunk_symbols, title, body, issues, author, author_email
     )
     return _match_query(store, repo, query, change, info, scope or lookup.Scope(), tip)
 
@@ -221,9 +222,18 @@ def _check_branch(
         removed=change.removed_count,
         title=title,
     )
-    author = repo.git.log("-1", "--format=%an", head)
+    author, _, author_email = repo.git.log("-1", "--format=%an%x00%ae", head).partition("\x00")
     findings = check_change(
-        store, repo, change, info, settings, title, log, tip=tip, author=author
+        store,
+        repo,
+        change,
+        info,
+        settings,
+        title,
+        log,
+        tip=tip,
+        author=author,
+        author_email=author_email,
     )
     warnings = _stale_warning(repo, store, target, tip) + index_warnings(store)
     return CheckResult(info, findings, warnings)

@@ -22,6 +22,7 @@ class RepoBuilder:
         self.repo = git.Repo.init(path, initial_branch="main")
         self._tick = 0
         self._author = "Test Author"
+        self._email = "author@example.com"  # a reserved domain: it ties no two authors together
         with self.repo.config_writer() as config:
             config.set_value("user", "name", "Test Author")
             config.set_value("user", "email", "author@example.com")
@@ -36,7 +37,7 @@ class RepoBuilder:
             "GIT_AUTHOR_DATE": date,
             "GIT_COMMITTER_DATE": date,
             "GIT_AUTHOR_NAME": self._author,
-            "GIT_AUTHOR_EMAIL": "author@example.com",
+            "GIT_AUTHOR_EMAIL": self._email,
             "GIT_COMMITTER_NAME": "Test Committer",
             "GIT_COMMITTER_EMAIL": "committer@example.com",
         }
@@ -82,6 +83,7 @@ class RepoBuilder:
         base: str = "main",
         start: str | None = None,
         author: str | None = None,
+        email: str | None = None,
     ) -> str:
         """Push PR `number`'s commits on a branch from `start` (default: `base`'s tip).
 
@@ -92,11 +94,12 @@ class RepoBuilder:
         branch = f"pr-{number}"
         self.checkout(branch, start or base)
         self._author = author or f"Contributor {number}"
+        self._email = email or "author@example.com"
         try:
             for message, files in commits:
                 self.commit(message, files)
         finally:
-            self._author = "Test Author"
+            self._author, self._email = "Test Author", "author@example.com"
         head = self.head()
         self.git("update-ref", f"refs/pull/{number}/head", head)
         self.checkout(base)

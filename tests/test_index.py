@@ -458,3 +458,18 @@ def test_a_dead_symbol_worker_stops_the_run_with_a_clear_error(builder: RepoBuil
             workers.answers(workers.submit([request]))
     finally:
         workers.close()
+
+
+def test_author_emails_are_recorded_and_filled_in_for_old_rows(
+    history: RepoBuilder, db_path: Path
+):
+    index_repository(history.path, db_path=db_path)
+    emails = rows(db_path, "SELECT number, author_email FROM changes WHERE number IS NOT NULL")
+    assert emails and all(email == "author@example.com" for _, email in emails)
+
+    with sqlite3.connect(db_path) as conn:  # an index written before the column existed
+        conn.execute("UPDATE changes SET author_email = NULL")
+    summary = index_repository(history.path, db_path=db_path)
+
+    assert summary.unchanged > 0 and summary.merged == 0  # nothing re-read...
+    assert rows(db_path, "SELECT COUNT(*) FROM changes WHERE author_email IS NULL") == [(0,)]

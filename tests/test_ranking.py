@@ -64,6 +64,23 @@ def test_an_authors_own_earlier_pr_is_a_follow_up_not_a_duplicate(builder: RepoB
     assert by_bob[30] == "duplicate" and by_bob[31] == "duplicate"
 
 
+def test_one_person_under_two_names_is_still_the_same_author(builder: RepoBuilder):
+    """A login in one place and a real name in another: the head commits' e-mail ties them."""
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
+    base = builder.head()
+    fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
+    ada = "1234+ada@users.noreply.github.com"
+    builder.pr_branch(50, [("Resolve the offload strategy", fixed)], author="Ada L.", email=ada)
+    builder.pr_branch(51, [("Resolve it again", fixed)], start=base, author="ada", email=ada)
+    builder.pr_branch(52, [("Drop the legacy flag", fixed)], start=base, author="Bob")
+    index(builder)
+
+    [about_50] = [f for f in findings(builder, 51) if f["pr"] == 50]
+    assert about_50["verdict"] == "overlap"
+    assert any("same author" in reason for reason in about_50["reasons"])
+    assert {f["pr"]: f["verdict"] for f in findings(builder, 52)}[50] == "duplicate"
+
+
 def test_the_same_line_in_another_file_is_not_the_same_change(builder: RepoBuilder):
     helpers = "\n\ndef offload(pipeline, config):\n" + LEGACY + "        pipeline.offload()\n"
     builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": helpers})
