@@ -237,18 +237,25 @@ def _unique_heads(pairs: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
             yield head, base
 
 
-def commit_texts(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, str]]:
-    """(author, author date, message) of many commits from one `git log --no-walk --stdin`."""
-    if not shas:
-        return {}
+def _log_of(repo: git.Repo, shas: list[str], format: str) -> git.cmd.Git.AutoInterrupt:
+    """One `git log --no-walk --stdin` over many commits, skipping those git cannot read."""
     process = repo.git.log(
         "--no-walk=unsorted",
+        "--ignore-missing",
         "--stdin",
-        "--format=%x00%x1e%H%x1f%an%x1f%aI%x1f%B",
+        f"--format={format}",
         as_process=True,
         istream=git.cmd.PIPE,
     )
     feed(process, "".join(f"{sha}\n" for sha in dict.fromkeys(shas)).encode())
+    return process
+
+
+def commit_texts(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, str]]:
+    """(author, author date, message) of many commits at once."""
+    if not shas:
+        return {}
+    process = _log_of(repo, shas, "%x00%x1e%H%x1f%an%x1f%aI%x1f%B")
     texts: dict[str, tuple[str, str, str]] = {}
     for record in _records(process.stdout, _RECORD.encode()):
         sha, author, date, message = _decode(record).split(_FIELD, 3)
@@ -258,19 +265,10 @@ def commit_texts(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, s
 
 
 def author_emails(repo: git.Repo, shas: list[str]) -> dict[str, str]:
-    """Author e-mail of many commits from one `git log --no-walk --stdin`; commits git cannot
-    read are left out."""
+    """Author e-mail of many commits at once; commits git cannot read are left out."""
     if not shas:
         return {}
-    process = repo.git.log(
-        "--no-walk=unsorted",
-        "--ignore-missing",
-        "--stdin",
-        "--format=%H %ae",
-        as_process=True,
-        istream=git.cmd.PIPE,
-    )
-    feed(process, "".join(f"{sha}\n" for sha in dict.fromkeys(shas)).encode())
+    process = _log_of(repo, shas, "%H %ae")
     emails: dict[str, str] = {}
     for raw in process.stdout:
         sha, _, email = _decode(raw).strip().partition(" ")
