@@ -359,8 +359,12 @@ def _delete_blob(builder: RepoBuilder, rev_path: str) -> None:
     (Path(builder.repo.git_dir) / "objects" / blob[:2] / blob[2:]).unlink()
 
 
-def test_missing_blobs_skip_only_their_commit_and_pr(builder: RepoBuilder, db_path: Path):
-    """Snapshots and partial clones lack some blobs: git stops there, prdup goes on."""
+@pytest.mark.parametrize(("jobs", "batch_size"), [(1, 100), (2, 1)])
+def test_missing_blobs_skip_only_their_commit_and_pr(
+    builder: RepoBuilder, db_path: Path, jobs: int, batch_size: int
+):
+    """Snapshots and partial clones lack some blobs: git stops there, prdup goes on (also with
+    symbol workers, which then read the same snapshot)."""
     builder.commit("Initial", {"a.py": "A = 1\n"})
     builder.commit("Big generated file", {"big.txt": "x" * 5000 + "\n"})
     builder.commit("After the big file", {"c.py": "C = 3\n"})
@@ -369,7 +373,7 @@ def test_missing_blobs_skip_only_their_commit_and_pr(builder: RepoBuilder, db_pa
     _delete_blob(builder, "main:big.txt")
     _delete_blob(builder, "refs/pull/31/head:big.txt")
 
-    summary = index_repository(builder.path, db_path=db_path)
+    summary = index_repository(builder.path, db_path=db_path, jobs=jobs, batch_size=batch_size)
 
     assert summary.skipped["git object missing"] == 2
     titles = {t for (t,) in rows(db_path, "SELECT title FROM changes WHERE status = 'indexed'")}
