@@ -1,10 +1,12 @@
 """Find changed definitions in worker processes while the indexer parses diffs and writes rows.
 
 Tree-sitter parsing is most of an indexing run's CPU, and it is independent of the SQLite writes,
-so it runs beside them. Each worker owns the files whose path hashes to it: a file's versions
-keep arriving at the same worker in history order, so its `SymbolExtractor` derives each
-version incrementally from the previous one, exactly as a single process would, and the rows
-written are the same.
+so it runs beside them. Each file path belongs to one worker, given to the least busy worker
+the first time the path is seen: a file's versions keep arriving at the same worker in history
+order, so its `SymbolExtractor` derives each version incrementally from the previous one,
+exactly as a single process would, and the rows written are the same. (Hashing paths to
+workers left one worker with three times the work of the other on mypy: a few hot files decide
+the load.)
 
 Requests travel in tickets, one per batch of changes; answers come back in submission order.
 `InProcessSymbols` has the same interface for small runs and one-core machines.
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -93,14 +94,19 @@ class SymbolWorkers:
             self._outboxes.append(outbox)
             self._processes.append(process)
         self._submitted = 0
+        self._owner: dict[str, int] = {}  # path -> its worker, for the whole run
+        self._load = [0] * jobs  # requests sent to each worker so far
 
     def submit(self, requests: Sequence[FileRequest]) -> Ticket:
         self._submitted += 1
         ticket = Ticket(self._submitted, requests)
         for position, request in enumerate(requests):
-            ticket.shards.setdefault(shard_of(request.path, len(self._processes)), []).append(
-                position
-            )
+            worker = self._owner.get(request.path)
+            if worker is None:
+                worker = min(range(len(self._load)), key=self._load.__getitem__)
+                self._owner[request.path] = worker
+            self._load[worker] += 1
+            ticket.shards.setdefault(worker, []).append(position)
         for worker, positions in ticket.shards.items():
             self._inboxes[worker].put((ticket.number, [requests[i] for i in positions]))
         return ticket
@@ -137,11 +143,6 @@ class SymbolWorkers:
         for box in (*self._inboxes, *self._outboxes):
             box.close()
             box.join_thread()
-
-
-def shard_of(path: str, shards: int) -> int:
-    """A stable worker for a path (Python's str hash changes between processes)."""
-    return zlib.crc32(path.encode("utf-8", "surrogateescape")) % shards
 
 
 def _serve(git_dir: str, max_file_bytes: int, inbox: Any, outbox: Any, share: int) -> None:
