@@ -22,15 +22,11 @@ from typing import Any, Protocol
 
 from index import gitsource
 from index.changes import FileAnswer, FileRequest, answer
-from index.errors import PrdupError
+from index.errors import SymbolWorkerFailed
 from index.gitsource import BlobReader
 from index.symbols import DEFAULT_CACHED_BYTES, DEFAULT_CACHED_TREES, SymbolExtractor
 
 POLL_SECONDS = 1.0  # how often a wait for answers checks that the workers are still alive
-
-
-class SymbolWorkerFailed(PrdupError):
-    """A worker process died (killed, out of memory): the run stops, what was written stays."""
 
 
 @dataclass

@@ -447,7 +447,8 @@ def test_symbol_worker_processes_write_the_same_rows(builder: RepoBuilder, tmp_p
 
 def test_a_dead_symbol_worker_stops_the_run_with_a_clear_error(builder: RepoBuilder):
     from index.changes import FileRequest
-    from index.symbol_workers import SymbolWorkerFailed, SymbolWorkers
+    from index.errors import SymbolWorkerFailed
+    from index.symbol_workers import SymbolWorkers
 
     builder.commit("Initial", {"a.py": PIPELINE})
     blob = builder.head("HEAD:a.py")
