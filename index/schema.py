@@ -173,11 +173,20 @@ def _author_emails(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE changes ADD COLUMN author_email TEXT")
 
 
+def _sweep_seen_details(conn: sqlite3.Connection) -> None:
+    """A digest of each change's title, body length and author as the last sweep saw them:
+    an edited title or a newly known author changes scores and verdicts, not only a new head."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(sweep_seen)")}
+    if "details" not in columns:
+        conn.execute("ALTER TABLE sweep_seen ADD COLUMN details TEXT")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
     _line_weight_totals,
     _author_emails,
+    _sweep_seen_details,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

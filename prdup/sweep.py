@@ -6,8 +6,9 @@ deciding findings. The candidates' evidence is read once for the whole sweep, an
 share no code are not matched (no such pair can decide). Grouping is `detector.grouping`'s.
 
 Results are cached in the index per PR (`sweep_results`), keyed by the PR's head, a fingerprint
-of the matcher and its dismissals, and the state of every change that could alter them (see
-`_stale_numbers`), so a sweep after `prdup index` only re-checks the PRs an update can affect.
+of the matcher and its dismissals, and the state of every change that could alter them (head,
+state, title, body length and author; see `_stale_numbers`), so a sweep after `prdup index` only
+re-checks the PRs an update can affect.
 
 `SweepResult.to_json()` is a stable surface (`schema_version` 1)::
 
@@ -317,6 +318,7 @@ class ChangeRow:
     files: int
     removed_weight: float | None  # rarity weight of the whole side, precomputed by `index`
     added_weight: float | None
+    details: str = ""  # digest of the title, body length and author (see `_details`)
 
     @property
     def is_open_pr(self) -> bool:
@@ -343,8 +345,14 @@ class ChangeRow:
         return f"#{self.number}" if self.number is not None else (self.sha or "")[:10]
 
     @property
-    def seen(self) -> tuple[str | None, str, str]:
-        return (self.sha, self.state, self.status)
+    def seen(self) -> tuple[str | None, str, str, str]:
+        return (self.sha, self.state, self.status, self.details)
+
+
+def _details(*fields: object) -> str:
+    """A short digest of what the text and same-author signals read from a change's row."""
+    text = "\x1f".join("" if field is None else str(field) for field in fields)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 def _snapshot(store: IndexStore) -> dict[int, ChangeRow]:
@@ -354,11 +362,14 @@ def _snapshot(store: IndexStore) -> dict[int, ChangeRow]:
             state=state, status=status, title=title or "", author=author, created_at=created,
             added=added or 0, removed=removed or 0, files=files or 0,
             removed_weight=removed_weight, added_weight=added_weight,
+            details=_details(title, body_length, author, author_email),
         )
         for change_id, kind, number, sha, head, patch, state, status, title, author, created,
-        added, removed, files, removed_weight, added_weight in store.rows(
+        added, removed, files, removed_weight, added_weight, author_email, body_length
+        in store.rows(
             "SELECT id, kind, number, sha, head_sha, patch_id, state, status, title, author, "
-            "created_at, added, removed, file_count, removed_weight, added_weight FROM changes"
+            "created_at, added, removed, file_count, removed_weight, added_weight, author_email, "
+            "length(body) FROM changes"
         )
     }
 
@@ -462,11 +473,12 @@ def _stale_numbers(
 
 
 def _moved_changes(store: IndexStore, snapshot: dict[int, ChangeRow]) -> set[int]:
-    """Change ids added, updated (new sha, state or status) or removed since the last sweep."""
+    """Change ids added, updated (new sha, state, status, title or author) or removed since the
+    last sweep."""
     seen = {
-        change_id: (sha, state, status)
-        for change_id, sha, state, status in store.rows(
-            "SELECT change_id, sha, state, status FROM sweep_seen"
+        change_id: (sha, state, status, details or "")
+        for change_id, sha, state, status, details in store.rows(
+            "SELECT change_id, sha, state, status, details FROM sweep_seen"
         )
     }
     moved = {cid for cid, row in snapshot.items() if seen.get(cid) != row.seen}
@@ -541,7 +553,8 @@ def _save_cache(
         )
         conn.execute("DELETE FROM sweep_seen")
         conn.executemany(
-            "INSERT INTO sweep_seen(change_id, sha, state, status) VALUES (?, ?, ?, ?)",
+            "INSERT INTO sweep_seen(change_id, sha, state, status, details) "
+            "VALUES (?, ?, ?, ?, ?)",
             [(cid, *row.seen) for cid, row in snapshot.items()],
         )
 

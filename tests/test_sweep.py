@@ -216,6 +216,12 @@ def test_a_second_sweep_reuses_everything_and_an_update_only_its_neighbours(
     run(backlog.path, "index", "--quiet", "--db", str(db_path))
     assert sorted(sweep(None, db_path, jobs=1).rechecked) == [6]
 
+    # A retitled PR (metadata refreshed by `index --github`) is redone, with those it found
+    # and those that found it: text and the same-author rule read the row, not the diff.
+    with IndexStore(db_path) as store:
+        assert store.update_metadata(6, {"title": "Rename the mile constant"}, ())
+    assert sorted(sweep(None, db_path, jobs=1).rechecked) == [6]
+
     # A maintainer says 3 is no duplicate of 2: only 2 is redone, and no longer names 3.
     with IndexStore(db_path) as store:
         store.add_dismissal(2, 3, "maintainer", None)
