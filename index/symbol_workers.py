@@ -126,7 +126,7 @@ class SymbolWorkers:
                 if not process.is_alive():
                     raise SymbolWorkerFailed(
                         f"symbol worker {worker} exited with code {process.exitcode}; "
-                        "run 'prdup index' again to resume"
+                        "run 'prdup index' again to resume (add --jobs 1 if it recurs)"
                     ) from None
 
     def close(self) -> None:
