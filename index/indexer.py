@@ -1,8 +1,9 @@
 """`prdup index`: record a repository's merged and proposed changes in the index.
 
 Merged PRs come from each target branch's first-parent history; open and closed PRs from PR refs
-(`refs/pull/N/head`, `refs/remotes/*/pr/N`). Each PR is written in its own transaction, so an
-interrupted run leaves a consistent index and the next run resumes where it stopped.
+(`refs/pull/N/head`, `refs/remotes/*/pr/N`). Changes are written a batch per transaction, so
+an interrupted run leaves a consistent index and the next run resumes where it stopped. Symbols
+are found beside the writes, in worker processes for big runs (`index.symbol_workers`).
 """
 
 from __future__ import annotations
