@@ -40,8 +40,17 @@ def cpu_seconds() -> float:
 
 
 def timed_sweep(db: Path, *flags: str) -> dict:
-    command = [sys.executable, str(ROOT / "cli.py"), "sweep", "--db", str(db), "--format",
-               "json", "--exit-zero", *flags]
+    command = [
+        sys.executable,
+        str(ROOT / "cli.py"),
+        "sweep",
+        "--db",
+        str(db),
+        "--format",
+        "json",
+        "--exit-zero",
+        *flags,
+    ]
     print("$ " + " ".join(command[1:]), flush=True)
     load = os.getloadavg()[0]
     cpu = cpu_seconds()

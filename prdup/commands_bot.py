@@ -12,16 +12,36 @@ from prdup.cli_support import handles_errors, work_tree
 
 @click.command("comment")
 @click.option("--pr", "number", type=int, required=True, help="The pull request to comment on.")
-@click.option("--repo", "repo_path", default=".", type=click.Path(path_type=Path),
-              help="The repository (default: the current directory).")
-@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Index file (default: prdup.db inside the git directory).")
-@click.option("--github", "github_repo", metavar="OWNER/REPO",
-              help="Where to post (default: $GITHUB_REPOSITORY).")
-@click.option("--post", is_flag=True,
-              help="Create, update or resolve the comment on GitHub instead of printing it.")
-@click.option("--min-score", type=float, default=None,
-              help="Say nothing about findings scoring below S [default: 0.7].")
+@click.option(
+    "--repo",
+    "repo_path",
+    default=".",
+    type=click.Path(path_type=Path),
+    help="The repository (default: the current directory).",
+)
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Index file (default: prdup.db inside the git directory).",
+)
+@click.option(
+    "--github",
+    "github_repo",
+    metavar="OWNER/REPO",
+    help="Where to post (default: $GITHUB_REPOSITORY).",
+)
+@click.option(
+    "--post",
+    is_flag=True,
+    help="Create, update or resolve the comment on GitHub instead of printing it.",
+)
+@click.option(
+    "--min-score",
+    type=float,
+    default=None,
+    help="Say nothing about findings scoring below S [default: 0.7].",
+)
 @handles_errors
 def comment(
     number: int,

@@ -18,20 +18,45 @@ FORMATS = ("text", "json", "markdown", "html")
 
 
 @click.command("sweep")
-@click.option("--repo", "repo_path", default=".", type=click.Path(path_type=Path),
-              help="The repository (default: the current directory).")
-@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Index file (default: prdup.db inside the git directory).")
-@click.option("--format", "output", type=click.Choice(FORMATS), default="text",
-              show_default=True)
-@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the report to FILE instead of stdout.")
-@click.option("--min-score", type=float, default=None,
-              help=f"Ignore findings scoring below S [default: {Settings().min_score}].")
-@click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Processes matching PRs in parallel.")
-@click.option("--limit", type=click.IntRange(min=1), default=None,
-              help="Sweep only the N highest-numbered open PRs.")
+@click.option(
+    "--repo",
+    "repo_path",
+    default=".",
+    type=click.Path(path_type=Path),
+    help="The repository (default: the current directory).",
+)
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Index file (default: prdup.db inside the git directory).",
+)
+@click.option("--format", "output", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the report to FILE instead of stdout.",
+)
+@click.option(
+    "--min-score",
+    type=float,
+    default=None,
+    help=f"Ignore findings scoring below S [default: {Settings().min_score}].",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Processes matching PRs in parallel.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Sweep only the N highest-numbered open PRs.",
+)
 @click.option("--full", is_flag=True, help="Re-check every PR instead of reusing the cache.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are groups.")
 @handles_errors
@@ -56,7 +81,12 @@ def sweep(
 
     settings = load_settings(work_tree(repo_path), min_score=min_score)
     result = run_sweep(
-        repo_path, db_path, min_score=settings.min_score, jobs=jobs, limit=limit, full=full,
+        repo_path,
+        db_path,
+        min_score=settings.min_score,
+        jobs=jobs,
+        limit=limit,
+        full=full,
         progress=stderr_progress,
     )
     report = render(result, output, title=_title(repo_path, db_path))

@@ -206,8 +206,10 @@ def fingerprint_of(body: str) -> str | None:
 
 
 def _header(digest: str) -> list[str]:
-    return [MARKER, f"<!-- prdup:fingerprint {digest} -->" if digest else
-            "<!-- prdup:fingerprint -->"]
+    return [
+        MARKER,
+        f"<!-- prdup:fingerprint {digest} -->" if digest else "<!-- prdup:fingerprint -->",
+    ]
 
 
 def _cell(items: Sequence[str]) -> str:
@@ -414,9 +416,7 @@ def record_dismissals(store: IndexStore, dismissals: Iterable[Dismissal]) -> lis
 
 
 def _is_dismissed(store: IndexStore, number: int, other: int) -> bool:
-    found = store.query(
-        "SELECT 1 FROM dismissals WHERE number = ? AND other = ?", (number, other)
-    )
+    found = store.query("SELECT 1 FROM dismissals WHERE number = ? AND other = ?", (number, other))
     return bool(found)
 
 
@@ -477,9 +477,7 @@ def comment_on_pull(
         with IndexStore(path, create=False) as store:
             labelled = record_dismissals(store, labelled)
         body = None
-    action = sync_comment(
-        client, number, body, login, comments=comments, on_resolve=on_resolve
-    )
+    action = sync_comment(client, number, body, login, comments=comments, on_resolve=on_resolve)
     return BotRun(action, body, tuple(replies + labelled))
 
 

@@ -173,8 +173,7 @@ class SweepResult:
         ]
         if not found:
             found = [
-                f for f in self.findings.get(other, [])
-                if f.pr == one and f.score >= self.min_score
+                f for f in self.findings.get(other, []) if f.pr == one and f.score >= self.min_score
             ]
         return max(found, key=lambda f: f.score, default=None)
 
@@ -356,29 +355,49 @@ def _details(*fields: object) -> str:
 
 
 def _snapshot(store: IndexStore) -> dict[int, ChangeRow]:
-    return {
-        change_id: ChangeRow(
-            id=change_id, kind=kind, number=number, sha=sha, head_sha=head, patch_id=patch,
-            state=state, status=status, title=title or "", author=author, created_at=created,
-            added=added or 0, removed=removed or 0, files=files or 0,
-            removed_weight=removed_weight, added_weight=added_weight,
+    snapshot: dict[int, ChangeRow] = {}
+    for row in store.rows(
+        "SELECT id, kind, number, sha, head_sha, patch_id, state, status, title, author, "
+        "created_at, added, removed, file_count, removed_weight, added_weight, author_email, "
+        "length(body) FROM changes"
+    ):
+        (change_id, kind, number, sha, head, patch, state, status, title, author, created) = row[
+            :11
+        ]
+        added, removed, files, removed_weight, added_weight, author_email, body_length = row[11:]
+        snapshot[change_id] = ChangeRow(
+            id=change_id,
+            kind=kind,
+            number=number,
+            sha=sha,
+            head_sha=head,
+            patch_id=patch,
+            state=state,
+            status=status,
+            title=title or "",
+            author=author,
+            created_at=created,
+            added=added or 0,
+            removed=removed or 0,
+            files=files or 0,
+            removed_weight=removed_weight,
+            added_weight=added_weight,
             details=_details(title, body_length, author, author_email),
         )
-        for change_id, kind, number, sha, head, patch, state, status, title, author, created,
-        added, removed, files, removed_weight, added_weight, author_email, body_length
-        in store.rows(
-            "SELECT id, kind, number, sha, head_sha, patch_id, state, status, title, author, "
-            "created_at, added, removed, file_count, removed_weight, added_weight, author_email, "
-            "length(body) FROM changes"
-        )
-    }
+    return snapshot
 
 
 def _pulls(snapshot: dict[int, ChangeRow]) -> dict[int, PullInfo]:
     return {
         row.number: PullInfo(
-            number=row.number, state=row.state, title=row.title, author=row.author,
-            created_at=row.created_at, added=row.added, removed=row.removed, files=row.files,
+            number=row.number,
+            state=row.state,
+            title=row.title,
+            author=row.author,
+            created_at=row.created_at,
+            added=row.added,
+            removed=row.removed,
+            files=row.files,
             head_sha=row.head_sha,
         )
         for row in snapshot.values()
@@ -424,7 +443,10 @@ def _fingerprints(store: IndexStore, numbers: Iterable[int]) -> dict[int, str]:
 def _load_cache(store: IndexStore) -> dict[int, CachedSweep]:
     return {
         number: CachedSweep(
-            number, head, fingerprint, count,
+            number,
+            head,
+            fingerprint,
+            count,
             [SweptFinding.from_json(item) for item in json.loads(findings)],
         )
         for number, head, fingerprint, count, findings in store.rows(
@@ -495,7 +517,8 @@ def _sharing_rare_lines(store: IndexStore, change_ids: Sequence[int]) -> set[int
     for chunk in _chunks(change_ids):
         marks = ",".join("?" * len(chunk))
         hashes.update(
-            h for (h,) in store.rows(
+            h
+            for (h,) in store.rows(
                 f"SELECT DISTINCT l.hash FROM lines l JOIN line_df d ON d.hash = l.hash "
                 f"WHERE l.change_id IN ({marks}) AND d.df <= ?",
                 [*chunk, limit],
@@ -505,7 +528,8 @@ def _sharing_rare_lines(store: IndexStore, change_ids: Sequence[int]) -> set[int
     for chunk in _chunks(sorted(hashes)):
         marks = ",".join("?" * len(chunk))
         found.update(
-            cid for (cid,) in store.rows(
+            cid
+            for (cid,) in store.rows(
                 f"SELECT DISTINCT change_id FROM lines WHERE hash IN ({marks})", chunk
             )
         )
@@ -546,15 +570,13 @@ def _save_cache(
             "INSERT OR REPLACE INTO sweep_results(number, head_sha, fingerprint, change_count, "
             "findings) VALUES (?, ?, ?, ?, ?)",
             [
-                (n, heads[n] or "", fingerprints[n], count,
-                 json.dumps([asdict(f) for f in found]))
+                (n, heads[n] or "", fingerprints[n], count, json.dumps([asdict(f) for f in found]))
                 for n, found in fresh.items()
             ],
         )
         conn.execute("DELETE FROM sweep_seen")
         conn.executemany(
-            "INSERT INTO sweep_seen(change_id, sha, state, status, details) "
-            "VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO sweep_seen(change_id, sha, state, status, details) VALUES (?, ?, ?, ?, ?)",
             [(cid, *row.seen) for cid, row in snapshot.items()],
         )
 
@@ -678,8 +700,12 @@ class _QuerySums(LineWeights):
     def of(cls, weights: LineWeights, query: ChangeEvidence) -> _QuerySums:
         plain = LineWeights(weights.document_frequency, weights.total)
         return cls(
-            weights.document_frequency, weights.total, query.removed, query.added,
-            plain.sum(query.removed), plain.sum(query.added),
+            weights.document_frequency,
+            weights.total,
+            query.removed,
+            query.added,
+            plain.sum(query.removed),
+            plain.sum(query.added),
         )
 
     def sum(self, hashes: frozenset[int] | set[int]) -> float:
@@ -758,13 +784,20 @@ def _prepare(db_path: Path, numbers: list[int], snapshot: dict[int, ChangeRow]) 
         store.close()
     lines = {
         cid: ChangeEvidence(
-            key=snapshot[cid].key, removed=frozenset(removed[cid]),
-            added=frozenset(added[cid]), patch_id=snapshot[cid].patch_id,
+            key=snapshot[cid].key,
+            removed=frozenset(removed[cid]),
+            added=frozenset(added[cid]),
+            patch_id=snapshot[cid].patch_id,
         )
         for cid in indexed
     }
     return _Matcher(
-        db_path=db_path, ids=ids, rows=snapshot, lines=lines, rarity=rarity, rare=rare,
+        db_path=db_path,
+        ids=ids,
+        rows=snapshot,
+        lines=lines,
+        rarity=rarity,
+        rare=rare,
         keys={row.key: cid for cid, row in snapshot.items()},
     )
 
@@ -782,9 +815,7 @@ def _lines_with(store: IndexStore, hashes: set[int]) -> Iterator[tuple[int, str,
         return
     store.conn.execute("CREATE TEMP TABLE IF NOT EXISTS sweep_hashes (hash INTEGER PRIMARY KEY)")
     store.conn.execute("DELETE FROM temp.sweep_hashes")
-    store.conn.executemany(
-        "INSERT INTO temp.sweep_hashes(hash) VALUES (?)", [(h,) for h in hashes]
-    )
+    store.conn.executemany("INSERT INTO temp.sweep_hashes(hash) VALUES (?)", [(h,) for h in hashes])
     yield from store.rows(
         "SELECT l.change_id, l.side, l.hash FROM temp.sweep_hashes q JOIN lines l "
         "ON l.hash = q.hash"

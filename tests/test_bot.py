@@ -58,18 +58,28 @@ FIX_21 = "        if resolve_offload_strategy(config) == 'cpu':\n"
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "GITHUB_ACTIONS",
-                 "GITHUB_REPOSITORY", "PRDUP_BOT_LOGIN", "PRDUP_MIN_SCORE", "PRDUP_TOP"):
+    for name in (
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "GITHUB_API_URL",
+        "GITHUB_ACTIONS",
+        "GITHUB_REPOSITORY",
+        "PRDUP_BOT_LOGIN",
+        "PRDUP_MIN_SCORE",
+        "PRDUP_TOP",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
 def story(builder: RepoBuilder) -> RepoBuilder:
     builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "README.md": "Pipeline.\n"})
-    builder.pr_branch(20, [("Use the strategy resolver",
-                            {"pipeline.py": PIPELINE.replace(LEGACY, FIX_20)})])
-    builder.pr_branch(21, [("Stop reading the legacy flag",
-                            {"pipeline.py": PIPELINE.replace(LEGACY, FIX_21)})])
+    builder.pr_branch(
+        20, [("Use the strategy resolver", {"pipeline.py": PIPELINE.replace(LEGACY, FIX_20)})]
+    )
+    builder.pr_branch(
+        21, [("Stop reading the legacy flag", {"pipeline.py": PIPELINE.replace(LEGACY, FIX_21)})]
+    )
     builder.pr_branch(22, [("Document the pipeline", {"README.md": "The pipeline, in full.\n"})])
     return builder
 
@@ -84,8 +94,12 @@ def server(fake_github: FakeGitHub) -> FakeGitHub:
 @pytest.fixture
 def client(server: FakeGitHub) -> GitHubClient:
     return GitHubClient(
-        REPO, token=TOKEN, base_url=server.url, backoff_factor=0.01,
-        seconds_between_requests=None, seconds_between_writes=None,
+        REPO,
+        token=TOKEN,
+        base_url=server.url,
+        backoff_factor=0.01,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
     )
 
 
@@ -129,7 +143,9 @@ def test_one_comment_created_then_edited_then_left_alone_then_resolved(
     assert third.action == "unchanged"
     assert writes(server) == []
     assert [r.path for r in server.requests] == [
-        "/user", comments, "/repos/octo/demo/issues/21/labels"
+        "/user",
+        comments,
+        "/repos/octo/demo/issues/21/labels",
     ]
 
     # A maintainer says it is not a duplicate: the finding vanishes and the comment says so.
@@ -191,7 +207,10 @@ def test_a_marker_in_someone_elses_comment_is_not_ours(
 
 
 def test_inside_actions_the_bot_is_github_actions(
-    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient,
+    story: RepoBuilder,
+    db_path: Path,
+    server: FakeGitHub,
+    client: GitHubClient,
     monkeypatch: pytest.MonkeyPatch,
 ):
     """Actions' GITHUB_TOKEN cannot read /user; its comments are by github-actions[bot]."""
@@ -208,8 +227,9 @@ def test_without_knowing_its_login_the_bot_refuses_to_guess(
     story: RepoBuilder, db_path: Path, server: FakeGitHub
 ):
     index(story, db_path)
-    anonymous = GitHubClient(REPO, base_url=server.url, seconds_between_requests=None,
-                             seconds_between_writes=None)
+    anonymous = GitHubClient(
+        REPO, base_url=server.url, seconds_between_requests=None, seconds_between_writes=None
+    )
     with pytest.raises(BotLoginUnknown, match="PRDUP_BOT_LOGIN"):
         comment_on_pull(anonymous, 21, story.path, db_path)
     assert comment_on_pull(anonymous, 22, story.path, db_path).action == "none"
@@ -220,8 +240,10 @@ def test_without_knowing_its_login_the_bot_refuses_to_guess(
 
 
 def test_pr_text_cannot_ping_inject_html_or_break_the_table(builder: RepoBuilder, db_path: Path):
-    nasty = ("Fix @octocat <script>alert(1)</script> | `rm -rf` [x](http://evil.example) "
-             "fixes #7, see www.evil.example " + "long " * 60)
+    nasty = (
+        "Fix @octocat <script>alert(1)</script> | `rm -rf` [x](http://evil.example) "
+        "fixes #7, see www.evil.example " + "long " * 60
+    )
     shared = '        banner = "```@team </details>"\n'
     builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
     builder.pr_branch(20, [(nasty, {"pipeline.py": PIPELINE.replace(LEGACY, FIX_20 + shared)})])
@@ -239,7 +261,7 @@ def test_pr_text_cannot_ping_inject_html_or_break_the_table(builder: RepoBuilder
     assert "\\| \\`rm -rf\\`" in body
     assert "long " * 30 not in body and "…" in body  # truncated
     # The shared line is shown verbatim in a fence its backticks cannot close.
-    assert '````diff\n' in body and '+ banner = "```@team </details>"' in body
+    assert "````diff\n" in body and '+ banner = "```@team </details>"' in body
     table_rows = [line for line in body.splitlines() if line.startswith("| ")]
     assert all(len(re.split(r"(?<!\\)\|", row)) == 8 for row in table_rows)  # six cells each
     assert TOKEN not in body
@@ -413,8 +435,9 @@ def test_action_metadata_is_valid_and_never_interpolates_into_scripts():
 def test_index_github_imports_titles_and_states_then_only_updated_prs(
     story: RepoBuilder, db_path: Path, fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
 ):
-    fake_github.add_pull(20, "Resolve the offload strategy", state="closed",
-                         updated_at="2024-03-01T00:00:00Z")
+    fake_github.add_pull(
+        20, "Resolve the offload strategy", state="closed", updated_at="2024-03-01T00:00:00Z"
+    )
     fake_github.add_pull(21, "Fixes #7: drop the legacy flag", updated_at="2024-03-02T00:00:00Z")
     for number in range(100, 205):  # more than one page of 100
         fake_github.add_pull(number, updated_at="2024-01-01T00:00:00Z")
@@ -426,8 +449,9 @@ def test_index_github_imports_titles_and_states_then_only_updated_prs(
     assert code == 0, err
     with IndexStore(db_path) as store:
         rows = {r["number"]: r for r in store.query("SELECT * FROM changes")}
-        issues = store.query("SELECT issue FROM issue_refs JOIN changes ON id = change_id "
-                             "WHERE number = 21")
+        issues = store.query(
+            "SELECT issue FROM issue_refs JOIN changes ON id = change_id WHERE number = 21"
+        )
         assert store.get_meta(watermark_key(REPO)) == "2024-03-02T00:00:00Z"
     assert (rows[20]["title"], rows[20]["state"]) == ("Resolve the offload strategy", "closed")
     assert (rows[21]["title"], rows[21]["state"]) == ("Fixes #7: drop the legacy flag", "open")
@@ -436,8 +460,9 @@ def test_index_github_imports_titles_and_states_then_only_updated_prs(
     pages = [r.query.get("page", "1") for r in fake_github.requests_to("/repos/octo/demo/pulls")]
     assert pages == ["1", "2"]
 
-    fake_github.add_pull(21, "Drop the legacy flag, take two", state="merged",
-                         updated_at="2024-03-05T00:00:00Z")
+    fake_github.add_pull(
+        21, "Drop the legacy flag, take two", state="merged", updated_at="2024-03-05T00:00:00Z"
+    )
     fake_github.clear_requests()
     code, _, err = run_cli(story.path, "index", "--github", REPO, "--db", str(db_path), "--quiet")
 
@@ -475,4 +500,3 @@ def test_import_records_label_dismissals(
 
     assert (21, 20, "label") in dismissals(db_path)
     assert (20, 21, "label") in dismissals(db_path)
-

@@ -465,9 +465,7 @@ def test_a_dead_symbol_worker_stops_the_run_with_a_clear_error(builder: RepoBuil
         workers.close()
 
 
-def test_author_emails_are_recorded_and_filled_in_for_old_rows(
-    history: RepoBuilder, db_path: Path
-):
+def test_author_emails_are_recorded_and_filled_in_for_old_rows(history: RepoBuilder, db_path: Path):
     index_repository(history.path, db_path=db_path)
     emails = rows(db_path, "SELECT number, author_email FROM changes WHERE number IS NOT NULL")
     assert emails and all(email == "author@example.com" for _, email in emails)

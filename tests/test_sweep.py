@@ -85,27 +85,107 @@ def grouped(data: dict) -> list[set[int]]:
 
 @pytest.fixture
 def backlog(builder: RepoBuilder) -> RepoBuilder:
-    builder.commit("Add the parsers", {
-        "parser.py": PARSER, "units.py": UNITS, "x.py": X_MODULE, "y.py": Y_MODULE,
-    })
+    builder.commit(
+        "Add the parsers",
+        {
+            "parser.py": PARSER,
+            "units.py": UNITS,
+            "x.py": X_MODULE,
+            "y.py": Y_MODULE,
+        },
+    )
     base = builder.head()
-    builder.pr_branch(1, [("Strip spaces around CSV fields", {"parser.py": PARSER.replace(
-        BUG, '    fields = [part.strip() for part in text.split(",")]\n')})])
+    builder.pr_branch(
+        1,
+        [
+            (
+                "Strip spaces around CSV fields",
+                {
+                    "parser.py": PARSER.replace(
+                        BUG, '    fields = [part.strip() for part in text.split(",")]\n'
+                    )
+                },
+            )
+        ],
+    )
     builder.merge_pr(1, how="squash")
-    builder.pr_branch(5, [("Name the mile constant", {"units.py": UNITS.replace(
-        "KILOMETRES_PER_MILE", "KM_PER_MILE")})])
+    builder.pr_branch(
+        5,
+        [
+            (
+                "Name the mile constant",
+                {"units.py": UNITS.replace("KILOMETRES_PER_MILE", "KM_PER_MILE")},
+            )
+        ],
+    )
     builder.merge_pr(5, how="merge")
-    builder.pr_branch(2, [(TITLE_WITH_HTML, {"parser.py": PARSER.replace(
-        BUG, '    fields = [piece.strip() for piece in text.split(",")]\n')})], start=base)
-    builder.pr_branch(3, [("csv: ignore whitespace", {"parser.py": PARSER.replace(
-        BUG, '    fields = list(map(str.strip, text.split(",")))\n')})], start=base)
-    builder.pr_branch(6, [("Shorter constant name", {"units.py": UNITS.replace(
-        "KILOMETRES_PER_MILE", "KM_PER_MILE")})], start=base)
-    builder.pr_branch(20, [("Lower-case header names", {"parser.py": PARSER.replace(
-        '    names = text.split(";")\n',
-        '    names = [name.lower() for name in text.split(";")]\n')})], start=base)
-    builder.pr_branch(21, [("Accept padded numbers", {"parser.py": PARSER.replace(
-        "    value = int(text)\n", "    value = int(text.strip() or 0)\n")})], start=base)
+    builder.pr_branch(
+        2,
+        [
+            (
+                TITLE_WITH_HTML,
+                {
+                    "parser.py": PARSER.replace(
+                        BUG, '    fields = [piece.strip() for piece in text.split(",")]\n'
+                    )
+                },
+            )
+        ],
+        start=base,
+    )
+    builder.pr_branch(
+        3,
+        [
+            (
+                "csv: ignore whitespace",
+                {
+                    "parser.py": PARSER.replace(
+                        BUG, '    fields = list(map(str.strip, text.split(",")))\n'
+                    )
+                },
+            )
+        ],
+        start=base,
+    )
+    builder.pr_branch(
+        6,
+        [
+            (
+                "Shorter constant name",
+                {"units.py": UNITS.replace("KILOMETRES_PER_MILE", "KM_PER_MILE")},
+            )
+        ],
+        start=base,
+    )
+    builder.pr_branch(
+        20,
+        [
+            (
+                "Lower-case header names",
+                {
+                    "parser.py": PARSER.replace(
+                        '    names = text.split(";")\n',
+                        '    names = [name.lower() for name in text.split(";")]\n',
+                    )
+                },
+            )
+        ],
+        start=base,
+    )
+    builder.pr_branch(
+        21,
+        [
+            (
+                "Accept padded numbers",
+                {
+                    "parser.py": PARSER.replace(
+                        "    value = int(text)\n", "    value = int(text.strip() or 0)\n"
+                    )
+                },
+            )
+        ],
+        start=base,
+    )
     x_fix = X_MODULE.replace("open(path)", "open(path, encoding='utf-8')")
     y_fix = Y_MODULE.replace('open(path, "w")', 'open(path, "w", newline="")')
     builder.pr_branch(30, [("Read x as UTF-8", {"x.py": x_fix})], start=base)
@@ -127,8 +207,11 @@ def test_three_prs_fixing_one_bug_form_one_group_kept_by_the_merged_one(backlog:
     members = {m["pr"]: m for m in group["members"]}
     assert set(members) == {1, 2, 3}
     assert group["members"][0] == {
-        "pr": 1, "state": "merged", "title": "Strip spaces around CSV fields",
-        "verdict": "keep", "score": None,
+        "pr": 1,
+        "state": "merged",
+        "title": "Strip spaces around CSV fields",
+        "verdict": "keep",
+        "score": None,
     }
     assert members[2]["verdict"] == members[3]["verdict"] == "already-merged"
     assert all(members[n]["score"] >= 0.5 for n in (2, 3))
@@ -202,8 +285,20 @@ def test_a_second_sweep_reuses_everything_and_an_update_only_its_neighbours(
     assert again.to_json()["groups"] == first.to_json()["groups"]
 
     # PR 7 makes the CSV fix once more: only it and the PRs sharing its lines are redone.
-    backlog.pr_branch(7, [("Trim CSV fields", {"parser.py": PARSER.replace(
-        BUG, '    fields = [f.strip() for f in text.split(",")]\n')})], start="main~2")
+    backlog.pr_branch(
+        7,
+        [
+            (
+                "Trim CSV fields",
+                {
+                    "parser.py": PARSER.replace(
+                        BUG, '    fields = [f.strip() for f in text.split(",")]\n'
+                    )
+                },
+            )
+        ],
+        start="main~2",
+    )
     run(backlog.path, "index", "--quiet", "--db", str(db_path))
     third = sweep(None, db_path, jobs=1)
     assert sorted(third.rechecked) == [2, 3, 7]
@@ -211,8 +306,16 @@ def test_a_second_sweep_reuses_everything_and_an_update_only_its_neighbours(
     assert set(group.members) == {1, 2, 3, 7}
 
     # A moved head is redone; so is everyone who found it.
-    backlog.pr_branch(6, [("Shorter constant name, again", {"units.py": UNITS.replace(
-        "KILOMETRES_PER_MILE", "KM_IN_A_MILE")})], start="main~2")
+    backlog.pr_branch(
+        6,
+        [
+            (
+                "Shorter constant name, again",
+                {"units.py": UNITS.replace("KILOMETRES_PER_MILE", "KM_IN_A_MILE")},
+            )
+        ],
+        start="main~2",
+    )
     run(backlog.path, "index", "--quiet", "--db", str(db_path))
     assert sorted(sweep(None, db_path, jobs=1).rechecked) == [6]
 
@@ -285,12 +388,22 @@ def dump_dom(page: Path, profile: Path, fragment: str = "") -> str:
     assert CHROMIUM is not None
     completed = subprocess.run(
         [
-            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--no-first-run", f"--user-data-dir={profile}", "--dump-dom",
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--dump-dom",
             page.as_uri() + fragment,
         ],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return completed.stdout
 
@@ -327,8 +440,9 @@ def test_grouping_needs_a_tie_to_the_kept_pr_and_to_every_member():
         Link(13, 10, "duplicate", 0.4),  # below the threshold: no tie
     ]
     groups = group_duplicates(pulls, links, 0.5)
-    assert [set(g.members) for g in groups] == [{11, 10}, {11, 12}] or \
-        [set(g.members) for g in groups] == [{11, 12}, {11, 10}]
+    assert [set(g.members) for g in groups] == [{11, 10}, {11, 12}] or [
+        set(g.members) for g in groups
+    ] == [{11, 12}, {11, 10}]
     assert all(g.keep == 11 for g in groups)  # 13 is tied only to 12, which 11 keeps
 
 
@@ -363,7 +477,9 @@ def test_no_pair_decides_without_shared_code():
 
     def change(number: int, like: ChangeEvidence | None = None) -> ChangeEvidence:
         return ChangeEvidence(
-            key=f"#{number}", number=number, state=rng.choice(["open", "merged"]),
+            key=f"#{number}",
+            number=number,
+            state=rng.choice(["open", "merged"]),
             removed=lines(like.removed if like else frozenset()),
             added=lines(like.added if like else frozenset()),
             files=frozenset(rng.sample(["a.py", "b.py"], rng.randint(0, 2))),
