@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from prdup.cli_support import EXIT_FINDINGS, handles_errors
+from prdup.cli_support import EXIT_FINDINGS, db_option, handles_errors, repo_option
 from prdup.cli_support import work_tree as _work_tree
 
 
@@ -23,12 +23,7 @@ def main() -> None:
 
 @main.command()
 @click.argument("path", default=".", type=click.Path(file_okay=False, path_type=Path))
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Index file (default: prdup.db inside the git directory).",
-)
+@db_option
 @click.option(
     "--target",
     "targets",
@@ -91,14 +86,8 @@ def index(
 
 @main.command()
 @click.argument("rev", required=False)
-@click.option(
-    "--repo",
-    "repo_path",
-    default=".",
-    type=click.Path(path_type=Path),
-    help="The repository (default: the current directory).",
-)
-@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path))
+@repo_option
+@db_option
 @click.option("--pr", type=int, help="Check an indexed PR instead of a branch.")
 @click.option(
     "--diff",
@@ -167,8 +156,8 @@ def check(
 
 @main.command()
 @click.argument("number", type=int)
-@click.option("--repo", "repo_path", default=".", type=click.Path(path_type=Path))
-@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path))
+@repo_option
+@db_option
 @click.option("--format", "output", type=click.Choice(["text", "json"]), default="text")
 @handles_errors
 def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> None:

@@ -53,3 +53,19 @@ def work_tree(path: Path) -> Path | None:
         return None if repo.bare else Path(repo.working_tree_dir or path)
     except PrdupError:
         return None
+
+
+# The options every command that reads the index shares, declared once.
+db_option = click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Index file (default: prdup.db inside the git directory).",
+)
+repo_option = click.option(
+    "--repo",
+    "repo_path",
+    default=".",
+    type=click.Path(path_type=Path),
+    help="The repository (default: the current directory).",
+)

@@ -7,24 +7,13 @@ from pathlib import Path
 
 import click
 
-from prdup.cli_support import handles_errors, work_tree
+from prdup.cli_support import db_option, handles_errors, repo_option, work_tree
 
 
 @click.command("comment")
 @click.option("--pr", "number", type=int, required=True, help="The pull request to comment on.")
-@click.option(
-    "--repo",
-    "repo_path",
-    default=".",
-    type=click.Path(path_type=Path),
-    help="The repository (default: the current directory).",
-)
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Index file (default: prdup.db inside the git directory).",
-)
+@repo_option
+@db_option
 @click.option(
     "--github",
     "github_repo",

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from index.config import Settings
-from prdup.cli_support import EXIT_FINDINGS, handles_errors, work_tree
+from prdup.cli_support import EXIT_FINDINGS, db_option, handles_errors, repo_option, work_tree
 
 if TYPE_CHECKING:  # the sweep engine is imported when the command runs: `prdup check` starts fast
     from prdup.sweep import SweepResult
@@ -18,19 +18,8 @@ FORMATS = ("text", "json", "markdown", "html")
 
 
 @click.command("sweep")
-@click.option(
-    "--repo",
-    "repo_path",
-    default=".",
-    type=click.Path(path_type=Path),
-    help="The repository (default: the current directory).",
-)
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Index file (default: prdup.db inside the git directory).",
-)
+@repo_option
+@db_option
 @click.option("--format", "output", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option(
     "--out",

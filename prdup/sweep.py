@@ -354,35 +354,33 @@ def _details(*fields: object) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
+_SNAPSHOT_COLUMNS = (
+    "id, kind, number, sha, head_sha, patch_id, state, status, title, author, created_at, added, "
+    "removed, file_count, removed_weight, added_weight, author_email, length(body) AS body_length"
+)
+
+
 def _snapshot(store: IndexStore) -> dict[int, ChangeRow]:
     snapshot: dict[int, ChangeRow] = {}
-    for row in store.rows(
-        "SELECT id, kind, number, sha, head_sha, patch_id, state, status, title, author, "
-        "created_at, added, removed, file_count, removed_weight, added_weight, author_email, "
-        "length(body) FROM changes"
-    ):
-        (change_id, kind, number, sha, head, patch, state, status, title, author, created) = row[
-            :11
-        ]
-        added, removed, files, removed_weight, added_weight, author_email, body_length = row[11:]
-        snapshot[change_id] = ChangeRow(
-            id=change_id,
-            kind=kind,
-            number=number,
-            sha=sha,
-            head_sha=head,
-            patch_id=patch,
-            state=state,
-            status=status,
-            title=title or "",
-            author=author,
-            created_at=created,
-            added=added or 0,
-            removed=removed or 0,
-            files=files or 0,
-            removed_weight=removed_weight,
-            added_weight=added_weight,
-            details=_details(title, body_length, author, author_email),
+    for row in store.query(f"SELECT {_SNAPSHOT_COLUMNS} FROM changes"):
+        snapshot[row["id"]] = ChangeRow(
+            id=row["id"],
+            kind=row["kind"],
+            number=row["number"],
+            sha=row["sha"],
+            head_sha=row["head_sha"],
+            patch_id=row["patch_id"],
+            state=row["state"],
+            status=row["status"],
+            title=row["title"] or "",
+            author=row["author"],
+            created_at=row["created_at"],
+            added=row["added"] or 0,
+            removed=row["removed"] or 0,
+            files=row["file_count"] or 0,
+            removed_weight=row["removed_weight"],
+            added_weight=row["added_weight"],
+            details=_details(row["title"], row["body_length"], row["author"], row["author_email"]),
         )
     return snapshot
 
