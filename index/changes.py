@@ -17,14 +17,6 @@ if TYPE_CHECKING:
 LANGUAGE_FREE = ""
 
 
-@dataclass(frozen=True, slots=True)
-class PreparedChange:
-    change: Change
-    symbols: tuple[SymbolRow, ...]
-    hunk_symbols: dict[tuple[int, int], str]
-    truncated: bool
-
-
 def parse_filtered(diff_text: str, settings: Settings) -> tuple[Change, bool]:
     """Parse a diff, drop ignored files, and cut a huge change down to `max_changed_lines`.
 
@@ -185,15 +177,3 @@ def extract_symbols(
             for file_index, request in symbol_requests(change, settings).items()
         }
     return assemble(change, answers)
-
-
-def prepare(
-    diff_text: str,
-    blobs: BlobReader | None,
-    settings: Settings,
-    extractor: SymbolExtractor | None = None,
-) -> PreparedChange:
-    """Parse, filter and attach symbols; `extractor` keeps syntax trees between changes."""
-    change, truncated = parse_filtered(diff_text, settings)
-    symbols, hunk_symbols = extract_symbols(change, blobs, settings, extractor)
-    return PreparedChange(change, symbols, hunk_symbols, truncated)

@@ -121,8 +121,7 @@ class Indexer:
         self.jobs = jobs
         self.finder: SymbolFinder = InProcessSymbols(self.blobs, settings.max_file_bytes)
         self._pending: list[_Staged] = []
-        self._refs_todo: list[gitsource.PullRef] = []
-        self._head_texts: dict[str, tuple[str, str, str]] = {}
+        self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
         self._in_flight: _Batch | None = None
         self.summary = IndexSummary(db_path=store.path)
         self.changed = False
@@ -274,7 +273,11 @@ class Indexer:
         if not todo:
             return
         self.progress(f"{len(todo)} PR refs to read")
-        self._refs_todo = todo
+        # PRs that no metadata describes take their title from the head commit: read them all
+        # in one git call.
+        self._head_texts = gitsource.commit_texts(
+            self.repo, [pull.head for pull in todo if self._untitled(pull.number)]
+        )
         forks = ForkPoints(self.repo, targets, [pull.head for pull in todo])
         pairs: list[tuple[str, str]] = []
         plan: dict[str, list[tuple[gitsource.PullRef, str, str]]] = {}
@@ -372,16 +375,12 @@ class Indexer:
         if self._stage(record, diff):
             setattr(self.summary, record.state, getattr(self.summary, record.state) + 1)
 
+    def _untitled(self, number: int) -> bool:
+        meta = self.metadata.get(number)
+        return meta is None or meta.title is None
+
     def _head_text(self, head: str) -> tuple[str, str | None, str | None, str | None]:
-        """Title, body, author and date from the PR head commit, for PRs no metadata describes;
-        read for all such heads at once, the first time one is asked for."""
-        if head not in self._head_texts:
-            wanted = [
-                pull.head
-                for pull in self._refs_todo
-                if pull.number not in self.metadata or self.metadata[pull.number].title is None
-            ]
-            self._head_texts.update(gitsource.commit_texts(self.repo, [*wanted, head]))
+        """Title, body, author and date from the PR head commit (read ahead for the run)."""
         author, date, message = self._head_texts.get(head, ("", "", ""))
         subject, _, body = message.partition("\n")
         return subject, body.strip() or None, author, date
