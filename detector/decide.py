@@ -125,13 +125,9 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
         and signals.distinctive_removed
         and (signals.removed_coverage >= t.removal_part or signals.added_in_candidate >= 0.3)
     )
-    # Contained only counts when what is shared is specific: a one-line change of a common line
-    # (`* {@inheritdoc}`) sits inside hundreds of unrelated changes.
-    contained = signals.query_coverage >= t.contained and (
-        signals.distinctive_shared or signals.same_patch
-    )
+    contained = is_contained(signals)
     landed = signals.on_target or candidate_state == "merged"
-    inside_larger = contained and signals.candidate_coverage < t.larger
+    inside_larger = is_inside_larger(signals)
     # The score alone decides only when a real part of *this* change is in the candidate: a
     # large change that merely contains a merged one is not "already done".
     shares_code = signals.same_patch or signals.query_coverage >= t.own_part or signals.on_target
@@ -145,6 +141,20 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
     if signals.on_target:
         return "already-merged"
     return _nearby(signals)
+
+
+def is_contained(signals: Signals) -> bool:
+    """Most of this change is in the candidate. Only when what is shared is specific: a one-line
+    change of a common line (`* {@inheritdoc}`) sits inside hundreds of unrelated changes."""
+    t = THRESHOLDS
+    return signals.query_coverage >= t.contained and (
+        signals.distinctive_shared or signals.same_patch
+    )
+
+
+def is_inside_larger(signals: Signals) -> bool:
+    """Contained in a candidate that also does at least as much again."""
+    return is_contained(signals) and signals.candidate_coverage < THRESHOLDS.larger
 
 
 def _nearby(signals: Signals) -> Verdict:

@@ -159,7 +159,7 @@ def _reasons(query: Query, candidate: ChangeEvidence, s: Signals, verdict: str) 
         yield f"{other} adds {_percent(s.added_in_candidate)} of the lines this change adds"
     if s.reverts >= decide.THRESHOLDS.reverting:
         yield f"this change undoes {other}: it restores what {other} removed or drops what it added"
-    if verdict == "covered" or (verdict == "already-merged" and _inside_larger(s)):
+    if verdict == "covered" or (verdict == "already-merged" and decide.is_inside_larger(s)):
         share = _percent(s.query_coverage)
         yield f"{share} of this change is contained in {other}, a larger change"
     elif s.candidate_coverage >= 0.7 and s.query_coverage < 0.7:
@@ -181,11 +181,6 @@ def _reasons(query: Query, candidate: ChangeEvidence, s: Signals, verdict: str) 
         yield f"both reference {', '.join(sorted(query.change.issues & candidate.issues))}"
     if s.text_similarity >= 0.2:
         yield f"similar title and description (text similarity {s.text_similarity:.2f})"
-
-
-def _inside_larger(s: Signals) -> bool:
-    t = decide.THRESHOLDS
-    return s.query_coverage >= t.contained and s.candidate_coverage < t.larger
 
 
 def _gap(query: Query, candidate: ChangeEvidence) -> int | None:
