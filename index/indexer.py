@@ -723,12 +723,17 @@ def index_repository(
         batch_size=batch_size,
     )
     try:
+        # A first run appends rows without the lookup indexes and builds them at its end; a
+        # run after an interrupted first one builds them before anything else.
+        store.build_lookup_indexes()
+        store.defer_lookup_indexes()
         for name in names:
             indexer.index_target(name)
         indexer.index_pull_refs(names, only_numbers)
         indexer.apply_metadata_only()
         indexer.match_rebased()
         indexer.fill_author_emails()
+        store.build_lookup_indexes()
         if indexer.changed or store.get_meta("derived_stale") != "0":
             from index.text_model import rebuild_text_model
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from detector.model import Change
 from index.errors import IndexCorrupt, IndexLocked, IndexMissing
-from index.schema import migrate
+from index.schema import create_lookup_indexes, drop_lookup_indexes, migrate
 
 DEFAULT_DB_NAME = "prdup.db"
 
@@ -360,6 +360,16 @@ class IndexStore:
             self.conn.execute("DELETE FROM changes WHERE id = ?", (change_id,))
 
         self._write(action)
+
+    def defer_lookup_indexes(self) -> None:
+        """On an empty index, drop the lookup indexes: `build_lookup_indexes` sorts them in
+        once, which is several times cheaper than growing them batch by batch."""
+        if self.conn.execute("SELECT 1 FROM changes LIMIT 1").fetchone() is None:
+            self._write(lambda: drop_lookup_indexes(self.conn))
+
+    def build_lookup_indexes(self) -> None:
+        """Create whatever lookup index is missing (none, unless a first run stopped early)."""
+        self._write(lambda: create_lookup_indexes(self.conn))
 
     def rebuild_line_df(self) -> None:
         """Recount document frequency per line hash (rarity), after changes were written."""

@@ -476,3 +476,40 @@ def test_author_emails_are_recorded_and_filled_in_for_old_rows(history: RepoBuil
 
     assert summary.unchanged > 0 and summary.merged == 0  # nothing re-read...
     assert rows(db_path, "SELECT COUNT(*) FROM changes WHERE author_email IS NULL") == [(0,)]
+
+
+def _index_names(db: Path) -> set[str]:
+    return {name for (name,) in rows(db, "SELECT name FROM sqlite_master WHERE type = 'index'")}
+
+
+def test_first_run_builds_lookup_indexes_at_its_end_even_after_an_interruption(
+    builder: RepoBuilder, tmp_path: Path
+):
+    """A first run appends rows without the lookup indexes; stopped half-way, the next run
+    builds them, resumes, and ends with the rows of a run that was never stopped."""
+    from index.schema import LOOKUP_INDEXES
+
+    repo = _busy_history(builder).path
+    whole, stopped = tmp_path / "whole.db", tmp_path / "stopped.db"
+    index_repository(repo, db_path=whole, jobs=1)
+    assert set(LOOKUP_INDEXES) <= _index_names(whole)
+
+    batches: list[str] = []
+
+    def stop_after_two_batches(message: str) -> None:  # the first one is written by then
+        batches.extend([message] if "landed changes" in message else [])
+        if len(batches) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        index_repository(
+            repo, db_path=stopped, jobs=1, batch_size=2, progress=stop_after_two_batches
+        )
+    assert rows(stopped, "SELECT count(*) FROM lines")[0][0] > 0
+    assert not set(LOOKUP_INDEXES) & _index_names(stopped)
+
+    index_repository(repo, db_path=stopped, jobs=1)
+
+    assert set(LOOKUP_INDEXES) <= _index_names(stopped)
+    for sql in ROWS_TO_COMPARE:
+        assert rows(stopped, sql) == rows(whole, sql)
