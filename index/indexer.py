@@ -13,6 +13,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -500,13 +501,19 @@ class Indexer:
         self.store.set_author_emails((cid, found.get(sha, "")) for cid, sha in wanted)
 
     def match_rebased(self) -> None:
-        """A PR whose whole patch equals a direct commit's landed by rebase: record it merged."""
+        """A PR whose whole patch equals a direct commit's landed by rebase: record it merged.
+
+        Only a commit that landed after the PR was opened: an older commit with the same patch
+        is an earlier change (often one that was reverted), not this PR's landing.
+        """
         rows = self.store.query(
-            "SELECT p.number, c.id AS commit_id, c.sha, c.merged_at, c.target FROM changes p "
-            "JOIN changes c ON c.patch_id = p.patch_id AND c.kind = 'commit' "
+            "SELECT p.number, p.created_at, c.id AS commit_id, c.sha, c.merged_at, c.target "
+            "FROM changes p JOIN changes c ON c.patch_id = p.patch_id AND c.kind = 'commit' "
             "WHERE p.kind = 'pr' AND p.state != 'merged' AND p.patch_id IS NOT NULL"
         )
         for row in rows:
+            if _earlier(row["merged_at"], row["created_at"]):
+                continue
             self.store.update_metadata(
                 row["number"],
                 {
@@ -594,6 +601,19 @@ class ForkPoints:
 
     def why_not(self, head: str) -> str:
         return self._why.get(head, "no base")
+
+
+def _earlier(when: str | None, than: str | None) -> bool:
+    """True when both ISO 8601 times are known and `when` is before `than`."""
+    try:
+        return bool(when and than) and _instant(when) < _instant(than)
+    except ValueError:  # an unreadable date decides nothing
+        return False
+
+
+def _instant(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _batched(items: Iterable[_T], size: int) -> Iterator[list[_T]]:

@@ -143,6 +143,22 @@ def test_rebase_merged_pr_is_recognised_by_patch_identity(builder: RepoBuilder, 
     assert pr5["merge_commit"] == builder.head("main")
 
 
+def test_pr_is_not_merged_by_an_older_commit_with_the_same_patch(
+    builder: RepoBuilder, db_path: Path
+):
+    """A line added, reverted, then proposed again: the old commit did not land the new PR."""
+    builder.commit("Initial", {"a.py": "def a():\n    return 1\n"})
+    builder.commit("Return two", {"a.py": "def a():\n    return 2\n"})
+    builder.commit("Revert: return one", {"a.py": "def a():\n    return 1\n"})
+    builder.pr_branch(6, [("Return two again", {"a.py": "def a():\n    return 2\n"})])
+
+    index_repository(builder.path, db_path=db_path)
+
+    pr6 = change(db_path, 6)
+    assert (pr6["state"], pr6["merge_commit"]) == ("open", None)
+    assert rows(db_path, "SELECT count(*) FROM changes WHERE title = 'Return two'") == [(1,)]
+
+
 def test_fast_forward_landed_pr_takes_over_its_commit(builder: RepoBuilder, db_path: Path):
     builder.commit("Initial", {"a.py": "def a():\n    return 1\n"})
     builder.pr_branch(6, [("Make a return three", {"a.py": "def a():\n    return 3\n"})])
