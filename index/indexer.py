@@ -533,8 +533,9 @@ class ForkPoints:
     """Where each PR head leaves the branches: its change is `base..head`.
 
     One `git rev-list --parents` over every PR head gives the commit graph; each head is then
-    walked back until it meets the first-parent line of a branch. The newest commit met is the
-    base (the merge-base with its branch, also when upstream was merged into the PR).
+    walked back until it meets published history: the first-parent line of a branch, or what
+    a branch or tag reaches. The newest commit met is the base (the merge-base with its branch,
+    also when upstream was merged into the PR).
     """
 
     def __init__(self, repo: git.Repo, targets: list[str], heads: list[str]) -> None:
@@ -542,11 +543,14 @@ class ForkPoints:
         resolved = (gitsource.resolve(repo, name, required=False) for name in targets)
         target_tips = list(dict.fromkeys(sha for sha in resolved if sha))
         tips = _branch_tips(repo, target_tips)
-        self.graph, self.times = _graph(repo, heads, tips)
+        # Tags keep the history of release branches long deleted: a PR to one of them stops
+        # at its tags instead of carrying the branch's commits back to where it left main.
+        published = [*tips, *_tagged_commits(repo)]
+        self.graph, self.times = _graph(repo, heads, published)
         self.target_count = len(target_tips)  # the first bits of every first-parent mask
         self.first_parent = _first_parent_lines(self.graph, tips)
         self.on_target = _reachable(self.graph, target_tips)
-        self.on_branches = _reachable(self.graph, tips)
+        self.on_branches = _reachable(self.graph, published)
         self.merged_by: dict[str, str] = {}  # a commit -> a merge commit that has it as 2nd parent
         for sha, parents in self.graph.items():
             for parent in parents[1:]:
@@ -633,6 +637,21 @@ def _branch_tips(repo: git.Repo, target_tips: list[str]) -> list[str]:
     output = repo.git.for_each_ref("--format=%(objectname)", "refs/heads", "refs/remotes/origin")
     tips.extend(output.split())
     return list(dict.fromkeys(tips))
+
+
+def _tagged_commits(repo: git.Repo) -> list[str]:
+    """The commits that tags name (annotated tags peeled; tags of trees or blobs left out)."""
+    output = repo.git.for_each_ref(
+        "--format=%(objecttype) %(objectname) %(*objecttype) %(*objectname)", "refs/tags"
+    )
+    commits: list[str] = []
+    for line in output.splitlines():
+        kind, sha, *peeled = line.split()
+        if kind == "commit":
+            commits.append(sha)
+        elif peeled[:1] == ["commit"]:
+            commits.append(peeled[1])
+    return list(dict.fromkeys(commits))
 
 
 def _graph(

@@ -185,6 +185,29 @@ def test_backport_pr_is_diffed_against_its_release_branch(builder: RepoBuilder, 
     assert change(db_path, 7)["base_sha"] == builder.head("release-1.x")
 
 
+def test_pr_to_a_deleted_release_branch_stops_at_its_tags(builder: RepoBuilder, db_path: Path):
+    """Release branches get deleted and their tags stay: the tagged history is not the PR's."""
+    builder.commit("Initial", {"a.py": "VERSION = 1\n"})
+    builder.checkout("release-1.x", "main")
+    builder.commit("Release fix", {"a.py": "VERSION = 1\nPATCH = 1\n"})
+    builder.commit("Release 1.0.1", {"CHANGELOG": "1.0.1\n"})
+    builder.git("tag", "-a", "v1.0.1", "-m", "1.0.1")
+    builder.checkout("main")
+    builder.commit("Main moves on", {"b.py": "FEATURE = True\n"})
+    builder.pr_branch(8, [("Fix on 1.x", {"c.py": "FIX = 1\n"})], base="release-1.x")
+    builder.checkout("main")
+    builder.git("branch", "-q", "-D", "release-1.x", "pr-8")
+
+    index_repository(builder.path, db_path=db_path)
+
+    paths = rows(
+        db_path,
+        "SELECT f.path FROM files f JOIN changes c ON c.id = f.change_id WHERE c.number = 8",
+    )
+    assert paths == [("c.py",)]  # not the release's a.py and CHANGELOG
+    assert change(db_path, 8)["base_sha"] == builder.head("v1.0.1^{commit}")
+
+
 def test_renames_binary_and_non_utf8_are_recorded_without_failing(
     builder: RepoBuilder, db_path: Path
 ):
