@@ -6,6 +6,7 @@ the whole process tree) are printed beside wall seconds: on a busy machine they 
 than wall time, so they tell whether a change made the work smaller.
 
     python bench/index_speed.py /path/to/mirror [--db /tmp/bench.db] [--target master]
+        [--jobs N] [--no-symbols]
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ def main() -> None:
     parser.add_argument("--db", default="/tmp/prdup-bench.db")
     parser.add_argument("--target", action="append", default=[])
     parser.add_argument("--jobs", type=int, help="prdup index --jobs (default: its own)")
+    parser.add_argument(
+        "--no-symbols", action="store_true", help="index with symbols = false (PRDUP_SYMBOLS)"
+    )
     args = parser.parse_args()
     db = Path(args.db)
     for suffix in ("", "-wal", "-shm"):
@@ -88,6 +92,8 @@ def main() -> None:
     if args.jobs:
         prdup += ["--jobs", str(args.jobs)]
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    if args.no_symbols:
+        env["PRDUP_SYMBOLS"] = "false"
     full, full_cpu, peak = timed(prdup, env=env)
     again, _, _ = timed(prdup, env=env)
     size = db.stat().st_size // (1 << 20)
