@@ -432,6 +432,7 @@ class Indexer:
         staged, self._pending = self._pending, []
         if (
             self.jobs > 1
+            and self.settings.symbols
             and isinstance(self.finder, InProcessSymbols)
             and len(staged) >= self.batch_size
         ):

@@ -484,6 +484,24 @@ def test_symbol_worker_processes_write_the_same_rows(builder: RepoBuilder, tmp_p
         assert rows(shared, sql) == rows(alone, sql)
 
 
+def test_no_symbol_workers_start_when_symbols_are_off(builder: RepoBuilder, db_path: Path):
+    from index import gitsource
+    from index.config import Settings
+    from index.indexer import Indexer
+    from index.store import IndexStore
+    from index.symbol_workers import InProcessSymbols
+
+    repo = gitsource.open_repository(_busy_history(builder).path)
+    with IndexStore(db_path) as store:
+        indexer = Indexer(repo, store, Settings(symbols=False), {}, jobs=2, batch_size=1)
+        try:
+            indexer.index_target("main")
+            assert isinstance(indexer.finder, InProcessSymbols)
+        finally:
+            indexer.close()
+    assert rows(db_path, "SELECT count(*) FROM changes")[0][0] >= 13
+
+
 def test_a_dead_symbol_worker_stops_the_run_with_a_clear_error(builder: RepoBuilder):
     from index.changes import FileRequest
     from index.errors import SymbolWorkerFailed
