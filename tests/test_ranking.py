@@ -103,3 +103,57 @@ def test_the_same_line_in_another_file_is_not_the_same_change(builder: RepoBuild
     [about_40] = [f for f in findings(builder, 41) if f["pr"] == 40]
     assert about_40["verdict"] not in DECIDING
     assert any("in other files" in reason for reason in about_40["reasons"])
+
+
+RUN_BODY = (
+    '        self.log.info("running %s steps", steps)\n'
+    "        result = [prompt] * steps\n"
+    "        return result\n"
+)
+RUN_IN_TRY = (
+    "        try:\n"
+    '            self.log.info("running %s steps", steps)\n'
+    "            result = [prompt] * steps\n"
+    "        except TypeError:\n"
+    "            raise ValueError('bad prompt')\n"
+    "        return result\n"
+)
+
+
+def test_a_line_one_pr_only_moves_is_not_the_line_another_removes(builder: RepoBuilder):
+    """#60 re-indents `run`'s body into a `try:`; #61 deletes the log line from it. #60 removes
+    and adds that line back: it kept it, so #61's deletion is not already done there."""
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
+    base = builder.head()
+    builder.pr_branch(60, [("Guard run", {"pipeline.py": PIPELINE.replace(RUN_BODY, RUN_IN_TRY)})])
+    builder.merge_pr(60, how="merge")
+    quiet = PIPELINE.replace('        self.log.info("running %s steps", steps)\n', "")
+    builder.pr_branch(61, [("Do not log every run", {"pipeline.py": quiet})], start=base)
+    index(builder)
+
+    [about_60] = [f for f in findings(builder, 61) if f["pr"] == 60]
+    assert about_60["verdict"] not in DECIDING
+    assert about_60["shared_removed_lines"] == []
+
+
+def test_two_prs_moving_the_same_lines_still_share_them(builder: RepoBuilder):
+    """Lines both PRs keep (re-indented the same way) are shared evidence, as before."""
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
+    base = builder.head()
+    builder.pr_branch(62, [("Guard run", {"pipeline.py": PIPELINE.replace(RUN_BODY, RUN_IN_TRY)})])
+    other_guard = RUN_IN_TRY.replace("raise ValueError('bad prompt')", "return []")
+    builder.pr_branch(
+        63,
+        [
+            (
+                "Guard run against bad prompts",
+                {"pipeline.py": PIPELINE.replace(RUN_BODY, other_guard)},
+            )
+        ],
+        start=base,
+    )
+    index(builder)
+
+    [about_62] = [f for f in findings(builder, 63) if f["pr"] == 62]
+    assert about_62["verdict"] == "duplicate"
+    assert 'self.log.info("running %s steps", steps)' in about_62["shared_removed_lines"]
