@@ -159,19 +159,26 @@ def query_from_index(store: IndexStore, number: int) -> Query | None:
     )
 
 
-def candidate_ids(store: IndexStore, query: ChangeEvidence, scope: Scope) -> list[int]:
-    """Changes that share rare lines, symbols, files, issues or words with the query."""
+def candidate_ids(
+    store: IndexStore, query: ChangeEvidence, scope: Scope, reference_number: int | None = None
+) -> list[int]:
+    """Changes that share rare lines, symbols, files, issues or words with the query.
+
+    `reference_number` is "now" in PR numbers (as for the proximity signal): of the many
+    changes that touch a busy file or symbol, the PRs nearest to it are kept.
+    """
     where, params = scope.sql()
+    nearest = _nearest_first(reference_number)
     scores: dict[int, float] = defaultdict(float)
     total = int(store.get_meta("change_count") or 1)
     _by_lines(store, query, where, params, scores, total)
     found = sorted(scores, key=lambda cid: -scores[cid])[:LINE_CANDIDATES]
     chosen: dict[int, None] = dict.fromkeys(found)
     for extra in (
-        _by_symbols(store, query, where, params),
+        _by_symbols(store, query, where, params, nearest),
         _by_issues(store, query, where, params),
         _by_text(store, query, where, params),
-        _by_files(store, query, where, params),
+        _by_files(store, query, where, params, nearest),
     ):
         for change_id in extra:
             if len(chosen) >= MAX_CANDIDATES:
@@ -213,20 +220,36 @@ def _ids_matching(
     return found
 
 
-def _by_symbols(store: IndexStore, query: ChangeEvidence, where: str, params: list) -> list[int]:
+def _nearest_first(reference: int | None) -> str:
+    """An ORDER BY for the PRs nearest to `reference` in number (newest first without one),
+    then changes without a number (direct commits), newest indexed first.
+
+    Row ids follow indexing order, not time: the PRs read from refs come after every commit
+    of the history, so "highest id first" kept unmerged PRs and crowded out merged ones.
+    """
+    near = "-c.number" if reference is None else f"abs(c.number - {int(reference)})"
+    return f"c.number IS NULL, {near}, c.id DESC"
+
+
+def _by_symbols(
+    store: IndexStore, query: ChangeEvidence, where: str, params: list, nearest: str
+) -> list[int]:
     sql = (
-        "SELECT DISTINCT s.change_id FROM symbols s JOIN changes c ON c.id = s.change_id "
+        "SELECT s.change_id FROM symbols s JOIN changes c ON c.id = s.change_id "
         "WHERE s.qualified = ? AND s.path = ? AND {where} "
-        f"ORDER BY s.change_id DESC LIMIT {SYMBOL_CANDIDATES}"
+        f"GROUP BY s.change_id ORDER BY {nearest} LIMIT {SYMBOL_CANDIDATES}"
     )
     keys = [(name, path) for path, name in sorted(query.symbols)[:50]]
     return _ids_matching(store, sql, keys, where, params)
 
 
-def _by_files(store: IndexStore, query: ChangeEvidence, where: str, params: list) -> list[int]:
+def _by_files(
+    store: IndexStore, query: ChangeEvidence, where: str, params: list, nearest: str
+) -> list[int]:
     sql = (
-        "SELECT DISTINCT f.change_id FROM files f JOIN changes c ON c.id = f.change_id "
-        f"WHERE f.path = ? AND {{where}} ORDER BY f.change_id DESC LIMIT {FILE_CANDIDATES}"
+        "SELECT f.change_id FROM files f JOIN changes c ON c.id = f.change_id "
+        f"WHERE f.path = ? AND {{where}} GROUP BY f.change_id ORDER BY {nearest} "
+        f"LIMIT {FILE_CANDIDATES}"
     )
     return _ids_matching(store, sql, [(path,) for path in sorted(query.files)[:30]], where, params)
 

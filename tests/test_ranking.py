@@ -181,3 +181,42 @@ def test_a_pr_that_landed_later_did_not_do_it_first(builder: RepoBuilder):
     [about_70] = [f for f in findings(builder, 71) if f["pr"] == 70]
     assert about_70["verdict"] not in DECIDING
     assert any("#70 landed after this change" in reason for reason in about_70["reasons"])
+
+
+def test_a_busy_file_still_yields_the_nearest_prs(builder: RepoBuilder):
+    """Thirty-one open PRs touch `tasks.py` after #5 landed; asked about #6, which edits the
+    same file elsewhere, the lookup by file keeps the PRs nearest to #6, so #5 is listed."""
+    functions = {n: f"def task_{n}():\n    return {n}\n\n\n" for n in range(45)}
+
+    def tasks(**changed: str) -> str:
+        return "".join(changed.get(f"f{n}", text) for n, text in functions.items())
+
+    builder.commit("Add the tasks", {"tasks.py": tasks()})
+    base = builder.head()
+    builder.pr_branch(
+        5,
+        [
+            (
+                "Make the first one count",
+                {"tasks.py": tasks(f1="def task_1():\n    return 100\n\n\n")},
+            )
+        ],
+    )
+    builder.merge_pr(5, how="merge")
+    builder.pr_branch(
+        6,
+        [("Speed up number two", {"tasks.py": tasks(f2="def task_2():\n    return 200\n\n\n")})],
+        start=base,
+    )
+    for number in range(10, 41):
+        edit = {f"f{number}": f"def task_{number}():\n    return {number * 7}\n\n\n"}
+        builder.pr_branch(
+            number, [(f"Retune job {number}", {"tasks.py": tasks(**edit)})], start=base
+        )
+    index(builder)
+
+    code, out, err = run_cli(
+        builder.path, "check", "--pr", "6", "--format", "json", "--min-score", "0", "--top", "100"
+    )
+    assert code in (0, 1), err
+    assert 5 in {f["pr"] for f in json.loads(out)["findings"]}
