@@ -108,9 +108,6 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
         # The author's own earlier PR: a follow-up, a port to another branch or a resubmission
         # they already know about; telling them it is a duplicate helps nobody.
         return _nearby(signals)
-    if signals.landed_after and not signals.on_target:
-        # This change landed first: the later one repeats or carries it, it did not do it.
-        return _nearby(signals)
     if not (signals.same_patch or signals.on_target) and signals.file_overlap == 0:
         # The shared lines sit in other files (an import, a docblock line): not the same change.
         return _nearby(signals)

@@ -40,7 +40,6 @@ class ChangeEvidence:
     title: str = ""
     author: str | None = None
     created_at: str | None = None
-    merged_at: str | None = None  # when it landed (ISO 8601), for merged changes
     author_email: str | None = None  # of the head commit's author: ties a login to a git name
     removed: frozenset[int] = frozenset()
     added: frozenset[int] = frozenset()
@@ -146,7 +145,6 @@ class Signals:
     distinctive_removed: bool = False  # a shared removed line is rare: specific to few changes
     distinctive_shared: bool = False  # a shared line on either side is rare
     on_target: bool = False  # the candidate is the commit that put this change on the target
-    landed_after: bool = False  # both landed, the candidate later: it cannot have done it first
 
 
 @dataclass(frozen=True, slots=True)

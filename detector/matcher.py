@@ -169,8 +169,6 @@ def _reasons(query: Query, candidate: ChangeEvidence, s: Signals, verdict: str) 
     elif s.file_overlap:
         files = sorted(query.change.files & candidate.files)
         yield f"changes the same files: {', '.join(files[:4])}"
-    if s.landed_after:
-        yield f"{other} landed after this change did: it repeats or carries this change"
     if s.same_author and verdict not in DECIDING_VERDICTS:
         yield f"{other} is by the same author: a follow-up or a resubmission, not a duplicate"
     if s.file_overlap == 0 and (s.query_coverage or s.candidate_coverage):

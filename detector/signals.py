@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime
 
 from detector.decide import THRESHOLDS
 from detector.evidence import ChangeEvidence, LineWeights, Signals
@@ -60,29 +59,7 @@ def measure(
         distinctive_removed=distinctive_removed,
         distinctive_shared=distinctive_removed
         or any(weights.is_rare(h, share) for h in shared_added),
-        landed_after=_landed_after(query, candidate),
     )
-
-
-def _landed_after(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
-    """Both changes landed, the candidate later. Checking a merged PR against earlier-opened
-    ones, a PR that landed after it (often carrying its commits, or redoing it) is no
-    "already done": this change was there first."""
-    if query.state != "merged" or candidate.state != "merged":
-        return False
-    ours, theirs = _instant(query.merged_at), _instant(candidate.merged_at)
-    return ours is not None and theirs is not None and theirs > ours
-
-
-def _instant(stamp: str | None) -> datetime | None:
-    """An ISO 8601 time with its offset (git and GitHub write `Z`, `+02:00` or `-05:00`)."""
-    if not stamp:
-        return None
-    try:
-        moment = datetime.fromisoformat(stamp)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else None
 
 
 def shared_lines(

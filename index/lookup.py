@@ -359,7 +359,6 @@ def load_evidence(
             author=rows[cid]["author"],
             author_email=rows[cid].get("author_email"),
             created_at=rows[cid]["created_at"],
-            merged_at=rows[cid]["merged_at"],
             removed=frozenset(removed[cid]),
             added=frozenset(added[cid]),
             kept=frozenset(h for _, h in removed_in[cid] & added_in[cid]),

@@ -159,30 +159,6 @@ def test_two_prs_moving_the_same_lines_still_share_them(builder: RepoBuilder):
     assert 'self.log.info("running %s steps", steps)' in about_62["shared_removed_lines"]
 
 
-def test_a_pr_that_landed_later_did_not_do_it_first(builder: RepoBuilder):
-    """#70's branch carries a copy of #71's fix and lands after #71: asked about #71 (merged),
-    #70 is not "already done" though its number is lower."""
-    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
-    base = builder.head()
-    fixed = PIPELINE.replace(LEGACY, FIX)
-    builder.pr_branch(71, [("Resolve the offload strategy", {"pipeline.py": fixed})], start=base)
-    builder.pr_branch(
-        70,
-        [
-            ("Resolve the offload strategy (copied)", {"pipeline.py": fixed}),
-            ("Guard run", {"pipeline.py": fixed.replace(RUN_BODY, RUN_IN_TRY)}),
-        ],
-        start=base,
-    )
-    builder.merge_pr(71, how="merge")
-    builder.merge_pr(70, how="merge")
-    index(builder)
-
-    [about_70] = [f for f in findings(builder, 71) if f["pr"] == 70]
-    assert about_70["verdict"] not in DECIDING
-    assert any("#70 landed after this change" in reason for reason in about_70["reasons"])
-
-
 def test_a_busy_file_still_yields_the_nearest_prs(builder: RepoBuilder):
     """Thirty-one open PRs touch `tasks.py` after #5 landed; asked about #6, which edits the
     same file elsewhere, the lookup by file keeps the PRs nearest to #6, so #5 is listed."""
