@@ -43,6 +43,8 @@ class ChangeEvidence:
     author_email: str | None = None  # of the head commit's author: ties a login to a git name
     removed: frozenset[int] = frozenset()
     added: frozenset[int] = frozenset()
+    # Lines a file's diff both removes and adds (moved or re-indented there): lines it keeps.
+    kept: frozenset[int] = frozenset()
     files: frozenset[str] = frozenset()
     symbols: frozenset[tuple[str, str]] = frozenset()  # (path, qualified name)
     hunks: frozenset[int] = frozenset()

@@ -19,7 +19,7 @@ from detector.evidence import (
     Signals,
     TargetProbe,
 )
-from detector.signals import measure
+from detector.signals import measure, shared_lines
 
 MAX_LINES_SHOWN = 5
 RECENT_GAP = 100  # PR numbers: "opened shortly before" in the reasons
@@ -95,10 +95,9 @@ def _finding(
 ) -> Finding | None:
     if not _any_evidence(signals):
         return None
-    shared_removed = query.change.removed & candidate.removed
+    shared_removed, shared_added = shared_lines(query.change, candidate)
     score = decide.score(signals)
     verdict = decide.verdict(signals, candidate.state, score)
-    shared_added = query.change.added & candidate.added
     return Finding(
         verdict=verdict,
         score=score,
@@ -151,7 +150,7 @@ def _reasons(query: Query, candidate: ChangeEvidence, s: Signals, verdict: str) 
         yield f"identical patch to {other}"
     if s.removed_in_candidate:
         shared = sorted(
-            query.change.removed & candidate.removed, key=lambda h: -len(query.line_text.get(h, ""))
+            shared_lines(query.change, candidate)[0], key=lambda h: -len(query.line_text.get(h, ""))
         )
         where = _where(query, shared[:1])
         yield f"{other} removes {_percent(s.removed_in_candidate)} of the same lines{where}"

@@ -25,15 +25,16 @@ def measure(
     `reference_number` stands for "now" in PR numbers (the query's own number, or the newest
     indexed PR for a branch), for the proximity signal.
     """
-    shared_removed = query.removed & candidate.removed
-    shared_added = query.added & candidate.added
+    shared_removed, shared_added = shared_lines(query, candidate)
     removed_weight = weights.sum(shared_removed)
     added_weight = weights.sum(shared_added)
     query_removed = weights.sum(query.removed)
     query_added = weights.sum(query.added)
     their_removed = candidate.side_weight("-", weights)
     their_added = candidate.side_weight("+", weights)
-    undone = (query.added & candidate.removed) | (query.removed & candidate.added)
+    undone = ((query.added - query.kept) & (candidate.removed - candidate.kept)) | (
+        (query.removed - query.kept) & (candidate.added - candidate.kept)
+    )
     share = THRESHOLDS.rare_line_share
     distinctive_removed = any(weights.is_rare(h, share) for h in shared_removed)
     return Signals(
@@ -58,6 +59,27 @@ def measure(
         distinctive_removed=distinctive_removed,
         distinctive_shared=distinctive_removed
         or any(weights.is_rare(h, share) for h in shared_added),
+    )
+
+
+def shared_lines(
+    query: ChangeEvidence, candidate: ChangeEvidence
+) -> tuple[frozenset[int], frozenset[int]]:
+    """The removed and the added lines both changes share, in the same part in each.
+
+    A line that a file's diff both removes and adds (normalised, so also re-indented) is one
+    the change keeps: code moved within the file or wrapped in a new block. It matches a line
+    the other change keeps too, not one the other really removes or adds: a change that moves
+    a line has not made the edit of one that rewrites or deletes it.
+    """
+    removed = query.removed & candidate.removed
+    added = query.added & candidate.added
+    kept, their_kept = query.kept, candidate.kept
+    if not kept and not their_kept:
+        return removed, added
+    return (
+        frozenset(h for h in removed if (h in kept) == (h in their_kept)),
+        frozenset(h for h in added if (h in kept) == (h in their_kept)),
     )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from detector.evidence import ChangeEvidence, LineWeights
 from detector.matcher import Query
-from detector.model import Change
+from detector.model import Change, FileChange
 from detector.text import weigh
 from index.store import IndexStore, SymbolRow
 
@@ -96,7 +96,9 @@ def query_from_change(
     line_text: dict[int, str] = {}
     line_place: dict[int, tuple[str, str | None]] = {}
     hunks: set[int] = set()
+    kept: set[int] = set()
     for file_index, file in enumerate(change.files):
+        kept |= _kept_in(file)
         for hunk_index, hunk in enumerate(file.hunks):
             hunks.add(hunk.content_hash)
             symbol = hunk_symbols.get((file_index, hunk_index))
@@ -115,6 +117,7 @@ def query_from_change(
         author_email=author_email,
         removed=frozenset(removed),
         added=frozenset(added),
+        kept=frozenset(kept),
         files=frozenset(f.path for f in change.files),
         symbols=frozenset((s.path, s.qualified) for s in symbols),
         hunks=frozenset(hunks),
@@ -123,6 +126,15 @@ def query_from_change(
         terms=weigh(text, idf_table(store, tokenize(text))),
     )
     return Query(change=evidence, line_text=line_text, line_place=line_place)
+
+
+def _kept_in(file: FileChange) -> set[int]:
+    """Lines the file's diff both removes and adds: moved or re-indented, kept."""
+    sides: dict[str, set[int]] = {"-": set(), "+": set()}
+    for line in file.changed_lines:
+        if not line.trivial:
+            sides[line.side].add(line.hash)
+    return sides["-"] & sides["+"]
 
 
 def query_from_index(store: IndexStore, number: int) -> Query | None:
@@ -147,19 +159,26 @@ def query_from_index(store: IndexStore, number: int) -> Query | None:
     )
 
 
-def candidate_ids(store: IndexStore, query: ChangeEvidence, scope: Scope) -> list[int]:
-    """Changes that share rare lines, symbols, files, issues or words with the query."""
+def candidate_ids(
+    store: IndexStore, query: ChangeEvidence, scope: Scope, reference_number: int | None = None
+) -> list[int]:
+    """Changes that share rare lines, symbols, files, issues or words with the query.
+
+    `reference_number` is "now" in PR numbers (as for the proximity signal): of the many
+    changes that touch a busy file or symbol, the PRs nearest to it are kept.
+    """
     where, params = scope.sql()
+    nearest = _nearest_first(reference_number)
     scores: dict[int, float] = defaultdict(float)
     total = int(store.get_meta("change_count") or 1)
     _by_lines(store, query, where, params, scores, total)
     found = sorted(scores, key=lambda cid: -scores[cid])[:LINE_CANDIDATES]
     chosen: dict[int, None] = dict.fromkeys(found)
     for extra in (
-        _by_symbols(store, query, where, params),
+        _by_symbols(store, query, where, params, nearest),
         _by_issues(store, query, where, params),
         _by_text(store, query, where, params),
-        _by_files(store, query, where, params),
+        _by_files(store, query, where, params, nearest),
     ):
         for change_id in extra:
             if len(chosen) >= MAX_CANDIDATES:
@@ -201,20 +220,36 @@ def _ids_matching(
     return found
 
 
-def _by_symbols(store: IndexStore, query: ChangeEvidence, where: str, params: list) -> list[int]:
+def _nearest_first(reference: int | None) -> str:
+    """An ORDER BY for the PRs nearest to `reference` in number (newest first without one),
+    then changes without a number (direct commits), newest indexed first.
+
+    Row ids follow indexing order, not time: the PRs read from refs come after every commit
+    of the history, so "highest id first" kept unmerged PRs and crowded out merged ones.
+    """
+    near = "-c.number" if reference is None else f"abs(c.number - {int(reference)})"
+    return f"c.number IS NULL, {near}, c.id DESC"
+
+
+def _by_symbols(
+    store: IndexStore, query: ChangeEvidence, where: str, params: list, nearest: str
+) -> list[int]:
     sql = (
-        "SELECT DISTINCT s.change_id FROM symbols s JOIN changes c ON c.id = s.change_id "
+        "SELECT s.change_id FROM symbols s JOIN changes c ON c.id = s.change_id "
         "WHERE s.qualified = ? AND s.path = ? AND {where} "
-        f"ORDER BY s.change_id DESC LIMIT {SYMBOL_CANDIDATES}"
+        f"GROUP BY s.change_id ORDER BY {nearest} LIMIT {SYMBOL_CANDIDATES}"
     )
     keys = [(name, path) for path, name in sorted(query.symbols)[:50]]
     return _ids_matching(store, sql, keys, where, params)
 
 
-def _by_files(store: IndexStore, query: ChangeEvidence, where: str, params: list) -> list[int]:
+def _by_files(
+    store: IndexStore, query: ChangeEvidence, where: str, params: list, nearest: str
+) -> list[int]:
     sql = (
-        "SELECT DISTINCT f.change_id FROM files f JOIN changes c ON c.id = f.change_id "
-        f"WHERE f.path = ? AND {{where}} ORDER BY f.change_id DESC LIMIT {FILE_CANDIDATES}"
+        "SELECT f.change_id FROM files f JOIN changes c ON c.id = f.change_id "
+        f"WHERE f.path = ? AND {{where}} GROUP BY f.change_id ORDER BY {nearest} "
+        f"LIMIT {FILE_CANDIDATES}"
     )
     return _ids_matching(store, sql, [(path,) for path in sorted(query.files)[:30]], where, params)
 
@@ -258,6 +293,8 @@ def load_evidence(
         return []
     removed: dict[int, set[int]] = defaultdict(set)
     added: dict[int, set[int]] = defaultdict(set)
+    removed_in: dict[int, set[tuple[int, int]]] = defaultdict(set)  # (file id, line hash)
+    added_in: dict[int, set[tuple[int, int]]] = defaultdict(set)
     files: dict[int, set[str]] = defaultdict(set)
     symbols: dict[int, set[tuple[str, str]]] = defaultdict(set)
     hunks: dict[int, set[int]] = defaultdict(set)
@@ -271,12 +308,13 @@ def load_evidence(
         only_shared = (
             "AND l.hash IN (SELECT hash FROM temp.query_hashes)" if shared_with is not None else ""
         )
-        for cid, side, line_hash, df in store.rows(
-            f"SELECT l.change_id, l.side, l.hash, d.df FROM lines l "
+        for cid, side, line_hash, df, file_id in store.rows(
+            f"SELECT l.change_id, l.side, l.hash, d.df, l.file_id FROM lines l "
             f"LEFT JOIN line_df d ON d.hash = l.hash WHERE l.change_id IN ({marks}) {only_shared}",
             chunk,
         ):
             (removed if side == "-" else added)[cid].add(line_hash)
+            (removed_in if side == "-" else added_in)[cid].add((file_id, line_hash))
             if rarity is not None:
                 rarity[line_hash] = df or 0
         # With a query, only what could be shared with it is read: the signals are overlaps.
@@ -323,6 +361,7 @@ def load_evidence(
             created_at=rows[cid]["created_at"],
             removed=frozenset(removed[cid]),
             added=frozenset(added[cid]),
+            kept=frozenset(h for _, h in removed_in[cid] & added_in[cid]),
             files=frozenset(files[cid]),
             symbols=frozenset(symbols[cid]),
             hunks=frozenset(hunks[cid]),

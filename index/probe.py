@@ -68,7 +68,13 @@ def probe_target(
     for file in change.files:
         if not file.hunks:
             continue
-        at_tip = _tip_text(blobs, tip, file) or _TipText("")
+        at_tip = _tip_text(blobs, tip, file)
+        if at_tip is None:
+            if file.status not in ("added", "removed"):
+                # The file this change edits is gone from the tip (deleted or moved since):
+                # its lines being absent says nothing about whether the edit was made.
+                continue
+            at_tip = _TipText("")
         for line in file.changed_lines:
             if line.trivial:
                 continue
@@ -157,6 +163,7 @@ def _landings_from_pickaxe(
         output = repo.git.log(
             "--first-parent",
             "--diff-merges=first-parent",
+            "--no-patch",  # --diff-merges prints patches too (git 2.39 does): log lines only
             "--format=%H%x1f%s",
             f"-S{text}",
             f"{base}..{tip}",

@@ -122,7 +122,7 @@ def _match_query(
 ) -> list[Finding]:
     reference = info.number if info.number is not None else lookup.newest_number(store) + 1
     query = replace(query, reference_number=reference)
-    ids = lookup.candidate_ids(store, query.change, scope)
+    ids = lookup.candidate_ids(store, query.change, scope, reference)
     rarity: dict[int, int] = {}
     candidates = lookup.load_evidence(store, ids, rarity, shared_with=query.change)
     weights = lookup.weights_with(store, query.change, rarity)

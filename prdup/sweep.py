@@ -622,7 +622,7 @@ class _Matcher:
         query = replace(query, reference_number=number)
         found = self._shortlist(row, query.change)
         if found is None:
-            found = lookup.candidate_ids(store, query.change, row.scope())
+            found = lookup.candidate_ids(store, query.change, row.scope(), number)
         sharing = [
             cid
             for cid in found

@@ -8,6 +8,7 @@ makes the same fix with different code and runs `prdup check` before opening a P
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -228,6 +229,42 @@ def test_change_already_on_target_without_an_indexed_pr(story: RepoBuilder):
     assert code == 1
     assert "Already done in #77" in out
     assert "behind main" in err  # and it says the index is stale
+
+
+def test_landings_found_by_pickaxe_are_commits(story: RepoBuilder):
+    """`git log -S` lists only commits: no diff line of its output becomes a finding."""
+    run(story.path, "index", "--quiet")
+    story.checkout("main")
+    dropped = PIPELINE.replace(LEGACY, "").replace(
+        "            self.enable_model_cpu_offload()\n", ""
+    )
+    story.commit("Direct fix on main (#77)", {"pipeline.py": dropped})
+    story.checkout("contributor2", "contributor~1")
+    story.commit("Drop the legacy flag", {"pipeline.py": dropped})
+    story.checkout("main")
+
+    done = [f for f in findings(story.path, "contributor2") if f["verdict"] == "already-merged"]
+    assert [f["pr"] for f in done if f["pr"] not in (10,)] == [77]
+    assert all(re.fullmatch("[0-9a-f]{40}", f["commit"] or "") for f in done)
+
+
+def test_a_file_gone_from_the_target_is_no_sign_the_change_is_there(builder: RepoBuilder):
+    """main replaced pipeline.py by another file: the lines the branch deletes from it are gone
+    with the file, which says nothing about whether the branch's change was made."""
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
+    base = builder.head()
+    builder.commit("More docs", {"README.md": "The pipeline.\n"})
+    builder.checkout("contributor", base)
+    offload_call = "            self.enable_model_cpu_offload()\n"
+    builder.commit("Never offload", {"pipeline.py": PIPELINE.replace(LEGACY + offload_call, "")})
+    builder.checkout("main")
+    run(builder.path, "index", "--quiet")
+    rewritten = PIPELINE.replace("class Pipeline", "class Engine").replace(LEGACY, "")
+    builder.commit("Replace the pipeline (#80)", {"pipeline.py": None, "engine.py": rewritten})
+
+    listed = findings(builder.path, "contributor", "--min-score", "0")
+    assert not any(f["verdict"] == "already-merged" for f in listed)
+    assert not any("already has this change" in r for f in listed for r in f["reasons"])
 
 
 def test_json_is_the_documented_surface(story: RepoBuilder):

@@ -103,3 +103,96 @@ def test_the_same_line_in_another_file_is_not_the_same_change(builder: RepoBuild
     [about_40] = [f for f in findings(builder, 41) if f["pr"] == 40]
     assert about_40["verdict"] not in DECIDING
     assert any("in other files" in reason for reason in about_40["reasons"])
+
+
+RUN_BODY = (
+    '        self.log.info("running %s steps", steps)\n'
+    "        result = [prompt] * steps\n"
+    "        return result\n"
+)
+RUN_IN_TRY = (
+    "        try:\n"
+    '            self.log.info("running %s steps", steps)\n'
+    "            result = [prompt] * steps\n"
+    "        except TypeError:\n"
+    "            raise ValueError('bad prompt')\n"
+    "        return result\n"
+)
+
+
+def test_a_line_one_pr_only_moves_is_not_the_line_another_removes(builder: RepoBuilder):
+    """#60 re-indents `run`'s body into a `try:`; #61 deletes the log line from it. #60 removes
+    and adds that line back: it kept it, so #61's deletion is not already done there."""
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
+    base = builder.head()
+    builder.pr_branch(60, [("Guard run", {"pipeline.py": PIPELINE.replace(RUN_BODY, RUN_IN_TRY)})])
+    builder.merge_pr(60, how="merge")
+    quiet = PIPELINE.replace('        self.log.info("running %s steps", steps)\n', "")
+    builder.pr_branch(61, [("Do not log every run", {"pipeline.py": quiet})], start=base)
+    index(builder)
+
+    [about_60] = [f for f in findings(builder, 61) if f["pr"] == 60]
+    assert about_60["verdict"] not in DECIDING
+    assert about_60["shared_removed_lines"] == []
+
+
+def test_two_prs_moving_the_same_lines_still_share_them(builder: RepoBuilder):
+    """Lines both PRs keep (re-indented the same way) are shared evidence, as before."""
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
+    base = builder.head()
+    builder.pr_branch(62, [("Guard run", {"pipeline.py": PIPELINE.replace(RUN_BODY, RUN_IN_TRY)})])
+    other_guard = RUN_IN_TRY.replace("raise ValueError('bad prompt')", "return []")
+    builder.pr_branch(
+        63,
+        [
+            (
+                "Guard run against bad prompts",
+                {"pipeline.py": PIPELINE.replace(RUN_BODY, other_guard)},
+            )
+        ],
+        start=base,
+    )
+    index(builder)
+
+    [about_62] = [f for f in findings(builder, 63) if f["pr"] == 62]
+    assert about_62["verdict"] == "duplicate"
+    assert 'self.log.info("running %s steps", steps)' in about_62["shared_removed_lines"]
+
+
+def test_a_busy_file_still_yields_the_nearest_prs(builder: RepoBuilder):
+    """Thirty-one open PRs touch `tasks.py` after #5 landed; asked about #6, which edits the
+    same file elsewhere, the lookup by file keeps the PRs nearest to #6, so #5 is listed."""
+    functions = {n: f"def task_{n}():\n    return {n}\n\n\n" for n in range(45)}
+
+    def tasks(**changed: str) -> str:
+        return "".join(changed.get(f"f{n}", text) for n, text in functions.items())
+
+    builder.commit("Add the tasks", {"tasks.py": tasks()})
+    base = builder.head()
+    builder.pr_branch(
+        5,
+        [
+            (
+                "Make the first one count",
+                {"tasks.py": tasks(f1="def task_1():\n    return 100\n\n\n")},
+            )
+        ],
+    )
+    builder.merge_pr(5, how="merge")
+    builder.pr_branch(
+        6,
+        [("Speed up number two", {"tasks.py": tasks(f2="def task_2():\n    return 200\n\n\n")})],
+        start=base,
+    )
+    for number in range(10, 41):
+        edit = {f"f{number}": f"def task_{number}():\n    return {number * 7}\n\n\n"}
+        builder.pr_branch(
+            number, [(f"Retune job {number}", {"tasks.py": tasks(**edit)})], start=base
+        )
+    index(builder)
+
+    code, out, err = run_cli(
+        builder.path, "check", "--pr", "6", "--format", "json", "--min-score", "0", "--top", "100"
+    )
+    assert code in (0, 1), err
+    assert 5 in {f["pr"] for f in json.loads(out)["findings"]}
