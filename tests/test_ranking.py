@@ -88,16 +88,8 @@ def test_the_same_line_in_another_file_is_not_the_same_change(builder: RepoBuild
     builder.pr_branch(
         40, [("Drop the legacy flag from the helper", {"helpers.py": helpers.replace(LEGACY, FIX)})]
     )
-    builder.pr_branch(
-        41,
-        [
-            (
-                "Drop the legacy flag from the pipeline",
-                {"pipeline.py": PIPELINE.replace(LEGACY, FIX)},
-            )
-        ],
-        start=base,
-    )
+    fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
+    builder.pr_branch(41, [("Drop the legacy flag from the pipeline", fixed)], start=base)
     index(builder)
 
     [about_40] = [f for f in findings(builder, 41) if f["pr"] == 40]
@@ -141,17 +133,10 @@ def test_two_prs_moving_the_same_lines_still_share_them(builder: RepoBuilder):
     builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
     base = builder.head()
     builder.pr_branch(62, [("Guard run", {"pipeline.py": PIPELINE.replace(RUN_BODY, RUN_IN_TRY)})])
-    other_guard = RUN_IN_TRY.replace("raise ValueError('bad prompt')", "return []")
-    builder.pr_branch(
-        63,
-        [
-            (
-                "Guard run against bad prompts",
-                {"pipeline.py": PIPELINE.replace(RUN_BODY, other_guard)},
-            )
-        ],
-        start=base,
+    guarded = PIPELINE.replace(
+        RUN_BODY, RUN_IN_TRY.replace("raise ValueError('bad prompt')", "return []")
     )
+    builder.pr_branch(63, [("Guard run against bad prompts", {"pipeline.py": guarded})], start=base)
     index(builder)
 
     [about_62] = [f for f in findings(builder, 63) if f["pr"] == 62]
