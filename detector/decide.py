@@ -104,6 +104,10 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
     t = THRESHOLDS
     if signals.reverts >= t.reverting and signals.reverts > signals.query_coverage:
         return "overlap"  # it undoes the candidate: the opposite of already done
+    if signals.backport and not signals.on_target:
+        # The same change for an older release line: the candidate's branch has it, the one
+        # this change is for does not. Backports repeat merged changes on purpose.
+        return _nearby(signals)
     if signals.same_author and not signals.on_target:
         # The author's own earlier PR: a follow-up, a port to another branch or a resubmission
         # they already know about; telling them it is a duplicate helps nobody.

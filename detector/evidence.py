@@ -41,6 +41,7 @@ class ChangeEvidence:
     author: str | None = None
     created_at: str | None = None
     author_email: str | None = None  # of the head commit's author: ties a login to a git name
+    branch: str | None = None  # where it landed (merged) or is proposed (a PR's base), if known
     removed: frozenset[int] = frozenset()
     added: frozenset[int] = frozenset()
     # Lines a file's diff both removes and adds (moved or re-indented there): lines it keeps.
@@ -145,6 +146,7 @@ class Signals:
     distinctive_removed: bool = False  # a shared removed line is rare: specific to few changes
     distinctive_shared: bool = False  # a shared line on either side is rare
     on_target: bool = False  # the candidate is the commit that put this change on the target
+    backport: bool = False  # this change is for an older release line than the candidate's
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from detector.decide import THRESHOLDS
 from detector.evidence import ChangeEvidence, LineWeights, Signals
@@ -59,7 +60,31 @@ def measure(
         distinctive_removed=distinctive_removed,
         distinctive_shared=distinctive_removed
         or any(weights.is_rare(h, share) for h in shared_added),
+        backport=is_backport(query.branch, candidate.branch),
     )
+
+
+# Branches that hold the newest line of development; release lines are named by version.
+_DEVELOPMENT_BRANCHES = frozenset({"main", "master", "trunk", "develop", "development", "default"})
+
+
+def release_line(branch: str) -> tuple[float, ...] | None:
+    """Where a branch sits in release order: `3.12` and `8.3.x` by version, `lts-2-8` as 2.8,
+    `main` last; None for a name that says nothing about it (a feature branch)."""
+    if branch in _DEVELOPMENT_BRANCHES:
+        return (math.inf,)
+    numbers = re.findall(r"\d+", branch)
+    return tuple(float(n) for n in numbers) if numbers else None
+
+
+def is_backport(branch: str | None, candidate_branch: str | None) -> bool:
+    """This change is for an older release line than the candidate: a backport. A fix on main
+    does not reach `3.12` (projects that merge fixes upwards do it the other way round: a fix
+    on `2.7` reaches `2.8` and main, so that direction stays a duplicate)."""
+    if not branch or not candidate_branch or branch == candidate_branch:
+        return False
+    mine, theirs = release_line(branch), release_line(candidate_branch)
+    return mine is not None and theirs is not None and mine < theirs
 
 
 def shared_lines(

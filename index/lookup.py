@@ -5,15 +5,19 @@ Only stdlib `sqlite3` runs here: this is on `check`'s path, which a person waits
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from detector.evidence import ChangeEvidence, LineWeights
 from detector.matcher import Query
 from detector.model import Change, FileChange
 from detector.text import weigh
 from index.store import IndexStore, SymbolRow
+
+_COMMIT_ID = re.compile(r"^[0-9a-f]{7,40}$")
 
 MAX_CANDIDATES = 200
 LINE_CANDIDATES = 120
@@ -87,6 +91,7 @@ def query_from_change(
     issues: Iterable[str] = (),
     author: str | None = None,
     author_email: str | None = None,
+    branch: str | None = None,
 ) -> Query:
     """Evidence for a change that is not (necessarily) in the index: a branch or a patch."""
     from detector.text import tokenize
@@ -115,6 +120,7 @@ def query_from_change(
         title=title,
         author=author,
         author_email=author_email,
+        branch=branch_name(branch),
         removed=frozenset(removed),
         added=frozenset(added),
         kept=frozenset(kept),
@@ -358,6 +364,7 @@ def load_evidence(
             title=rows[cid]["title"] or "",
             author=rows[cid]["author"],
             author_email=rows[cid].get("author_email"),
+            branch=branch_of(rows[cid]),
             created_at=rows[cid]["created_at"],
             removed=frozenset(removed[cid]),
             added=frozenset(added[cid]),
@@ -374,6 +381,20 @@ def load_evidence(
         for cid in ids
         if cid in rows
     ]
+
+
+def branch_of(row: Mapping[str, Any]) -> str | None:
+    """The branch a PR was proposed for, else the one a change landed on, when known (a target
+    given as a commit id names no branch)."""
+    landed = row["target"] if row["state"] == "merged" else None
+    return branch_name(row["base_ref"]) or branch_name(landed)
+
+
+def branch_name(name: str | None) -> str | None:
+    """`refs/heads/3.12` and `origin/3.12` are the branch `3.12`; a commit id is no branch."""
+    if not name or _COMMIT_ID.match(name):
+        return None
+    return name.removeprefix("refs/heads/").removeprefix("refs/remotes/").removeprefix("origin/")
 
 
 def _shared_only(

@@ -106,7 +106,7 @@ def check_change(
     symbols, hunk_symbols = extract_symbols(change, blobs, settings)
     issues = linked_issues(f"{title}\n{body}")
     query = lookup.query_from_change(
-        store, change, symbols, hunk_symbols, title, body, issues, author, author_email
+        store, change, symbols, hunk_symbols, title, body, issues, author, author_email, info.target
     )
     return _match_query(store, repo, query, change, info, scope or lookup.Scope(), tip)
 
@@ -278,7 +278,9 @@ def _check_pr(
     change: Change | None = None
     tip: str | None = None
     if repo is not None and row["state"] != "merged" and target and row["base_sha"]:
-        tip = gitsource.resolve(repo, target, required=False)
+        # A PR for another branch (a backport to `3.12`) is done only if that branch has it.
+        branch = row["base_ref"] or target
+        tip = gitsource.resolve(repo, branch, required=False)
         try:
             diff = gitsource.diff_between(repo, row["base_sha"], row["head_sha"])
             change, _ = parse_filtered(diff, settings)

@@ -181,3 +181,65 @@ def test_a_busy_file_still_yields_the_nearest_prs(builder: RepoBuilder):
     )
     assert code in (0, 1), err
     assert 5 in {f["pr"] for f in json.loads(out)["findings"]}
+
+
+def _index_with_bases(builder: RepoBuilder, bases: dict[int, str], *targets: str) -> None:
+    """Index with a `gh pr list` export that names each PR's base branch (the first merged)."""
+    export = builder.path / "prs.json"
+    merged = min(bases)
+    export.write_text(
+        json.dumps(
+            [
+                {
+                    "number": number,
+                    "baseRefName": base,
+                    "state": "MERGED" if number == merged else "OPEN",
+                    "mergedAt": "2024-01-02T00:00:00Z" if number == merged else None,
+                }
+                for number, base in bases.items()
+            ]
+        )
+    )
+    flags = [part for name in targets for part in ("--target", name)]
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(export), *flags)
+    assert code == 0, err
+
+
+def test_a_backport_of_a_merged_fix_is_not_already_done(builder: RepoBuilder):
+    """#70 fixed main; #71 brings the same fix to the 3.12 release line, which lacks it."""
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
+    builder.checkout("3.12", "main")
+    builder.commit("Release 3.12.0", {"VERSION": "3.12.0\n"})
+    builder.checkout("main")
+    fixed = PIPELINE.replace(LEGACY, FIX)
+    builder.pr_branch(70, [("Resolve the offload strategy", {"pipeline.py": fixed})])
+    builder.merge_pr(70, how="squash")
+    builder.pr_branch(
+        71, [("[3.12] Resolve the offload strategy", {"pipeline.py": fixed})], base="3.12"
+    )
+    _index_with_bases(builder, {70: "main", 71: "3.12"}, "main")
+
+    [about_70] = [f for f in findings(builder, 71) if f["pr"] == 70]
+    assert about_70["verdict"] not in DECIDING
+    assert any("backport" in reason for reason in about_70["reasons"])
+
+
+def test_the_same_fix_for_a_newer_line_than_a_merged_one_is_still_a_duplicate(
+    builder: RepoBuilder,
+):
+    """Fixes merged into 3.12 are merged upwards: a later PR to main making it again is late."""
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
+    base = builder.head()
+    builder.checkout("3.12", "main")
+    builder.commit("Release 3.12.0", {"VERSION": "3.12.0\n"})
+    builder.checkout("main")
+    fixed = PIPELINE.replace(LEGACY, FIX)
+    builder.pr_branch(72, [("Resolve the offload strategy", {"pipeline.py": fixed})], base="3.12")
+    builder.merge_pr(72, how="merge", base="3.12")
+    builder.pr_branch(
+        73, [("Resolve the offload strategy too", {"pipeline.py": fixed})], start=base
+    )
+    _index_with_bases(builder, {72: "3.12", 73: "main"}, "main", "3.12")
+
+    [about_72] = [f for f in findings(builder, 73) if f["pr"] == 72]
+    assert about_72["verdict"] in DECIDING
