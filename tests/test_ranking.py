@@ -222,6 +222,10 @@ def test_a_backport_of_a_merged_fix_is_not_already_done(builder: RepoBuilder):
     [about_70] = [f for f in findings(builder, 71) if f["pr"] == 70]
     assert about_70["verdict"] not in DECIDING
     assert any("backport" in reason for reason in about_70["reasons"])
+    code, out, err = run_cli(builder.path, "sweep", "--format", "json", "--exit-zero")
+    assert code == 0, err
+    assert json.loads(out)["stats"]["open_prs"] == 1
+    assert json.loads(out)["already_done"] == []  # the sweep agrees
 
 
 def test_the_same_fix_for_a_newer_line_than_a_merged_one_is_still_a_duplicate(
