@@ -66,15 +66,22 @@ def measure(
 
 # Branches that hold the newest line of development; release lines are named by version.
 _DEVELOPMENT_BRANCHES = frozenset({"main", "master", "trunk", "develop", "development", "default"})
+_RELEASE_LINE = re.compile(
+    r"^(?:v|release[-/]?|rel[-/]|lts[-/]|stable[-/]|branch[-/])?"
+    r"(\d+(?:[.\-_]\d+)*)(?:[.\-_]x)?$",
+    re.IGNORECASE,
+)
 
 
 def release_line(branch: str) -> tuple[float, ...] | None:
-    """Where a branch sits in release order: `3.12` and `8.3.x` by version, `lts-2-8` as 2.8,
-    `main` last; None for a name that says nothing about it (a feature branch)."""
+    """Where a branch sits in release order: `3.12`, `8.3.x`, `release-1-13` and `lts-2-8` by
+    version, `main` last; None for any other name (`fix-42` is a topic, not release 42)."""
     if branch in _DEVELOPMENT_BRANCHES:
         return (math.inf,)
-    numbers = re.findall(r"\d+", branch)
-    return tuple(float(n) for n in numbers) if numbers else None
+    match = _RELEASE_LINE.match(branch)
+    if match is None:
+        return None
+    return tuple(float(n) for n in re.split(r"[.\-_]", match.group(1)))
 
 
 def is_backport(branch: str | None, candidate_branch: str | None) -> bool:

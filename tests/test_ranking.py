@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from detector.signals import is_backport
 from tests.repo_builder import RepoBuilder, run_cli
 from tests.test_check import LEGACY, PIPELINE
 
@@ -247,3 +250,24 @@ def test_the_same_fix_for_a_newer_line_than_a_merged_one_is_still_a_duplicate(
 
     [about_72] = [f for f in findings(builder, 73) if f["pr"] == 72]
     assert about_72["verdict"] in DECIDING
+
+
+@pytest.mark.parametrize(
+    ("branch", "candidate_branch", "backport"),
+    [
+        ("3.12", "main", True),
+        ("8.3.x", "8.4.x", True),
+        ("lts-2-8", "release-2-12", True),
+        ("release/1.13", "master", True),
+        ("2.8", "2.7", False),  # fixed on 2.7 first, merged upwards: still a duplicate
+        ("main", "3.12", False),
+        ("3.12", "3.12", False),
+        ("fix-42", "main", False),  # a topic branch, not release 42
+        ("3.12", "feature/offload", False),
+        (None, "main", False),
+    ],
+)
+def test_which_branch_pairs_are_backports(
+    branch: str | None, candidate_branch: str, backport: bool
+) -> None:
+    assert is_backport(branch, candidate_branch) is backport
