@@ -244,11 +244,28 @@ class Indexer:
         )
         if meta is not None:
             _apply_metadata(record, meta, keep_state=True)
-        if self._stage(record, commit.diff) and number is not None:
+        diff = commit.diff
+        if len(commit.parents) > 1 and not diff.strip():
+            # The merge brought nothing: the same change had landed before it. Record what the
+            # PR proposed (its head against its fork point), so that earlier PR can be found.
+            proposed = self._proposed_change(commit.parents[0], commit.parents[1])
+            if proposed is not None:
+                record.base_sha, diff = proposed
+        if self._stage(record, diff) and number is not None:
             merged_numbers.add(number)
             self.summary.merged += 1
         elif number is None and record.status == "indexed":
             self.summary.commits += 1
+
+    def _proposed_change(self, target_parent: str, head: str) -> tuple[str, str] | None:
+        """(fork point, diff) of a merged branch's own change, None if it has none."""
+        base = gitsource.merge_base(self.repo, target_parent, head)
+        if base is None or base == head:
+            return None
+        try:
+            return base, gitsource.diff_between(self.repo, base, head)
+        except git.GitCommandError:  # a missing object: keep the (empty) landed diff
+            return None
 
     # --- PR refs ----------------------------------------------------------------------------
 

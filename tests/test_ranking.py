@@ -186,6 +186,29 @@ def test_a_busy_file_still_yields_the_nearest_prs(builder: RepoBuilder):
     assert 5 in {f["pr"] for f in json.loads(out)["findings"]}
 
 
+def test_a_pr_merged_after_the_same_fix_landed_names_it(builder: RepoBuilder):
+    """#81's merge brought nothing (#80 had landed the same fix): its own change is indexed,
+    so asking about #81 names #80 as already done."""
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
+    base = builder.head()
+    fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
+    builder.pr_branch(80, [("Resolve the offload strategy", fixed)])
+    builder.merge_pr(80, how="squash")
+    builder.pr_branch(81, [("Stop reading the legacy flag", fixed)], start=base)
+    builder.merge_pr(81, how="merge")
+    export = builder.path / "prs.json"  # who wrote each PR (git shows who merged it)
+    export.write_text(
+        json.dumps(
+            [{"number": 80, "author": {"login": "ada"}}, {"number": 81, "author": {"login": "bob"}}]
+        )
+    )
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(export))
+    assert code == 0, err
+
+    [about_80] = [f for f in findings(builder, 81) if f["pr"] == 80]
+    assert about_80["verdict"] == "already-merged"
+
+
 def _index_with_bases(builder: RepoBuilder, bases: dict[int, str], *targets: str) -> None:
     """Index with a `gh pr list` export that names each PR's base branch (the first merged)."""
     export = builder.path / "prs.json"
