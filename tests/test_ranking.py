@@ -31,9 +31,14 @@ def index(builder: RepoBuilder) -> None:
     assert code == 0, err
 
 
-def test_among_identical_changes_the_merged_one_is_named_first(builder: RepoBuilder):
+def add_pipeline(builder: RepoBuilder) -> str:
+    """The story's starting point on main; returns that commit, where later PRs start."""
     builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
-    base = builder.head()
+    return builder.head()
+
+
+def test_among_identical_changes_the_merged_one_is_named_first(builder: RepoBuilder):
+    base = add_pipeline(builder)
     fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
     builder.pr_branch(20, [("Resolve the offload strategy", fixed)])
     builder.merge_pr(20, how="merge")
@@ -49,8 +54,7 @@ def test_among_identical_changes_the_merged_one_is_named_first(builder: RepoBuil
 
 
 def test_an_authors_own_earlier_pr_is_a_follow_up_not_a_duplicate(builder: RepoBuilder):
-    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
-    base = builder.head()
+    base = add_pipeline(builder)
     fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
     builder.pr_branch(30, [("Resolve the offload strategy", fixed)], author="Ada")
     builder.pr_branch(
@@ -69,8 +73,7 @@ def test_an_authors_own_earlier_pr_is_a_follow_up_not_a_duplicate(builder: RepoB
 
 def test_one_person_under_two_names_is_still_the_same_author(builder: RepoBuilder):
     """A login in one place and a real name in another: the head commits' e-mail ties them."""
-    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
-    base = builder.head()
+    base = add_pipeline(builder)
     fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
     ada = "1234+ada@users.noreply.github.com"
     builder.pr_branch(50, [("Resolve the offload strategy", fixed)], author="Ada L.", email=ada)
@@ -189,8 +192,7 @@ def test_a_busy_file_still_yields_the_nearest_prs(builder: RepoBuilder):
 def test_a_pr_merged_after_the_same_fix_landed_names_it(builder: RepoBuilder):
     """#81's merge brought nothing (#80 had landed the same fix): its own change is indexed,
     so asking about #81 names #80 as already done."""
-    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
-    base = builder.head()
+    base = add_pipeline(builder)
     fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
     builder.pr_branch(80, [("Resolve the offload strategy", fixed)])
     builder.merge_pr(80, how="squash")
