@@ -780,10 +780,7 @@ def index_repository(
         batch_size=batch_size,
     )
     try:
-        # A first run appends rows without the lookup indexes and builds them at its end; a
-        # run after an interrupted first one builds them before anything else.
-        store.build_lookup_indexes()
-        store.defer_lookup_indexes()
+        store.prepare_lookup_indexes()  # a first run builds them at its end
         for name in names:
             indexer.index_target(name)
         indexer.index_pull_refs(names, only_numbers)

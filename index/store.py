@@ -361,11 +361,12 @@ class IndexStore:
 
         self._write(action)
 
-    def defer_lookup_indexes(self) -> None:
-        """On an empty index, drop the lookup indexes: `build_lookup_indexes` sorts them in
-        once, which is several times cheaper than growing them batch by batch."""
-        if self.conn.execute("SELECT 1 FROM changes LIMIT 1").fetchone() is None:
-            self._write(lambda: drop_lookup_indexes(self.conn))
+    def prepare_lookup_indexes(self) -> None:
+        """Before a run. On an empty index, drop the lookup indexes: `build_lookup_indexes` sorts
+        them in once at the end, several times cheaper than growing them batch by batch. On any
+        other, build those an interrupted first run left out."""
+        empty = self.conn.execute("SELECT 1 FROM changes LIMIT 1").fetchone() is None
+        self._write(lambda: (drop_lookup_indexes if empty else create_lookup_indexes)(self.conn))
 
     def build_lookup_indexes(self) -> None:
         """Create whatever lookup index is missing (none, unless a first run stopped early)."""
