@@ -29,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from detector.decide import FEATURES  # noqa: E402
 from detector.evidence import Finding  # noqa: E402
 from index.config import Settings  # noqa: E402
 from index.errors import PrdupError  # noqa: E402
@@ -132,6 +133,7 @@ def feature_rows(query: int, findings: list[Finding], orig: int | None) -> list[
             # every signal, not only the score's features: the verdict rules read the rest, so
             # rule changes can be replayed offline from this file
             **{name: float(value) for name, value in asdict(f.signals).items()},
+            **{name: float(getattr(f.signals, name)) for name in FEATURES},  # derived ones too
         }
         for f in findings
     ]

@@ -32,6 +32,7 @@ FEATURES = (
     "recent_overlap",
     "same_author",
     "proximity",
+    "unshared_code_similarity",
 )
 
 
@@ -63,7 +64,10 @@ def decide_threshold() -> float:
 @cache
 def model() -> tuple[float, dict[str, float]]:
     data = json.loads(WEIGHTS_FILE.read_text())
-    return float(data["intercept"]), {name: float(data["weights"][name]) for name in FEATURES}
+    # A feature the file does not name (added since it was fitted) counts for nothing.
+    return float(data["intercept"]), {
+        name: float(data["weights"].get(name, 0.0)) for name in FEATURES
+    }
 
 
 def features(signals: Signals) -> list[float]:
@@ -77,21 +81,12 @@ def score(signals: Signals) -> float:
     if signals.on_target:
         z = max(z, 2.0)
     probability = 1.0 / (1.0 + math.exp(-z))
-    if not _shares_lines(signals):
+    if not signals.shares_lines:
         # Files, words and recency alone rank nearby work (duplicates by intent are found only
         # so) but never reach the default threshold: a PR opened just before in the same
         # function would otherwise score 0.99.
         probability *= NO_SHARED_LINE_SCALE
     return probability
-
-
-def _shares_lines(signals: Signals) -> bool:
-    return bool(
-        signals.same_patch
-        or signals.on_target
-        or signals.query_coverage > 0
-        or signals.candidate_coverage > 0
-    )
 
 
 def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdict:

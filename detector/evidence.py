@@ -52,6 +52,7 @@ class ChangeEvidence:
     issues: frozenset[str] = frozenset()
     patch_id: str | None = None
     terms: Mapping[str, float] = field(default_factory=dict)
+    code_terms: Mapping[str, float] = field(default_factory=dict)  # identifiers its lines use
     # When set, `removed`/`added` hold only the lines shared with the query (all a comparison
     # needs), and these are the weights of the whole sides, precomputed at index time.
     removed_total: float | None = None
@@ -139,6 +140,7 @@ class Signals:
     symbol_overlap: float = 0.0
     shared_issue: bool = False
     text_similarity: float = 0.0
+    code_similarity: float = 0.0  # the identifiers both changes' lines use (tf-idf cosine)
     removed_coverage: float = 0.0  # the shared removed lines as a share of the whole change
     proximity: float = 0.0  # 1 for the PR just before this one, 0.2 less per tenfold gap
     recent_overlap: float = 0.0  # proximity x query coverage: recent *and* sharing code
@@ -147,6 +149,23 @@ class Signals:
     distinctive_shared: bool = False  # a shared line on either side is rare
     on_target: bool = False  # the candidate is the commit that put this change on the target
     backport: bool = False  # this change is for an older release line than the candidate's
+
+    @property
+    def shares_lines(self) -> bool:
+        """Any code in common: the same patch, a shared line, or the target holding it."""
+        return bool(
+            self.same_patch
+            or self.on_target
+            or self.query_coverage > 0
+            or self.candidate_coverage > 0
+        )
+
+    @property
+    def unshared_code_similarity(self) -> float:
+        """Identifiers in common, where no line is: the same fix written differently touches
+        the same names. Where lines are shared they are the evidence, and names add nothing
+        a maintainer could check."""
+        return 0.0 if self.shares_lines else self.code_similarity
 
 
 @dataclass(frozen=True, slots=True)

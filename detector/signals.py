@@ -52,6 +52,7 @@ def measure(
         symbol_overlap=_overlap(query.symbols, candidate.symbols),
         shared_issue=bool(query.issues & candidate.issues),
         text_similarity=cosine(query.terms, candidate.terms),
+        code_similarity=cosine(query.code_terms, candidate.code_terms),
         removed_coverage=_ratio(removed_weight, query_removed + query_added),
         proximity=_proximity(reference_number, candidate.number),
         recent_overlap=_proximity(reference_number, candidate.number)

@@ -22,6 +22,7 @@ import git
 from detector.model import Change, NotADiff
 from index import gitsource
 from index.changes import FileRequest, assemble, parse_filtered, symbol_requests
+from index.code_model import fill_code_words
 from index.config import Settings
 from index.errors import EmptyRepository
 from index.metadata import (
@@ -787,6 +788,7 @@ def index_repository(
         indexer.apply_metadata_only()
         indexer.match_rebased()
         indexer.fill_author_emails()
+        fill_code_words(store)
         store.build_lookup_indexes()
         if indexer.changed or store.get_meta("derived_stale") != "0":
             from index.text_model import rebuild_text_model

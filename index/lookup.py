@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from detector.code_words import code_vector, count_words
 from detector.evidence import ChangeEvidence, LineWeights
 from detector.matcher import Query
 from detector.model import Change, FileChange
@@ -81,6 +82,16 @@ def idf_table(store: IndexStore, terms: Iterable[str]) -> dict[str, float]:
     return _values_for(store, "term_idf", "term", "idf", terms)
 
 
+def code_vectors(
+    store: IndexStore, counts: Mapping[Any, Mapping[str, int]]
+) -> dict[Any, dict[str, float]]:
+    """Each change's identifier vector, weighed by how many indexed changes use each word."""
+    words = {word for per_change in counts.values() for word in per_change}
+    df = _values_for(store, "code_word_df", "word", "df", words)
+    documents = int(store.get_meta("code_word_changes") or 0)
+    return {key: code_vector(per_change, df, documents) for key, per_change in counts.items()}
+
+
 def query_from_change(
     store: IndexStore,
     change: Change,
@@ -130,6 +141,7 @@ def query_from_change(
         issues=frozenset(issues),
         patch_id=None if change.is_empty else change.patch_id,
         terms=weigh(text, idf_table(store, tokenize(text))),
+        code_terms=code_vectors(store, {0: count_words(line_text.values())})[0],
     )
     return Query(change=evidence, line_text=line_text, line_place=line_place)
 
@@ -306,6 +318,7 @@ def load_evidence(
     hunks: dict[int, set[int]] = defaultdict(set)
     issues: dict[int, set[str]] = defaultdict(set)
     terms: dict[int, dict[str, float]] = defaultdict(dict)
+    words: dict[int, dict[str, int]] = {cid: {} for cid in ids}
     rows: dict[int, dict] = {}
     for chunk in _chunks(list(ids)):
         marks = ",".join("?" * len(chunk))
@@ -353,6 +366,11 @@ def load_evidence(
             [*chunk, *params],
         ):
             terms[cid][term] = weight
+        for cid, word, count in store.rows(
+            f"SELECT change_id, word, count FROM code_words WHERE change_id IN ({marks})", chunk
+        ):
+            words[cid][word] = count
+    code_terms = code_vectors(store, words)
     return [
         ChangeEvidence(
             key=f"#{rows[cid]['number']}"
@@ -375,6 +393,7 @@ def load_evidence(
             issues=frozenset(issues[cid]),
             patch_id=rows[cid]["patch_id"],
             terms=terms[cid],
+            code_terms=code_terms[cid],
             removed_total=rows[cid].get("removed_weight") if shared_with is not None else None,
             added_total=rows[cid].get("added_weight") if shared_with is not None else None,
         )

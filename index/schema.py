@@ -198,12 +198,29 @@ def _sweep_seen_details(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE sweep_seen ADD COLUMN details TEXT")
 
 
+def _code_words(conn: sqlite3.Connection) -> None:
+    """The identifiers each change's lines use, and in how many changes each appears: they rank
+    candidates that share no line (filled by `prdup index`, for old rows too)."""
+    conn.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS code_words (
+            change_id INTEGER NOT NULL,
+            word TEXT NOT NULL,
+            count INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS code_words_change ON code_words(change_id);
+        CREATE TABLE IF NOT EXISTS code_word_df (word TEXT PRIMARY KEY, df INTEGER NOT NULL);
+        """
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
     _line_weight_totals,
     _author_emails,
     _sweep_seen_details,
+    _code_words,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -180,7 +180,7 @@ class IndexStore:
         return row[0] if row else None
 
     def _delete_children(self, change_id: int) -> None:
-        for table in ("files", "hunks", "lines", "symbols", "issue_refs", "terms"):
+        for table in ("files", "hunks", "lines", "symbols", "issue_refs", "terms", "code_words"):
             self.conn.execute(f"DELETE FROM {table} WHERE change_id = ?", (change_id,))
 
     def _save(self, record: ChangeRecord, change: Change | None) -> int:
@@ -313,6 +313,52 @@ class IndexStore:
             self.conn.executemany("INSERT INTO term_idf(term, idf) VALUES (?, ?)", idf.items())
             self.conn.executemany(
                 "INSERT INTO terms(change_id, term, weight) VALUES (?, ?, ?)", weights
+            )
+
+        self._write(action)
+
+    def changes_without_code_words(self) -> list[int]:
+        """Changes with stored lines whose words were never counted."""
+        return [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT c.id FROM changes c WHERE EXISTS (SELECT 1 FROM lines l "
+                "WHERE l.change_id = c.id) AND NOT EXISTS (SELECT 1 FROM code_words w "
+                "WHERE w.change_id = c.id) ORDER BY c.id"
+            )
+        ]
+
+    def line_texts_of(self, change_ids: Sequence[int]) -> dict[int, dict[int, str]]:
+        """Each change's distinct changed lines, by hash, with their normalised text."""
+        found: dict[int, dict[int, str]] = {cid: {} for cid in change_ids}
+        marks = ",".join("?" * len(change_ids))
+        for cid, line_hash, text in self.conn.execute(
+            f"SELECT l.change_id, l.hash, t.text FROM lines l JOIN line_texts t "
+            f"ON t.hash = l.hash WHERE l.change_id IN ({marks})",
+            list(change_ids),
+        ):
+            found[cid][line_hash] = text
+        return found
+
+    def save_code_words(self, rows: Sequence[tuple[int, str, int]]) -> None:
+        self._write(
+            lambda: self.conn.executemany(
+                "INSERT INTO code_words(change_id, word, count) VALUES (?, ?, ?)", rows
+            )
+        )
+
+    def rebuild_code_word_df(self) -> None:
+        """In how many changes each word appears, and how many changes have words."""
+
+        def action() -> None:
+            self.conn.execute("DELETE FROM code_word_df")
+            self.conn.execute(
+                "INSERT INTO code_word_df(word, df) "
+                "SELECT word, count(DISTINCT change_id) FROM code_words GROUP BY word"
+            )
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) "
+                "SELECT 'code_word_changes', count(DISTINCT change_id) FROM code_words"
             )
 
         self._write(action)

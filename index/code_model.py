@@ -1,0 +1,40 @@
+"""Count the identifiers of every change's changed lines, once per change, at index time.
+
+Only changes that have lines and no words yet are read, so a run that adds one PR reads one
+PR; an index built before words existed is filled on its next run.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from detector.code_words import most_used
+from detector.text import tokenize
+from index.store import IndexStore
+
+_BATCH = 400
+_CACHE_LIMIT = 400_000  # tokenised lines kept between changes (moved code repeats lines)
+
+
+def fill_code_words(store: IndexStore) -> int:
+    """Store the words of every change that lacks them and recount their document frequency;
+    returns how many changes were read."""
+    pending = store.changes_without_code_words()
+    cache: dict[int, frozenset[str]] = {}
+    for start in range(0, len(pending), _BATCH):
+        batch = pending[start : start + _BATCH]
+        rows: list[tuple[int, str, int]] = []
+        for change_id, lines in store.line_texts_of(batch).items():
+            counts: Counter[str] = Counter()
+            for line_hash, text in lines.items():
+                tokens = cache.get(line_hash)
+                if tokens is None:
+                    if len(cache) >= _CACHE_LIMIT:
+                        cache.clear()
+                    tokens = cache[line_hash] = frozenset(tokenize(text))
+                counts.update(tokens)  # as `count_words` does for a query's lines
+            rows.extend((change_id, word, n) for word, n in most_used(counts))
+        store.save_code_words(rows)
+    if pending:
+        store.rebuild_code_word_df()
+    return len(pending)
