@@ -186,6 +186,15 @@ def _reasons(query: Query, candidate: ChangeEvidence, s: Signals, verdict: str) 
         yield f"both reference {', '.join(sorted(query.change.issues & candidate.issues))}"
     if s.text_similarity >= 0.2:
         yield f"similar title and description (text similarity {s.text_similarity:.2f})"
+    if s.unshared_code_similarity >= 0.2:
+        words = sorted(
+            query.change.code_terms.keys() & candidate.code_terms.keys(),
+            key=lambda w: -query.change.code_terms[w] * candidate.code_terms[w],
+        )
+        yield (
+            f"no line in common, but the same names in the changed lines: {', '.join(words[:5])} "
+            f"(code similarity {s.code_similarity:.2f})"
+        )
 
 
 def _gap(query: Query, candidate: ChangeEvidence) -> int | None:

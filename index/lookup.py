@@ -25,6 +25,8 @@ LINE_CANDIDATES = 120
 SYMBOL_CANDIDATES = 40
 FILE_CANDIDATES = 30
 TEXT_CANDIDATES = 40
+CODE_WORD_CANDIDATES = 20
+COMMON_CODE_WORD = 0.05  # a word in more than this share of changes retrieves nothing
 _CHUNK = 500
 
 
@@ -196,6 +198,7 @@ def candidate_ids(
         _by_symbols(store, query, where, params, nearest),
         _by_issues(store, query, where, params),
         _by_text(store, query, where, params),
+        _by_code_words(store, query, where, params),
         _by_files(store, query, where, params, nearest),
     ):
         for change_id in extra:
@@ -290,6 +293,26 @@ def _by_text(store: IndexStore, query: ChangeEvidence, where: str, params: list[
         ):
             scores[change_id] += weight * other
     return sorted(scores, key=lambda cid: -scores[cid])[:TEXT_CANDIDATES]
+
+
+def _by_code_words(
+    store: IndexStore, query: ChangeEvidence, where: str, params: list[int]
+) -> list[int]:
+    """Changes whose lines use the query's rarer identifiers: a fix written differently shares
+    no line, and may touch no file in common (a caller fixed instead of the callee)."""
+    documents = int(store.get_meta("code_word_changes") or 0)
+    df = _values_for(store, "code_word_df", "word", "df", query.code_terms)
+    scores: dict[int, float] = defaultdict(float)
+    for word, weight in query.code_terms.items():
+        if df.get(word, 0) > COMMON_CODE_WORD * documents:
+            continue
+        for (change_id,) in store.rows(
+            f"SELECT w.change_id FROM code_words w JOIN changes c ON c.id = w.change_id "
+            f"WHERE w.word = ? AND {where}",
+            [word, *params],
+        ):
+            scores[change_id] += weight
+    return sorted(scores, key=lambda cid: -scores[cid])[:CODE_WORD_CANDIDATES]
 
 
 def load_evidence(

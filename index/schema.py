@@ -20,12 +20,16 @@ LOOKUP_INDEXES = {
     "hunks_content": "hunks(content_hash)",
     "lines_hash": "lines(hash, change_id)",
     "symbols_name": "symbols(qualified, path)",
+    "code_words_word": "code_words(word)",
 }
 
 
 def create_lookup_indexes(conn: sqlite3.Connection) -> None:
+    """Create the missing ones, on whichever of their tables exist (a migration adds tables)."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     for name, columns in LOOKUP_INDEXES.items():
-        conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {columns}")
+        if columns.split("(")[0] in tables:
+            conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {columns}")
 
 
 def drop_lookup_indexes(conn: sqlite3.Connection) -> None:
@@ -212,6 +216,7 @@ def _code_words(conn: sqlite3.Connection) -> None:
         CREATE TABLE IF NOT EXISTS code_word_df (word TEXT PRIMARY KEY, df INTEGER NOT NULL);
         """
     )
+    create_lookup_indexes(conn)
 
 
 MIGRATIONS: tuple[Migration, ...] = (

@@ -296,3 +296,27 @@ def test_which_branch_pairs_are_backports(
     branch: str | None, candidate_branch: str, backport: bool
 ) -> None:
     assert is_backport(branch, candidate_branch) is backport
+
+
+def test_the_same_names_rank_a_fix_written_differently_above_nearer_work(builder: RepoBuilder):
+    """No line in common with either earlier PR: the one whose changed lines use the same
+    names (the strategy resolver, the offload call) is named before a nearer edit of the same
+    method's logger, and neither is called a duplicate on names alone."""
+    base = add_pipeline(builder)
+    strategy = PIPELINE.replace(LEGACY, "        if OffloadStrategy.resolve(config).wants_cpu:\n")
+    builder.pr_branch(60, [("Resolve the offload strategy", {"pipeline.py": strategy})])
+    logger = PIPELINE.replace('getLogger("pipeline")', "getLogger(__name__)")
+    builder.pr_branch(61, [("Name the logger by module", {"pipeline.py": logger})], start=base)
+    offload_call = PIPELINE.replace(
+        "            self.enable_model_cpu_offload()\n",
+        "            self.enable_model_cpu_offload(OffloadStrategy.resolve(config).wants_cpu)\n",
+    )
+    builder.pr_branch(62, [("Pass it along", {"pipeline.py": offload_call})], start=base)
+    index(builder)
+
+    found = findings(builder, 62)
+    assert [f["pr"] for f in found[:2]] == [60, 61]
+    assert all(f["verdict"] not in DECIDING for f in found)
+    assert any(
+        "same names" in reason and "offloadstrategy" in reason for reason in found[0]["reasons"]
+    )
