@@ -124,6 +124,7 @@ def _any_evidence(s: Signals) -> bool:
         or s.symbol_overlap
         or s.shared_issue
         or s.text_similarity >= 0.1
+        or s.code_similarity >= 0.1
     )
 
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|\d{2,}")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SNAKE = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")
 _STOP = frozenset(
     [
         "a",
@@ -101,12 +102,14 @@ def tokenize(text: str) -> list[str]:
     """Lower-cased words and their camelCase / snake_case parts, minus words every PR uses."""
     tokens: list[str] = []
     for word in _WORD.findall(text or ""):
-        parts = [p for p in _CAMEL.split(word) if p]
+        rest = word[1:]
+        # A camelCase boundary needs a capital after the first letter; most words have none.
+        parts = [p for p in _CAMEL.split(word) if p] if rest != rest.lower() else ()
         for token in {word, *parts} if len(parts) > 1 else (word,):
             lowered = token.lower()
             if len(lowered) > 1 and lowered not in _STOP:
                 tokens.append(lowered)
-    for snake in re.findall(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+", text or ""):
+    for snake in _SNAKE.findall(text or ""):
         lowered = snake.lower()
         if lowered not in _STOP:
             tokens.append(lowered)

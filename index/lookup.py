@@ -304,7 +304,7 @@ def _by_code_words(
     df = _values_for(store, "code_word_df", "word", "df", query.code_terms)
     scores: dict[int, float] = defaultdict(float)
     for word, weight in query.code_terms.items():
-        if df.get(word, 0) > COMMON_CODE_WORD * documents:
+        if df.get(word, 0) > max(5, COMMON_CODE_WORD * documents):
             continue
         for (change_id,) in store.rows(
             f"SELECT w.change_id FROM code_words w JOIN changes c ON c.id = w.change_id "

@@ -535,6 +535,33 @@ def test_author_emails_are_recorded_and_filled_in_for_old_rows(history: RepoBuil
     assert rows(db_path, "SELECT COUNT(*) FROM changes WHERE author_email IS NULL") == [(0,)]
 
 
+def test_code_words_are_counted_per_change_and_filled_in_for_old_rows(
+    history: RepoBuilder, db_path: Path
+):
+    index_repository(history.path, db_path=db_path)
+    pr3 = change(db_path, 3)
+    words = dict(
+        rows(db_path, "SELECT word, count FROM code_words WHERE change_id = ?", (pr3["id"],))
+    )
+    # camelCase and snake_case parts too: `resolve_offload` is found as `offload` elsewhere
+    assert {"resolve_offload", "resolve", "offload", "enable_cpu_offload", "config"} <= set(words)
+    assert words["config"] == 2  # in the removed and in the added line
+    with_words = rows(db_path, "SELECT count(DISTINCT change_id) FROM code_words")[0][0]
+    assert rows(db_path, "SELECT value FROM meta WHERE key = 'code_word_changes'") == [
+        (str(with_words),)
+    ]
+    assert rows(db_path, "SELECT df FROM code_word_df WHERE word = 'resolve_offload'") == [(1,)]
+    before = rows(db_path, "SELECT change_id, word, count FROM code_words ORDER BY 1, 2")
+
+    with sqlite3.connect(db_path) as conn:  # an index written before words were counted
+        conn.execute("DELETE FROM code_words")
+        conn.execute("DELETE FROM code_word_df")
+    summary = index_repository(history.path, db_path=db_path)
+
+    assert summary.unchanged > 0 and summary.merged == 0  # nothing re-read from git...
+    assert rows(db_path, "SELECT change_id, word, count FROM code_words ORDER BY 1, 2") == before
+
+
 def _index_names(db: Path) -> set[str]:
     return {name for (name,) in rows(db, "SELECT name FROM sqlite_master WHERE type = 'index'")}
 

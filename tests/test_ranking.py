@@ -320,3 +320,19 @@ def test_the_same_names_rank_a_fix_written_differently_above_nearer_work(builder
     assert any(
         "same names" in reason and "offloadstrategy" in reason for reason in found[0]["reasons"]
     )
+
+
+def test_a_fix_in_another_file_is_found_by_the_names_it_uses(builder: RepoBuilder):
+    """The callee fixed in one PR, its caller in another: no file and no line in common."""
+    add_pipeline(builder)
+    builder.commit("Add the strategies", {"strategies.py": "STRATEGIES = {}\n"})
+    base = builder.head()
+    resolver = "def resolve_offload_strategy(config):\n    return config.offload_strategy\n"
+    builder.pr_branch(70, [("Strategies know their default", {"strategies.py": resolver})])
+    caller = PIPELINE.replace(LEGACY, "        if resolve_offload_strategy(config) == 'cpu':\n")
+    builder.pr_branch(71, [("Pipeline asks first", {"pipeline.py": caller})], start=base)
+    index(builder)
+
+    [about_70] = [f for f in findings(builder, 71) if f["pr"] == 70]
+    assert about_70["verdict"] == "related"
+    assert any("resolve_offload_strategy" in reason for reason in about_70["reasons"])
