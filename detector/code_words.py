@@ -30,17 +30,18 @@ def most_used(counts: Counter[str]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:WORDS_PER_CHANGE]
 
 
-def code_vector(
-    counts: Mapping[str, int], document_frequency: Mapping[str, int], documents: int
+def inverse_frequencies(
+    words: Iterable[str], document_frequency: Mapping[str, int], documents: int
 ) -> dict[str, float]:
-    """An L2-normalised tf-idf vector of a change's words: its `TERMS_PER_VECTOR` heaviest."""
-    if documents <= 0:
-        return {}
-    raw = {
-        word: (1 + math.log(n)) * math.log((documents + 1) / (document_frequency.get(word, 0) + 1))
-        for word, n in counts.items()
-        if n > 0
+    """idf of each word among `documents` changes (an unseen word counts as in none)."""
+    return {
+        word: math.log((documents + 1) / (document_frequency.get(word, 0) + 1)) for word in words
     }
+
+
+def code_vector(counts: Mapping[str, int], idf: Mapping[str, float]) -> dict[str, float]:
+    """An L2-normalised tf-idf vector of a change's words: its `TERMS_PER_VECTOR` heaviest."""
+    raw = {word: (1 + math.log(n)) * idf.get(word, 0.0) for word, n in counts.items() if n > 0}
     best = sorted(raw.items(), key=lambda kv: (-kv[1], kv[0]))[:TERMS_PER_VECTOR]
     norm = math.sqrt(sum(value * value for _, value in best)) or 1.0
     return {word: value / norm for word, value in best if value > 0}

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from detector.code_words import code_vector, count_words
+from detector.code_words import code_vector, count_words, inverse_frequencies
 from detector.evidence import ChangeEvidence, LineWeights
 from detector.matcher import Query
 from detector.model import Change, FileChange
@@ -26,7 +26,8 @@ SYMBOL_CANDIDATES = 40
 FILE_CANDIDATES = 30
 TEXT_CANDIDATES = 40
 CODE_WORD_CANDIDATES = 20
-COMMON_CODE_WORD = 0.05  # a word in more than this share of changes retrieves nothing
+COMMON_CODE_WORD = 0.02  # a word in more than this share of changes retrieves nothing
+RETRIEVING_CODE_WORDS = 12  # the query's heaviest words that retrieve
 _CHUNK = 500
 
 
@@ -89,9 +90,12 @@ def code_vectors(
 ) -> dict[Any, dict[str, float]]:
     """Each change's identifier vector, weighed by how many indexed changes use each word."""
     words = {word for per_change in counts.values() for word in per_change}
-    df = _values_for(store, "code_word_df", "word", "df", words)
     documents = int(store.get_meta("code_word_changes") or 0)
-    return {key: code_vector(per_change, df, documents) for key, per_change in counts.items()}
+    if not words or documents <= 0:
+        return {key: {} for key in counts}
+    df = _values_for(store, "code_word_df", "word", "df", words)
+    idf = inverse_frequencies(words, df, documents)
+    return {key: code_vector(per_change, idf) for key, per_change in counts.items()}
 
 
 def query_from_change(
@@ -303,9 +307,9 @@ def _by_code_words(
     documents = int(store.get_meta("code_word_changes") or 0)
     df = _values_for(store, "code_word_df", "word", "df", query.code_terms)
     scores: dict[int, float] = defaultdict(float)
-    for word, weight in query.code_terms.items():
-        if df.get(word, 0) > max(5, COMMON_CODE_WORD * documents):
-            continue
+    heaviest = sorted(query.code_terms.items(), key=lambda kv: -kv[1])
+    rare = [(w, v) for w, v in heaviest if df.get(w, 0) <= max(5, COMMON_CODE_WORD * documents)]
+    for word, weight in rare[:RETRIEVING_CODE_WORDS]:
         for (change_id,) in store.rows(
             f"SELECT w.change_id FROM code_words w JOIN changes c ON c.id = w.change_id "
             f"WHERE w.word = ? AND {where}",
@@ -341,7 +345,7 @@ def load_evidence(
     hunks: dict[int, set[int]] = defaultdict(set)
     issues: dict[int, set[str]] = defaultdict(set)
     terms: dict[int, dict[str, float]] = defaultdict(dict)
-    words: dict[int, dict[str, int]] = {cid: {} for cid in ids}
+    words: dict[int, dict[str, int]] = defaultdict(dict)
     rows: dict[int, dict] = {}
     for chunk in _chunks(list(ids)):
         marks = ",".join("?" * len(chunk))
@@ -389,8 +393,16 @@ def load_evidence(
             [*chunk, *params],
         ):
             terms[cid][term] = weight
+        # Identifiers matter only where no line is shared (`Signals.unshared_code_similarity`).
+        wordy = [
+            cid
+            for cid in chunk
+            if shared_with is None
+            or not (removed[cid] or added[cid] or _same_patch(rows[cid], shared_with))
+        ]
+        marks = ",".join("?" * len(wordy))
         for cid, word, count in store.rows(
-            f"SELECT change_id, word, count FROM code_words WHERE change_id IN ({marks})", chunk
+            f"SELECT change_id, word, count FROM code_words WHERE change_id IN ({marks})", wordy
         ):
             words[cid][word] = count
     code_terms = code_vectors(store, words)
@@ -416,13 +428,17 @@ def load_evidence(
             issues=frozenset(issues[cid]),
             patch_id=rows[cid]["patch_id"],
             terms=terms[cid],
-            code_terms=code_terms[cid],
+            code_terms=code_terms.get(cid, {}),
             removed_total=rows[cid].get("removed_weight") if shared_with is not None else None,
             added_total=rows[cid].get("added_weight") if shared_with is not None else None,
         )
         for cid in ids
         if cid in rows
     ]
+
+
+def _same_patch(row: Mapping[str, Any], query: ChangeEvidence) -> bool:
+    return bool(query.patch_id and row["patch_id"] == query.patch_id)
 
 
 def branch_of(row: Mapping[str, Any]) -> str | None:
