@@ -26,8 +26,7 @@ SYMBOL_CANDIDATES = 40
 FILE_CANDIDATES = 30
 TEXT_CANDIDATES = 40
 CODE_WORD_CANDIDATES = 20
-COMMON_CODE_WORD = 0.02  # a word in more than this share of changes retrieves nothing
-RETRIEVING_CODE_WORDS = 12  # the query's heaviest words that retrieve
+COMMON_CODE_WORD = 0.05  # a word in more than this share of changes retrieves nothing
 _CHUNK = 500
 
 
@@ -306,17 +305,24 @@ def _by_code_words(
     no line, and may touch no file in common (a caller fixed instead of the callee)."""
     documents = int(store.get_meta("code_word_changes") or 0)
     df = _values_for(store, "code_word_df", "word", "df", query.code_terms)
-    scores: dict[int, float] = defaultdict(float)
-    heaviest = sorted(query.code_terms.items(), key=lambda kv: -kv[1])
-    rare = [(w, v) for w, v in heaviest if df.get(w, 0) <= max(5, COMMON_CODE_WORD * documents)]
-    for word, weight in rare[:RETRIEVING_CODE_WORDS]:
-        for (change_id,) in store.rows(
-            f"SELECT w.change_id FROM code_words w JOIN changes c ON c.id = w.change_id "
-            f"WHERE w.word = ? AND {where}",
-            [word, *params],
-        ):
-            scores[change_id] += weight
-    return sorted(scores, key=lambda cid: -scores[cid])[:CODE_WORD_CANDIDATES]
+    common = max(5, COMMON_CODE_WORD * documents)
+    rare = [(w, v) for w, v in query.code_terms.items() if df.get(w, 0) <= common]
+    if not rare:
+        return []
+    store.conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS query_words (word TEXT PRIMARY KEY, weight REAL)"
+    )
+    store.conn.execute("DELETE FROM temp.query_words")
+    store.conn.executemany("INSERT INTO temp.query_words(word, weight) VALUES (?, ?)", rare)
+    return [
+        change_id
+        for change_id, _ in store.rows(
+            f"SELECT w.change_id, sum(q.weight) AS s FROM temp.query_words q "
+            f"CROSS JOIN code_words w ON w.word = q.word CROSS JOIN changes c ON c.id = w.change_id "
+            f"WHERE {where} GROUP BY w.change_id ORDER BY s DESC, w.change_id DESC LIMIT ?",
+            [*params, CODE_WORD_CANDIDATES],
+        )
+    ]
 
 
 def load_evidence(
