@@ -50,13 +50,14 @@ def shrink_copy(full: Path, small: Path, keep: int) -> None:
         "(SELECT number FROM changes WHERE number IS NOT NULL ORDER BY number DESC LIMIT ?)",
         (keep,),
     )
-    for table in ("lines", "files", "hunks", "symbols", "issue_refs", "terms"):
+    for table in ("lines", "files", "hunks", "symbols", "issue_refs", "terms", "code_words"):
         conn.execute(f"DELETE FROM {table} WHERE change_id IN (SELECT id FROM gone)")
     conn.execute("DELETE FROM changes WHERE id IN (SELECT id FROM gone)")
     conn.commit()
     conn.close()
     with IndexStore(small) as store:
         store.rebuild_line_df()
+        store.rebuild_code_word_df()
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ from detector.code_words import code_vector, count_words, inverse_frequencies
 from detector.evidence import ChangeEvidence, LineWeights
 from detector.matcher import Query
 from detector.model import Change, FileChange
+from detector.signals import shared_lines
 from detector.text import weigh
 from index.store import IndexStore, SymbolRow
 
@@ -318,7 +319,8 @@ def _by_code_words(
         change_id
         for change_id, _ in store.rows(
             f"SELECT w.change_id, sum(q.weight) AS s FROM temp.query_words q "
-            f"CROSS JOIN code_words w ON w.word = q.word CROSS JOIN changes c ON c.id = w.change_id "
+            f"CROSS JOIN code_words w ON w.word = q.word "
+            f"CROSS JOIN changes c ON c.id = w.change_id "
             f"WHERE {where} GROUP BY w.change_id ORDER BY s DESC, w.change_id DESC LIMIT ?",
             [*params, CODE_WORD_CANDIDATES],
         )
@@ -352,6 +354,10 @@ def load_evidence(
     issues: dict[int, set[str]] = defaultdict(set)
     terms: dict[int, dict[str, float]] = defaultdict(dict)
     words: dict[int, dict[str, int]] = defaultdict(dict)
+
+    def kept_in(cid: int) -> frozenset[int]:
+        return frozenset(h for _, h in removed_in[cid] & added_in[cid])
+
     rows: dict[int, dict] = {}
     for chunk in _chunks(list(ids)):
         marks = ",".join("?" * len(chunk))
@@ -404,7 +410,7 @@ def load_evidence(
             cid
             for cid in chunk
             if shared_with is None
-            or not (removed[cid] or added[cid] or _same_patch(rows[cid], shared_with))
+            or not _shares_a_line(shared_with, rows[cid], removed[cid], added[cid], kept_in(cid))
         ]
         marks = ",".join("?" * len(wordy))
         for cid, word, count in store.rows(
@@ -427,7 +433,7 @@ def load_evidence(
             created_at=rows[cid]["created_at"],
             removed=frozenset(removed[cid]),
             added=frozenset(added[cid]),
-            kept=frozenset(h for _, h in removed_in[cid] & added_in[cid]),
+            kept=kept_in(cid),
             files=frozenset(files[cid]),
             symbols=frozenset(symbols[cid]),
             hunks=frozenset(hunks[cid]),
@@ -443,8 +449,20 @@ def load_evidence(
     ]
 
 
-def _same_patch(row: Mapping[str, Any], query: ChangeEvidence) -> bool:
-    return bool(query.patch_id and row["patch_id"] == query.patch_id)
+def _shares_a_line(
+    query: ChangeEvidence,
+    row: Mapping[str, Any],
+    removed: set[int],
+    added: set[int],
+    kept: frozenset[int],
+) -> bool:
+    """What `Signals.shares_lines` will say (short of the target probe), before measuring."""
+    if query.patch_id and row["patch_id"] == query.patch_id:
+        return True
+    candidate = ChangeEvidence(
+        key="", removed=frozenset(removed), added=frozenset(added), kept=kept
+    )
+    return any(shared_lines(query, candidate))
 
 
 def branch_of(row: Mapping[str, Any]) -> str | None:
