@@ -1,7 +1,7 @@
 """Count the identifiers of every change's changed lines, once per change, at index time.
 
-Only changes that have lines and no words yet are read, so a run that adds one PR reads one
-PR; an index built before words existed is filled on its next run.
+Only changes whose words were never counted are read, so a run that adds one PR reads one PR;
+an index built before words existed is filled on its next run.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def fill_code_words(store: IndexStore) -> int:
                     tokens = cache[line_hash] = frozenset(tokenize(text))
                 counts.update(tokens)  # as `count_words` does for a query's lines
             rows.extend((change_id, word, n) for word, n in most_used(counts))
-        store.save_code_words(rows)
+        store.save_code_words(batch, rows)
     if pending:
         store.rebuild_code_word_df()
     return len(pending)

@@ -219,6 +219,14 @@ def _code_words(conn: sqlite3.Connection) -> None:
     create_lookup_indexes(conn)
 
 
+def _code_words_counted(conn: sqlite3.Connection) -> None:
+    """Which changes had their words counted (some have none): a run reads only the others."""
+    conn.execute("ALTER TABLE changes ADD COLUMN words_counted INTEGER NOT NULL DEFAULT 0")
+    conn.execute(
+        "UPDATE changes SET words_counted = 1 WHERE id IN (SELECT change_id FROM code_words)"
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -226,6 +234,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _author_emails,
     _sweep_seen_details,
     _code_words,
+    _code_words_counted,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -209,6 +209,7 @@ class IndexStore:
             "file_count": len(change.files) if change else 0,
             "added": change.added_count if change else 0,
             "removed": change.removed_count if change else 0,
+            "words_counted": 0,
         }
         if existing is None:
             cursor = self.conn.execute(
@@ -318,13 +319,11 @@ class IndexStore:
         self._write(action)
 
     def changes_without_code_words(self) -> list[int]:
-        """Changes with stored lines whose words were never counted."""
+        """Changes whose words were never counted (new, or re-read since)."""
         return [
             row[0]
             for row in self.conn.execute(
-                "SELECT c.id FROM changes c WHERE EXISTS (SELECT 1 FROM lines l "
-                "WHERE l.change_id = c.id) AND NOT EXISTS (SELECT 1 FROM code_words w "
-                "WHERE w.change_id = c.id) ORDER BY c.id"
+                "SELECT id FROM changes WHERE words_counted = 0 ORDER BY id"
             )
         ]
 
@@ -340,12 +339,20 @@ class IndexStore:
             found[cid][line_hash] = text
         return found
 
-    def save_code_words(self, rows: Sequence[tuple[int, str, int]]) -> None:
-        self._write(
-            lambda: self.conn.executemany(
+    def save_code_words(
+        self, change_ids: Sequence[int], rows: Sequence[tuple[int, str, int]]
+    ) -> None:
+        """The words of these changes (all of them: a change may have none)."""
+
+        def action() -> None:
+            self.conn.executemany(
                 "INSERT INTO code_words(change_id, word, count) VALUES (?, ?, ?)", rows
             )
-        )
+            self.conn.executemany(
+                "UPDATE changes SET words_counted = 1 WHERE id = ?", [(i,) for i in change_ids]
+            )
+
+        self._write(action)
 
     def rebuild_code_word_df(self) -> None:
         """In how many changes each word appears, and how many changes have words."""

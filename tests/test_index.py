@@ -556,10 +556,12 @@ def test_code_words_are_counted_per_change_and_filled_in_for_old_rows(
     with sqlite3.connect(db_path) as conn:  # an index written before words were counted
         conn.execute("DELETE FROM code_words")
         conn.execute("DELETE FROM code_word_df")
+        conn.execute("UPDATE changes SET words_counted = 0")  # as the migration leaves it
     summary = index_repository(history.path, db_path=db_path)
 
     assert summary.unchanged > 0 and summary.merged == 0  # nothing re-read from git...
     assert rows(db_path, "SELECT change_id, word, count FROM code_words ORDER BY 1, 2") == before
+    assert rows(db_path, "SELECT count(*) FROM changes WHERE words_counted = 0") == [(0,)]
 
 
 def _index_names(db: Path) -> set[str]:
