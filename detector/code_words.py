@@ -7,6 +7,8 @@ candidates that share no line (see `Signals.unshared_code_similarity`).
 
 from __future__ import annotations
 
+import functools
+import heapq
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -30,6 +32,11 @@ def most_used(counts: Counter[str]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:WORDS_PER_CHANGE]
 
 
+@functools.cache
+def _tf(count: int) -> float:
+    return 1 + math.log(count)
+
+
 def inverse_frequencies(
     words: Iterable[str], document_frequency: Mapping[str, int], documents: int
 ) -> dict[str, float]:
@@ -41,7 +48,7 @@ def inverse_frequencies(
 
 def code_vector(counts: Mapping[str, int], idf: Mapping[str, float]) -> dict[str, float]:
     """An L2-normalised tf-idf vector of a change's words: its `TERMS_PER_VECTOR` heaviest."""
-    raw = {word: (1 + math.log(n)) * idf.get(word, 0.0) for word, n in counts.items() if n > 0}
-    best = sorted(raw.items(), key=lambda kv: (-kv[1], kv[0]))[:TERMS_PER_VECTOR]
+    raw = [(word, _tf(n) * idf.get(word, 0.0)) for word, n in counts.items() if n > 0]
+    best = heapq.nsmallest(TERMS_PER_VECTOR, raw, key=lambda kv: (-kv[1], kv[0]))
     norm = math.sqrt(sum(value * value for _, value in best)) or 1.0
     return {word: value / norm for word, value in best if value > 0}

@@ -86,14 +86,18 @@ def idf_table(store: IndexStore, terms: Iterable[str]) -> dict[str, float]:
 
 
 def code_vectors(
-    store: IndexStore, counts: Mapping[Any, Mapping[str, int]]
+    store: IndexStore,
+    counts: Mapping[Any, Mapping[str, int]],
+    df: Mapping[str, int] | None = None,
 ) -> dict[Any, dict[str, float]]:
-    """Each change's identifier vector, weighed by how many indexed changes use each word."""
+    """Each change's identifier vector, weighed by how many indexed changes use each word
+    (`df`, when the caller read it with the words; looked up otherwise)."""
     words = {word for per_change in counts.values() for word in per_change}
     documents = int(store.get_meta("code_word_changes") or 0)
     if not words or documents <= 0:
         return {key: {} for key in counts}
-    df = _values_for(store, "code_word_df", "word", "df", words)
+    if df is None:
+        df = _values_for(store, "code_word_df", "word", "df", words)
     idf = inverse_frequencies(words, df, documents)
     return {key: code_vector(per_change, idf) for key, per_change in counts.items()}
 
@@ -354,6 +358,7 @@ def load_evidence(
     issues: dict[int, set[str]] = defaultdict(set)
     terms: dict[int, dict[str, float]] = defaultdict(dict)
     words: dict[int, dict[str, int]] = defaultdict(dict)
+    word_dfs: dict[str, int] = {}
 
     def kept_in(cid: int) -> frozenset[int]:
         return frozenset(h for _, h in removed_in[cid] & added_in[cid])
@@ -413,11 +418,14 @@ def load_evidence(
             or not _shares_a_line(shared_with, rows[cid], removed[cid], added[cid], kept_in(cid))
         ]
         marks = ",".join("?" * len(wordy))
-        for cid, word, count in store.rows(
-            f"SELECT change_id, word, count FROM code_words WHERE change_id IN ({marks})", wordy
+        for cid, word, count, word_df in store.rows(
+            f"SELECT w.change_id, w.word, w.count, d.df FROM code_words w "
+            f"LEFT JOIN code_word_df d ON d.word = w.word WHERE w.change_id IN ({marks})",
+            wordy,
         ):
             words[cid][word] = count
-    code_terms = code_vectors(store, words)
+            word_dfs[word] = word_df or 0
+    code_terms = code_vectors(store, words, word_dfs)
     return [
         ChangeEvidence(
             key=f"#{rows[cid]['number']}"
