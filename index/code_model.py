@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from detector.code_words import most_used
+from detector.code_words import code_vector, inverse_frequencies, most_used
 from detector.text import tokenize
 from index.store import IndexStore
 
 _BATCH = 400
 _CACHE_LIMIT = 400_000  # tokenised lines kept between changes (moved code repeats lines)
+REWEIGH_GROWTH = 1.1
 
 
 def fill_code_words(store: IndexStore) -> int:
@@ -37,4 +38,28 @@ def fill_code_words(store: IndexStore) -> int:
         store.save_code_words(batch, rows)
     if pending:
         store.rebuild_code_word_df()
+    weigh_code_words(store, pending)
     return len(pending)
+
+
+def weigh_code_words(store: IndexStore, counted: list[int]) -> None:
+    """Store the vectors of the changes just counted, or of all of them once the index has
+    grown by a tenth since they were last all weighed: document frequencies drift as changes
+    are added, and re-weighing everything on every run would cost seconds each time."""
+    documents = int(store.get_meta("code_word_changes") or 0)
+    weighed_at = int(store.get_meta("code_terms_documents") or 0)
+    if documents > REWEIGH_GROWTH * weighed_at:
+        counted = store.changes_with_code_words()
+        store.set_meta("code_terms_documents", str(documents))
+    if not counted:
+        return
+    df = store.code_word_df()
+    idf = inverse_frequencies(df.keys(), df, documents)
+    for start in range(0, len(counted), _BATCH):
+        batch = counted[start : start + _BATCH]
+        rows = [
+            (change_id, word, weight)
+            for change_id, counts in store.code_words_of(batch).items()
+            for word, weight in code_vector(counts, idf).items()
+        ]
+        store.replace_code_terms(batch, rows)

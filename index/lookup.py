@@ -85,21 +85,13 @@ def idf_table(store: IndexStore, terms: Iterable[str]) -> dict[str, float]:
     return _values_for(store, "term_idf", "term", "idf", terms)
 
 
-def code_vectors(
-    store: IndexStore,
-    counts: Mapping[Any, Mapping[str, int]],
-    df: Mapping[str, int] | None = None,
-) -> dict[Any, dict[str, float]]:
-    """Each change's identifier vector, weighed by how many indexed changes use each word
-    (`df`, when the caller read it with the words; looked up otherwise)."""
-    words = {word for per_change in counts.values() for word in per_change}
+def code_vector_of(store: IndexStore, counts: Mapping[str, int]) -> dict[str, float]:
+    """A change's identifier vector, weighed as the index weighs its changes' vectors."""
     documents = int(store.get_meta("code_word_changes") or 0)
-    if not words or documents <= 0:
-        return {key: {} for key in counts}
-    if df is None:
-        df = _values_for(store, "code_word_df", "word", "df", words)
-    idf = inverse_frequencies(words, df, documents)
-    return {key: code_vector(per_change, idf) for key, per_change in counts.items()}
+    if not counts or documents <= 0:
+        return {}
+    df = _values_for(store, "code_word_df", "word", "df", counts)
+    return code_vector(counts, inverse_frequencies(counts, df, documents))
 
 
 def query_from_change(
@@ -151,7 +143,7 @@ def query_from_change(
         issues=frozenset(issues),
         patch_id=None if change.is_empty else change.patch_id,
         terms=weigh(text, idf_table(store, tokenize(text))),
-        code_terms=code_vectors(store, {0: count_words(line_text.values())})[0],
+        code_terms=code_vector_of(store, count_words(line_text.values())),
     )
     return Query(change=evidence, line_text=line_text, line_place=line_place)
 
@@ -357,8 +349,7 @@ def load_evidence(
     hunks: dict[int, set[int]] = defaultdict(set)
     issues: dict[int, set[str]] = defaultdict(set)
     terms: dict[int, dict[str, float]] = defaultdict(dict)
-    words: dict[int, dict[str, int]] = defaultdict(dict)
-    word_dfs: dict[str, int] = {}
+    code_terms: dict[int, dict[str, float]] = defaultdict(dict)
 
     def kept_in(cid: int) -> frozenset[int]:
         return frozenset(h for _, h in removed_in[cid] & added_in[cid])
@@ -418,14 +409,12 @@ def load_evidence(
             or not _shares_a_line(shared_with, rows[cid], removed[cid], added[cid], kept_in(cid))
         ]
         marks = ",".join("?" * len(wordy))
-        for cid, word, count, word_df in store.rows(
-            f"SELECT w.change_id, w.word, w.count, d.df FROM code_words w "
-            f"LEFT JOIN code_word_df d ON d.word = w.word WHERE w.change_id IN ({marks})",
-            wordy,
+        only, params = _shared_only(shared_with, "word", lambda q: q.code_terms.keys())
+        for cid, word, weight in store.rows(
+            f"SELECT change_id, word, weight FROM code_terms WHERE change_id IN ({marks}) {only}",
+            [*wordy, *params],
         ):
-            words[cid][word] = count
-            word_dfs[word] = word_df or 0
-    code_terms = code_vectors(store, words, word_dfs)
+            code_terms[cid][word] = weight
     return [
         ChangeEvidence(
             key=f"#{rows[cid]['number']}"
@@ -448,7 +437,7 @@ def load_evidence(
             issues=frozenset(issues[cid]),
             patch_id=rows[cid]["patch_id"],
             terms=terms[cid],
-            code_terms=code_terms.get(cid, {}),
+            code_terms=code_terms[cid],
             removed_total=rows[cid].get("removed_weight") if shared_with is not None else None,
             added_total=rows[cid].get("added_weight") if shared_with is not None else None,
         )

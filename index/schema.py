@@ -227,6 +227,21 @@ def _code_words_counted(conn: sqlite3.Connection) -> None:
     )
 
 
+def _code_terms(conn: sqlite3.Connection) -> None:
+    """Each change's code-word vector, weighed at index time: `check` reads only the words a
+    query shares with each candidate, as it does for title terms."""
+    conn.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS code_terms (
+            change_id INTEGER NOT NULL,
+            word TEXT NOT NULL,
+            weight REAL NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS code_terms_change ON code_terms(change_id, word);
+        """
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -235,6 +250,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _sweep_seen_details,
     _code_words,
     _code_words_counted,
+    _code_terms,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

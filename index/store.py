@@ -180,7 +180,8 @@ class IndexStore:
         return row[0] if row else None
 
     def _delete_children(self, change_id: int) -> None:
-        for table in ("files", "hunks", "lines", "symbols", "issue_refs", "terms", "code_words"):
+        children = ("files", "hunks", "lines", "symbols", "issue_refs", "terms", "code_words")
+        for table in (*children, "code_terms"):
             self.conn.execute(f"DELETE FROM {table} WHERE change_id = ?", (change_id,))
 
     def _save(self, record: ChangeRecord, change: Change | None) -> int:
@@ -346,10 +347,44 @@ class IndexStore:
 
         def action() -> None:
             self.conn.executemany(
+                "DELETE FROM code_words WHERE change_id = ?", [(i,) for i in change_ids]
+            )
+            self.conn.executemany(
                 "INSERT INTO code_words(change_id, word, count) VALUES (?, ?, ?)", rows
             )
             self.conn.executemany(
                 "UPDATE changes SET words_counted = 1 WHERE id = ?", [(i,) for i in change_ids]
+            )
+
+        self._write(action)
+
+    def code_words_of(self, change_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+        found: dict[int, dict[str, int]] = {cid: {} for cid in change_ids}
+        marks = ",".join("?" * len(change_ids))
+        for cid, word, count in self.conn.execute(
+            f"SELECT change_id, word, count FROM code_words WHERE change_id IN ({marks})",
+            list(change_ids),
+        ):
+            found[cid][word] = count
+        return found
+
+    def code_word_df(self) -> dict[str, int]:
+        return dict(self.conn.execute("SELECT word, df FROM code_word_df"))
+
+    def changes_with_code_words(self) -> list[int]:
+        return [
+            row[0] for row in self.conn.execute("SELECT id FROM changes WHERE words_counted = 1")
+        ]
+
+    def replace_code_terms(
+        self, change_ids: Sequence[int], rows: Sequence[tuple[int, str, float]]
+    ) -> None:
+        def action() -> None:
+            self.conn.executemany(
+                "DELETE FROM code_terms WHERE change_id = ?", [(i,) for i in change_ids]
+            )
+            self.conn.executemany(
+                "INSERT INTO code_terms(change_id, word, weight) VALUES (?, ?, ?)", rows
             )
 
         self._write(action)

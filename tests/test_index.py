@@ -551,6 +551,11 @@ def test_code_words_are_counted_per_change_and_filled_in_for_old_rows(
         (str(with_words),)
     ]
     assert rows(db_path, "SELECT df FROM code_word_df WHERE word = 'resolve_offload'") == [(1,)]
+    vector = dict(
+        rows(db_path, "SELECT word, weight FROM code_terms WHERE change_id = ?", (pr3["id"],))
+    )
+    assert "resolve_offload" in vector
+    assert sum(w * w for w in vector.values()) == pytest.approx(1.0)  # weighed, normalised
     before = rows(db_path, "SELECT change_id, word, count FROM code_words ORDER BY 1, 2")
 
     with sqlite3.connect(db_path) as conn:  # an index written before words were counted
@@ -562,6 +567,10 @@ def test_code_words_are_counted_per_change_and_filled_in_for_old_rows(
     assert summary.unchanged > 0 and summary.merged == 0  # nothing re-read from git...
     assert rows(db_path, "SELECT change_id, word, count FROM code_words ORDER BY 1, 2") == before
     assert rows(db_path, "SELECT count(*) FROM changes WHERE words_counted = 0") == [(0,)]
+    again = dict(
+        rows(db_path, "SELECT word, weight FROM code_terms WHERE change_id = ?", (pr3["id"],))
+    )
+    assert again == pytest.approx(vector)
 
 
 def _index_names(db: Path) -> set[str]:
