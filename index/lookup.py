@@ -298,8 +298,9 @@ def _by_text(store: IndexStore, query: ChangeEvidence, where: str, params: list[
 def _by_code_words(
     store: IndexStore, query: ChangeEvidence, where: str, params: list[int]
 ) -> list[int]:
-    """Changes whose lines use the query's rarer identifiers: a fix written differently shares
-    no line, and may touch no file in common (a caller fixed instead of the callee)."""
+    """The changes whose identifiers are nearest the query's (cosine of the stored vectors,
+    over its words in at most 5% of changes): a fix written differently shares no line, and
+    may touch no file in common (a caller fixed instead of the callee)."""
     documents = int(store.get_meta("code_word_changes") or 0)
     df = _values_for(store, "code_word_df", "word", "df", query.code_terms)
     common = max(5, COMMON_CODE_WORD * documents)
@@ -314,10 +315,10 @@ def _by_code_words(
     return [
         change_id
         for change_id, _ in store.rows(
-            f"SELECT w.change_id, sum(q.weight) AS s FROM temp.query_words q "
-            f"CROSS JOIN code_words w ON w.word = q.word "
-            f"CROSS JOIN changes c ON c.id = w.change_id "
-            f"WHERE {where} GROUP BY w.change_id ORDER BY s DESC, w.change_id DESC LIMIT ?",
+            f"SELECT t.change_id, sum(q.weight * t.weight) AS s FROM temp.query_words q "
+            f"CROSS JOIN code_terms t ON t.word = q.word "
+            f"CROSS JOIN changes c ON c.id = t.change_id "
+            f"WHERE {where} GROUP BY t.change_id ORDER BY s DESC, t.change_id DESC LIMIT ?",
             [*params, CODE_WORD_CANDIDATES],
         )
     ]

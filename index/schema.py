@@ -20,7 +20,7 @@ LOOKUP_INDEXES = {
     "hunks_content": "hunks(content_hash)",
     "lines_hash": "lines(hash, change_id)",
     "symbols_name": "symbols(qualified, path)",
-    "code_words_word": "code_words(word)",
+    "code_terms_word": "code_terms(word)",
 }
 
 
@@ -238,8 +238,10 @@ def _code_terms(conn: sqlite3.Connection) -> None:
             weight REAL NOT NULL
         );
         CREATE INDEX IF NOT EXISTS code_terms_change ON code_terms(change_id, word);
+        DROP INDEX IF EXISTS code_words_word;
         """
     )
+    create_lookup_indexes(conn)
 
 
 MIGRATIONS: tuple[Migration, ...] = (
