@@ -3,6 +3,7 @@
 Run by hand (not a test):
 
     python bench/check_latency.py /path/to/mirror [--work /tmp/prdup-latency] [--queries 100]
+        [--full-db FILE] [--baseline-cli /path/to/other/checkout/cli.py]
 
 Builds two indexes of the same repository, one with 1,000 PR refs and one with all of them
 (both with the full target history), then times `prdup check --pr N` as a subprocess for the same
@@ -67,6 +68,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--small", type=int, default=1000)
     parser.add_argument("--full-db", type=Path, help="an existing full index of the repository")
+    parser.add_argument(
+        "--baseline-cli",
+        type=Path,
+        help="another checkout's cli.py (say, the previous release) timed in turn with this one "
+        "on the same PRs: on a shared machine only such a same-run comparison means anything",
+    )
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     repo = gitsource.open_repository(args.repo)
@@ -97,16 +104,20 @@ def main() -> None:
     floor = [time_command([sys.executable, "-c", "pass"]) for _ in range(20)]
     print(f"repository: {args.repo}; {len(sample)} open PRs checked on each index")
     print(f"python -c pass: p50 {statistics.median(floor) * 1000:.0f} ms (floor)")
-    prdup = [sys.executable, str(Path(__file__).resolve().parents[1] / "cli.py")]
+    clis = {"prdup": Path(__file__).resolve().parents[1] / "cli.py"}
+    if args.baseline_cli:
+        clis["baseline"] = args.baseline_cli.resolve()
     for label, (db, _) in indexes.items():
-        times = [
-            time_command([*prdup, "check", "--pr", str(n), "--repo", args.repo, "--db", str(db)])
-            for n in sample
-        ]
-        print(
-            f"prdup check --pr N, {label}: p50 {percentile(times, 0.5) * 1000:.0f} ms, "
-            f"p95 {percentile(times, 0.95) * 1000:.0f} ms"
-        )
+        times: dict[str, list[float]] = {name: [] for name in clis}
+        for n in sample:
+            for name, cli in clis.items():  # in turn, so both see the same machine load
+                command = [sys.executable, str(cli), "check", "--pr", str(n)]
+                times[name].append(time_command([*command, "--repo", args.repo, "--db", str(db)]))
+        for name, measured in times.items():
+            print(
+                f"{name} check --pr N, {label}: p50 {percentile(measured, 0.5) * 1000:.0f} ms, "
+                f"p95 {percentile(measured, 0.95) * 1000:.0f} ms"
+            )
 
 
 if __name__ == "__main__":
