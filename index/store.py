@@ -346,12 +346,7 @@ class IndexStore:
         """The words of these changes (all of them: a change may have none)."""
 
         def action() -> None:
-            self.conn.executemany(
-                "DELETE FROM code_words WHERE change_id = ?", [(i,) for i in change_ids]
-            )
-            self.conn.executemany(
-                "INSERT INTO code_words(change_id, word, count) VALUES (?, ?, ?)", rows
-            )
+            self._replace_rows("code_words", ("word", "count"), change_ids, rows)
             self.conn.executemany(
                 "UPDATE changes SET words_counted = 1 WHERE id = ?", [(i,) for i in change_ids]
             )
@@ -379,15 +374,18 @@ class IndexStore:
     def replace_code_terms(
         self, change_ids: Sequence[int], rows: Sequence[tuple[int, str, float]]
     ) -> None:
-        def action() -> None:
-            self.conn.executemany(
-                "DELETE FROM code_terms WHERE change_id = ?", [(i,) for i in change_ids]
-            )
-            self.conn.executemany(
-                "INSERT INTO code_terms(change_id, word, weight) VALUES (?, ?, ?)", rows
-            )
+        self._write(lambda: self._replace_rows("code_terms", ("word", "weight"), change_ids, rows))
 
-        self._write(action)
+    def _replace_rows(
+        self, table: str, columns: tuple[str, str], change_ids: Sequence[int], rows: Sequence
+    ) -> None:
+        """Swap these changes' rows of a per-change table for `rows` (change id first)."""
+        self.conn.executemany(
+            f"DELETE FROM {table} WHERE change_id = ?", [(i,) for i in change_ids]
+        )
+        self.conn.executemany(
+            f"INSERT INTO {table}(change_id, {', '.join(columns)}) VALUES (?, ?, ?)", rows
+        )
 
     def rebuild_code_word_df(self) -> None:
         """In how many changes each word appears, and how many changes have words."""
