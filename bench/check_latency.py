@@ -51,7 +51,17 @@ def shrink_copy(full: Path, small: Path, keep: int) -> None:
         "(SELECT number FROM changes WHERE number IS NOT NULL ORDER BY number DESC LIMIT ?)",
         (keep,),
     )
-    for table in ("lines", "files", "hunks", "symbols", "issue_refs", "terms", "code_words"):
+    tables = (
+        "lines",
+        "files",
+        "hunks",
+        "symbols",
+        "issue_refs",
+        "terms",
+        "code_words",
+        "code_terms",
+    )
+    for table in tables:
         conn.execute(f"DELETE FROM {table} WHERE change_id IN (SELECT id FROM gone)")
     conn.execute("DELETE FROM changes WHERE id IN (SELECT id FROM gone)")
     conn.commit()

@@ -307,19 +307,17 @@ def _by_code_words(
     rare = [(w, v) for w, v in query.code_terms.items() if df.get(w, 0) <= common]
     if not rare:
         return []
-    store.conn.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS query_words (word TEXT PRIMARY KEY, weight REAL)"
-    )
-    store.conn.execute("DELETE FROM temp.query_words")
-    store.conn.executemany("INSERT INTO temp.query_words(word, weight) VALUES (?, ?)", rare)
+    # The query's words as a literal table: a temporary one would create a temp database.
+    words = ", ".join("(?, ?)" for _ in rare)
     return [
         change_id
         for change_id, _ in store.rows(
-            f"SELECT t.change_id, sum(q.weight * t.weight) AS s FROM temp.query_words q "
+            f"WITH q(word, weight) AS (VALUES {words}) "
+            f"SELECT t.change_id, sum(q.weight * t.weight) AS s FROM q "
             f"CROSS JOIN code_terms t ON t.word = q.word "
             f"CROSS JOIN changes c ON c.id = t.change_id "
             f"WHERE {where} GROUP BY t.change_id ORDER BY s DESC, t.change_id DESC LIMIT ?",
-            [*params, CODE_WORD_CANDIDATES],
+            [*(value for pair in rare for value in pair), *params, CODE_WORD_CANDIDATES],
         )
     ]
 
