@@ -573,6 +573,24 @@ def test_code_words_are_counted_per_change_and_filled_in_for_old_rows(
     assert again == pytest.approx(vector)
 
 
+def test_code_vectors_are_all_weighed_again_once_the_index_has_grown(
+    history: RepoBuilder, db_path: Path
+):
+    """Document frequencies drift as changes arrive: past a tenth more, every vector is redone."""
+    index_repository(history.path, db_path=db_path)
+    pr3 = change(db_path, 3)["id"]
+    first = rows(db_path, "SELECT word, weight FROM code_terms WHERE change_id = ?", (pr3,))
+    for number in (4, 5):  # two more changes that use PR 3's words, so its weights move
+        body = f"def resolve_offload_{number}(config):\n    return resolve_offload(config)\n"
+        history.pr_branch(number, [(f"Helper {number}", {f"helper{number}.py": body})])
+    index_repository(history.path, db_path=db_path)
+
+    meta = dict(rows(db_path, "SELECT key, value FROM meta WHERE key LIKE 'code_%'"))
+    assert meta["code_terms_documents"] == meta["code_word_changes"]
+    again = dict(rows(db_path, "SELECT word, weight FROM code_terms WHERE change_id = ?", (pr3,)))
+    assert again.keys() == dict(first).keys() and again != dict(first)
+
+
 def _index_names(db: Path) -> set[str]:
     return {name for (name,) in rows(db, "SELECT name FROM sqlite_master WHERE type = 'index'")}
 
