@@ -11,7 +11,7 @@ import functools
 import heapq
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from detector.text import tokenize
 
@@ -19,11 +19,14 @@ WORDS_PER_CHANGE = 300  # stored per change: the most used; a vector keeps far f
 TERMS_PER_VECTOR = 40
 
 
-def count_words(lines: Iterable[str]) -> Counter[str]:
-    """In how many of the given (distinct, changed) lines each identifier appears."""
+def count_words(
+    lines: Iterable[str], words_of: Callable[[str], Iterable[str]] = tokenize
+) -> Counter[str]:
+    """In how many of the given (distinct, changed) lines each identifier appears; `words_of`
+    may be a cached `tokenize` (the index reads the same lines for many changes)."""
     counts: Counter[str] = Counter()
     for line in lines:
-        counts.update(set(tokenize(line)))
+        counts.update(set(words_of(line)))
     return counts
 
 

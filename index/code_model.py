@@ -6,9 +6,7 @@ an index built before words existed is filled on its next run.
 
 from __future__ import annotations
 
-from collections import Counter
-
-from detector.code_words import code_vector, inverse_frequencies, most_used
+from detector.code_words import code_vector, count_words, inverse_frequencies, most_used
 from detector.text import tokenize
 from index.store import IndexStore
 
@@ -21,20 +19,23 @@ def fill_code_words(store: IndexStore) -> int:
     """Store the words of every change that lacks them and recount their document frequency;
     returns how many changes were read."""
     pending = store.changes_without_code_words()
-    cache: dict[int, frozenset[str]] = {}
+    cache: dict[str, frozenset[str]] = {}
+
+    def words_of(line: str) -> frozenset[str]:
+        words = cache.get(line)
+        if words is None:
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+            words = cache[line] = frozenset(tokenize(line))
+        return words
+
     for start in range(0, len(pending), _BATCH):
         batch = pending[start : start + _BATCH]
-        rows: list[tuple[int, str, int]] = []
-        for change_id, lines in store.line_texts_of(batch).items():
-            counts: Counter[str] = Counter()
-            for line_hash, text in lines.items():
-                tokens = cache.get(line_hash)
-                if tokens is None:
-                    if len(cache) >= _CACHE_LIMIT:
-                        cache.clear()
-                    tokens = cache[line_hash] = frozenset(tokenize(text))
-                counts.update(tokens)  # as `count_words` does for a query's lines
-            rows.extend((change_id, word, n) for word, n in most_used(counts))
+        rows = [
+            (change_id, word, n)
+            for change_id, lines in store.line_texts_of(batch).items()
+            for word, n in most_used(count_words(lines.values(), words_of))
+        ]
         store.save_code_words(batch, rows)
     if pending:
         store.rebuild_code_word_df()

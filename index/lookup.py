@@ -15,7 +15,6 @@ from detector.code_words import code_vector, count_words, inverse_frequencies
 from detector.evidence import ChangeEvidence, LineWeights
 from detector.matcher import Query
 from detector.model import Change, FileChange
-from detector.signals import shared_lines
 from detector.text import weigh
 from index.store import IndexStore, SymbolRow
 
@@ -350,9 +349,6 @@ def load_evidence(
     terms: dict[int, dict[str, float]] = defaultdict(dict)
     code_terms: dict[int, dict[str, float]] = defaultdict(dict)
 
-    def kept_in(cid: int) -> frozenset[int]:
-        return frozenset(h for _, h in removed_in[cid] & added_in[cid])
-
     rows: dict[int, dict] = {}
     for chunk in _chunks(list(ids)):
         marks = ",".join("?" * len(chunk))
@@ -400,18 +396,10 @@ def load_evidence(
             [*chunk, *params],
         ):
             terms[cid][term] = weight
-        # Identifiers matter only where no line is shared (`Signals.unshared_code_similarity`).
-        wordy = [
-            cid
-            for cid in chunk
-            if shared_with is None
-            or not _shares_a_line(shared_with, rows[cid], removed[cid], added[cid], kept_in(cid))
-        ]
-        marks = ",".join("?" * len(wordy))
         only, params = _shared_only(shared_with, "word", lambda q: q.code_terms.keys())
         for cid, word, weight in store.rows(
             f"SELECT change_id, word, weight FROM code_terms WHERE change_id IN ({marks}) {only}",
-            [*wordy, *params],
+            [*chunk, *params],
         ):
             code_terms[cid][word] = weight
     return [
@@ -429,7 +417,7 @@ def load_evidence(
             created_at=rows[cid]["created_at"],
             removed=frozenset(removed[cid]),
             added=frozenset(added[cid]),
-            kept=kept_in(cid),
+            kept=frozenset(h for _, h in removed_in[cid] & added_in[cid]),
             files=frozenset(files[cid]),
             symbols=frozenset(symbols[cid]),
             hunks=frozenset(hunks[cid]),
@@ -443,22 +431,6 @@ def load_evidence(
         for cid in ids
         if cid in rows
     ]
-
-
-def _shares_a_line(
-    query: ChangeEvidence,
-    row: Mapping[str, Any],
-    removed: set[int],
-    added: set[int],
-    kept: frozenset[int],
-) -> bool:
-    """What `Signals.shares_lines` will say (short of the target probe), before measuring."""
-    if query.patch_id and row["patch_id"] == query.patch_id:
-        return True
-    candidate = ChangeEvidence(
-        key="", removed=frozenset(removed), added=frozenset(added), kept=kept
-    )
-    return any(shared_lines(query, candidate))
 
 
 def branch_of(row: Mapping[str, Any]) -> str | None:

@@ -203,8 +203,11 @@ def _sweep_seen_details(conn: sqlite3.Connection) -> None:
 
 
 def _code_words(conn: sqlite3.Connection) -> None:
-    """The identifiers each change's lines use, and in how many changes each appears: they rank
-    candidates that share no line (filled by `prdup index`, for old rows too)."""
+    """The identifiers each change's lines use, in how many changes each appears, and each
+    change's vector of them, weighed at index time (`check` reads only the words a query shares
+    with a candidate, as for title terms); `words_counted` marks the changes already read, some
+    of which have none. They rank candidates that share no line (filled by `prdup index`, for
+    old rows too)."""
     conn.executescript(
         """
         CREATE TABLE IF NOT EXISTS code_words (
@@ -214,31 +217,13 @@ def _code_words(conn: sqlite3.Connection) -> None:
         );
         CREATE INDEX IF NOT EXISTS code_words_change ON code_words(change_id);
         CREATE TABLE IF NOT EXISTS code_word_df (word TEXT PRIMARY KEY, df INTEGER NOT NULL);
-        """
-    )
-    create_lookup_indexes(conn)
-
-
-def _code_words_counted(conn: sqlite3.Connection) -> None:
-    """Which changes had their words counted (some have none): a run reads only the others."""
-    conn.execute("ALTER TABLE changes ADD COLUMN words_counted INTEGER NOT NULL DEFAULT 0")
-    conn.execute(
-        "UPDATE changes SET words_counted = 1 WHERE id IN (SELECT change_id FROM code_words)"
-    )
-
-
-def _code_terms(conn: sqlite3.Connection) -> None:
-    """Each change's code-word vector, weighed at index time: `check` reads only the words a
-    query shares with each candidate, as it does for title terms."""
-    conn.executescript(
-        """
         CREATE TABLE IF NOT EXISTS code_terms (
             change_id INTEGER NOT NULL,
             word TEXT NOT NULL,
             weight REAL NOT NULL
         );
         CREATE INDEX IF NOT EXISTS code_terms_change ON code_terms(change_id, word);
-        DROP INDEX IF EXISTS code_words_word;
+        ALTER TABLE changes ADD COLUMN words_counted INTEGER NOT NULL DEFAULT 0;
         """
     )
     create_lookup_indexes(conn)
@@ -251,8 +236,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     _author_emails,
     _sweep_seen_details,
     _code_words,
-    _code_words_counted,
-    _code_terms,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
