@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from detector.evidence import Signals, Verdict
+from detector.evidence import Proof, Signals, Verdict
 
 WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 FEATURES = (
@@ -139,6 +139,40 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
         return "already-merged" if landed else "covered"
     if signals.on_target:
         return "already-merged"
+    return _nearby(signals)
+
+
+def proven_verdict(
+    signals: Signals, candidate_state: str, proof: Proof, query_state: str = "open"
+) -> Verdict:
+    """The verdict once this change has been replayed at the candidate: "already done" only
+    where the candidate's own commit turned this change's hunks from not there to there.
+
+    Shared lines, a tip that lacks the removed lines or a high score only choose whom to
+    replay; the replay decides. What it cannot show (another file, a copy, a re-indent, code
+    rewritten since for another purpose) never turns.
+    """
+    t = THRESHOLDS
+    if signals.reverts >= t.reverting and signals.reverts > signals.query_coverage:
+        return "overlap"
+    landed = candidate_state == "merged"
+    if signals.backport or (signals.same_author and not landed):
+        # A backport repeats a change on purpose; the author's own open PR is one they know.
+        # The author's own *merged* change is worth naming: the target has it, proven.
+        return _nearby(signals)
+    if landed and (proof.in_query_base or proof.other_line):
+        # Made and undone before this change started, or made on another release line.
+        return _nearby(signals)
+    if proof.carries_query and not landed and query_state == "merged":
+        return _nearby(signals)  # its range holds this change's own landed commits
+    replay = proof.replay
+    identical = signals.same_patch and not replay.already_before
+    if replay.complete or identical:
+        if landed:
+            return "already-merged"
+        return "covered" if is_inside_larger(signals) else "duplicate"
+    if replay.partial and landed:
+        return "partly-merged"
     return _nearby(signals)
 
 

@@ -5,17 +5,21 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-Verdict = Literal["already-merged", "duplicate", "covered", "overlap", "related"]
+if TYPE_CHECKING:
+    from detector.replay import Replay
+
+Verdict = Literal["already-merged", "duplicate", "covered", "partly-merged", "overlap", "related"]
 VERDICT_ORDER: dict[str, int] = {
     "already-merged": 0,
     "duplicate": 1,
     "covered": 2,
-    "overlap": 3,
-    "related": 4,
+    "partly-merged": 3,
+    "overlap": 4,
+    "related": 5,
 }
-DECIDING_VERDICTS = frozenset({"already-merged", "duplicate", "covered"})
+DECIDING_VERDICTS = frozenset({"already-merged", "duplicate", "covered", "partly-merged"})
 
 
 # E-mails that many people share because git was never configured: they identify nobody.
@@ -42,6 +46,8 @@ class ChangeEvidence:
     created_at: str | None = None
     author_email: str | None = None  # of the head commit's author: ties a login to a git name
     branch: str | None = None  # where it landed (merged) or is proposed (a PR's base), if known
+    base_commit: str | None = None  # where a PR's change starts (its fork point)
+    head_commit: str | None = None  # a PR's head
     removed: frozenset[int] = frozenset()
     added: frozenset[int] = frozenset()
     # Lines a file's diff both removes and adds (moved or re-indented there): lines it keeps.
@@ -147,8 +153,11 @@ class Signals:
     same_author: bool = False
     distinctive_removed: bool = False  # a shared removed line is rare: specific to few changes
     distinctive_shared: bool = False  # a shared line on either side is rare
-    on_target: bool = False  # the candidate is the commit that put this change on the target
+    on_target: bool = False  # replayed: the candidate's landing put this change on the target
     backport: bool = False  # this change is for an older release line than the candidate's
+    replayed: bool = False  # this change's hunks were replayed at the candidate
+    replay_done: float = 0.0  # of the hunks that carry the change, the share the candidate did
+    replay_complete: bool = False  # ...all of them
 
     @property
     def shares_lines(self) -> bool:
@@ -181,7 +190,20 @@ class Finding:
     shared_added: tuple[str, ...] = ()
     shared_files: tuple[str, ...] = ()
     shared_symbols: tuple[str, ...] = ()
+    residual: tuple[str, ...] = ()  # what the candidate did not do, where it did a part
+    also_identical: tuple[int, ...] = ()  # later PRs with the identical patch, folded in here
 
     @property
     def decides(self) -> bool:
         return self.verdict in DECIDING_VERDICTS
+
+
+@dataclass(frozen=True, slots=True)
+class Proof:
+    """What replaying the change at a candidate showed, and where that candidate's change sits
+    in history relative to this one."""
+
+    replay: Replay
+    in_query_base: bool = False  # the landing is in this change's base: done, then undone since
+    other_line: str | None = None  # the landing is not on this change's line but on this one
+    carries_query: bool = False  # the candidate's commits include this change's own head

@@ -14,8 +14,8 @@ from detector.evidence import (
     VERDICT_ORDER,
     ChangeEvidence,
     Finding,
-    Landing,
     LineWeights,
+    Proof,
     Signals,
     TargetProbe,
 )
@@ -23,6 +23,9 @@ from detector.signals import measure, shared_lines
 
 MAX_LINES_SHOWN = 5
 RECENT_GAP = 100  # PR numbers: "opened shortly before" in the reasons
+MAX_REPLAYS = 8  # candidates replayed per check: the few that could decide
+PROVEN_SCORE = 0.95  # a claim the replay proved is shown whatever the shared share
+PARTLY_SCORE = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,32 +45,124 @@ def match(
     weights: LineWeights,
     dismissed: frozenset[int] = frozenset(),
 ) -> list[Finding]:
-    """Every candidate that relates to the query, best first."""
+    """Every candidate that relates to the query, best first, by the evidence in the index.
+
+    These verdicts are provisional where the repository is at hand: `settle` then decides the
+    claims that need proof by what replaying the change at each candidate shows.
+    """
     findings: list[Finding] = []
-    landed = _landing_keys(query.probe)
-    seen: set[str] = set()
     for candidate in candidates:
         if _is_self(query.change, candidate) or candidate.number in dismissed:
             continue
-        seen.add(candidate.key)
         signals = measure(query.change, candidate, weights, query.reference_number)
-        if candidate.key in landed:
-            signals = replace(signals, on_target=True)
         finding = _finding(query, candidate, signals, weights)
         if finding is not None:
             findings.append(finding)
-    findings.extend(_unindexed_landings(query, seen, dismissed))
     return rank(findings)
 
 
+def worth_replaying(findings: Sequence[Finding], limit: int = MAX_REPLAYS) -> list[Finding]:
+    """The few candidates that could decide: those the index's evidence calls the same change,
+    then those sharing the most with it (the same fix written differently shares its removed
+    lines, or at least the file and its names)."""
+
+    def could(f: Finding) -> bool:
+        s = f.signals
+        return bool(
+            f.decides
+            or s.same_patch
+            or s.removed_in_candidate > 0
+            or s.query_coverage >= 0.1
+            or (s.file_overlap > 0 and s.code_similarity >= 0.3)
+        )
+
+    chosen = [f for f in findings if f.decides] + [f for f in findings if not f.decides]
+    return [f for f in chosen if could(f)][:limit]
+
+
+def settle(
+    query: Query,
+    findings: Iterable[Finding],
+    proofs: Mapping[str, Proof],
+    weights: LineWeights,
+    landings: Iterable[tuple[ChangeEvidence, Proof]] = (),
+) -> list[Finding]:
+    """Final verdicts where the change could be replayed: a candidate decides only by what its
+    replay proved (`proofs`, by candidate key); one that was not replayed does not decide.
+    `landings` are target commits the index does not know that the replay showed did it."""
+    settled: list[Finding] = []
+    seen: set[str] = set()
+    for finding in findings:
+        seen.add(finding.candidate.key)
+        proof = proofs.get(finding.candidate.key)
+        settled.append(_proven(query, finding.candidate, finding.signals, proof, weights))
+    for candidate, proof in landings:
+        if candidate.key not in seen:
+            seen.add(candidate.key)
+            settled.append(_proven(query, candidate, Signals(), proof, weights))
+    kept = [f for f in settled if f.decides or _any_evidence(f.signals)]
+    return fold_identical(rank(kept))
+
+
+def _proven(
+    query: Query,
+    candidate: ChangeEvidence,
+    signals: Signals,
+    proof: Proof | None,
+    weights: LineWeights,
+) -> Finding:
+    score = decide.score(signals)
+    residual: tuple[str, ...] = ()
+    if proof is None:
+        verdict = decide.verdict(signals, candidate.state, score)
+        verdict = verdict if verdict not in DECIDING_VERDICTS else decide._nearby(signals)
+    else:
+        replay = proof.replay
+        signals = replace(
+            signals,
+            replayed=True,
+            replay_done=replay.done_share,
+            replay_complete=replay.complete,
+        )
+        verdict = decide.proven_verdict(signals, candidate.state, proof, query.change.state)
+        if verdict == "already-merged":
+            signals = replace(signals, on_target=True)
+            score = max(score, PROVEN_SCORE)
+        elif verdict in ("duplicate", "covered"):
+            score = max(score, PROVEN_SCORE)
+        elif verdict == "partly-merged":
+            score = max(score, PARTLY_SCORE)
+        if verdict in DECIDING_VERDICTS:
+            residual = replay.residual
+    shared_removed, shared_added = shared_lines(query.change, candidate)
+    return Finding(
+        verdict=verdict,
+        score=score,
+        candidate=candidate,
+        signals=signals,
+        reasons=tuple(_reasons(query, candidate, signals, verdict, proof)),
+        shared_removed=_texts(shared_removed, query.line_text, weights),
+        shared_added=_texts(shared_added, query.line_text, weights),
+        shared_files=tuple(sorted(query.change.files & candidate.files)),
+        shared_symbols=tuple(
+            sorted({name for path, name in query.change.symbols & candidate.symbols})
+        ),
+        residual=residual,
+    )
+
+
 def rank(findings: Iterable[Finding]) -> list[Finding]:
-    """Deciding findings first; then by score, where scores within a hundredth are a tie that
-    the stronger verdict and then the newer PR break (among identical changes, the merged one
-    is the answer; the score alone would favour the newest copy)."""
+    """Best evidence first: deciding findings, then an identical patch, a complete replay and a
+    partial one; then by score, where scores within a hundredth are a tie that the stronger
+    verdict and then the newer PR break (among copies of one change, the newest is more often
+    the one its author meant). Among identical patches the original comes first: the one that
+    landed, then the earliest."""
     return sorted(
         findings,
         key=lambda f: (
             not f.decides,
+            _evidence_tier(f),
+            *_original_first(f),
             -round(f.score, 2),
             VERDICT_ORDER[f.verdict],
             -(f.candidate.number or 0),
@@ -75,19 +170,45 @@ def rank(findings: Iterable[Finding]) -> list[Finding]:
     )
 
 
+def _evidence_tier(finding: Finding) -> int:
+    s = finding.signals
+    if not finding.decides:
+        return 3
+    if s.same_patch:
+        return 0
+    if s.replay_complete or not s.replayed:
+        return 1
+    return 2
+
+
+def _original_first(finding: Finding) -> tuple[int, int]:
+    if not (finding.decides and finding.signals.same_patch):
+        return (0, 0)
+    return (finding.candidate.state != "merged", finding.candidate.number or 0)
+
+
+def fold_identical(findings: list[Finding]) -> list[Finding]:
+    """Copies of one identical patch are one finding: the original, "also identical: #A, #B"."""
+    first = next((f for f in findings if f.decides and f.signals.same_patch), None)
+    if first is None:
+        return findings
+    copies = [
+        f
+        for f in findings
+        if f is not first and f.decides and f.signals.same_patch and f.candidate.number
+    ]
+    if not copies:
+        return findings
+    numbers = tuple(f.candidate.number for f in copies if f.candidate.number is not None)
+    also = f"also identical: {', '.join(f'#{n}' for n in numbers)}"
+    merged = replace(first, also_identical=numbers, reasons=(*first.reasons, also))
+    return [merged if f is first else f for f in findings if f not in copies]
+
+
 def _is_self(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
     if query.number is not None and candidate.number == query.number:
         return True
     return bool(query.commit and candidate.commit == query.commit)
-
-
-def _landing_keys(probe: TargetProbe | None) -> dict[str, Landing]:
-    if probe is None or not probe.already_there:
-        return {}
-    keys: dict[str, Landing] = {}
-    for landing in probe.landings:
-        keys[f"#{landing.number}" if landing.number is not None else landing.commit[:10]] = landing
-    return keys
 
 
 def _finding(
@@ -139,14 +260,16 @@ def _percent(value: float) -> str:
     return f"{round(value * 100)}%"
 
 
-def _reasons(query: Query, candidate: ChangeEvidence, s: Signals, verdict: str) -> Iterable[str]:
+def _reasons(
+    query: Query,
+    candidate: ChangeEvidence,
+    s: Signals,
+    verdict: str,
+    proof: Proof | None = None,
+) -> Iterable[str]:
     other = candidate.key
-    if s.on_target and query.probe is not None:
-        yield (
-            f"the target branch already has this change ({_percent(query.probe.removed_gone)} of "
-            f"its removed lines are gone, {_percent(query.probe.added_present)} of its added "
-            f"lines are there), put there by {other}"
-        )
+    if proof is not None:
+        yield from _replay_reasons(candidate, verdict, proof)
     if s.same_patch:
         yield f"identical patch to {other}"
     if s.removed_in_candidate:
@@ -215,31 +338,38 @@ def _where(query: Query, hashes: Sequence[int]) -> str:
     return ""
 
 
-def _unindexed_landings(query: Query, seen: set[str], dismissed: frozenset[int]) -> list[Finding]:
-    """Landings the probe found that the index does not know (yet): still worth saying."""
-    findings: list[Finding] = []
-    for key, landing in _landing_keys(query.probe).items():
-        if key in seen or landing.number in dismissed:
-            continue
-        candidate = ChangeEvidence(
-            key=key,
-            number=landing.number,
-            commit=landing.commit,
-            state="merged",
-            title=landing.title,
+def _replay_reasons(candidate: ChangeEvidence, verdict: str, proof: Proof) -> Iterable[str]:
+    """What replaying this change at the candidate showed, in words a maintainer can check
+    with `git show`."""
+    other = candidate.key
+    replay = proof.replay
+    where = (
+        f"at {replay.commit[:10]}, where {other} landed"
+        if candidate.state == "merged"
+        else f"at {other}'s head"
+    )
+    hunks = replay.deciding
+    done = sum(1 for h in hunks if h.turned)
+    if candidate.state == "merged" and proof.in_query_base:
+        yield (
+            f"{other} made this change and is in this change's base: it was undone since, "
+            "so the change is not done"
         )
-        signals = Signals(on_target=True)
-        probe = query.probe
-        assert probe is not None
-        strength = max(probe.removed_gone, probe.added_present)
-        findings.append(
-            Finding(
-                verdict="already-merged",
-                score=0.5 + 0.45 * strength,
-                candidate=candidate,
-                signals=signals,
-                reasons=tuple(_reasons(query, candidate, signals, "already-merged")),
-                shared_removed=landing.lines,
-            )
+        return
+    if candidate.state == "merged" and proof.other_line:
+        yield f"{other} landed on {proof.other_line}, not on this change's branch: a port"
+        return
+    if verdict in ("already-merged", "duplicate", "covered"):
+        written = " (the same lines replaced with the same names)" if replay.same_names else ""
+        yield f"replayed {where}: all {len(hunks)} hunk(s) of the change are already there{written}"
+    elif verdict == "partly-merged":
+        yield (
+            f"replayed {where}: {done} of {len(hunks)} hunk(s) are already there "
+            f"({_percent(replay.done_share)} of the changed lines)"
         )
-    return findings
+    elif hunks:
+        yield f"replayed {where}: {done} of {len(hunks)} hunk(s) are there, so not the same change"
+    if replay.residual and verdict in DECIDING_VERDICTS:
+        shown = ", ".join(replay.residual[:4])
+        more = f" and {len(replay.residual) - 4} more" if len(replay.residual) > 4 else ""
+        yield f"not in {other}, still to do: {shown}{more}"

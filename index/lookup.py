@@ -414,6 +414,8 @@ def load_evidence(
             author=rows[cid]["author"],
             author_email=rows[cid].get("author_email"),
             branch=branch_of(rows[cid]),
+            base_commit=rows[cid]["base_sha"],
+            head_commit=rows[cid]["head_sha"],
             created_at=rows[cid]["created_at"],
             removed=frozenset(removed[cid]),
             added=frozenset(added[cid]),

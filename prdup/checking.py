@@ -11,8 +11,8 @@ from pathlib import Path
 
 import git
 
-from detector.evidence import Finding
-from detector.matcher import Query, match
+from detector.evidence import Finding, LineWeights
+from detector.matcher import Query, match, settle, worth_replaying
 from detector.model import Change, NotADiff
 from index import gitsource, lookup
 from index.changes import extract_symbols, parse_filtered
@@ -20,6 +20,7 @@ from index.config import Settings
 from index.errors import BadDiff, IndexMissing, MissingRevision, UnknownPullRequest
 from index.metadata import linked_issues
 from index.probe import probe_target
+from index.replaying import QueryHistory, Replayer, landing_candidates, prove_all
 from index.store import IndexStore, default_db_path
 
 
@@ -119,6 +120,7 @@ def _match_query(
     info: QueryInfo,
     scope: lookup.Scope,
     tip: str | None,
+    line_tip: str | None = None,
 ) -> list[Finding]:
     reference = info.number if info.number is not None else lookup.newest_number(store) + 1
     query = replace(query, reference_number=reference)
@@ -129,7 +131,58 @@ def _match_query(
     if repo is not None and change is not None and tip is not None:
         probe = probe_target(repo, store, change, info.base, tip, weights)
         query = replace(query, probe=probe)
-    return match(query, candidates, weights, lookup.dismissed_for(store, info.number))
+    dismissed = lookup.dismissed_for(store, info.number)
+    findings = match(query, candidates, weights, dismissed)
+    if repo is None or change is None:
+        return findings  # nothing to replay at: the index's evidence is all there is
+    history = QueryHistory(
+        base=info.base,
+        head=info.head,
+        line_tip=line_tip or tip,
+        line_name=info.target,
+        merged=query.change.state == "merged",
+    )
+    return _proven(repo, query, change, history, findings, weights, dismissed)
+
+
+def _proven(
+    repo: git.Repo,
+    query: Query,
+    change: Change,
+    history: QueryHistory,
+    findings: list[Finding],
+    weights: LineWeights,
+    dismissed: frozenset[int],
+) -> list[Finding]:
+    """Replay the change at the candidates that could decide, and at the commits the tip
+    probe says put it on the target; only what the replay shows decides."""
+    chosen = [f.candidate for f in worth_replaying(findings)]
+    probe = query.probe
+    landings = probe.landings if probe is not None and probe.already_there else ()
+    landing_keys = {
+        f"#{landing.number}" if landing.number is not None else landing.commit[:10]
+        for landing in landings
+    }
+    chosen_keys = {c.key for c in chosen}
+    chosen += [
+        f.candidate
+        for f in findings
+        if f.candidate.key in landing_keys and f.candidate.key not in chosen_keys
+    ]
+    unknown = [
+        c
+        for c in landing_candidates(landings, {f.candidate.key for f in findings})
+        if c.number not in dismissed
+    ]
+    replayer = Replayer(repo, change, history)
+    proofs = prove_all(replayer, [*chosen, *unknown])
+    return settle(
+        query,
+        findings,
+        proofs,
+        weights,
+        [(c, proofs[c.key]) for c in unknown if c.key in proofs],
+    )
 
 
 def check(
@@ -277,14 +330,17 @@ def _check_pr(
     )
     change: Change | None = None
     tip: str | None = None
-    if repo is not None and row["state"] != "merged" and target and row["base_sha"]:
+    line_tip: str | None = None
+    if repo is not None and row["base_sha"] and row["head_sha"]:
         # A PR for another branch (a backport to `3.12`) is done only if that branch has it.
         branch = row["base_ref"] or target
-        tip = gitsource.resolve(repo, branch, required=False)
+        line_tip = gitsource.resolve(repo, branch, required=False) if branch else None
+        if row["state"] != "merged":
+            tip = line_tip
         try:
             diff = gitsource.diff_between(repo, row["base_sha"], row["head_sha"])
             change, _ = parse_filtered(diff, settings)
         except (git.GitCommandError, NotADiff):
             change = None
-    findings = _match_query(store, repo, query, change, info, scope, tip)
+    findings = _match_query(store, repo, query, change, info, scope, tip, line_tip)
     return CheckResult(info, findings, index_warnings(store))

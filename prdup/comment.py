@@ -73,6 +73,7 @@ VERDICT_SENTENCES = {
     "already-merged": "{key} ({state}) already made this change on the target branch",
     "duplicate": "{key} ({state}) makes the same change",
     "covered": "{key} ({state}) already contains this change, and more",
+    "partly-merged": "{key} ({state}) already made part of this change on the target branch",
 }
 
 

@@ -15,6 +15,7 @@ HEADLINES = {
     "already-merged": "Already done in {key}",
     "duplicate": "Duplicate of {key}",
     "covered": "Covered by {key}",
+    "partly-merged": "Partly done in {key}",
     "overlap": "Overlaps {key}",
     "related": "Related to {key}",
 }
@@ -41,6 +42,8 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "shared_added_lines": list(finding.shared_added[:20]),
         "shared_files": list(finding.shared_files),
         "shared_symbols": list(finding.shared_symbols),
+        "residual": list(finding.residual),
+        "also_identical": list(finding.also_identical),
         "signals": asdict(finding.signals),
     }
 

@@ -15,7 +15,7 @@ from tests.repo_builder import RepoBuilder, run_cli
 from tests.test_check import LEGACY, PIPELINE
 
 FIX = "        if resolve_offload_strategy(config) == 'cpu':\n"
-DECIDING = ("already-merged", "duplicate", "covered")
+DECIDING = ("already-merged", "duplicate", "covered", "partly-merged")
 
 
 def findings(builder: RepoBuilder, number: int) -> list[dict]:
@@ -50,7 +50,10 @@ def test_among_identical_changes_the_merged_one_is_named_first(builder: RepoBuil
     found = findings(builder, 23)
     # #22 is the newest copy and scores as high, but #20 is the one that already landed.
     assert [(f["pr"], f["verdict"]) for f in found[:1]] == [(20, "already-merged")]
-    assert {f["pr"] for f in found} >= {20, 21, 22}
+    # The copies are one finding: the original, with the others folded into it.
+    assert found[0]["also_identical"] == [21, 22]
+    assert "also identical: #21, #22" in found[0]["reasons"]
+    assert not {21, 22} & {f["pr"] for f in found}
 
 
 def test_an_authors_own_earlier_pr_is_a_follow_up_not_a_duplicate(builder: RepoBuilder):
@@ -67,8 +70,10 @@ def test_an_authors_own_earlier_pr_is_a_follow_up_not_a_duplicate(builder: RepoB
     assert about_30["verdict"] == "overlap"
     assert any("same author" in reason for reason in about_30["reasons"])
     # Someone else making the same change is still told.
-    by_bob = {f["pr"]: f["verdict"] for f in findings(builder, 32)}
-    assert by_bob[30] == "duplicate" and by_bob[31] == "duplicate"
+    found = findings(builder, 32)
+    by_bob = {f["pr"]: f["verdict"] for f in found}
+    assert by_bob[30] == "duplicate"
+    assert found[0]["pr"] == 30 and found[0]["also_identical"] == [31]
 
 
 def test_one_person_under_two_names_is_still_the_same_author(builder: RepoBuilder):
@@ -256,10 +261,11 @@ def test_a_backport_of_a_merged_fix_is_not_already_done(builder: RepoBuilder):
     assert json.loads(out)["already_done"] == []  # the sweep agrees
 
 
-def test_the_same_fix_for_a_newer_line_than_a_merged_one_is_still_a_duplicate(
+def test_a_fix_merged_on_another_release_line_is_a_port_until_that_line_reaches_this_one(
     builder: RepoBuilder,
 ):
-    """Fixes merged into 3.12 are merged upwards: a later PR to main making it again is late."""
+    """A fix merged into 3.12 is not on main until 3.12 is merged upwards: until then the PR to
+    main is a port; afterwards main has it, and the PR is already done."""
     builder.commit("Add the pipeline", {"pipeline.py": PIPELINE})
     base = builder.head()
     builder.checkout("3.12", "main")
@@ -274,7 +280,14 @@ def test_the_same_fix_for_a_newer_line_than_a_merged_one_is_still_a_duplicate(
     _index_with_bases(builder, {72: "3.12", 73: "main"}, "main", "3.12")
 
     [about_72] = [f for f in findings(builder, 73) if f["pr"] == 72]
-    assert about_72["verdict"] in DECIDING
+    assert about_72["verdict"] == "overlap"
+    assert any("landed on 3.12" in reason for reason in about_72["reasons"])
+
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "3.12", "-m", "Merge branch '3.12'")
+    _index_with_bases(builder, {72: "3.12", 73: "main"}, "main", "3.12")
+    [about_72] = [f for f in findings(builder, 73) if f["pr"] == 72]
+    assert about_72["verdict"] == "already-merged"
 
 
 @pytest.mark.parametrize(
