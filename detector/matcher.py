@@ -152,16 +152,19 @@ def _proven(
 
 
 def rank(findings: Iterable[Finding]) -> list[Finding]:
-    """Best evidence first: deciding findings, then an identical patch, a complete replay and a
-    partial one; then by score, where scores within a hundredth are a tie that the stronger
-    verdict and then the newer PR break (among copies of one change, the newest is more often
-    the one its author meant). Among identical patches the original comes first: the one that
-    landed, then the earliest."""
+    """Best evidence first: deciding findings, the whole change proven (an identical patch or a
+    complete replay) before a part of it; among those "already done" before an open duplicate,
+    an identical patch before a replay, and among identical patches the original (the one that
+    landed, then the earliest). Then by score, where scores within a hundredth are a tie that
+    the stronger verdict and then the newer PR break (among copies of one change, the newest is
+    more often the one its author meant)."""
     return sorted(
         findings,
         key=lambda f: (
             not f.decides,
             _evidence_tier(f),
+            VERDICT_ORDER[f.verdict] if f.decides else 0,
+            not f.signals.same_patch,
             *_original_first(f),
             -round(f.score, 2),
             VERDICT_ORDER[f.verdict],
@@ -171,18 +174,17 @@ def rank(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def _evidence_tier(finding: Finding) -> int:
+    """0: the whole change is proven there; 1: a part of it; 2: nothing decides."""
     s = finding.signals
     if not finding.decides:
-        return 3
-    if s.same_patch:
+        return 2
+    if s.same_patch or s.replay_complete or not s.replayed:
         return 0
-    if s.replay_complete or not s.replayed:
-        return 1
-    return 2
+    return 1
 
 
 def _original_first(finding: Finding) -> tuple[int, int]:
-    if not (finding.decides and finding.signals.same_patch):
+    if not finding.signals.same_patch:
         return (0, 0)
     return (finding.candidate.state != "merged", finding.candidate.number or 0)
 

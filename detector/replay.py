@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from detector.model import Change, FileChange, Hunk, is_trivial, normalise_line
-from detector.text import tokenize
+from detector.text import STOP_WORDS
 
 HunkState = Literal["there", "new", "conflict"]
 FileKind = Literal["code", "test", "docs"]
@@ -40,6 +40,87 @@ _DOCS_PATH = re.compile(
     r"|\.(md|rst|txt|adoc|textile)$",
     re.IGNORECASE,
 )
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_KEYWORDS = frozenset(
+    [
+        "and",
+        "as",
+        "assert",
+        "async",
+        "await",
+        "break",
+        "case",
+        "catch",
+        "class",
+        "const",
+        "continue",
+        "def",
+        "default",
+        "del",
+        "do",
+        "elif",
+        "else",
+        "end",
+        "except",
+        "export",
+        "extends",
+        "false",
+        "finally",
+        "for",
+        "from",
+        "func",
+        "function",
+        "global",
+        "if",
+        "import",
+        "in",
+        "is",
+        "lambda",
+        "let",
+        "new",
+        "nil",
+        "none",
+        "nonlocal",
+        "not",
+        "null",
+        "or",
+        "pass",
+        "private",
+        "protected",
+        "public",
+        "raise",
+        "return",
+        "self",
+        "static",
+        "super",
+        "switch",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "type",
+        "var",
+        "void",
+        "while",
+        "with",
+        "yield",
+    ]
+)
+
+
+def names(text: str) -> set[str]:
+    """The name parts a text uses: `resolve_offload_strategy` and `OffloadStrategy.resolve`
+    both say resolve, offload, strategy. Keywords and short parts say nothing."""
+    found: set[str] = set()
+    for identifier in _IDENTIFIER.findall(text):
+        for part in _NAME_PART.findall(identifier):
+            lowered = part.lower()
+            if len(lowered) > 2 and lowered not in _KEYWORDS and lowered not in STOP_WORDS:
+                found.add(lowered)
+    return found
 
 
 def file_kind(path: str) -> FileKind:
@@ -227,7 +308,7 @@ class _Text:
     @property
     def words(self) -> set[str]:
         if self._words is None:
-            self._words = set(tokenize("\n".join(self.lines)))
+            self._words = names("\n".join(self.lines))
         return self._words
 
 
@@ -314,14 +395,14 @@ def _same_names(blocks: _Blocks, before: _Text, after: _Text) -> How:
         if ours and len(ours & theirs) >= max(1, math.ceil(len(ours) / 2)):
             return "same-names"
         return ""
-    introduced = set(tokenize("\n".join(blocks.added))) - before.words
+    introduced = names("\n".join(blocks.added)) - before.words
     if introduced and introduced <= after.words:
         return "same-names-supporting"
     return ""
 
 
 def _new_words(added: Sequence[str], removed: Sequence[str]) -> set[str]:
-    return set(tokenize("\n".join(added))) - set(tokenize("\n".join(removed)))
+    return names("\n".join(added)) - names("\n".join(removed))
 
 
 def _located(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|\d{2,}")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SNAKE = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")
-_STOP = frozenset(
+STOP_WORDS = frozenset(
     [
         "a",
         "an",
@@ -107,11 +107,11 @@ def tokenize(text: str) -> list[str]:
         parts = [p for p in _CAMEL.split(word) if p] if rest != rest.lower() else ()
         for token in {word, *parts} if len(parts) > 1 else (word,):
             lowered = token.lower()
-            if len(lowered) > 1 and lowered not in _STOP:
+            if len(lowered) > 1 and lowered not in STOP_WORDS:
                 tokens.append(lowered)
     for snake in _SNAKE.findall(text or ""):
         lowered = snake.lower()
-        if lowered not in _STOP:
+        if lowered not in STOP_WORDS:
             tokens.append(lowered)
     return tokens
 

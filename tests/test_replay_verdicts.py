@@ -1,0 +1,339 @@
+""" "Already done in #N" is said only where replaying the change at #N proves it.
+
+Each story is a real repository built in a temporary folder, indexed for real, and checked
+through the CLI; what is read is the verdict a maintainer would see.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from detector.model import parse_patch
+from detector.replay import FileVersions, file_kind, replay
+from tests.repo_builder import RepoBuilder, run_cli
+
+DECIDING = ("already-merged", "duplicate", "covered", "partly-merged")
+
+PIPELINE = """import logging
+
+from pipelines.config import load_config
+
+
+class Pipeline:
+    def __init__(self, config):
+        self.config = config
+        self.log = logging.getLogger("pipeline")
+        if config.legacy_offload:
+            self.enable_model_cpu_offload()
+        self.ready = True
+
+    def enable_model_cpu_offload(self):
+        self.log.info("offloading the model to the CPU")
+        self.offloaded = True
+
+    def run(self, prompt, steps=20):
+        self.log.info("running %s steps", steps)
+        result = [prompt] * steps
+        return result
+"""
+LEGACY = "        if config.legacy_offload:\n"
+# The merged fix asks the strategy resolver through its class.
+MERGED_FIX = "        if OffloadStrategy.resolve(config).wants_cpu_offload:\n"
+MERGED_IMPORT = "from pipelines.strategy import OffloadStrategy\n"
+# The contributor's fix calls a resolver function, imported over several lines.
+BRANCH_FIX = "        if resolve_offload_strategy(config) == 'cpu':\n"
+BRANCH_IMPORT = "from pipelines.strategy import (\n    resolve_offload_strategy,\n)\n"
+IMPORT_ANCHOR = "from pipelines.config import load_config\n"
+TEST_FILE = """from pipelines.pipeline import Pipeline
+
+
+def test_legacy_flag_is_ignored():
+    config = {"legacy_offload": True}
+    assert Pipeline(config).ready
+"""
+
+
+def check_json(repo: Path, *args: str) -> tuple[int, list[dict]]:
+    code, out, err = run_cli(repo, "check", "--format", "json", "--min-score", "0", *args)
+    assert code in (0, 1), err
+    return code, json.loads(out)["findings"]
+
+
+def index(builder: RepoBuilder) -> None:
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+
+def deciding(found: list[dict]) -> list[tuple[int | None, str]]:
+    return [(f["pr"], f["verdict"]) for f in found if f["verdict"] in DECIDING]
+
+
+def test_the_seed_case_a_fix_written_differently_with_a_test_is_already_done(
+    builder: RepoBuilder,
+):
+    """The case prdup exists for: a branch cut before the merged fix makes the same fix with
+    other code, imports its resolver over several lines and adds a test file, so the one
+    removed line is a small share of the change. Another contributor's open PR makes the
+    branch's edit too."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    old_base = builder.head()
+    merged = PIPELINE.replace(LEGACY, MERGED_FIX).replace(
+        IMPORT_ANCHOR, IMPORT_ANCHOR + MERGED_IMPORT
+    )
+    builder.pr_branch(10, [("Ask the offload strategy", {"pipelines/pipeline.py": merged})])
+    builder.merge_pr(10, how="merge")
+    builder.commit("Docs", {"README.md": "Pipelines.\n"})
+    branch = PIPELINE.replace(LEGACY, BRANCH_FIX).replace(
+        IMPORT_ANCHOR, IMPORT_ANCHOR + BRANCH_IMPORT
+    )
+    builder.pr_branch(
+        11,
+        [("Stop reading legacy_offload", {"pipelines/pipeline.py": branch})],
+        start=old_base,
+    )
+    builder.checkout("contributor", old_base)
+    builder._author = "Grace"  # authors differ, as in real life
+    builder.commit(
+        "Stop reading the legacy offload flag",
+        {"pipelines/pipeline.py": branch, "tests/test_pipeline.py": TEST_FILE},
+    )
+    builder.checkout("main")
+    index(builder)
+
+    code, found = check_json(builder.path, "contributor")
+    assert code == 1
+    first = found[0]
+    assert (first["pr"], first["verdict"]) == (10, "already-merged")
+    assert any("already there" in reason for reason in first["reasons"])
+    assert first["residual"] == ["tests/test_pipeline.py (new file)"]
+    assert (11, "duplicate") in deciding(found)
+
+    code, out, _ = run_cli(builder.path, "check", "contributor")
+    assert code == 1
+    assert out.splitlines()[2].startswith("Already done in #10")
+    assert "tests/test_pipeline.py (new file)" in out
+
+
+def test_a_branch_that_carries_a_landed_commit_is_partly_done_and_names_what_remains(
+    builder: RepoBuilder,
+):
+    """A stale base: the branch was cut from #20's branch before #20 was squashed, so it carries
+    #20's commit; its own work, one script, is not on main."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    merged = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder.pr_branch(20, [("Ask the offload strategy", {"pipelines/pipeline.py": merged})])
+    builder.checkout("stale", "pr-20")
+    builder._author = "Grace"
+    builder.commit(
+        "Add a benchmark script",
+        {
+            "scripts/bench.py": (
+                "import time\n\nstarted = time.time()\nprint(time.time() - started)\n"
+            )
+        },
+    )
+    builder.checkout("main")
+    builder.merge_pr(20, how="squash")
+    index(builder)
+
+    code, found = check_json(builder.path, "stale")
+    assert code == 1
+    assert (found[0]["pr"], found[0]["verdict"]) == (20, "partly-merged")
+    assert found[0]["residual"] == ["scripts/bench.py (new file)"]
+    code, out, _ = run_cli(builder.path, "check", "stale")
+    assert "Partly done in #20" in out
+    assert "still to do: scripts/bench.py (new file)" in out
+
+
+RUNNER = "".join(
+    f"    def step_{n}(self, batch):\n        return self.device.run_kernel({n}, batch)\n\n"
+    for n in range(8)
+)
+
+
+def test_a_new_backend_that_copies_another_backends_runner_is_not_already_done(
+    builder: RepoBuilder,
+):
+    builder.commit("Backends", {"backends/__init__.py": "BACKENDS = ['cpu']\n"})
+    builder.pr_branch(
+        5,
+        [
+            (
+                "Add the CUDA backend",
+                {
+                    "backends/cuda/runner.py": f"class CudaRunner:\n{RUNNER}",
+                    "backends/__init__.py": "BACKENDS = ['cpu', 'cuda']\n",
+                },
+            )
+        ],
+    )
+    builder.merge_pr(5, how="squash")
+    builder.checkout("npu", "main")
+    builder._author = "Grace"
+    builder.commit(
+        "Add the NPU backend",
+        {
+            "backends/npu/runner.py": f"class NpuRunner:\n{RUNNER}",
+            "backends/__init__.py": "BACKENDS = ['cpu', 'cuda', 'npu']\n",
+        },
+    )
+    builder.checkout("main")
+    index(builder)
+
+    _, found = check_json(builder.path, "npu")
+    assert deciding(found) == []
+
+
+LOOP = """def publish(items, ready):
+    for item in items:
+        item.prepare()
+        item.send()
+    return len(items)
+"""
+
+
+def test_two_changes_that_reindent_the_same_loop_for_different_purposes_are_not_the_same(
+    builder: RepoBuilder,
+):
+    builder.commit("Publishing", {"publish.py": LOOP})
+    base = builder.head()
+    guarded = LOOP.replace(
+        "    for item in items:\n        item.prepare()\n        item.send()\n",
+        "    if ready:\n        for item in items:\n            item.prepare()\n"
+        "            item.send()\n",
+    )
+    builder.pr_branch(30, [("Publish only when ready", {"publish.py": guarded})])
+    builder.merge_pr(30, how="squash")
+    builder.checkout("retry", base)
+    builder._author = "Grace"
+    retried = LOOP.replace(
+        "    for item in items:\n        item.prepare()\n        item.send()\n",
+        "    with retrying():\n        for item in items:\n            item.prepare()\n"
+        "            item.send()\n",
+    )
+    builder.commit("Retry publishing", {"publish.py": retried})
+    builder.checkout("main")
+    index(builder)
+
+    _, found = check_json(builder.path, "retry")
+    assert deciding(found) == []
+
+
+SETTINGS = """def load(path):
+    value = compute(path)
+    return value
+
+
+def compute(path):
+    return len(path)
+"""
+
+
+def test_an_old_pr_whose_lines_were_rewritten_later_for_another_purpose_is_not_done(
+    builder: RepoBuilder,
+):
+    """The tip no longer has the old PR's removed line, because a later rename rewrote it:
+    the lines being gone name no landing, and the rename does not make the old PR's edit."""
+    builder.commit("Settings", {"settings.py": SETTINGS})
+    builder.pr_branch(
+        40,
+        [
+            (
+                "Compute strictly",
+                {
+                    "settings.py": SETTINGS.replace(
+                        "compute(path)\n", "compute(path, strict=True)\n"
+                    )
+                },
+            )
+        ],
+    )
+    renamed = (
+        SETTINGS.replace("value = compute(path)", "result = calculate(path)")
+        .replace("return value", "return result")
+        .replace("def compute(path)", "def calculate(path)")
+    )
+    builder.pr_branch(45, [("Rename compute to calculate", {"settings.py": renamed})])
+    builder.merge_pr(45, how="squash")
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "40")
+    assert deciding(found) == []
+
+
+def test_a_backport_names_the_original_first(builder: RepoBuilder):
+    """#50 fixed main; #53 opened the identical fix later; #54 backports it to 3.12. The
+    original is named first, and a backport is never "already done"."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    start = builder.head()
+    builder.checkout("3.12", "main")
+    builder.commit("Release 3.12.0", {"VERSION": "3.12.0\n"})
+    builder.checkout("main")
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(50, [("Ask the offload strategy", fixed)])
+    builder.merge_pr(50, how="squash")
+    builder.pr_branch(53, [("Use the offload strategy", fixed)], start=start)
+    builder.pr_branch(54, [("[3.12] Ask the offload strategy", fixed)], base="3.12")
+    bases = {50: ("main", "MERGED"), 53: ("main", "OPEN"), 54: ("3.12", "OPEN")}
+    prs_json = builder.path / "prs.json"
+    prs_json.write_text(
+        json.dumps([{"number": n, "baseRefName": b, "state": s} for n, (b, s) in bases.items()])
+    )
+    flags = ["--prs-json", str(prs_json), "--target", "main", "--target", "3.12"]
+    code, _, err = run_cli(builder.path, "index", "--quiet", *flags)
+    assert code == 0, err
+
+    _, found = check_json(builder.path, "--pr", "54")
+    assert found[0]["pr"] == 50
+    assert deciding(found) == []
+
+
+# --- the replay itself, on plain text -----------------------------------------------------
+
+BEFORE = "a = 1\nb = read_flag(config)\nc = 3\n"
+
+
+def _replayed(diff: str, base: str, before: str | None, after: str | None):
+    change = parse_patch(diff)
+    lines = lambda text: None if text is None else text.splitlines()  # noqa: E731
+    versions = {
+        f.path: FileVersions(lines(base), lines(before), lines(after)) for f in change.files
+    }
+    return replay(change, versions, "c0ffee")
+
+
+DIFF = """diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -2 +2 @@
+-b = read_flag(config)
++b = resolve_strategy(config)
+"""
+
+
+def test_a_hunk_is_there_only_where_its_result_is_and_its_removed_lines_are_not():
+    done = _replayed(DIFF, BEFORE, BEFORE, BEFORE.replace("read_flag", "resolve_strategy"))
+    assert done.complete and done.hunks[0].how == "identical"
+    # Already there before the candidate: the candidate did not do it.
+    earlier = BEFORE.replace("read_flag", "resolve_strategy")
+    assert not _replayed(DIFF, BEFORE, earlier, earlier).complete
+    # Rewritten for another purpose: the removed line is gone, the result is not there.
+    rewritten = BEFORE.replace("b = read_flag(config)", "flag = 2")
+    assert not _replayed(DIFF, BEFORE, BEFORE, rewritten).complete
+
+
+def test_the_same_lines_replaced_with_the_same_names_is_the_same_fix():
+    other = BEFORE.replace("b = read_flag(config)", "b = StrategyResolver(config).resolve()")
+    same = _replayed(DIFF, BEFORE, BEFORE, other)
+    assert same.complete and same.hunks[0].how == "same-names"
+    bumped = BEFORE.replace("b = read_flag(config)", "b = read_flag(config, 2)")
+    assert not _replayed(DIFF, BEFORE, BEFORE, bumped).complete
+
+
+def test_file_kinds():
+    assert file_kind("tests/test_pipeline.py") == "test"
+    assert file_kind("pkg/module_test.go") == "test"
+    assert file_kind("changelogs/fragments/fix.yml") == "docs"
+    assert file_kind("docs/index.rst") == "docs"
+    assert file_kind("lib/ansible/module.py") == "code"
