@@ -392,7 +392,10 @@ def _same_names(blocks: _Blocks, before: _Text, after: _Text) -> How:
             return ""
         ours = _new_words(blocks.added, blocks.removed)
         theirs = _new_words(replacement, replaced)
-        if ours and len(ours & theirs) >= max(1, math.ceil(len(ours) / 2)):
+        # Half the new names of the shorter replacement: `[p.strip() for p in ...]` and
+        # `list(map(str.strip, ...))` both bring in `strip`, whatever else they spell out.
+        smaller = min(len(ours), len(theirs))
+        if ours and theirs and len(ours & theirs) >= max(1, math.ceil(smaller / 2)):
             return "same-names"
         return ""
     introduced = names("\n".join(blocks.added)) - before.words

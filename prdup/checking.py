@@ -6,8 +6,10 @@ come through `check_change`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import git
 
@@ -142,10 +144,10 @@ def _match_query(
         line_name=info.target,
         merged=query.change.state == "merged",
     )
-    return _proven(repo, query, change, history, findings, weights, dismissed)
+    return prove(repo, query, change, history, findings, weights, dismissed)
 
 
-def _proven(
+def prove(
     repo: git.Repo,
     query: Query,
     change: Change,
@@ -329,18 +331,37 @@ def _check_pr(
         own_patch=row["patch_id"],
     )
     change: Change | None = None
-    tip: str | None = None
     line_tip: str | None = None
-    if repo is not None and row["base_sha"] and row["head_sha"]:
-        # A PR for another branch (a backport to `3.12`) is done only if that branch has it.
-        branch = row["base_ref"] or target
-        line_tip = gitsource.resolve(repo, branch, required=False) if branch else None
-        if row["state"] != "merged":
-            tip = line_tip
-        try:
-            diff = gitsource.diff_between(repo, row["base_sha"], row["head_sha"])
-            change, _ = parse_filtered(diff, settings)
-        except (git.GitCommandError, NotADiff):
-            change = None
+    if repo is not None:
+        change, line_tip = pr_change(repo, row, target, settings)
+    # The tip probe looks for landings the index does not know; a merged PR's own is known.
+    tip = line_tip if row["state"] != "merged" else None
     findings = _match_query(store, repo, query, change, info, scope, tip, line_tip)
     return CheckResult(info, findings, index_warnings(store))
+
+
+def pr_change(
+    repo: git.Repo, row: Mapping[str, Any], target: str | None, settings: Settings
+) -> tuple[Change | None, str | None]:
+    """An indexed PR's own diff, to replay, and the tip of the branch it is for: a PR for
+    another branch (a backport to `3.12`) is done only if that branch has it."""
+    if not (row["base_sha"] and row["head_sha"]):
+        return None, None
+    branch = row["base_ref"] or target
+    line_tip = gitsource.resolve(repo, branch, required=False) if branch else None
+    try:
+        diff = gitsource.diff_between(repo, row["base_sha"], row["head_sha"])
+        change, _ = parse_filtered(diff, settings)
+    except (git.GitCommandError, NotADiff):
+        return None, line_tip
+    return change, line_tip
+
+
+def pr_history(row: Mapping[str, Any], line_tip: str | None, target: str | None) -> QueryHistory:
+    return QueryHistory(
+        base=row["base_sha"],
+        head=row["head_sha"],
+        line_tip=line_tip,
+        line_name=row["base_ref"] or target,
+        merged=row["state"] == "merged",
+    )

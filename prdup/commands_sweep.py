@@ -77,6 +77,7 @@ def sweep(
         limit=limit,
         full=full,
         progress=stderr_progress,
+        settings=settings,
     )
     report = render(result, output, title=_title(repo_path, db_path))
     if out_path is not None:

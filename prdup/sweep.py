@@ -39,6 +39,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import git
+
 from detector import decide
 from detector.evidence import ChangeEvidence, Finding, LineWeights
 from detector.grouping import (
@@ -50,12 +52,12 @@ from detector.grouping import (
     group_duplicates,
     shares_code,
 )
-from detector.matcher import match
-from index import gitsource, lookup
+from detector.matcher import Query, match, worth_replaying
+from index import gitsource, lookup, replaying
 from index.config import Settings
-from index.errors import IndexLocked
+from index.errors import IndexLocked, PrdupError
 from index.store import IndexStore
-from prdup.checking import open_index
+from prdup.checking import open_index, pr_change, pr_history, prove
 
 SCHEMA_VERSION = 1
 CACHE_VERSION = "1"  # bump when what a cached row means changes
@@ -215,6 +217,7 @@ def sweep(
     limit: int | None = None,
     full: bool = False,
     progress: Progress | None = None,
+    settings: Settings | None = None,
 ) -> SweepResult:
     """Check every open PR (or the `limit` newest) and group the duplicates among them.
 
@@ -227,13 +230,14 @@ def sweep(
     repo = gitsource.open_repository(repo_path or ".") if db_path is None else None
     store = open_index(repo, db_path)
     try:
+        source = _replay_source(repo, repo_path, store, settings or Settings())
         snapshot = _snapshot(store)
         open_numbers = sorted(
             (row.number for row in snapshot.values() if row.number is not None and row.is_open_pr),
             reverse=True,
         )
         swept = open_numbers[:limit] if limit is not None else open_numbers
-        findings, rechecked = _findings(store, snapshot, swept, jobs, full, progress)
+        findings, rechecked = _findings(store, snapshot, swept, jobs, full, progress, source)
     finally:
         store.close()
     stats = SweepStats(
@@ -265,12 +269,13 @@ def _findings(
     jobs: int,
     full: bool,
     progress: Progress | None,
+    source: ReplaySource | None = None,
 ) -> tuple[dict[int, list[SweptFinding]], list[int]]:
     """Each swept PR's deciding findings, from the cache where it holds; and the PRs redone."""
     cache = _load_cache(store)
     stale = _stale_numbers(store, cache, snapshot)
     todo = [n for n in swept if full or n not in cache or n in stale]
-    fresh = _run(store.path, todo, snapshot, jobs, progress)
+    fresh = _run(store.path, todo, snapshot, jobs, progress, source)
     # Stale rows this sweep did not redo (outside --limit) go: a later sweep redoes them.
     _save_cache(store, fresh, stale - set(fresh), snapshot)
     reused = {n: _current(cache[n].findings, snapshot) for n in swept if n not in fresh}
@@ -421,6 +426,8 @@ def matcher_fingerprint() -> str:
         *sorted(Path(decide.__file__).parent.glob("*.py")),
         decide.WEIGHTS_FILE,
         Path(lookup.__file__),
+        Path(replaying.__file__),  # the replay decides what `match` only proposes
+        Path(__file__).with_name("checking.py"),
     ]
     digest = hashlib.sha1(CACHE_VERSION.encode())
     for source in sources:
@@ -594,6 +601,8 @@ class _Matcher:
     rare: dict[int, list[int]]  # swept PRs' rare line hash -> changes with it, one per row
     keys: dict[str, int]  # ChangeEvidence.key -> change id
     store: IndexStore | None = None
+    source: ReplaySource | None = None  # where to replay: without it nothing can be proven
+    repo: git.Repo | None = None  # this process's own (git's reader processes are not forked)
     # Candidates recur from PR to PR: each is read once (per process) and kept.
     evidence: dict[int, ChangeEvidence] = field(default_factory=dict)
 
@@ -636,11 +645,35 @@ class _Matcher:
         candidates = [self._shared_with(cid, hashes) for cid in sharing if cid in self.evidence]
         weights = _QuerySums.of(self.rarity, query.change)
         dismissed = lookup.dismissed_for(store, number)
+        findings = match(query, candidates, weights, dismissed)
+        if self.source is not None and worth_replaying(findings):
+            findings = self._proven(store, number, query, findings, weights, dismissed)
         return [
             SweptFinding.from_finding(self.keys[f.candidate.key], f)
-            for f in match(query, candidates, weights, dismissed)
-            if f.decides
+            for f in findings
+            if f.decides and f.candidate.key in self.keys
         ]
+
+    def _proven(
+        self,
+        store: IndexStore,
+        number: int,
+        query: Query,
+        findings: list[Finding],
+        weights: LineWeights,
+        dismissed: frozenset[int],
+    ) -> list[Finding]:
+        """`check --pr N`'s replay of the PR at the candidates that could decide."""
+        assert self.source is not None
+        if self.repo is None:
+            self.repo = git.Repo(self.source.git_dir)
+        row = store.change_row(number)
+        assert row is not None
+        change, line_tip = pr_change(self.repo, row, self.source.target, self.source.settings)
+        if change is None:
+            return findings
+        history = pr_history(row, line_tip, self.source.target)
+        return prove(self.repo, query, change, history, findings, weights, dismissed)
 
     def _read(self, store: IndexStore, ids: list[int]) -> None:
         """`lookup.load_evidence` for the candidates not read yet."""
@@ -717,6 +750,30 @@ class _QuerySums(LineWeights):
 _worker: _Matcher | None = None  # set before forking; each worker opens its own store
 
 
+@dataclass(frozen=True, slots=True)
+class ReplaySource:
+    """The repository the sweep replays PRs in, as `check` does, and the settings it reads
+    diffs with."""
+
+    git_dir: Path
+    target: str | None
+    settings: Settings
+
+
+def _replay_source(
+    repo: git.Repo | None, repo_path: str | Path | None, store: IndexStore, settings: Settings
+) -> ReplaySource | None:
+    if repo is None and repo_path is not None:
+        try:
+            repo = gitsource.open_repository(repo_path)
+        except PrdupError:
+            return None  # an index on its own: verdicts from the index's evidence alone
+    if repo is None:
+        return None
+    target = (store.get_meta("targets") or "").split(",")[0] or None
+    return ReplaySource(gitsource.git_dir(repo), target, settings)
+
+
 def _check_in_worker(number: int) -> tuple[int, list[SweptFinding]]:
     assert _worker is not None
     return number, _worker.check(number)
@@ -728,11 +785,12 @@ def _run(
     snapshot: dict[int, ChangeRow],
     jobs: int,
     progress: Progress | None,
+    source: ReplaySource | None = None,
 ) -> dict[int, list[SweptFinding]]:
     if not numbers:
         return {}
     global _worker
-    matcher = _prepare(db_path, numbers, snapshot)
+    matcher = _prepare(db_path, numbers, snapshot, source)
     results: dict[int, list[SweptFinding]] = {}
     report = progress or (lambda done, total: None)
     can_fork = "fork" in multiprocessing.get_all_start_methods()
@@ -757,7 +815,12 @@ def _run(
     return results
 
 
-def _prepare(db_path: Path, numbers: list[int], snapshot: dict[int, ChangeRow]) -> _Matcher:
+def _prepare(
+    db_path: Path,
+    numbers: list[int],
+    snapshot: dict[int, ChangeRow],
+    source: ReplaySource | None = None,
+) -> _Matcher:
     """Read, once, the lines of every change that the given PRs share any line with."""
     wanted = set(numbers)
     ids = {row.number: cid for cid, row in snapshot.items() if row.number in wanted}
@@ -797,6 +860,7 @@ def _prepare(db_path: Path, numbers: list[int], snapshot: dict[int, ChangeRow]) 
         rarity=rarity,
         rare=rare,
         keys={row.key: cid for cid, row in snapshot.items()},
+        source=source,
     )
 
 

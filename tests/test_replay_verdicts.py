@@ -260,6 +260,10 @@ def test_an_old_pr_whose_lines_were_rewritten_later_for_another_purpose_is_not_d
 
     _, found = check_json(builder.path, "--pr", "40")
     assert deciding(found) == []
+    # The sweep gives check's answer: #40 is not listed as already done.
+    code, out, err = run_cli(builder.path, "sweep", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["already_done"] == []
 
 
 def test_a_backport_names_the_original_first(builder: RepoBuilder):
