@@ -28,7 +28,8 @@ def main() -> None:
     "--target",
     "targets",
     multiple=True,
-    help="Target branch whose history holds merged PRs; repeatable.",
+    help="Target branch whose history holds merged PRs; repeatable "
+    "(default: the remote's default branch).",
 )
 @click.option(
     "--prs-json",
@@ -78,9 +79,11 @@ def index(
         progress=None if quiet else stderr_progress,
         metadata=metadata,
     )
+    if not quiet and sys.stderr.isatty():
+        click.echo("", err=True)
+    for warning in summary.warnings:  # not progress: shown also with --quiet
+        click.echo(f"prdup: warning: {warning}", err=True)
     if not quiet:
-        if sys.stderr.isatty():
-            click.echo("", err=True)
         click.echo(f"{summary.line()} -> {summary.db_path}", err=True)
 
 

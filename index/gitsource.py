@@ -66,21 +66,130 @@ def git_dir(repo: git.Repo) -> Path:
     return Path(repo.git_dir)
 
 
+# Where a target's remote-tracking refs are looked for: the remote a clone came from, then the
+# one a fork's clone adds for the project it forked.
+REMOTES = ("origin", "upstream")
+
+
+@dataclass(frozen=True, slots=True)
+class TargetBranch:
+    """A target as PRs name it (`main`), the ref whose history is read for it, and its tip."""
+
+    name: str
+    ref: str
+    tip: str
+    note: str = ""  # why another ref than the local branch of that name was read, if one was
+    unread_local: int = 0  # commits of the local branch that the ref read lacks (unpushed work)
+
+    @property
+    def shown(self) -> str:
+        """`main`, or `main (origin/main)` when a remote-tracking ref stands for it."""
+        short = short_ref(self.ref)
+        return self.name if short == self.name else f"{self.name} ({short})"
+
+
+def short_ref(ref: str) -> str:
+    return ref.removeprefix("refs/heads/").removeprefix("refs/remotes/")
+
+
+def has_work_tree(repo: git.Repo) -> bool:
+    """False for a bare clone or mirror, also one without a `config` file (which GitPython
+    takes for a work tree whose git directory is its parent folder)."""
+    root = None if repo.bare else repo.working_tree_dir
+    return root is not None and (Path(root) / ".git").exists()
+
+
 def default_branch(repo: git.Repo) -> str:
-    """The repository's default branch: origin's HEAD, else HEAD, else main/master."""
-    for ref in ("refs/remotes/origin/HEAD", "HEAD"):
-        try:
-            name = repo.git.symbolic_ref(ref, "--short")
-        except git.GitCommandError:
-            continue
-        if resolve(repo, name, required=False):
-            return name.removeprefix("origin/") if ref != "HEAD" else name
-    for name in ("main", "master"):
-        if resolve(repo, name, required=False):
-            return name
+    """The branch PRs are merged into: the remote's default branch, never a checked-out one.
+
+    A bare clone's or mirror's HEAD names the default branch; a work tree's HEAD is whatever
+    was checked out (often a feature branch), so there the remotes' HEADs are asked, then their
+    `main` or `master`, then a local `main` or `master`.
+    """
+    if not has_work_tree(repo):
+        head = _symbolic_ref(repo, "HEAD")
+        if head and head.startswith("refs/heads/") and _ref_commits(repo, [head]):
+            return head.removeprefix("refs/heads/")
+    for remote in REMOTES:
+        # Set by `git clone`, not by `git init` + `git fetch` (CI checkouts): often missing.
+        head = _symbolic_ref(repo, f"refs/remotes/{remote}/HEAD")
+        if head and _ref_commits(repo, [head]):
+            return head.removeprefix(f"refs/remotes/{remote}/")
+    names = ("main", "master")
+    remote_refs = [f"refs/remotes/{remote}/{name}" for remote in REMOTES for name in names]
+    local_refs = [f"refs/heads/{name}" for name in names]
+    for refs in (remote_refs, local_refs):
+        found = _ref_commits(repo, refs)
+        for ref in refs:
+            if ref in found:
+                return ref.rsplit("/", 1)[1]
     if not has_commits(repo):
         raise EmptyRepository(f"{repo.git_dir}: the repository has no commits yet")
-    raise MissingRevision("no default branch found; name one with --target BRANCH")
+    raise MissingRevision(
+        "no default branch found (no origin/HEAD or upstream/HEAD, no main or master); "
+        "name the branch PRs are merged into with --target BRANCH"
+    )
+
+
+def target_branch(repo: git.Repo, name: str, required: bool = True) -> TargetBranch | None:
+    """The ref to read for target `name`: the remote's copy of the branch over a local one.
+
+    A local `main` may be behind the remote's (merged PRs would count as open) or carry the
+    user's own commits (which would count as merged), so when `origin/main` (else
+    `upstream/main`) exists it is read, and `note` says how the local branch differs.
+    `origin/main` is passed over only for an `upstream/main` that contains it (a fork's stale
+    copy). A name that is no branch (`origin/main`, a tag, a commit id) is read as given.
+    """
+    local = f"refs/heads/{name}"
+    remotes = [f"refs/remotes/{remote}/{name}" for remote in REMOTES]
+    found = _ref_commits(repo, [local, *remotes])
+    remote_refs = [ref for ref in remotes if ref in found]
+    if not remote_refs:
+        if local in found:
+            return TargetBranch(name, local, found[local])
+        tip = resolve(repo, name, required)
+        return TargetBranch(name, name, tip) if tip else None
+    ref, notes = remote_refs[0], []
+    for other in remote_refs[1:]:
+        behind, ahead = _distance(repo, found[ref], found[other])
+        if behind and not ahead:
+            notes.append(f"{short_ref(ref)} is {behind} commit(s) behind {short_ref(other)}")
+            ref = other
+    ahead = 0
+    if local in found and found[local] != found[ref]:
+        behind, ahead = _distance(repo, found[local], found[ref])
+        notes.append(_local_differs(name, short_ref(ref), behind, ahead))
+    note = f"{'; '.join(notes)}; read {short_ref(ref)}" if notes else ""
+    return TargetBranch(name, ref, found[ref], note, ahead)
+
+
+def _local_differs(name: str, remote: str, behind: int, ahead: int) -> str:
+    if behind and ahead:
+        return f"local {name} has diverged from {remote} ({ahead} own, {behind} missing commit(s))"
+    if ahead:
+        return f"local {name} has {ahead} commit(s) that {remote} lacks (not counted as merged)"
+    return f"local {name} is {behind} commit(s) behind {remote}"
+
+
+def _distance(repo: git.Repo, a: str, b: str) -> tuple[int, int]:
+    """(commits b has that a lacks, commits a has that b lacks)."""
+    output = repo.git.rev_list("--count", "--left-right", f"{b}...{a}")
+    behind, ahead = output.split()
+    return int(behind), int(ahead)
+
+
+def _symbolic_ref(repo: git.Repo, ref: str) -> str | None:
+    try:
+        return repo.git.symbolic_ref("-q", ref) or None
+    except git.GitCommandError:
+        return None
+
+
+def _ref_commits(repo: git.Repo, refs: list[str]) -> dict[str, str]:
+    """ref -> commit id for those of `refs` (branches) that exist, in one `git for-each-ref`."""
+    output = repo.git.for_each_ref("--format=%(refname) %(objectname)", *refs)
+    commits = dict(line.split() for line in output.splitlines())
+    return {ref: commits[ref] for ref in refs if ref in commits}  # a pattern also matches ref/*
 
 
 def has_commits(repo: git.Repo) -> bool:

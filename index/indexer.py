@@ -55,6 +55,8 @@ class IndexSummary:
     truncated: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     db_path: Path | None = None
+    targets: list[str] = field(default_factory=list)  # as read: `main (origin/main)`
+    warnings: list[str] = field(default_factory=list)  # why a local branch was not read
 
     def line(self) -> str:
         parts = [
@@ -72,7 +74,8 @@ class IndexSummary:
         if skipped:
             why = ", ".join(f"{n} {reason}" for reason, n in self.skipped.most_common())
             parts.append(f"{skipped} skipped ({why})")
-        return "indexed " + ", ".join(parts)
+        read = f" {', '.join(self.targets)}:" if self.targets else ""
+        return f"indexed{read} " + ", ".join(parts)
 
 
 def _quiet(_: str) -> None:
@@ -138,8 +141,9 @@ class Indexer:
     # --- target branches --------------------------------------------------------------------
 
     def index_target(self, target: str) -> None:
-        tip = gitsource.resolve(self.repo, target)
-        assert tip is not None
+        branch = gitsource.target_branch(self.repo, target)
+        assert branch is not None
+        tip = branch.tip
         key = f"target:{target}"
         last = self.store.get_meta(key)
         if last == tip:
@@ -559,8 +563,8 @@ class ForkPoints:
 
     def __init__(self, repo: git.Repo, targets: list[str], heads: list[str]) -> None:
         self.repo = repo
-        resolved = (gitsource.resolve(repo, name, required=False) for name in targets)
-        target_tips = list(dict.fromkeys(sha for sha in resolved if sha))
+        resolved = (gitsource.target_branch(repo, name, required=False) for name in targets)
+        target_tips = list(dict.fromkeys(target.tip for target in resolved if target))
         tips = _branch_tips(repo, target_tips)
         # Tags keep the history of release branches long deleted: a PR to one of them stops
         # at its tags instead of carrying the branch's commits back to where it left main.
@@ -765,8 +769,8 @@ def index_repository(
     if not gitsource.has_commits(repo):
         raise EmptyRepository(f"{path}: the repository has no commits yet; nothing to index")
     names = list(targets) or list(settings.targets) or [gitsource.default_branch(repo)]
-    for name in names:
-        gitsource.resolve(repo, name)  # a missing target fails before anything is written
+    # A missing target fails here, before anything is written.
+    branches = [gitsource.target_branch(repo, name) for name in names]
     pulls = dict(metadata or {})
     if prs_json is not None:
         pulls.update(load_prs_json(Path(prs_json)))
@@ -781,6 +785,8 @@ def index_repository(
         batch_size=batch_size,
     )
     try:
+        indexer.summary.targets = [branch.shown for branch in branches if branch]
+        indexer.summary.warnings = _target_warnings(branches, store)
         store.prepare_lookup_indexes()  # a first run builds them at its end
         for name in names:
             indexer.index_target(name)
@@ -801,6 +807,20 @@ def index_repository(
     finally:
         indexer.close()
         store.close()
+
+
+def _target_warnings(branches: list[gitsource.TargetBranch | None], store: IndexStore) -> list[str]:
+    """Why a local branch was not read, and which earlier targets' merged rows linger."""
+    warnings = [branch.note for branch in branches if branch and branch.note]
+    names = {branch.name for branch in branches if branch}
+    earlier = (store.get_meta("targets") or "").split(",")
+    dropped = [name for name in earlier if name and name not in names]
+    if dropped:
+        warnings.append(
+            f"an earlier run indexed {', '.join(dropped)}, not a target now: what it recorded "
+            f"as merged stays in the index (delete {store.path} to start over)"
+        )
+    return warnings
 
 
 def stderr_progress(message: str) -> None:

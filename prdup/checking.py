@@ -83,6 +83,27 @@ def _target(repo: git.Repo | None, store: IndexStore, target: str | None) -> str
     return gitsource.default_branch(repo) if repo is not None else None
 
 
+def _target_warnings(
+    repo: git.Repo | None, store: IndexStore, target: str | None
+) -> tuple[str, ...]:
+    """Say when the target was never indexed, and when commits on a local branch of its name
+    are left out (the remote's copy is read; one that is only behind needs no word)."""
+    if target is None:
+        return ()
+    warnings: list[str] = []
+    indexed = [name for name in (store.get_meta("targets") or "").split(",") if name]
+    if indexed and lookup.branch_name(target) not in {lookup.branch_name(n) for n in indexed}:
+        again = " ".join(f"--target {name}" for name in (*indexed, target))
+        warnings.append(
+            f"the index was built for {', '.join(indexed)}, not {target}: PRs merged into "
+            f"{target} may count as open; run 'prdup index {again}'"
+        )
+    branch = gitsource.target_branch(repo, target, required=False) if repo is not None else None
+    if branch is not None and branch.unread_local:
+        warnings.append(branch.note)
+    return tuple(warnings)
+
+
 def _stale_warning(repo: git.Repo, store: IndexStore, target: str, tip: str) -> tuple[str, ...]:
     last = store.get_meta(f"target:{target}")
     if last and last != tip:
@@ -210,11 +231,14 @@ def check(
     try:
         target_name = _target(repo, store, target)
         if pr is not None:
-            return _check_pr(store, repo, pr, target_name, settings, before_number)
-        if diff_text is not None:
-            return _check_diff(store, repo, diff_text, target_name, settings)
-        assert repo is not None
-        return _check_branch(store, repo, rev or "HEAD", target_name, settings)
+            result = _check_pr(store, repo, pr, target_name, settings, before_number)
+        elif diff_text is not None:
+            result = _check_diff(store, repo, diff_text, target_name, settings)
+        else:
+            assert repo is not None
+            result = _check_branch(store, repo, rev or "HEAD", target_name, settings)
+        warnings = _target_warnings(repo, store, target_name) + result.warnings
+        return replace(result, warnings=warnings)
     finally:
         store.close()
 
@@ -256,8 +280,9 @@ def _check_branch(
     if target is None:
         raise MissingRevision("no target branch known; pass --target BRANCH")
     head = gitsource.resolve(repo, rev)
-    tip = gitsource.resolve(repo, target)
-    assert head is not None and tip is not None
+    branch = gitsource.target_branch(repo, target)
+    assert head is not None and branch is not None
+    tip = branch.tip
     base = gitsource.merge_base(repo, tip, head)
     if base is None:
         raise MissingRevision(f"{rev} shares no history with {target}")
@@ -348,7 +373,8 @@ def pr_change(
     if not (row["base_sha"] and row["head_sha"]):
         return None, None
     branch = row["base_ref"] or target
-    line_tip = gitsource.resolve(repo, branch, required=False) if branch else None
+    resolved = gitsource.target_branch(repo, branch, required=False) if branch else None
+    line_tip = resolved.tip if resolved else None
     try:
         diff = gitsource.diff_between(repo, row["base_sha"], row["head_sha"])
         change, _ = parse_filtered(diff, settings)

@@ -65,11 +65,12 @@ def to_json(info: QueryInfo, findings: Sequence[Finding], warnings: Sequence[str
 
 
 def _describe(info: QueryInfo) -> str:
+    against = f" against {info.target}" if info.target else ""
     if info.kind == "pr":
-        return f"PR #{info.number}"
+        return f"PR #{info.number}{against}"
     if info.kind == "branch":
-        return f"{info.rev} against {info.target}"
-    return "the patch"
+        return f"{info.rev}{against}"
+    return f"the patch{against}"
 
 
 def to_text(info: QueryInfo, findings: Sequence[Finding]) -> str:

@@ -133,6 +133,31 @@ class RepoBuilder:
     def delete_pr_branch(self, number: int) -> None:
         self.git("branch", "-q", "-D", f"pr-{number}")
 
+    # --- clones -----------------------------------------------------------------------------
+
+    def ci_clone(self, path: Path, remote: str = "origin") -> RepoBuilder:
+        """A clone made as CI checkouts make one (`git init`, then `git fetch`): every branch
+        and PR ref fetched, but no `origin/HEAD` and no local branch. Its clock runs on from
+        this repository's, so its own commits are newer."""
+        clone = RepoBuilder(path)
+        clone._tick = self._tick + 100
+        clone.add_remote(remote, self.path)
+        return clone
+
+    def add_remote(self, name: str, url: Path) -> None:
+        self.git("remote", "add", name, str(url))
+        self.fetch(name)
+
+    def fetch(self, remote: str = "origin") -> None:
+        """Fetch the remote's branches into `refs/remotes/<remote>/` and its PR refs."""
+        self.git(
+            "fetch",
+            "-q",
+            remote,
+            f"+refs/heads/*:refs/remotes/{remote}/*",
+            "+refs/pull/*/head:refs/pull/*/head",
+        )
+
 
 def run_cli(repo: Path, *args: str, input: str | None = None) -> tuple[int, str, str]:
     """Run prdup's CLI in-process from inside `repo`: (exit code, stdout, stderr)."""
