@@ -163,8 +163,10 @@ def proven_verdict(
     if landed and (proof.in_query_base or proof.other_line):
         # Made and undone before this change started, or made on another release line.
         return _nearby(signals)
-    if proof.carries_query and not landed and query_state == "merged":
-        return _nearby(signals)  # its range holds this change's own landed commits
+    if (proof.carries_query and query_state == "merged") or proof.via_target:
+        # Its range holds this change's own landed commits, or it got this change by merging
+        # the target branch: none of it is the candidate's own work.
+        return _nearby(signals)
     replay = proof.replay
     identical = signals.same_patch and not replay.already_before
     if replay.complete or identical:

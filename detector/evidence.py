@@ -207,3 +207,4 @@ class Proof:
     in_query_base: bool = False  # the landing is in this change's base: done, then undone since
     other_line: str | None = None  # the landing is not on this change's line but on this one
     carries_query: bool = False  # the candidate's commits include this change's own head
+    via_target: bool = False  # the candidate's branch got this change from the target branch

@@ -258,7 +258,7 @@ def _replay_file(file: FileChange, versions: FileVersions) -> list[HunkReplay]:
         state_before = _state(blocks, before, file)
         state_after = _state(blocks, after, file)
         how: How = ""
-        if state_after == "there":
+        if state_after == "there" and _fresh(hunk, before):
             how = "identical"
         elif state_before != "there" and before is not None and after is not None:
             how = _same_names(blocks, before, after)
@@ -357,6 +357,17 @@ class _Blocks:
         return bool(self.removed and self.added) or (
             not self.removed and self.real_added >= MIN_LOOSE_BLOCK
         )
+
+
+def _fresh(hunk: Hunk, before: _Text | None) -> bool:
+    """Most of what the hunk adds was not in the file before the candidate: the candidate
+    wrote it. (A PR stacked on another's new file adds one line to it; the file being
+    complete after it does not make it the author of the rest.)"""
+    real = [line.text.rstrip() for line in hunk.added if not line.trivial]
+    if not real or before is None:
+        return True
+    absent = sum(1 for line in real if line not in before.where)
+    return absent * 2 >= len(real)
 
 
 def _says_something(block: Sequence[str]) -> bool:

@@ -8,18 +8,21 @@ decide.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import git
 
 from detector.evidence import ChangeEvidence, Proof
-from detector.model import Change, FileChange
+from detector.model import Change, FileChange, NotADiff
 from detector.replay import FileVersions, Replay, replay
 from index import gitsource
+from index.changes import parse_filtered
+from index.config import Settings
 
 MAX_FILE_BYTES = 2_000_000
 MAX_FILES = 60  # a change of more files is replayed on its first 60 (the rest stays residual)
+MAX_RANGE_COMMITS = 100  # of an open candidate's range, read for copies of merged commits
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,13 +34,24 @@ class QueryHistory:
     line_tip: str | None
     line_name: str | None
     merged: bool = False
+    landing: str | None = None  # where a merged query landed (its merge or squash commit)
 
 
 class Replayer:
     """Replays one query change at any number of candidates, reading each blob once."""
 
-    def __init__(self, repo: git.Repo, change: Change, history: QueryHistory) -> None:
+    def __init__(
+        self,
+        repo: git.Repo,
+        change: Change,
+        history: QueryHistory,
+        settings: Settings,
+        landed_patches: Callable[[set[str]], set[str]] | None = None,
+    ) -> None:
         self._repo = repo
+        self._settings = settings
+        self._landed_patches = landed_patches  # which of these patches some merged change has
+        self._on_target: bool | None = None
         self._blobs = gitsource.BlobReader(repo)
         self._history = history
         self._files = [f for f in change.files if f.hunks and f.status != "binary"][:MAX_FILES]
@@ -85,14 +99,65 @@ class Replayer:
                 in_base = gitsource.is_ancestor(repo, after, history.base)
             if history.line_tip and not gitsource.is_ancestor(repo, after, history.line_tip):
                 other_line = candidate.branch or "another branch"
-        elif history.head:
-            carries = gitsource.is_ancestor(repo, history.head, after)
+        else:
+            carries = any(
+                gitsource.is_ancestor(repo, own, after)
+                for own in dict.fromkeys((history.head, history.landing))
+                if own
+            )
         return Proof(
             replay=result,
             in_query_base=bool(in_base),
             other_line=other_line,
             carries_query=carries,
+            via_target=candidate.state != "merged" and self._via_target(candidate, after),
         )
+
+    def _via_target(self, candidate: ChangeEvidence, head: str) -> bool:
+        """The open candidate's range holds copies of commits already merged (a rebase that
+        carried upstream commits along) and the target already has this change: the
+        candidate's head has it from those copies, not from work of its own."""
+        if self._landed_patches is None or not candidate.base_commit:
+            return False
+        if not self._done_on_target():
+            return False
+        return bool(self._landed_patches(self._range_patches(candidate.base_commit, head)))
+
+    def _range_patches(self, base: str, head: str) -> set[str]:
+        try:
+            listed = self._repo.git.rev_list(
+                "--no-merges", "--parents", f"--max-count={MAX_RANGE_COMMITS}", f"{base}..{head}"
+            )
+        except git.GitCommandError:
+            return set()
+        pairs = [(line.split()[0], line.split()[1]) for line in listed.splitlines() if " " in line]
+        patches: set[str] = set()
+        for _, diff in gitsource.diff_pairs(self._repo, pairs):
+            try:
+                change, _ = parse_filtered(diff, self._settings)
+            except NotADiff:
+                continue
+            if not change.is_empty:
+                patches.add(change.patch_id)
+        return patches
+
+    def _done_on_target(self) -> bool:
+        """This change, replayed at the tip of its branch: is it (partly) there already?"""
+        if self._on_target is None:
+            tip, base = self._history.line_tip, self._history.base
+            self._on_target = False
+            if tip and base:
+                versions = {
+                    f.path: FileVersions(
+                        base=self._base[f.path],
+                        before=self._base[f.path],
+                        after=self._lines_at(tip, f),
+                    )
+                    for f in self._files
+                }
+                done = replay(self._change, versions, tip)
+                self._on_target = done.complete or done.partial
+        return self._on_target
 
     def _base_lines(self, file: FileChange) -> list[str] | None:
         if file.status == "added":

@@ -515,6 +515,20 @@ class IndexStore:
         except sqlite3.DatabaseError as error:
             raise _translate(error, self.path) from None
 
+    def landed_patches(self, patch_ids: set[str]) -> set[str]:
+        """Which of these patches a merged change in the index has (a rebased copy of it)."""
+        if not patch_ids:
+            return set()
+        marks = ",".join("?" * len(patch_ids))
+        return {
+            patch
+            for (patch,) in self.rows(
+                f"SELECT DISTINCT patch_id FROM changes WHERE state = 'merged' "
+                f"AND patch_id IN ({marks})",
+                list(patch_ids),
+            )
+        }
+
     def change_row(self, number: int) -> dict[str, Any] | None:
         found = self.query("SELECT * FROM changes WHERE number = ?", (number,))
         return dict(found[0]) if found else None

@@ -132,7 +132,7 @@ def check_change(
     query = lookup.query_from_change(
         store, change, symbols, hunk_symbols, title, body, issues, author, author_email, info.target
     )
-    return _match_query(store, repo, query, change, info, scope or lookup.Scope(), tip)
+    return _match_query(store, repo, query, change, info, scope or lookup.Scope(), tip, settings)
 
 
 def _match_query(
@@ -143,7 +143,8 @@ def _match_query(
     info: QueryInfo,
     scope: lookup.Scope,
     tip: str | None,
-    line_tip: str | None = None,
+    settings: Settings,
+    history: QueryHistory | None = None,
 ) -> list[Finding]:
     reference = info.number if info.number is not None else lookup.newest_number(store) + 1
     query = replace(query, reference_number=reference)
@@ -158,18 +159,16 @@ def _match_query(
     findings = match(query, candidates, weights, dismissed)
     if repo is None or change is None:
         return findings  # nothing to replay at: the index's evidence is all there is
-    history = QueryHistory(
-        base=info.base,
-        head=info.head,
-        line_tip=line_tip or tip,
-        line_name=info.target,
-        merged=query.change.state == "merged",
+    history = history or QueryHistory(
+        base=info.base, head=info.head, line_tip=tip, line_name=info.target
     )
-    return prove(repo, query, change, history, findings, weights, dismissed)
+    return prove(repo, store, settings, query, change, history, findings, weights, dismissed)
 
 
 def prove(
     repo: git.Repo,
+    store: IndexStore,
+    settings: Settings,
     query: Query,
     change: Change,
     history: QueryHistory,
@@ -197,7 +196,7 @@ def prove(
         for c in landing_candidates(landings, {f.candidate.key for f in findings})
         if c.number not in dismissed
     ]
-    replayer = Replayer(repo, change, history)
+    replayer = Replayer(repo, change, history, settings, store.landed_patches)
     proofs = prove_all(replayer, [*chosen, *unknown])
     return settle(
         query,
@@ -361,7 +360,8 @@ def _check_pr(
         change, line_tip = pr_change(repo, row, target, settings)
     # The tip probe looks for landings the index does not know; a merged PR's own is known.
     tip = line_tip if row["state"] != "merged" else None
-    findings = _match_query(store, repo, query, change, info, scope, tip, line_tip)
+    history = pr_history(row, line_tip, target)
+    findings = _match_query(store, repo, query, change, info, scope, tip, settings, history)
     return CheckResult(info, findings, index_warnings(store))
 
 
@@ -390,4 +390,5 @@ def pr_history(row: Mapping[str, Any], line_tip: str | None, target: str | None)
         line_tip=line_tip,
         line_name=row["base_ref"] or target,
         merged=row["state"] == "merged",
+        landing=row["merge_commit"] or (row["sha"] if row["state"] == "merged" else None),
     )

@@ -673,7 +673,10 @@ class _Matcher:
         if change is None:
             return findings
         history = pr_history(row, line_tip, self.source.target)
-        return prove(self.repo, query, change, history, findings, weights, dismissed)
+        settings = self.source.settings
+        return prove(
+            self.repo, store, settings, query, change, history, findings, weights, dismissed
+        )
 
     def _read(self, store: IndexStore, ids: list[int]) -> None:
         """`lookup.load_evidence` for the candidates not read yet."""

@@ -341,3 +341,40 @@ def test_file_kinds():
     assert file_kind("changelogs/fragments/fix.yml") == "docs"
     assert file_kind("docs/index.rst") == "docs"
     assert file_kind("lib/ansible/module.py") == "code"
+
+
+def test_an_open_pr_carrying_a_copy_of_a_merged_commit_is_no_duplicate_of_it(
+    builder: RepoBuilder,
+):
+    """#60's branch picked up a copy of #61's landed commit (a rebase onto a stale upstream):
+    its head has #61's fix, but not as work of its own. Asked about #61, or about #62 making
+    the same fix late, #60 is no duplicate."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    start = builder.head()
+    builder.pr_branch(60, [("Add docs", {"docs/pipeline.md": "# Pipeline\n\nHow it runs.\n"})])
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(61, [("Ask the offload strategy", fixed)])
+    landed = builder.merge_pr(61, how="squash")
+    builder.pr_branch(62, [("Use the offload strategy", fixed)], start=start)
+    builder.checkout("pr-60")
+    builder.git("cherry-pick", landed)
+    builder.git("update-ref", "refs/pull/60/head", "HEAD")
+    builder.checkout("main")
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "61")
+    assert 60 not in {pr for pr, _ in deciding(found)}
+    _, found = check_json(builder.path, "--pr", "62")
+    assert deciding(found) == [(61, "already-merged")]
+
+
+def test_a_pr_stacked_on_another_prs_new_file_did_not_write_that_file():
+    """The query creates a file; the candidate, stacked on it, adds one line to that file."""
+    body = "".join(f"setting_{n} = {n}\n" for n in range(6))
+    diff = "diff --git a/conf.py b/conf.py\nnew file mode 100644\n--- /dev/null\n+++ b/conf.py\n"
+    diff += "@@ -0,0 +1,7 @@\n" + "".join(f"+{line}\n" for line in body.splitlines())
+    diff += "+extra = True\n"
+    stacked = _replayed(diff, "", body, body + "extra = True\n")
+    assert not stacked.complete
+    written = _replayed(diff, "", None, body + "extra = True\n")
+    assert written.complete
