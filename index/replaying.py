@@ -115,13 +115,17 @@ class Replayer:
 
     def _via_target(self, candidate: ChangeEvidence, head: str) -> bool:
         """The open candidate's range holds copies of commits already merged (a rebase that
-        carried upstream commits along) and the target already has this change: the
-        candidate's head has it from those copies, not from work of its own."""
+        carried upstream commits along) beside its own, and the target already has this
+        change: the candidate's head has it from those copies, not from work of its own."""
         if self._landed_patches is None or not candidate.base_commit:
             return False
         if not self._done_on_target():
             return False
-        return bool(self._landed_patches(self._range_patches(candidate.base_commit, head)))
+        patches = self._range_patches(candidate.base_commit, head)
+        copies = self._landed_patches(patches)
+        # A range that is nothing but such a copy is that change, proposed again: a duplicate
+        # in its own right. Copies beside work of its own were carried along.
+        return bool(copies) and bool(patches - copies)
 
     def _range_patches(self, base: str, head: str) -> set[str]:
         try:
