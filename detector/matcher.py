@@ -16,6 +16,7 @@ from detector.evidence import (
     Finding,
     LineWeights,
     Proof,
+    QueryLineWeights,
     Signals,
     TargetProbe,
 )
@@ -51,6 +52,7 @@ def match(
     claims that need proof by what replaying the change at each candidate shows.
     """
     findings: list[Finding] = []
+    weights = QueryLineWeights.of(weights, query.change)
     for candidate in candidates:
         if _is_self(query.change, candidate) or candidate.number in dismissed:
             continue

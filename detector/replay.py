@@ -13,8 +13,8 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from detector.model import Change, FileChange, Hunk, is_trivial, normalise_line
@@ -26,7 +26,8 @@ How = Literal["identical", "same-names", "same-names-supporting", ""]
 
 CONTEXT = 3  # lines of the query's own file around each hunk, as `git apply` uses them
 MIN_LOOSE_BLOCK = 3  # a pure addition found anywhere in the file needs this many real lines
-MAX_DIFF_LINES = 4000  # a candidate's edit of a region is read with difflib up to this size
+MAX_DIFF_LINES = 1500  # a candidate's edit of a region is read with difflib up to this size
+ANCHOR_SEARCH = 200  # lines searched around a region for a line both versions have once
 PARTIAL_SHARE = 0.25  # of the hunks that carry code, this much done: a real part is done
 
 _TEST_PATH = re.compile(
@@ -231,85 +232,140 @@ class Replay:
         )
 
 
-def replay(change: Change, versions: Mapping[str, FileVersions], commit: str) -> Replay:
-    """Replay every hunk of `change`; `versions` is keyed by each file's (new) path."""
+def replay(
+    change: Change,
+    versions: Mapping[str, FileVersions],
+    commit: str,
+    memo: dict[int, _Blocks] | None = None,
+) -> Replay:
+    """Replay every hunk of `change`; `versions` is keyed by each file's (new) path. A file
+    with no versions is one the candidate did not touch: its hunks stay to do. `memo` keeps
+    each hunk's blocks from one candidate to the next (the same change is replayed at many)."""
     hunks: list[HunkReplay] = []
+    additions: list[tuple[int, _Blocks, _Text, _Text]] = []
     for file in change.files:
         if not file.hunks or file.status == "binary":
             continue
         found = versions.get(file.path)
-        if found is None:
-            continue
-        hunks.extend(_replay_file(file, found))
+        for replayed, blocks, before, after in _replay_file(file, found, memo):
+            if (
+                not replayed.how
+                and not blocks.removed
+                and replayed.before != "there"
+                and before is not None
+                and after is not None
+            ):
+                additions.append((len(hunks), blocks, before, after))
+            hunks.append(replayed)
+    if additions and any(h.anchors for h in hunks):
+        # Additions that only support the fix (its import, a helper's signature) count as done
+        # where the names they bring are there: read only once something anchors the claim.
+        for at, blocks, before, after in additions:
+            if _introduced_names_there(blocks, before, after):
+                hunks[at] = replace(hunks[at], how="same-names-supporting")
     return Replay(commit=commit, hunks=tuple(hunks))
 
 
-def _replay_file(file: FileChange, versions: FileVersions) -> list[HunkReplay]:
+def _replay_file(
+    file: FileChange, versions: FileVersions | None, memo: dict[int, _Blocks] | None = None
+) -> list[tuple[HunkReplay, _Blocks, _Text | None, _Text | None]]:
     kept = {line.hash for line in file.changed_lines if line.side == "-"} & {
         line.hash for line in file.changed_lines if line.side == "+"
     }
     kind = file_kind(file.path)
-    before = _Text.of(versions.before)
-    after = _Text.of(versions.after)
+    before = _Text.of(versions.before) if versions else None
+    after = _Text.of(versions.after) if versions else None
     results = []
     for hunk in file.hunks:
-        blocks = _Blocks.of(hunk, versions.base)
+        blocks = memo.get(id(hunk)) if memo is not None and versions else None
+        if blocks is None:
+            blocks = _Blocks.of(hunk, versions.base if versions else None)
+            if memo is not None and versions:
+                memo[id(hunk)] = blocks
         weight = sum(1 for line in hunk.lines if not line.trivial and line.hash not in kept)
-        state_before = _state(blocks, before, file)
-        state_after = _state(blocks, after, file)
+        if versions is None:
+            state_before = state_after = "new"
+        else:
+            state_before = _state(blocks, before, file)
+            state_after = _state(blocks, after, file)
         how: How = ""
         if state_after == "there" and _fresh(hunk, before):
             how = "identical"
-        elif state_before != "there" and before is not None and after is not None:
-            how = _same_names(blocks, before, after)
+        elif (
+            state_after == "conflict"
+            and state_before == "new"
+            and blocks.removed
+            and before is not None
+            and after is not None
+            and _same_fix(blocks, before, after)
+        ):
+            how = "same-names"
         added = [line.number for line in hunk.lines if line.side == "+"]
         first = added[0] if added else hunk.new_start
-        results.append(
-            HunkReplay(
-                path=file.path,
-                first_line=first,
-                last_line=added[-1] if added else first,
-                weight=weight,
-                kind=kind,
-                new_file=file.status == "added",
-                before=state_before,
-                after=state_after,
-                how=how,
-            )
+        replayed = HunkReplay(
+            path=file.path,
+            first_line=first,
+            last_line=added[-1] if added else first,
+            weight=weight,
+            kind=kind,
+            new_file=file.status == "added",
+            before=state_before,
+            after=state_after,
+            how=how,
         )
+        results.append((replayed, blocks, before, after))
     return results
 
 
 class _Text:
-    """A file's lines, with right-hand whitespace dropped, and where each line occurs."""
+    """A file's lines, with right-hand whitespace dropped, searched for blocks of lines.
+
+    A block is searched as one string in the joined text (a C-speed scan); the per-line map
+    is built only when a rule asks where a single line occurs.
+    """
 
     def __init__(self, lines: Sequence[str]) -> None:
         self.lines = [line.rstrip() for line in lines]
-        self.where: dict[str, list[int]] = {}
-        for number, line in enumerate(self.lines):
-            self.where.setdefault(line, []).append(number)
+        self._joined = "\n" + "\n".join(self.lines) + "\n"
+        self._where: dict[str, list[int]] | None = None
         self._words: set[str] | None = None
 
     @classmethod
     def of(cls, lines: Sequence[str] | None) -> _Text | None:
         return None if lines is None else cls(lines)
 
+    def has(self, block: Sequence[str]) -> bool:
+        return bool(block) and _needle(block) in self._joined
+
     def find(self, block: Sequence[str]) -> list[int]:
-        """Where `block` occurs as consecutive lines."""
+        """Where `block` occurs as consecutive lines (the index of its first line)."""
         if not block:
             return []
-        size = len(block)
-        return [
-            start
-            for start in self.where.get(block[0], ())
-            if self.lines[start : start + size] == list(block)
-        ]
+        needle, joined = _needle(block), self._joined
+        starts = []
+        at = joined.find(needle)
+        while at != -1:
+            starts.append(joined.count("\n", 0, at))  # the newline before line k is the k-th
+            at = joined.find(needle, at + 1)
+        return starts
+
+    @property
+    def where(self) -> dict[str, list[int]]:
+        if self._where is None:
+            self._where = {}
+            for number, line in enumerate(self.lines):
+                self._where.setdefault(line, []).append(number)
+        return self._where
 
     @property
     def words(self) -> set[str]:
         if self._words is None:
-            self._words = names("\n".join(self.lines))
+            self._words = names(self._joined)
         return self._words
+
+
+def _needle(block: Sequence[str]) -> str:
+    return "\n" + "\n".join(block) + "\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,7 +422,7 @@ def _fresh(hunk: Hunk, before: _Text | None) -> bool:
     real = [line.text.rstrip() for line in hunk.added if not line.trivial]
     if not real or before is None:
         return True
-    absent = sum(1 for line in real if line not in before.where)
+    absent = sum(1 for line in real if not before.has((line,)))
     return absent * 2 >= len(real)
 
 
@@ -379,8 +435,8 @@ def _state(blocks: _Blocks, text: _Text | None, file: FileChange) -> HunkState:
         # A file the change deletes is done where it is gone; any other is not there yet.
         return "there" if file.status == "removed" else "new"
     for pre, post, _ in blocks.variants():
-        pre_found = bool(pre) and bool(text.find(pre))
-        post_found = _says_something(post) and bool(text.find(post))
+        pre_found = text.has(pre)
+        post_found = _says_something(post) and text.has(post)
         if pre_found:
             return "new"  # it still applies: whatever else is there, this edit is not made
         if post_found:
@@ -390,29 +446,28 @@ def _state(blocks: _Blocks, text: _Text | None, file: FileChange) -> HunkState:
     return "conflict"
 
 
-def _same_names(blocks: _Blocks, before: _Text, after: _Text) -> How:
-    """Done in substance: the candidate replaced the same lines and its replacement brings in
-    the names this hunk brings in (the same fix written differently); for an addition, the
-    names it introduces to the file are there after the candidate and were not before."""
-    if blocks.removed:
-        region = _located(blocks, before)
-        if region is None:
-            return ""
-        replaced, replacement = _candidate_edit(before, after, region)
-        if replaced is None:
-            return ""
-        ours = _new_words(blocks.added, blocks.removed)
-        theirs = _new_words(replacement, replaced)
-        # Half the new names of the shorter replacement: `[p.strip() for p in ...]` and
-        # `list(map(str.strip, ...))` both bring in `strip`, whatever else they spell out.
-        smaller = min(len(ours), len(theirs))
-        if ours and theirs and len(ours & theirs) >= max(1, math.ceil(smaller / 2)):
-            return "same-names"
-        return ""
+def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:
+    """Done in substance: the candidate replaced the same lines, and its replacement brings in
+    the names this hunk brings in (the same fix written differently)."""
+    region = _located(blocks, before)
+    if region is None:
+        return False
+    replaced, replacement = _candidate_edit(before, after, region)
+    if replaced is None:
+        return False
+    ours = _new_words(blocks.added, blocks.removed)
+    theirs = _new_words(replacement, replaced)
+    # Half the new names of the shorter replacement: `[p.strip() for p in ...]` and
+    # `list(map(str.strip, ...))` both bring in `strip`, whatever else they spell out.
+    smaller = min(len(ours), len(theirs))
+    return bool(ours and theirs) and len(ours & theirs) >= max(1, math.ceil(smaller / 2))
+
+
+def _introduced_names_there(blocks: _Blocks, before: _Text, after: _Text) -> bool:
+    """An addition's new names (absent from the file before the candidate) are all there
+    after it."""
     introduced = names("\n".join(blocks.added)) - before.words
-    if introduced and introduced <= after.words:
-        return "same-names-supporting"
-    return ""
+    return bool(introduced) and introduced <= after.words
 
 
 def _new_words(added: Sequence[str], removed: Sequence[str]) -> set[str]:
@@ -436,33 +491,38 @@ def _candidate_edit(
     before: _Text, after: _Text, region: tuple[int, int]
 ) -> tuple[list[str] | None, list[str]]:
     """What the candidate did to `region` of the file: the lines it replaced there (None when
-    it left some of them in place) and the lines it put instead."""
-    old, new = before.lines, after.lines
-    prefix = 0
-    limit = min(len(old), len(new))
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    old_mid = old[prefix : len(old) - suffix]
-    new_mid = new[prefix : len(new) - suffix]
+    it left some of them in place) and the lines it put instead. Read between the nearest
+    lines around the region that both versions have once, so a large file costs no more."""
     start, end = region
-    if start < prefix or end > len(old) - suffix:
-        return None, []  # the candidate left these lines as they were
-    if len(old_mid) > MAX_DIFF_LINES or len(new_mid) > MAX_DIFF_LINES:
+    head = _anchor(before, after, range(start - 1, max(-1, start - 1 - ANCHOR_SEARCH), -1))
+    tail = _anchor(before, after, range(end, min(len(before.lines), end + ANCHOR_SEARCH)))
+    old_lo, new_lo = (head[0] + 1, head[1] + 1) if head else (0, 0)
+    old_hi, new_hi = tail if tail else (len(before.lines), len(after.lines))
+    if new_hi < new_lo or old_hi - old_lo > MAX_DIFF_LINES or new_hi - new_lo > MAX_DIFF_LINES:
         return None, []
-    matcher = difflib.SequenceMatcher(None, old_mid, new_mid, autojunk=False)
+    old, new = before.lines[old_lo:old_hi], after.lines[new_lo:new_hi]
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     replaced: list[str] = []
     replacement: list[str] = []
-    untouched = set(range(start, end))
+    untouched = set(range(start - old_lo, end - old_lo))
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        i1, i2 = i1 + prefix, i2 + prefix
-        if tag == "equal" or i2 < start or i1 > end:
+        if tag == "equal" or i2 < start - old_lo or i1 > end - old_lo:
             continue
         untouched -= set(range(i1, i2))
         replaced.extend(old[i1:i2])
-        replacement.extend(new[j1 + prefix : j2 + prefix])
+        replacement.extend(new[j1:j2])
     if any(not is_trivial(normalise_line(old[i])) for i in untouched):
         return None, replacement
     return replaced, replacement
+
+
+def _anchor(before: _Text, after: _Text, positions: Iterable[int]) -> tuple[int, int] | None:
+    """The first of `positions` whose line says something and occurs once in each version."""
+    for position in positions:
+        line = before.lines[position]
+        if not line.strip() or is_trivial(normalise_line(line)):
+            continue
+        ours, theirs = before.where.get(line, ()), after.where.get(line, ())
+        if len(ours) == 1 and len(theirs) == 1:
+            return position, theirs[0]
+    return None

@@ -57,7 +57,8 @@ class Replayer:
         self._files = [f for f in change.files if f.hunks and f.status != "binary"][:MAX_FILES]
         self._change = Change(files=tuple(self._files))
         self._patch_id = change.patch_id
-        self._base = {f.path: self._base_lines(f) for f in self._files}
+        self._base: dict[str, list[str] | None] = {}
+        self._blocks: dict = {}  # each hunk's blocks, built once for all candidates
 
     def prove(self, candidate: ChangeEvidence) -> Proof | None:
         """Replay at the candidate: its landing for a merged one, its head for an open one."""
@@ -65,23 +66,27 @@ class Replayer:
         if span is None:
             return None
         before, after = span
+        # A file the candidate did not change is the same before and after it: nothing of
+        # this change can turn there, so it is not read. (A landing the index does not know
+        # has no file list: all are read.)
+        touched = candidate.files
         versions = {
             f.path: FileVersions(
-                base=self._base[f.path],
+                base=self._base_of(f),
                 before=self._lines_at(before, f),
                 after=self._lines_at(after, f),
             )
             for f in self._files
+            if not touched or f.path in touched or f.old_path in touched
         }
-        result = replay(self._change, versions, after)
+        result = replay(self._change, versions, after, self._blocks)
         return self._placed(candidate, after, result)
 
     def _span(self, candidate: ChangeEvidence) -> tuple[str, str] | None:
         if candidate.state == "merged":
             landing = candidate.commit
-            if not landing or gitsource.resolve(self._repo, f"{landing}^1", required=False) is None:
-                return None  # a root commit, or one this clone does not have
-            return f"{landing}^1", landing
+            # `X^1:path` reads as a missing file where X has no parent: then nothing was there.
+            return (f"{landing}^1", landing) if landing else None
         if candidate.base_commit and candidate.head_commit:
             return candidate.base_commit, candidate.head_commit
         return None
@@ -153,8 +158,8 @@ class Replayer:
             if tip and base:
                 versions = {
                     f.path: FileVersions(
-                        base=self._base[f.path],
-                        before=self._base[f.path],
+                        base=self._base_of(f),
+                        before=self._base_of(f),
                         after=self._lines_at(tip, f),
                     )
                     for f in self._files
@@ -162,6 +167,12 @@ class Replayer:
                 done = replay(self._change, versions, tip)
                 self._on_target = done.complete or done.partial
         return self._on_target
+
+    def _base_of(self, file: FileChange) -> list[str] | None:
+        """The query's own version of the file, read once, when a replay first needs it."""
+        if file.path not in self._base:
+            self._base[file.path] = self._base_lines(file)
+        return self._base[file.path]
 
     def _base_lines(self, file: FileChange) -> list[str] | None:
         if file.status == "added":

@@ -6,7 +6,7 @@ come through `check_change`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -145,6 +145,7 @@ def _match_query(
     tip: str | None,
     settings: Settings,
     history: QueryHistory | None = None,
+    load_change: Callable[[], Change | None] | None = None,
 ) -> list[Finding]:
     reference = info.number if info.number is not None else lookup.newest_number(store) + 1
     query = replace(query, reference_number=reference)
@@ -157,6 +158,8 @@ def _match_query(
         query = replace(query, probe=probe)
     dismissed = lookup.dismissed_for(store, info.number)
     findings = match(query, candidates, weights, dismissed)
+    if change is None and load_change is not None and worth_replaying(findings):
+        change = load_change()  # read only when some candidate is worth replaying
     if repo is None or change is None:
         return findings  # nothing to replay at: the index's evidence is all there is
     history = history or QueryHistory(
@@ -354,33 +357,47 @@ def _check_pr(
         own_head=row["head_sha"],
         own_patch=row["patch_id"],
     )
+    line_tip = pr_line_tip(repo, row, target) if repo is not None else None
     change: Change | None = None
-    line_tip: str | None = None
-    if repo is not None:
-        change, line_tip = pr_change(repo, row, target, settings)
-    # The tip probe looks for landings the index does not know; a merged PR's own is known.
-    tip = line_tip if row["state"] != "merged" else None
+    tip: str | None = None
+    if repo is not None and row["state"] != "merged":
+        # The tip probe looks for landings the index does not know; it reads the diff now.
+        # A merged PR's own landing is known: its diff is read only if a replay needs it.
+        change, tip = pr_change(repo, row, settings), line_tip
     history = pr_history(row, line_tip, target)
-    findings = _match_query(store, repo, query, change, info, scope, tip, settings, history)
+    findings = _match_query(
+        store,
+        repo,
+        query,
+        change,
+        info,
+        scope,
+        tip,
+        settings,
+        history,
+        load_change=(lambda: pr_change(repo, row, settings)) if repo is not None else None,
+    )
     return CheckResult(info, findings, index_warnings(store))
 
 
-def pr_change(
-    repo: git.Repo, row: Mapping[str, Any], target: str | None, settings: Settings
-) -> tuple[Change | None, str | None]:
-    """An indexed PR's own diff, to replay, and the tip of the branch it is for: a PR for
-    another branch (a backport to `3.12`) is done only if that branch has it."""
-    if not (row["base_sha"] and row["head_sha"]):
-        return None, None
+def pr_line_tip(repo: git.Repo, row: Mapping[str, Any], target: str | None) -> str | None:
+    """The tip of the branch an indexed PR is for: a PR for another branch (a backport to
+    `3.12`) is done only if that branch has it."""
     branch = row["base_ref"] or target
     resolved = gitsource.target_branch(repo, branch, required=False) if branch else None
-    line_tip = resolved.tip if resolved else None
+    return resolved.tip if resolved else None
+
+
+def pr_change(repo: git.Repo, row: Mapping[str, Any], settings: Settings) -> Change | None:
+    """An indexed PR's own diff, to replay (None when its commits are gone)."""
+    if not (row["base_sha"] and row["head_sha"]):
+        return None
     try:
         diff = gitsource.diff_between(repo, row["base_sha"], row["head_sha"])
         change, _ = parse_filtered(diff, settings)
     except (git.GitCommandError, NotADiff):
-        return None, line_tip
-    return change, line_tip
+        return None
+    return change
 
 
 def pr_history(row: Mapping[str, Any], line_tip: str | None, target: str | None) -> QueryHistory:

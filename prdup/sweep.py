@@ -57,7 +57,7 @@ from index import gitsource, lookup, replaying
 from index.config import Settings
 from index.errors import IndexLocked, PrdupError
 from index.store import IndexStore
-from prdup.checking import open_index, pr_change, pr_history, prove
+from prdup.checking import open_index, pr_change, pr_history, pr_line_tip, prove
 
 SCHEMA_VERSION = 1
 CACHE_VERSION = "1"  # bump when what a cached row means changes
@@ -643,7 +643,7 @@ class _Matcher:
         self._read(store, sharing)
         hashes = query.change.removed | query.change.added
         candidates = [self._shared_with(cid, hashes) for cid in sharing if cid in self.evidence]
-        weights = _QuerySums.of(self.rarity, query.change)
+        weights = self.rarity
         dismissed = lookup.dismissed_for(store, number)
         findings = match(query, candidates, weights, dismissed)
         if self.source is not None and worth_replaying(findings):
@@ -669,9 +669,10 @@ class _Matcher:
             self.repo = git.Repo(self.source.git_dir)
         row = store.change_row(number)
         assert row is not None
-        change, line_tip = pr_change(self.repo, row, self.source.target, self.source.settings)
+        change = pr_change(self.repo, row, self.source.settings)
         if change is None:
             return findings
+        line_tip = pr_line_tip(self.repo, row, self.source.target)
         history = pr_history(row, line_tip, self.source.target)
         settings = self.source.settings
         return prove(
@@ -713,41 +714,6 @@ class _Matcher:
             found.update(self.rare[line_hash])
         found = {cid for cid in found if self.rows[cid].in_scope_of(query_row)}
         return sorted(found) if len(found) <= lookup.LINE_CANDIDATES else None
-
-
-@dataclass(frozen=True, slots=True)
-class _QuerySums(LineWeights):
-    """`LineWeights` that knows the sums of the query's two sides in advance.
-
-    `detector.signals.measure` sums the query's removed and added lines anew for every
-    candidate, which makes a query with many candidates cost its size times theirs. Here the
-    two sums are taken once, by `LineWeights.sum` over the very same sets (so in the same
-    order, to the same float); every other weight is `LineWeights`' own.
-    """
-
-    query_removed: frozenset[int] = frozenset()
-    query_added: frozenset[int] = frozenset()
-    removed_sum: float = 0.0
-    added_sum: float = 0.0
-
-    @classmethod
-    def of(cls, weights: LineWeights, query: ChangeEvidence) -> _QuerySums:
-        plain = LineWeights(weights.document_frequency, weights.total)
-        return cls(
-            weights.document_frequency,
-            weights.total,
-            query.removed,
-            query.added,
-            plain.sum(query.removed),
-            plain.sum(query.added),
-        )
-
-    def sum(self, hashes: frozenset[int] | set[int]) -> float:
-        if hashes is self.query_removed:
-            return self.removed_sum
-        if hashes is self.query_added:
-            return self.added_sum
-        return LineWeights.sum(self, hashes)
 
 
 _worker: _Matcher | None = None  # set before forking; each worker opens its own store
