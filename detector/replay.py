@@ -13,22 +13,26 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from detector.model import Change, FileChange, Hunk, is_trivial, normalise_line
+from detector.model import Change, ChangedLine, FileChange, Hunk, is_trivial, normalise_line
 from detector.text import STOP_WORDS
 
 HunkState = Literal["there", "new", "conflict"]
 FileKind = Literal["code", "test", "docs"]
-How = Literal["identical", "same-names", "same-names-supporting", ""]
+How = Literal["identical", "same-code", "same-names", "same-names-supporting", ""]
 
 CONTEXT = 3  # lines of the query's own file around each hunk, as `git apply` uses them
 MIN_LOOSE_BLOCK = 3  # a pure addition found anywhere in the file needs this many real lines
 MAX_DIFF_LINES = 1500  # a candidate's edit of a region is read with difflib up to this size
 ANCHOR_SEARCH = 200  # lines searched around a region for a line both versions have once
 PARTIAL_SHARE = 0.25  # of the hunks that carry code, this much done: a real part is done
+SAME_CODE_SHARE = 0.7  # of a hunk's code lines, this many written by the candidate (as the
+# matcher's "contained": most of it, allowing a comment or a line written another way)
+_COMMENT = ("//", "#", "*", "/*", "--", ";", "<!--", '"""', "'''")
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing|spec|specs|__tests__|testdata|test_data|fixtures)/"
@@ -164,7 +168,7 @@ class HunkReplay:
     @property
     def anchors(self) -> bool:
         """Done by the candidate on its own evidence, not only by the names it brings."""
-        return self.turned and self.how in ("identical", "same-names")
+        return self.turned and self.how in ("identical", "same-code", "same-names")
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +304,13 @@ def _replay_file(
             and _same_fix(blocks, before, after)
         ):
             how = "same-names"
+        elif (
+            state_before != "there"
+            and before is not None
+            and after is not None
+            and _same_code(hunk, before, after, kept, kind)
+        ):
+            how = "same-code"
         added = [line.number for line in hunk.lines if line.side == "+"]
         first = added[0] if added else hunk.new_start
         replayed = HunkReplay(
@@ -328,6 +339,7 @@ class _Text:
         self.lines = [line.rstrip() for line in lines]
         self._joined = "\n" + "\n".join(self.lines) + "\n"
         self._where: dict[str, list[int]] | None = None
+        self._normalised: Counter[str] | None = None
         self._words: set[str] | None = None
 
     @classmethod
@@ -356,6 +368,13 @@ class _Text:
             for number, line in enumerate(self.lines):
                 self._where.setdefault(line, []).append(number)
         return self._where
+
+    @property
+    def normalised(self) -> Counter[str]:
+        """How often each whitespace-normalised line occurs (a re-indent is the same line)."""
+        if self._normalised is None:
+            self._normalised = Counter(normalise_line(line) for line in self.lines)
+        return self._normalised
 
     @property
     def words(self) -> set[str]:
@@ -413,6 +432,29 @@ class _Blocks:
         return bool(self.removed and self.added) or (
             not self.removed and self.real_added >= MIN_LOOSE_BLOCK
         )
+
+
+def _same_code(hunk: Hunk, before: _Text, after: _Text, kept: set[int], kind: FileKind) -> bool:
+    """Done in substance, line by line: the candidate wrote most of the code lines this hunk
+    adds into the same file (they are there after it and were not before it), and removed
+    what this hunk removes. Comments and lines the hunk only moves say nothing."""
+
+    def code(lines: Sequence[ChangedLine]) -> list[str]:
+        return [
+            line.normalised
+            for line in lines
+            if not line.trivial
+            and line.hash not in kept
+            and (kind == "docs" or not line.normalised.startswith(_COMMENT))
+        ]
+
+    added, removed = code(hunk.added), code(hunk.removed)
+    if not added:
+        return False
+    written = sum(1 for line in added if after.normalised[line] > before.normalised.get(line, 0))
+    if written < SAME_CODE_SHARE * len(added):
+        return False
+    return all(after.normalised.get(line, 0) < before.normalised[line] for line in removed)
 
 
 def _fresh(hunk: Hunk, before: _Text | None) -> bool:

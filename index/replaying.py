@@ -85,8 +85,14 @@ class Replayer:
     def _span(self, candidate: ChangeEvidence) -> tuple[str, str] | None:
         if candidate.state == "merged":
             landing = candidate.commit
+            if not landing:
+                return None
+            if landing == candidate.head_commit and candidate.base_commit:
+                # Landed as its own commits (a fast-forward, or a merge the index does not
+                # name): the change is the PR's range, from its fork point to its head.
+                return candidate.base_commit, landing
             # `X^1:path` reads as a missing file where X has no parent: then nothing was there.
-            return (f"{landing}^1", landing) if landing else None
+            return f"{landing}^1", landing
         if candidate.base_commit and candidate.head_commit:
             return candidate.base_commit, candidate.head_commit
         return None

@@ -378,3 +378,15 @@ def test_a_pr_stacked_on_another_prs_new_file_did_not_write_that_file():
     assert not stacked.complete
     written = _replayed(diff, "", None, body + "extra = True\n")
     assert written.complete
+
+
+def test_a_hunk_whose_code_lines_the_candidate_wrote_is_done_whatever_its_comments():
+    base = "def total(files):\n    body = ''\n    return count(files)\n"
+    diff = (
+        "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -2,0 +3,2 @@\n"
+        "+    # declared here so later code never sees it unset\n+    total_files = 0\n"
+    )
+    theirs = base.replace("    body = ''\n", "    body = ''\n    extra = 1\n    total_files = 0\n")
+    assert _replayed(diff, base, base, theirs).complete
+    elsewhere = base + "\n\ndef other():\n    total_files = 0\n"
+    assert _replayed(diff, base, elsewhere, elsewhere).complete is False
