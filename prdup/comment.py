@@ -18,6 +18,7 @@ lists overlaps for whoever asks.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -33,7 +34,7 @@ from index.config import Settings
 from index.errors import IndexMissing, PrdupError, UnknownPullRequest
 from index.store import IndexStore, default_db_path
 from prdup.checking import CheckResult, check
-from prdup.github import Comment, GitHubClient
+from prdup.github import Comment, GitHubClient, WriteForbidden
 from prdup.render import headline
 
 MARKER = "<!-- prdup:comment v1 -->"
@@ -42,7 +43,7 @@ REPLY_COMMAND = "/prdup not-duplicate"
 # GitHub's author_association values of people who may dismiss a finding by reply.
 MAINTAINERS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 
-Action = Literal["created", "updated", "unchanged", "resolved", "deleted", "none"]
+Action = Literal["created", "updated", "unchanged", "resolved", "deleted", "none", "skipped"]
 
 MAX_FINDINGS = 3  # earlier PRs named in one comment: the best ones; `prdup check` lists all
 MAX_TITLE = 120  # characters of a PR title shown
@@ -56,7 +57,9 @@ MAX_LINES = 12  # shared lines shown per side and finding
 # Line-initial command, anywhere in a reply: "/prdup not-duplicate #12" (several numbers allowed).
 # A quoted reply ("> /prdup ...") does not start the line, so quoting never repeats a command.
 _COMMAND = re.compile(r"^[ \t]*/prdup[ \t]+not-duplicate\b([^\n]*)", re.IGNORECASE | re.MULTILINE)
-_NUMBER = re.compile(r"#(\d+)\b")
+# The PR numbers right after the command, "#12" or "12", separated by spaces or commas; the
+# rest of the line is free text ("/prdup not-duplicate 12, it fixes 3 other things").
+_NUMBERS = re.compile(r"(?:[ \t,]*#?\d+\b)+")
 _FINGERPRINT_LINE = re.compile(r"<!-- prdup:fingerprint ?([0-9a-f]*) ?-->")
 # Control characters, zero-width and bidirectional-override characters ("Trojan source").
 _INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
@@ -88,15 +91,21 @@ class Dismissal:
     other: int
     by: str | None
     at: str | None
+    comment_id: int | None = None  # the reply that said so, if it was a reply
 
 
 @dataclass(frozen=True, slots=True)
 class BotRun:
-    """What one bot run on a PR did: the comment action, the body it wanted, new dismissals."""
+    """What one bot run on a PR did: the comment action, the body it wanted, new dismissals.
+
+    `note` says why nothing was checked or posted (a closed PR, a PR without a diff, a
+    read-only token), for the job summary.
+    """
 
     action: Action
     body: str | None
     dismissals: tuple[Dismissal, ...] = ()
+    note: str | None = None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -312,15 +321,25 @@ def resolved_body() -> str:
 # Keeping one comment
 
 
-def own_comment(comments: Iterable[Comment], bot_login: str) -> Comment | None:
+def own_comment(
+    comments: Iterable[Comment], bot_login: str, *, minimized: bool = False
+) -> Comment | None:
     """The bot's comment: the marker on its first line *and* written by the bot itself.
 
-    A marker in someone else's comment (a quote, a prank) never makes it ours.
+    A marker in someone else's comment (a quote, a prank) never makes it ours. A comment a
+    maintainer minimized (hid) is skipped: it is never edited again; pass ``minimized=True`` to
+    find the last hidden one instead.
     """
-    for comment in comments:
-        if _is_marked(comment) and (comment.author or "").lower() == bot_login.lower():
-            return comment
-    return None
+    ours = [
+        c
+        for c in comments
+        if _is_marked(c)
+        and (c.author or "").lower() == bot_login.lower()
+        and c.minimized == minimized
+    ]
+    if not ours:
+        return None
+    return ours[-1] if minimized else ours[0]
 
 
 def _is_marked(comment: Comment) -> bool:
@@ -356,7 +375,7 @@ def sync_comment(
     ours = own_comment(comments, bot_login)
     if body is None:
         if ours is None:
-            return "none"
+            return "none"  # a hidden comment stays as the maintainer left it
         if on_resolve == "delete":
             client.delete_comment(ours.id)
             return "deleted"
@@ -365,6 +384,9 @@ def sync_comment(
         client.update_comment(ours.id, resolved_body())
         return "resolved"
     if ours is None:
+        hidden = own_comment(comments, bot_login, minimized=True)
+        if hidden is not None and fingerprint_of(hidden.body) == fingerprint_of(body):
+            return "unchanged"  # a maintainer hid this very claim: do not post it again
         client.create_comment(number, body)
         return "created"
     if fingerprint_of(ours.body) == fingerprint_of(body):
@@ -380,7 +402,7 @@ def sync_comment(
 def reply_dismissals(
     number: int, comments: Iterable[Comment], bot_login: str | None
 ) -> list[Dismissal]:
-    """`/prdup not-duplicate #N` replies on PR `number` by maintainers, oldest first.
+    """`/prdup not-duplicate #N` (or `N`) replies on PR `number` by maintainers, oldest first.
 
     Only the repository's owners, members and collaborators (GitHub's `author_association`)
     may dismiss: anyone can comment on a public PR, and a stranger must not be able to hide a
@@ -390,12 +412,19 @@ def reply_dismissals(
     for comment in comments:
         if _is_marked(comment) or (comment.association or "").upper() not in MAINTAINERS:
             continue
+        if comment.minimized:  # hidden by a maintainer: not a command any more
+            continue
         if bot_login and (comment.author or "").lower() == bot_login.lower():
             continue
         for match in _COMMAND.finditer(comment.body):
-            for other in _NUMBER.findall(match.group(1)):
+            numbers = _NUMBERS.match(match.group(1))
+            for other in re.findall(r"\d+", numbers.group(0) if numbers else ""):
                 if int(other) != number:
-                    found.append(Dismissal(number, int(other), comment.author, comment.created_at))
+                    found.append(
+                        Dismissal(
+                            number, int(other), comment.author, comment.created_at, comment.id
+                        )
+                    )
     return found
 
 
@@ -457,28 +486,57 @@ def comment_on_pull(
     bot_login: str | None = None,
     on_resolve: str = "edit",
 ) -> BotRun:
-    """Read PR `number`'s dismissals, check it against the index, and sync the bot comment."""
+    """Read PR `number`'s dismissals, check it against the index, and sync the bot comment.
+
+    Never posts on a closed or merged PR (an edit, a label or a reply there still triggers the
+    workflow). A PR the index holds without a diff (empty, binary or lockfile-only) and a token
+    that may not write are normal situations: the run says so in `note` instead of failing.
+    """
     settings = settings or Settings()
+    pull = client.pull(number)
+    if pull.state != "open":
+        return BotRun(
+            "skipped",
+            None,
+            note=f"PR #{number} is {pull.state}; prdup comments only on open pull requests",
+        )
     login = bot_login or client.viewer_login()
     comments = client.list_comments(number)
-    labels = client.pull_labels(number)
+    if any(_is_marked(c) or _COMMAND.search(c.body) for c in comments):
+        comments = client.with_minimized(comments)
     path = index_path(repo_path, db_path)
     replies = reply_dismissals(number, comments, login)
     if replies:
         with IndexStore(path, create=False) as store:
             replies = record_dismissals(store, replies)
-    result = check(repo_path, path, pr=number, settings=settings)
+        _acknowledge(client, replies)
+    try:
+        result = check(repo_path, path, pr=number, settings=settings)
+    except UnknownPullRequest as error:
+        return BotRun("skipped", None, tuple(replies), note=f"nothing to check: {error}")
     body = render_comment(result, settings.min_score, settings.top)
     labelled: list[Dismissal] = []
-    if has_not_duplicate_label(labels):
+    if has_not_duplicate_label(pull.labels):
         labelled = label_dismissals(
             number, reported_findings(result, settings.min_score, settings.top)
         )
         with IndexStore(path, create=False) as store:
             labelled = record_dismissals(store, labelled)
         body = None
-    action = sync_comment(client, number, body, login, comments=comments, on_resolve=on_resolve)
-    return BotRun(action, body, tuple(replies + labelled))
+    dismissed = tuple(replies + labelled)
+    try:
+        action = sync_comment(client, number, body, login, comments=comments, on_resolve=on_resolve)
+    except WriteForbidden as error:
+        return BotRun("skipped", body, dismissed, note=f"could not post: {error}")
+    return BotRun(action, body, dismissed)
+
+
+def _acknowledge(client: GitHubClient, accepted: Sequence[Dismissal]) -> None:
+    """A thumbs-up on each reply whose command was recorded, so its author sees it worked."""
+    for comment_id in dict.fromkeys(d.comment_id for d in accepted if d.comment_id is not None):
+        # A read-only token cannot react: the dismissal is recorded all the same.
+        with contextlib.suppress(WriteForbidden):
+            client.add_reaction(comment_id, "+1")
 
 
 def dismiss_labelled(

@@ -108,7 +108,10 @@ def index(builder: RepoBuilder, db_path: Path) -> None:
 
 
 def writes(server: FakeGitHub) -> list[tuple[str, str]]:
-    return [(r.method, r.path) for r in server.requests if r.method in WRITES]
+    """Requests that change something on GitHub (a GraphQL query is a POST that only reads)."""
+    return [
+        (r.method, r.path) for r in server.requests if r.method in WRITES and r.path != "/graphql"
+    ]
 
 
 # ----------------------------------------------------------------------------- one comment per PR
@@ -143,9 +146,10 @@ def test_one_comment_created_then_edited_then_left_alone_then_resolved(
     assert third.action == "unchanged"
     assert writes(server) == []
     assert [r.path for r in server.requests] == [
-        "/user",
+        "/repos/octo/demo/pulls/21",  # its state and labels
+        "/graphql",  # the token's login
         comments,
-        "/repos/octo/demo/issues/21/labels",
+        "/graphql",  # which of them are hidden
     ]
 
     # A maintainer says it is not a duplicate: the finding vanishes and the comment says so.
@@ -155,7 +159,11 @@ def test_one_comment_created_then_edited_then_left_alone_then_resolved(
     server.clear_requests()
     fourth = comment_on_pull(client, 21, story.path, db_path)
     assert fourth.action == "resolved"
-    assert writes(server) == [("PATCH", f"/repos/octo/demo/issues/comments/{posted['id']}")]
+    command = max(server.comments)
+    assert writes(server) == [
+        ("POST", f"/repos/octo/demo/issues/comments/{command}/reactions"),  # accepted
+        ("PATCH", f"/repos/octo/demo/issues/comments/{posted['id']}"),
+    ]
     resolved = server.comments[posted["id"]]["body"]
     assert resolved.startswith(MARKER) and fingerprint_of(resolved) == ""
     assert "#20" not in resolved
@@ -221,6 +229,51 @@ def test_inside_actions_the_bot_is_github_actions(
     assert comment_on_pull(client, 21, story.path, db_path).action == "created"
     assert comment_on_pull(client, 21, story.path, db_path).action == "unchanged"
     assert len(server.comments_on(21)) == 1
+
+
+def test_an_app_token_run_three_times_keeps_one_comment(
+    story: RepoBuilder,
+    db_path: Path,
+    server: FakeGitHub,
+    client: GitHubClient,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """A GitHub App installation token: /user answers 403 and the author is `name[bot]`."""
+    index(story, db_path)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    server.user_forbidden = True
+    server.viewer, server.viewer_app = "prdup-app[bot]", "prdup-app"
+
+    assert comment_on_pull(client, 21, story.path, db_path).action == "created"
+    story.merge_pr(20, how="squash")
+    index(story, db_path)
+    assert comment_on_pull(client, 21, story.path, db_path).action == "updated"
+    assert comment_on_pull(client, 21, story.path, db_path).action == "unchanged"
+
+    [only] = server.comments_on(21)
+    assert only["user"] == "prdup-app[bot]" and "Already done in #20" in only["body"]
+    assert server.requests_to("/user") == []
+
+
+def test_a_hidden_comment_is_never_edited_nor_posted_again(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    """A maintainer minimized the bot's comment: the same claim is not posted again."""
+    index(story, db_path)
+    assert comment_on_pull(client, 21, story.path, db_path).action == "created"
+    [posted] = server.comments_on(21)
+    posted["minimized"] = "RESOLVED"
+    server.clear_requests()
+
+    assert comment_on_pull(client, 21, story.path, db_path).action == "unchanged"
+    assert writes(server) == []
+
+    # A new claim is news: a fresh comment, the hidden one stays as it was.
+    story.merge_pr(20, how="squash")
+    index(story, db_path)
+    assert comment_on_pull(client, 21, story.path, db_path).action == "created"
+    hidden, fresh = server.comments_on(21)
+    assert "Duplicate of #20" in hidden["body"] and "Already done in #20" in fresh["body"]
 
 
 def test_without_knowing_its_login_the_bot_refuses_to_guess(
