@@ -7,6 +7,7 @@ without importing `cli` (which imports them to register their commands).
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +44,18 @@ def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             _fail("interrupted; the index keeps every PR written so far")
 
     return wrapper
+
+
+def job_summary(markdown: str) -> None:
+    """Append to the GitHub Actions job summary ($GITHUB_STEP_SUMMARY) when there is one.
+
+    The summary is where a maintainer looks when a run said nothing on the PR: why it skipped.
+    """
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as summary:
+        summary.write(markdown.rstrip("\n") + "\n\n")
 
 
 def work_tree(path: Path) -> Path | None:

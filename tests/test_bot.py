@@ -8,7 +8,9 @@ PR 22 only touches the docs.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import jsonschema
@@ -289,6 +291,51 @@ def test_without_knowing_its_login_the_bot_refuses_to_guess(
     assert writes(server) == []
 
 
+# ------------------------------------------------------------------------ closed PRs, no red jobs
+
+
+@pytest.mark.parametrize("state", ["closed", "merged"])
+def test_a_closed_or_merged_pr_gets_no_check_and_no_comment(
+    story: RepoBuilder, tmp_path: Path, server: FakeGitHub, client: GitHubClient, state: str
+):
+    """A label, an edit or a reply on a closed PR still runs the workflow: it must stay quiet."""
+    server.add_pull(21, state=state, labels=["bug"])
+    server.add_comment(21, "/prdup not-duplicate #20", author="maint", association="MEMBER")
+    no_index = tmp_path / "never-built.db"  # a check would fail on it: none must be run
+
+    run = comment_on_pull(client, 21, story.path, no_index)
+
+    assert run.action == "skipped" and f"PR #21 is {state}" in (run.note or "")
+    assert writes(server) == []
+    assert [r.path for r in server.requests] == ["/repos/octo/demo/pulls/21"]
+
+
+def test_comment_command_on_a_closed_pr_exits_0_and_says_why_in_the_job_summary(
+    story: RepoBuilder,
+    db_path: Path,
+    tmp_path: Path,
+    server: FakeGitHub,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    index(story, db_path)
+    server.add_pull(21, state="closed")
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_API_URL", server.url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+
+    code, out, err = run_cli(
+        story.path, "comment", "--pr", "21", "--post", "--github", REPO, "--db", str(db_path)
+    )
+
+    assert code == 0, err
+    assert out.strip() == (
+        "skipped octo/demo#21: PR #21 is closed; prdup comments only on open pull requests"
+    )
+    assert "PR #21 is closed" in summary.read_text()
+    assert server.comments_on(21) == []
+
+
 # ------------------------------------------------------------------------------------- escaping
 
 
@@ -480,6 +527,64 @@ def test_action_metadata_is_valid_and_never_interpolates_into_scripts():
     assert "'+refs/pull/*/head:refs/pull/*/head'" in joined
     assert 'prdup index --github "$REPO"' in joined
     assert re.search(r'prdup comment --pr "\$PR" .*--post', joined)
+
+
+def _decide(tmp_path: Path, **env: str) -> tuple[str, str]:
+    """Run the action's first step, as the runner would: (its output, the job summary)."""
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    [step] = [s for s in action["runs"]["steps"] if s.get("id") == "event"]
+    output, summary = tmp_path / "output", tmp_path / "summary"
+    for path in (output, summary):
+        path.write_text("")
+    defaults = {"EVENT_NAME": "pull_request_target", "COMMENT_BODY": "", "PR": "21"}
+    defaults |= {"ON_PULL_REQUEST": "21", "PR_STATE": "open"}
+    subprocess.run(
+        ["bash", "-e", "-c", step["run"]],
+        env={
+            "PATH": os.environ["PATH"],
+            "GITHUB_OUTPUT": str(output),
+            "GITHUB_STEP_SUMMARY": str(summary),
+            **defaults,
+            **env,
+        },
+        check=True,
+        capture_output=True,
+    )
+    return output.read_text().strip(), summary.read_text().strip()
+
+
+def test_the_action_skips_ordinary_comments_and_closed_prs(tmp_path: Path):
+    assert _decide(tmp_path) == ("run=true", "")
+    command = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "/prdup not-duplicate 12"}
+    assert _decide(tmp_path, **command) == ("run=true", "")
+
+    chatter = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "LGTM, thanks!"}
+    assert _decide(tmp_path, **chatter) == (
+        "run=false",
+        "**prdup**: skipped: the comment on #21 is not a /prdup command",
+    )
+    on_issue = {"EVENT_NAME": "issue_comment", "ON_PULL_REQUEST": "", "COMMENT_BODY": "/prdup"}
+    assert _decide(tmp_path, **on_issue)[0] == "run=false"
+    for state in ("closed", "merged"):
+        output, summary = _decide(tmp_path, PR_STATE=state, EVENT_NAME="pull_request_target")
+        assert output == "run=false" and f"#21 is {state}" in summary
+        assert _decide(tmp_path, PR_STATE=state, **command)[0] == "run=false"
+
+
+def _documented_workflow() -> dict:
+    text = (ROOT / "docs" / "bot.md").read_text()
+    [block] = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "jobs:" in b]
+    return yaml.safe_load(block)
+
+
+def test_the_documented_workflow_filters_comments_and_closed_prs_at_the_job_level():
+    workflow = _documented_workflow()
+    condition = " ".join(workflow["jobs"]["prdup"]["if"].split())
+    assert "startsWith(github.event.comment.body, '/prdup')" in condition
+    assert "github.event.issue.pull_request" in condition
+    assert "== 'open'" in condition
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
+    assert triggers["issue_comment"] == {"types": ["created"]}
 
 
 # ------------------------------------------------------------------------------- GitHub import
