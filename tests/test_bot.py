@@ -336,6 +336,75 @@ def test_comment_command_on_a_closed_pr_exits_0_and_says_why_in_the_job_summary(
     assert server.comments_on(21) == []
 
 
+def _post(repo: Path, db_path: Path, number: int) -> tuple[int, str, str]:
+    return run_cli(
+        repo, "comment", "--pr", str(number), "--post", "--github", REPO, "--db", str(db_path)
+    )
+
+
+@pytest.fixture
+def in_actions(server: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The environment of an Actions step; returns the job summary file."""
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_API_URL", server.url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    return summary
+
+
+def test_normal_situations_never_fail_the_job(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, in_actions: Path
+):
+    """An empty or binary-only PR, one not indexed yet, a fork's read-only token: exit 0."""
+    story.pr_branch(23, [("Nothing yet", {})])
+    story.pr_branch(25, [("Add the logo", {"logo.png": b"\x89PNG\r\n\x1a\n\x00\x01\x02"})])
+    server.add_pull(23)
+    server.add_pull(24)  # opened after the index was built: its ref is not there yet
+    server.add_pull(25)
+    index(story, db_path)
+
+    code, out, err = _post(story.path, db_path, 23)
+    assert code == 0, err
+    assert out.startswith("skipped octo/demo#23: nothing to check: PR #23") and "empty" in out
+
+    code, out, err = _post(story.path, db_path, 25)
+    assert (code, out.strip()) == (0, "none: nothing to say about octo/demo#25"), err
+
+    code, out, err = _post(story.path, db_path, 24)
+    assert code == 0, err
+    assert out.startswith("skipped octo/demo#24: nothing to check: PR #24 is not in the index")
+
+    # Under `pull_request`, a PR from a fork gets a read-only token: GitHub answers 403.
+    server.fail(
+        "/repos/octo/demo/issues/21/comments",
+        403,
+        method="POST",
+        body={"message": "Resource not accessible by integration"},
+    )
+    code, out, err = _post(story.path, db_path, 21)
+    assert code == 0, err
+    assert out.startswith("skipped octo/demo#21: could not post: GitHub denied commenting")
+    assert server.comments_on(21) == []
+
+    summary = in_actions.read_text()
+    assert summary.count("**prdup**: skipped") == 3
+    assert "empty" in summary and "not in the index" in summary and "read-only" in summary
+    assert TOKEN not in summary
+
+
+def test_a_broken_configuration_still_fails_the_job(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, in_actions: Path
+):
+    index(story, db_path)
+    (story.path / ".prdup.toml").write_text("min_scor = 0.5\n")  # a typo
+
+    code, out, err = _post(story.path, db_path, 21)
+
+    assert code == 2 and "min_scor" in err and out == ""
+    assert server.comments_on(21) == []
+
+
 # ------------------------------------------------------------------------------------- escaping
 
 
@@ -399,6 +468,33 @@ def test_dismissal_by_reply_is_recorded_and_the_pair_disappears(
     assert comment_on_pull(client, 21, story.path, db_path).dismissals == ()  # recorded once
     assert 20 not in {f.candidate.number for f in check(story.path, db_path, pr=21).findings}
     assert 21 not in {f.candidate.number for f in check(story.path, db_path, pr=20).findings}
+
+
+def test_a_command_without_hash_works_and_accepted_commands_get_a_reaction(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    index(story, db_path)
+    ignored = server.add_comment(21, "/prdup not-duplicate 20", author="eve")  # not a maintainer
+    hidden = server.add_comment(
+        21, "/prdup not-duplicate 20", author="maint", association="MEMBER", minimized="SPAM"
+    )
+    assert comment_on_pull(client, 21, story.path, db_path).dismissals == ()
+
+    accepted = server.add_comment(
+        21,
+        "/prdup not-duplicate 20, it fixes 3 other things",
+        author="maint",
+        association="OWNER",
+    )
+    run = comment_on_pull(client, 21, story.path, db_path)
+
+    assert [(d.number, d.other, d.by) for d in run.dismissals] == [(21, 20, "maint")]
+    assert dismissals(db_path) == {(21, 20, "maint"), (20, 21, "maint")}  # not #3
+    assert [r["content"] for r in server.reactions[accepted["id"]]] == ["+1"]
+    assert ignored["id"] not in server.reactions and hidden["id"] not in server.reactions
+
+    comment_on_pull(client, 21, story.path, db_path)  # read again, not acknowledged again
+    assert len(server.reactions[accepted["id"]]) == 1
 
 
 def test_dismissal_by_label_is_recorded_and_the_pair_disappears(
