@@ -46,6 +46,21 @@ def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def nothing_to_compare(error: PrdupError) -> bool:
+    """A check that had nothing to compare: an empty, binary- or lockfile-only change, or a
+    branch with no commits its target lacks. A normal situation (exit 0), not an error.
+
+    The library says so in the message of its `BadDiff` ("...; nothing to compare"); a
+    malformed patch is a `BadDiff` too, and stays an error.
+    """
+    from index.errors import BadDiff
+
+    text = str(error)
+    return isinstance(error, BadDiff) and (
+        text.endswith("nothing to compare") or text.endswith("nothing to check")
+    )
+
+
 def job_summary(markdown: str) -> None:
     """Append to the GitHub Actions job summary ($GITHUB_STEP_SUMMARY) when there is one.
 
