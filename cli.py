@@ -188,7 +188,9 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
     if output == "json":
         click.echo(json.dumps(description, indent=2))
         return
-    click.echo(f"#{number} [{description['state']}] {description['title'] or ''}")
+    from prdup.escaping import terminal
+
+    click.echo(f"#{number} [{description['state']}] {terminal(description['title'])}")
     for key in (
         "source",
         "status",
@@ -208,9 +210,9 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
     )
     for file in description["files"]:
         rename = f" (from {file['old_path']})" if file["old_path"] != file["path"] else ""
-        click.echo(f"  file: {file['path']}{rename} [{file['status']}]")
+        click.echo(f"  file: {terminal(file['path'] + rename)} [{file['status']}]")
     for symbol in description["symbols"]:
-        click.echo(f"  symbol: {symbol}")
+        click.echo(f"  symbol: {terminal(symbol)}")
     if description["issues"]:
         click.echo(f"  issues: {', '.join(description['issues'])}")
 

@@ -34,6 +34,7 @@ from index.config import Settings
 from index.errors import IndexMissing, PrdupError, UnknownPullRequest
 from index.store import IndexStore, default_db_path
 from prdup.checking import CheckResult, check
+from prdup.escaping import code_line, fence_for, inline, plain, reason_markdown
 from prdup.github import Comment, GitHubClient, WriteForbidden
 from prdup.render import headline
 
@@ -46,12 +47,9 @@ MAINTAINERS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 Action = Literal["created", "updated", "unchanged", "resolved", "deleted", "none", "skipped"]
 
 MAX_FINDINGS = 3  # earlier PRs named in one comment: the best ones; `prdup check` lists all
-MAX_TITLE = 120  # characters of a PR title shown
 MAX_REASONS = 3  # the best finding's reasons listed under the headline
-MAX_REASON = 240
 MAX_CELL_ITEMS = 3  # files or symbols listed in a table cell before "+N more"
 MAX_ITEM = 80  # characters of one path or symbol
-MAX_LINE = 160  # characters of one shared changed line
 MAX_LINES = 12  # shared lines shown per side and finding
 
 # Line-initial command, anywhere in a reply: "/prdup not-duplicate #12" (several numbers allowed).
@@ -61,16 +59,6 @@ _COMMAND = re.compile(r"^[ \t]*/prdup[ \t]+not-duplicate\b([^\n]*)", re.IGNORECA
 # rest of the line is free text ("/prdup not-duplicate 12, it fixes 3 other things").
 _NUMBERS = re.compile(r"(?:[ \t,]*#?\d+\b)+")
 _FINGERPRINT_LINE = re.compile(r"<!-- prdup:fingerprint ?([0-9a-f]*) ?-->")
-# Control characters, zero-width and bidirectional-override characters ("Trojan source").
-_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
-_MARKDOWN = re.compile(r"[\\`*_\[\]|~]")
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-# "#12", "owner/repo#12", "GH-12": quoting them would add the bot's comment to those issues'
-# timelines. Bare URLs would be autolinked (GFM's extension), which PR text should not get.
-_REFERENCE = re.compile(r"(?<=#)(?=\d)|(?<=GH-)(?=\d)", re.IGNORECASE)
-_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=\bwww)(?=\.)", re.IGNORECASE)
-_ZWJ = "\u200d"  # a zero-width joiner: GitHub no longer sees a mention or link, readers still do
-_PLAIN = re.compile(r"[^\w #.,:()-]")  # what text prdup writes itself may contain
 
 VERDICT_SENTENCES = {
     "already-merged": "{key} ({state}) already made this change on the target branch",
@@ -106,69 +94,6 @@ class BotRun:
     body: str | None
     dismissals: tuple[Dismissal, ...] = ()
     note: str | None = None
-
-
-# --------------------------------------------------------------------------------------------------
-# Escaping: every string that comes from a PR goes through one of these two
-
-
-def truncate(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def inline(text: str | None, limit: int = MAX_TITLE) -> str:
-    """PR text made safe for prose and table cells: one line, no HTML, no markdown, no pings.
-
-    Also no links: issue references and URLs get a zero-width joiner, so quoting a title never
-    cross-references an issue or turns into a clickable link.
-    """
-    flat = " ".join(_INVISIBLE.sub("", text or "").split())
-    flat = truncate(flat, limit)
-    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    flat = _MARKDOWN.sub(lambda match: "\\" + match.group(0), flat)
-    flat = _MENTION.sub("@" + _ZWJ, flat)
-    flat = _REFERENCE.sub(_ZWJ, flat)
-    return _AUTOLINK.sub(_ZWJ, flat)
-
-
-def reason_markdown(reason: str) -> str:
-    """A detector reason, whose `code` quotes come from the PR: code spans kept, the rest inline.
-
-    Inside a code span GitHub parses no markdown, renders no HTML and links no mentions; a quote
-    holding a backtick is not matched and gets escaped with the rest.
-    """
-    parts = re.split(r"`([^`\n]+)`", truncate(" ".join(reason.split()), MAX_REASON))
-    out: list[str] = []
-    for position, part in enumerate(parts):
-        if position % 2:
-            out.append(f"`{_INVISIBLE.sub('', part)}`")
-        elif part.strip():
-            lead = " " if part[0] == " " else ""
-            trail = " " if part[-1] == " " else ""
-            out.append(lead + inline(part, MAX_REASON) + trail)
-        else:
-            out.append(part)
-    return "".join(out)
-
-
-def plain(text: str) -> str:
-    """prdup's own words with keys like "#12" (links wanted): anything unexpected is dropped."""
-    return _PLAIN.sub("", text)
-
-
-def code_line(text: str) -> str:
-    """A changed line for a fenced block: visible characters only, truncated.
-
-    Inside a fence GitHub renders no HTML, links no mentions and parses no markdown; the one way
-    out is a closing fence, which :func:`fence_for` prevents.
-    """
-    return truncate(_INVISIBLE.sub("", text.replace("\t", "    ")), MAX_LINE)
-
-
-def fence_for(lines: Iterable[str]) -> str:
-    """A backtick fence longer than any backtick run in `lines` (CommonMark closes on >= length)."""
-    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
-    return "`" * max(3, longest + 1)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -280,7 +205,8 @@ def render_comment(
         return None
     best = findings[0]
     lines = [*_header(fingerprint(findings)), f"### prdup: {plain(headline(best))}", ""]
-    sentence = VERDICT_SENTENCES[best.verdict].format(
+    generic = "{key} ({state}): " + best.verdict.replace("-", " ")  # a verdict new to us
+    sentence = VERDICT_SENTENCES.get(best.verdict, generic).format(
         key=f"**{plain(best.candidate.key)}**", state=inline(best.candidate.state, 20)
     )
     title = _title(best, titles)
@@ -294,7 +220,8 @@ def render_comment(
     for finding in findings:
         candidate = finding.candidate
         lines.append(
-            f"| {finding.verdict} | {plain(candidate.key)} | {inline(candidate.state, 20)} "
+            f"| {inline(finding.verdict, 40)} | {plain(candidate.key)} "
+            f"| {inline(candidate.state, 20)} "
             f"| {finding.score:.2f} | {_cell(finding.shared_files)} "
             f"| {_cell(finding.shared_symbols)} |"
         )
