@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tomllib
 from pathlib import Path
 
 import jsonschema
@@ -681,6 +682,36 @@ def test_the_documented_workflow_filters_comments_and_closed_prs_at_the_job_leve
     assert "== 'open'" in condition
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
     assert triggers["issue_comment"] == {"types": ["created"]}
+
+
+def test_every_action_is_pinned_by_sha_and_prdup_installs_from_constraints():
+    text = (ROOT / "action.yml").read_text()
+    step = re.compile(r"^ *(?:- )?uses: (\S+)@(\S+)(.*)$", re.MULTILINE)
+    pins = step.findall(text)
+    workflow = (ROOT / "docs" / "bot.md").read_text()
+    pins += [pin for pin in step.findall(workflow) if pin[0].startswith("actions/")]
+    assert len(pins) == 4
+    for action, ref, comment in pins:
+        assert re.fullmatch(r"[0-9a-f]{40}", ref), action
+        assert re.fullmatch(r" # v\d+\.\d+\.\d+", comment), action  # the tag, for people
+
+    action = yaml.safe_load(text)
+    [install] = [s["run"] for s in action["runs"]["steps"] if s.get("name") == "Install prdup"]
+    assert 'PIP_CONSTRAINT="$ACTION_PATH/constraints.txt"' in install
+    pinned = {
+        line.split("==")[0]
+        for line in (ROOT / "constraints.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    }
+    assert all(
+        "==" in line
+        for line in (ROOT / "constraints.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    for requirement in project["dependencies"]:
+        name = re.split(r"[<>=!~ \[]", requirement, maxsplit=1)[0]
+        assert re.sub(r"[-_.]+", "-", name).lower() in pinned, name
 
 
 # ------------------------------------------------------------------------------- GitHub import
