@@ -682,6 +682,8 @@ def test_the_documented_workflow_filters_comments_and_closed_prs_at_the_job_leve
     assert "== 'open'" in condition
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
     assert triggers["issue_comment"] == {"types": ["created"]}
+    # A workflow-level group would let a filtered-out comment cancel the PR's run in progress.
+    assert "concurrency" not in workflow and "concurrency" in workflow["jobs"]["prdup"]
 
 
 def test_every_action_is_pinned_by_sha_and_prdup_installs_from_constraints():
