@@ -38,6 +38,9 @@ ZERO_SHA = "0" * 40
     help="Hide findings scoring below S [default: 0.7].",
 )
 @click.option("--block", is_flag=True, help="Exit 1 when an earlier PR covers the push.")
+# Configurations written for the hook's earlier entry (`prdup check`) pass --exit-zero; it is
+# what the hook does anyway.
+@click.option("--exit-zero", is_flag=True, hidden=True)
 @handles_errors
 def pre_push(
     repo_path: Path,
@@ -45,6 +48,7 @@ def pre_push(
     target: str | None,
     min_score: float | None,
     block: bool,
+    exit_zero: bool,
 ) -> None:
     """Check the commits being pushed (pre-commit's PRE_COMMIT_TO_REF, else HEAD).
 
@@ -76,7 +80,7 @@ def pre_push(
         click.echo(f"prdup: warning: {warning}", err=True)
     shown = result.shown(settings.min_score, settings.top)
     click.echo(render.to_text(result.query, shown))
-    if shown and block:
+    if shown and block and not exit_zero:
         sys.exit(EXIT_FINDINGS)
 
 

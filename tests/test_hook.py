@@ -96,6 +96,10 @@ def test_findings_are_reported_and_block_only_when_asked(
     code, out, _ = push(story, "contributor", "--block", monkeypatch=monkeypatch)
     assert code == 1 and "#10  [merged" in out
 
+    # A configuration written for the hook's earlier entry (`prdup check`) still works.
+    code, out, _ = push(story, "contributor", "--exit-zero", monkeypatch=monkeypatch)
+    assert code == 0 and "#10  [merged" in out
+
     monkeypatch.setenv("PRE_COMMIT_FROM_REF", story.head("contributor"))
     code, out, err = run_cli(story.path, "pre-push", "--block")  # nothing new on the remote
     assert (code, out) == (0, "") and "nothing to compare" in err

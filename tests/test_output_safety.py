@@ -19,6 +19,7 @@ from index.indexer import index_repository
 from prdup.checking import CheckResult, check
 from prdup.comment import render_comment
 from prdup.render import headline, to_markdown, to_text
+from tests.fake_github import FakeGitHub
 from tests.repo_builder import RepoBuilder, run_cli
 from tests.test_bot import FIX_20, FIX_21, LEGACY, PIPELINE
 
@@ -113,3 +114,26 @@ def test_a_verdict_this_version_does_not_know_still_renders(story: RepoBuilder, 
     assert "Partly merged: #30" in to_text(renamed.query, [novel])
     assert "| partly-merged | #30 |" in to_markdown(renamed.query, [novel])
     render_comment(renamed, min_score=0.0)  # reports it only if it decides; never raises
+
+
+def test_the_html_report_links_to_the_repository_the_index_imported(
+    story: RepoBuilder,
+    db_path: Path,
+    tmp_path: Path,
+    fake_github: FakeGitHub,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    for name in ("GITHUB_REPOSITORY", "GITHUB_TOKEN", "GH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GITHUB_API_URL", fake_github.url)
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://ghe.example.com")
+    fake_github.add_pull(30, author="alice")
+    fake_github.add_pull(31, author="bob")
+    code, _, err = run_cli(
+        story.path, "index", "--github", "octo/demo", "--db", str(db_path), "--quiet"
+    )
+    assert code == 0, err
+    report = tmp_path / "report.html"
+    args = ["--db", str(db_path), "--format", "html", "--out", str(report), "--jobs", "1"]
+    run_cli(story.path, "sweep", *args)
+    assert 'href="https://ghe.example.com/octo/demo/pull/31">#31</a>' in report.read_text()
