@@ -23,6 +23,9 @@ EXIT_ERROR = 2
 
 def _fail(message: str) -> None:
     click.echo(f"prdup: error: {message}", err=True)
+    from prdup.escaping import inline
+
+    job_summary(f"**prdup**: error: {inline(message, 500)}")  # git's words may quote a PR's
     sys.exit(EXIT_ERROR)
 
 

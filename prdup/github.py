@@ -80,7 +80,6 @@ class Comment:
     created_at: str | None
     association: str | None = None  # GitHub's author_association: OWNER, MEMBER, NONE...
     node_id: str | None = None  # the GraphQL id, to ask what REST does not say (minimized)
-    app: str | None = None  # slug of the GitHub App it was posted through, if any
     minimized: bool = False  # hidden by a maintainer; only known after `with_minimized`
 
 
@@ -251,14 +250,7 @@ def _comment(c: IssueComment) -> Comment:
         created_at=_iso(c.created_at),
         association=c.author_association,
         node_id=c.node_id,
-        app=_app_slug(c),
     )
-
-
-def _app_slug(c: IssueComment) -> str | None:
-    # Read as listed: `raw_data` would make PyGithub fetch the comment again.
-    app = c.performed_via_github_app
-    return app.slug if app is not None else None
 
 
 # --------------------------------------------------------------------------------------------------

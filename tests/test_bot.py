@@ -404,6 +404,7 @@ def test_a_broken_configuration_still_fails_the_job(
 
     assert code == 2 and "min_scor" in err and out == ""
     assert server.comments_on(21) == []
+    assert in_actions.read_text().startswith("**prdup**: error: ")  # where people look
 
 
 # ------------------------------------------------------------------------------------- escaping
