@@ -55,8 +55,8 @@ MAX_LINES = 12  # shared lines shown per side and finding
 # Line-initial command, anywhere in a reply: "/prdup not-duplicate #12" (several numbers allowed).
 # A quoted reply ("> /prdup ...") does not start the line, so quoting never repeats a command.
 _COMMAND = re.compile(r"^[ \t]*/prdup[ \t]+not-duplicate\b([^\n]*)", re.IGNORECASE | re.MULTILINE)
-# The PR numbers right after the command, "#12" or "12", separated by spaces or commas; the
-# rest of the line is free text ("/prdup not-duplicate 12, it fixes 3 other things").
+# The PR numbers right after the command, "#12" or "12", separated by spaces or commas; later on
+# the line a bare number is free text ("/prdup not-duplicate 12, it fixes 3 other things").
 _NUMBERS = re.compile(r"(?:[ \t,]*#?\d+\b)+")
 _FINGERPRINT_LINE = re.compile(r"<!-- prdup:fingerprint ?([0-9a-f]*) ?-->")
 
@@ -344,15 +344,21 @@ def reply_dismissals(
         if bot_login and (comment.author or "").lower() == bot_login.lower():
             continue
         for match in _COMMAND.finditer(comment.body):
-            numbers = _NUMBERS.match(match.group(1))
-            for other in re.findall(r"\d+", numbers.group(0) if numbers else ""):
-                if int(other) != number:
+            for other in _command_numbers(match.group(1)):
+                if other != number:
                     found.append(
-                        Dismissal(
-                            number, int(other), comment.author, comment.created_at, comment.id
-                        )
+                        Dismissal(number, other, comment.author, comment.created_at, comment.id)
                     )
     return found
+
+
+def _command_numbers(arguments: str) -> list[int]:
+    """The PRs a command names: the numbers right after it ("12", "#12, #13"), and any "#N"
+    later on its line ("#12 (and #13)")."""
+    leading = _NUMBERS.match(arguments)
+    numbers = re.findall(r"\d+", leading.group(0) if leading else "")
+    numbers += re.findall(r"#(\d+)\b", arguments)
+    return [int(n) for n in dict.fromkeys(numbers)]
 
 
 def record_dismissals(store: IndexStore, dismissals: Iterable[Dismissal]) -> list[Dismissal]:

@@ -28,8 +28,9 @@ from prdup.comment import (
     comment_on_pull,
     fingerprint_of,
     render_comment,
+    reply_dismissals,
 )
-from prdup.github import GitHubClient
+from prdup.github import Comment, GitHubClient
 from prdup.github_import import import_metadata, watermark_key
 from tests.fake_github import FakeGitHub
 from tests.repo_builder import RepoBuilder, run_cli
@@ -497,6 +498,22 @@ def test_a_command_without_hash_works_and_accepted_commands_get_a_reaction(
 
     comment_on_pull(client, 21, story.path, db_path)  # read again, not acknowledged again
     assert len(server.reactions[accepted["id"]]) == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "numbers"),
+    [
+        ("/prdup not-duplicate 12", [12]),
+        ("/prdup not-duplicate #12, #13 14", [12, 13, 14]),
+        ("/prdup not-duplicate 12, it fixes 3 other things", [12]),
+        ("/prdup not-duplicate #12 (and #13)", [12, 13]),
+        ("/prdup not-duplicate of 12", []),
+        ("/prdup not-duplicate 21", []),  # the PR itself
+    ],
+)
+def test_which_prs_a_command_names(line: str, numbers: list[int]):
+    reply = Comment(id=1, body=line, author="maint", created_at=None, association="MEMBER")
+    assert [d.other for d in reply_dismissals(21, [reply], "prdup-bot")] == numbers
 
 
 def test_dismissal_by_label_is_recorded_and_the_pair_disappears(
