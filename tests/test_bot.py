@@ -672,6 +672,8 @@ def test_the_action_skips_ordinary_comments_and_closed_prs(tmp_path: Path):
     assert _decide(tmp_path) == ("run=true", "")
     command = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "/prdup not-duplicate 12"}
     assert _decide(tmp_path, **command) == ("run=true", "")
+    shouted = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "/PRDUP not-duplicate 12\nok"}
+    assert _decide(tmp_path, **shouted) == ("run=true", "")
 
     chatter = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "LGTM, thanks!"}
     assert _decide(tmp_path, **chatter) == (
