@@ -14,6 +14,7 @@ from prdup.github import (
     GitHubError,
     PullRequestMeta,
     RateLimited,
+    WriteForbidden,
 )
 from tests.fake_github import FakeGitHub
 
@@ -362,7 +363,13 @@ def test_forbidden_is_explained(server: FakeGitHub) -> None:
         client(server).create_comment(1, "hi")
     assert "denied commenting on #1" in str(info.value)
     assert "permission" in str(info.value)
+    assert isinstance(info.value, WriteForbidden)  # the bot notes it and exits 0
     assert len(server.requests_to(method="POST")) == 1
+
+    server.fail("/repos/octo/demo/issues/1/comments", 403, method="GET")
+    with pytest.raises(GitHubError) as info:
+        client(server).list_comments(1)
+    assert not isinstance(info.value, WriteForbidden)  # a token that cannot even read: an error
 
 
 def test_unreachable_server(server: FakeGitHub) -> None:
