@@ -104,15 +104,15 @@ def test_the_html_report_links_each_pr_when_the_repository_is_known(
 
 
 def test_a_verdict_this_version_does_not_know_still_renders(story: RepoBuilder, db_path: Path):
-    """The matcher may grow verdicts (say `partly-merged`): every renderer copes."""
+    """The matcher may grow verdicts (say `half-reverted`): every renderer copes."""
     result = check(story.path, db_path, pr=31)
     [first, *rest] = result.findings
-    novel = dataclasses.replace(first, verdict="partly-merged")
+    novel = dataclasses.replace(first, verdict="half-reverted")
     renamed = CheckResult(result.query, [novel, *rest], result.warnings)
 
-    assert headline(novel) == "Partly merged: #30"
-    assert "Partly merged: #30" in to_text(renamed.query, [novel])
-    assert "| partly-merged | #30 |" in to_markdown(renamed.query, [novel])
+    assert headline(novel) == "Half reverted: #30"
+    assert "Half reverted: #30" in to_text(renamed.query, [novel])
+    assert "| half-reverted | #30 |" in to_markdown(renamed.query, [novel])
     render_comment(renamed, min_score=0.0)  # reports it only if it decides; never raises
 
 
