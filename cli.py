@@ -141,7 +141,7 @@ def check(
 
     if sum(x is not None for x in (rev, pr, diff_file)) > 1:
         raise click.UsageError("give one of REV, --pr N or --diff FILE")
-    from index.errors import BadDiff
+    from index.errors import BadDiff, UnknownPullRequest
 
     settings = load_settings(_work_tree(repo_path), min_score=min_score, top=top)
     try:
@@ -154,7 +154,7 @@ def check(
             target=target,
             settings=settings,
         )
-    except BadDiff as error:
+    except (BadDiff, UnknownPullRequest) as error:
         if not nothing_to_compare(error):
             raise
         click.echo(f"prdup: {error}", err=True)  # a normal situation, not an error: exit 0

@@ -50,18 +50,20 @@ def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def nothing_to_compare(error: PrdupError) -> bool:
-    """A check that had nothing to compare: an empty, binary- or lockfile-only change, or a
-    branch with no commits its target lacks. A normal situation (exit 0), not an error.
+    """A check that had nothing to compare: an empty, binary- or lockfile-only change, a branch
+    with no commits its target lacks, a PR the index holds without a diff. A normal situation
+    (exit 0), not an error.
 
-    The library says so in the message of its `BadDiff` ("...; nothing to compare"); a
-    malformed patch is a `BadDiff` too, and stays an error.
+    The library says so in its messages ("...; nothing to compare", "... without a diff"); a
+    malformed patch (`BadDiff`) and a PR the index does not hold (`UnknownPullRequest`) raise
+    the same classes, and stay errors.
     """
-    from index.errors import BadDiff
+    from index.errors import BadDiff, UnknownPullRequest
 
     text = str(error)
-    return isinstance(error, BadDiff) and (
-        text.endswith("nothing to compare") or text.endswith("nothing to check")
-    )
+    if isinstance(error, BadDiff):
+        return text.endswith(("nothing to compare", "nothing to check"))
+    return isinstance(error, UnknownPullRequest) and "in the index without a diff" in text
 
 
 def job_summary(markdown: str) -> None:

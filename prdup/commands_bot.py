@@ -7,7 +7,14 @@ from pathlib import Path
 
 import click
 
-from prdup.cli_support import db_option, handles_errors, job_summary, repo_option, work_tree
+from prdup.cli_support import (
+    db_option,
+    handles_errors,
+    job_summary,
+    nothing_to_compare,
+    repo_option,
+    work_tree,
+)
 
 
 @click.command("comment")
@@ -48,12 +55,19 @@ def comment(
     --post, what happened and why also goes to the Actions job summary ($GITHUB_STEP_SUMMARY).
     """
     from index.config import load_settings
+    from index.errors import UnknownPullRequest
     from prdup.checking import check
     from prdup.comment import comment_on_pull, render_comment
 
     settings = load_settings(work_tree(repo_path), min_score=min_score)
     if not post:
-        result = check(repo_path, db_path=db_path, pr=number, settings=settings)
+        try:
+            result = check(repo_path, db_path=db_path, pr=number, settings=settings)
+        except UnknownPullRequest as error:
+            if not nothing_to_compare(error):
+                raise
+            click.echo(f"prdup: {error}", err=True)
+            return
         body = render_comment(result, settings.min_score, settings.top)
         click.echo(body.rstrip() if body else f"prdup: nothing to say about PR #{number}.")
         return

@@ -369,6 +369,9 @@ def test_normal_situations_never_fail_the_job(
     code, out, err = _post(story.path, db_path, 23)
     assert code == 0, err
     assert out.startswith("skipped octo/demo#23: nothing to check: PR #23") and "empty" in out
+    for command in (["comment"], ["check"]):  # printing it, or checking it, is no error either
+        code, out, err = run_cli(story.path, *command, "--pr", "23", "--db", str(db_path))
+        assert (code, out) == (0, "") and "without a diff (empty" in err
 
     code, out, err = _post(story.path, db_path, 25)
     assert (code, out.strip()) == (0, "none: nothing to say about octo/demo#25"), err
