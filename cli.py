@@ -11,7 +11,13 @@ from typing import Any
 
 import click
 
-from prdup.cli_support import EXIT_FINDINGS, db_option, handles_errors, repo_option
+from prdup.cli_support import (
+    EXIT_FINDINGS,
+    db_option,
+    handles_errors,
+    nothing_to_compare,
+    repo_option,
+)
 from prdup.cli_support import work_tree as _work_tree
 
 
@@ -127,23 +133,35 @@ def check(
     min_score: float | None,
     exit_zero: bool,
 ) -> None:
-    """Say whether an earlier PR already covers this change (default: HEAD vs the target)."""
+    """Say whether an earlier PR already covers this change (default: HEAD vs the target).
+
+    Exits 1 with findings (0 with --exit-zero), 0 when nothing covers it and when there is
+    nothing to compare (no commits beyond the target, only binary or lockfile changes).
+    """
     from index.config import load_settings
     from prdup import render
     from prdup.checking import check as run_check
 
     if sum(x is not None for x in (rev, pr, diff_file)) > 1:
         raise click.UsageError("give one of REV, --pr N or --diff FILE")
+    from index.errors import BadDiff, UnknownPullRequest
+
     settings = load_settings(_work_tree(repo_path), min_score=min_score, top=top)
-    result = run_check(
-        repo_path,
-        db_path=db_path,
-        rev=rev,
-        pr=pr,
-        diff_text=diff_file.read() if diff_file is not None else None,
-        target=target,
-        settings=settings,
-    )
+    try:
+        result = run_check(
+            repo_path,
+            db_path=db_path,
+            rev=rev,
+            pr=pr,
+            diff_text=diff_file.read() if diff_file is not None else None,
+            target=target,
+            settings=settings,
+        )
+    except (BadDiff, UnknownPullRequest) as error:
+        if not nothing_to_compare(error):
+            raise
+        click.echo(f"prdup: {error}", err=True)  # a normal situation, not an error: exit 0
+        return
     for warning in result.warnings:
         click.echo(f"prdup: warning: {warning}", err=True)
     shown = result.shown(settings.min_score, settings.top)
@@ -173,7 +191,9 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
     if output == "json":
         click.echo(json.dumps(description, indent=2))
         return
-    click.echo(f"#{number} [{description['state']}] {description['title'] or ''}")
+    from prdup.escaping import terminal
+
+    click.echo(f"#{number} [{description['state']}] {terminal(description['title'])}")
     for key in (
         "source",
         "status",
@@ -193,9 +213,9 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
     )
     for file in description["files"]:
         rename = f" (from {file['old_path']})" if file["old_path"] != file["path"] else ""
-        click.echo(f"  file: {file['path']}{rename} [{file['status']}]")
+        click.echo(f"  file: {terminal(file['path'] + rename)} [{file['status']}]")
     for symbol in description["symbols"]:
-        click.echo(f"  symbol: {symbol}")
+        click.echo(f"  symbol: {terminal(symbol)}")
     if description["issues"]:
         click.echo(f"  issues: {', '.join(description['issues'])}")
 
@@ -207,6 +227,9 @@ main.add_command(comment)
 from prdup.commands_sweep import sweep  # noqa: E402
 
 main.add_command(sweep)
+from prdup.commands_hook import pre_push  # noqa: E402
+
+main.add_command(pre_push)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ without importing `cli` (which imports them to register their commands).
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,9 @@ EXIT_ERROR = 2
 
 def _fail(message: str) -> None:
     click.echo(f"prdup: error: {message}", err=True)
+    from prdup.escaping import inline
+
+    job_summary(f"**prdup**: error: {inline(message, 500)}")  # git's words may quote a PR's
     sys.exit(EXIT_ERROR)
 
 
@@ -43,6 +47,35 @@ def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             _fail("interrupted; the index keeps every PR written so far")
 
     return wrapper
+
+
+def nothing_to_compare(error: PrdupError) -> bool:
+    """A check that had nothing to compare: an empty, binary- or lockfile-only change, a branch
+    with no commits its target lacks, a PR the index holds without a diff. A normal situation
+    (exit 0), not an error.
+
+    The library says so in its messages ("...; nothing to compare", "... without a diff"); a
+    malformed patch (`BadDiff`) and a PR the index does not hold (`UnknownPullRequest`) raise
+    the same classes, and stay errors.
+    """
+    from index.errors import BadDiff, UnknownPullRequest
+
+    text = str(error)
+    if isinstance(error, BadDiff):
+        return text.endswith(("nothing to compare", "nothing to check"))
+    return isinstance(error, UnknownPullRequest) and "in the index without a diff" in text
+
+
+def job_summary(markdown: str) -> None:
+    """Append to the GitHub Actions job summary ($GITHUB_STEP_SUMMARY) when there is one.
+
+    The summary is where a maintainer looks when a run said nothing on the PR: why it skipped.
+    """
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as summary:
+        summary.write(markdown.rstrip("\n") + "\n\n")
 
 
 def work_tree(path: Path) -> Path | None:

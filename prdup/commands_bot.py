@@ -7,7 +7,14 @@ from pathlib import Path
 
 import click
 
-from prdup.cli_support import db_option, handles_errors, repo_option, work_tree
+from prdup.cli_support import (
+    db_option,
+    handles_errors,
+    job_summary,
+    nothing_to_compare,
+    repo_option,
+    work_tree,
+)
 
 
 @click.command("comment")
@@ -42,15 +49,25 @@ def comment(
 ) -> None:
     """Render the comment about PR N; with --post, keep one such comment on the PR.
 
-    Exits 0 whether or not there is something to say: a workflow step should fail only on errors.
+    Exits 0 whether or not there is something to say, and also when there is nothing to check (a
+    closed PR, a PR without a text diff) or the token may not post (a fork's PR): a contributor's
+    PR must never go red because of prdup. Only errors (a broken configuration) exit 2. With
+    --post, what happened and why also goes to the Actions job summary ($GITHUB_STEP_SUMMARY).
     """
     from index.config import load_settings
+    from index.errors import UnknownPullRequest
     from prdup.checking import check
     from prdup.comment import comment_on_pull, render_comment
 
     settings = load_settings(work_tree(repo_path), min_score=min_score)
     if not post:
-        result = check(repo_path, db_path=db_path, pr=number, settings=settings)
+        try:
+            result = check(repo_path, db_path=db_path, pr=number, settings=settings)
+        except UnknownPullRequest as error:
+            if not nothing_to_compare(error):
+                raise
+            click.echo(f"prdup: {error}", err=True)
+            return
         body = render_comment(result, settings.min_score, settings.top)
         click.echo(body.rstrip() if body else f"prdup: nothing to say about PR #{number}.")
         return
@@ -74,7 +91,11 @@ def comment(
             f" (by {dismissal.by or 'unknown'})",
             err=True,
         )
-    if run.action == "none":
-        click.echo(f"none: nothing to say about {github_repo}#{number}")
+    if run.action == "skipped":
+        line = f"skipped {github_repo}#{number}: {run.note}"
+    elif run.action == "none":
+        line = f"none: nothing to say about {github_repo}#{number}"
     else:
-        click.echo(f"{run.action} comment on {github_repo}#{number}")
+        line = f"{run.action} comment on {github_repo}#{number}"
+    click.echo(line)
+    job_summary(f"**prdup**: {line}")

@@ -10,6 +10,7 @@ import click
 
 from index.config import Settings
 from prdup.cli_support import EXIT_FINDINGS, db_option, handles_errors, repo_option, work_tree
+from prdup.escaping import inline, terminal
 
 if TYPE_CHECKING:  # the sweep engine is imported when the command runs: `prdup check` starts fast
     from prdup.sweep import SweepResult
@@ -47,6 +48,13 @@ FORMATS = ("text", "json", "markdown", "html")
     help="Sweep only the N highest-numbered open PRs.",
 )
 @click.option("--full", is_flag=True, help="Re-check every PR instead of reusing the cache.")
+@click.option(
+    "--github",
+    "github_repo",
+    metavar="OWNER/REPO",
+    help="Link PR numbers in the HTML report to this repository's PRs (default: "
+    "$GITHUB_REPOSITORY, else the repository `prdup index --github` imported).",
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are groups.")
 @handles_errors
 def sweep(
@@ -58,6 +66,7 @@ def sweep(
     jobs: int,
     limit: int | None,
     full: bool,
+    github_repo: str | None,
     exit_zero: bool,
 ) -> None:
     """Check every open PR against merged and open PRs; report duplicate groups and done PRs.
@@ -79,7 +88,10 @@ def sweep(
         progress=stderr_progress,
         settings=settings,
     )
-    report = render(result, output, title=_title(repo_path, db_path))
+    pulls_url = None
+    if output == "html":
+        pulls_url = _pulls_url(github_repo or _imported_repository(repo_path, db_path))
+    report = render(result, output, title=_title(repo_path, db_path), pulls_url=pulls_url)
     if out_path is not None:
         out_path.write_text(report, encoding="utf-8")
         click.echo(f"{summary_line(result)} -> {out_path}", err=True)
@@ -94,7 +106,26 @@ def _title(repo_path: Path, db_path: Path | None) -> str:
     return name.removesuffix(".git")
 
 
-def render(result: SweepResult, output: str, title: str = "") -> str:
+def _imported_repository(repo_path: Path, db_path: Path | None) -> str | None:
+    import os
+
+    from prdup.github_import import imported_repository
+
+    return os.environ.get("GITHUB_REPOSITORY") or imported_repository(repo_path, db_path)
+
+
+def _pulls_url(github_repo: str | None) -> str | None:
+    """Where PR N lives: {server}/{owner/repo}/pull/N ($GITHUB_SERVER_URL for GitHub Enterprise)."""
+    import os
+    import re
+
+    if not github_repo or not re.fullmatch(r"[\w.-]+/[\w.-]+", github_repo):
+        return None
+    server = (os.environ.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")
+    return f"{server}/{github_repo}/pull/"
+
+
+def render(result: SweepResult, output: str, title: str = "", pulls_url: str | None = None) -> str:
     if output == "json":
         return json.dumps(result.to_json(), indent=2)
     if output == "markdown":
@@ -102,7 +133,7 @@ def render(result: SweepResult, output: str, title: str = "") -> str:
     if output == "html":
         from prdup.report_html import render_html
 
-        return render_html(result, title=title)
+        return render_html(result, title=title, pulls_url=pulls_url)
     return to_text(result)
 
 
@@ -118,7 +149,7 @@ def summary_line(result: SweepResult) -> str:
 def _pull_line(result: SweepResult, number: int, keep: int | None = None) -> str:
     pull = result.pulls.get(number)
     state = pull.state if pull else "?"
-    title = f"  {pull.title}" if pull and pull.title else ""
+    title = f"  {terminal(pull.title)}" if pull and pull.title else ""
     if keep is None or number == keep:
         return f"keep #{number} [{state}]{title}"
     found = result.evidence(number, keep)
@@ -136,13 +167,9 @@ def to_text(result: SweepResult) -> str:
         for done in result.already_done:
             by = f"#{done.by}" if done.by is not None else f"commit {(done.commit or '')[:10]}"
             pull = result.pulls.get(done.pr)
-            title = f"  {pull.title}" if pull and pull.title else ""
+            title = f"  {terminal(pull.title)}" if pull and pull.title else ""
             lines.append(f"  #{done.pr} by {by} (score {done.score:.2f}){title}")
     return "\n".join(lines)
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def to_markdown(result: SweepResult) -> str:
@@ -155,8 +182,8 @@ def to_markdown(result: SweepResult) -> str:
             found = None if number == group.keep else result.evidence(number, group.keep)
             verdict, score = (found.verdict, f"{found.score:.2f}") if found else ("keep", "")
             lines.append(
-                f"| #{number} | {pull.state if pull else '?'} | {verdict} | {score} | "
-                f"{_cell(pull.title if pull else '')} |"
+                f"| #{number} | {inline(pull.state if pull else '?', 20)} | {inline(verdict, 40)} "
+                f"| {score} | {inline(pull.title if pull else '')} |"
             )
     if result.already_done:
         lines += ["", "### Already on the target", "", "| PR | done by | score |", "|---|---|---|"]

@@ -18,6 +18,7 @@ lists overlaps for whoever asks.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -33,7 +34,8 @@ from index.config import Settings
 from index.errors import IndexMissing, PrdupError, UnknownPullRequest
 from index.store import IndexStore, default_db_path
 from prdup.checking import CheckResult, check
-from prdup.github import Comment, GitHubClient
+from prdup.escaping import code_line, fence_for, inline, plain, reason_markdown
+from prdup.github import Comment, GitHubClient, WriteForbidden
 from prdup.render import headline
 
 MARKER = "<!-- prdup:comment v1 -->"
@@ -42,32 +44,21 @@ REPLY_COMMAND = "/prdup not-duplicate"
 # GitHub's author_association values of people who may dismiss a finding by reply.
 MAINTAINERS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 
-Action = Literal["created", "updated", "unchanged", "resolved", "deleted", "none"]
+Action = Literal["created", "updated", "unchanged", "resolved", "deleted", "none", "skipped"]
 
 MAX_FINDINGS = 3  # earlier PRs named in one comment: the best ones; `prdup check` lists all
-MAX_TITLE = 120  # characters of a PR title shown
 MAX_REASONS = 3  # the best finding's reasons listed under the headline
-MAX_REASON = 240
 MAX_CELL_ITEMS = 3  # files or symbols listed in a table cell before "+N more"
 MAX_ITEM = 80  # characters of one path or symbol
-MAX_LINE = 160  # characters of one shared changed line
 MAX_LINES = 12  # shared lines shown per side and finding
 
 # Line-initial command, anywhere in a reply: "/prdup not-duplicate #12" (several numbers allowed).
 # A quoted reply ("> /prdup ...") does not start the line, so quoting never repeats a command.
 _COMMAND = re.compile(r"^[ \t]*/prdup[ \t]+not-duplicate\b([^\n]*)", re.IGNORECASE | re.MULTILINE)
-_NUMBER = re.compile(r"#(\d+)\b")
+# The PR numbers right after the command, "#12" or "12", separated by spaces or commas; later on
+# the line a bare number is free text ("/prdup not-duplicate 12, it fixes 3 other things").
+_NUMBERS = re.compile(r"(?:[ \t,]*#?\d+\b)+")
 _FINGERPRINT_LINE = re.compile(r"<!-- prdup:fingerprint ?([0-9a-f]*) ?-->")
-# Control characters, zero-width and bidirectional-override characters ("Trojan source").
-_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
-_MARKDOWN = re.compile(r"[\\`*_\[\]|~]")
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-# "#12", "owner/repo#12", "GH-12": quoting them would add the bot's comment to those issues'
-# timelines. Bare URLs would be autolinked (GFM's extension), which PR text should not get.
-_REFERENCE = re.compile(r"(?<=#)(?=\d)|(?<=GH-)(?=\d)", re.IGNORECASE)
-_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=\bwww)(?=\.)", re.IGNORECASE)
-_ZWJ = "\u200d"  # a zero-width joiner: GitHub no longer sees a mention or link, readers still do
-_PLAIN = re.compile(r"[^\w #.,:()-]")  # what text prdup writes itself may contain
 
 VERDICT_SENTENCES = {
     "already-merged": "{key} ({state}) already made this change on the target branch",
@@ -89,78 +80,21 @@ class Dismissal:
     other: int
     by: str | None
     at: str | None
+    comment_id: int | None = None  # the reply that said so, if it was a reply
 
 
 @dataclass(frozen=True, slots=True)
 class BotRun:
-    """What one bot run on a PR did: the comment action, the body it wanted, new dismissals."""
+    """What one bot run on a PR did: the comment action, the body it wanted, new dismissals.
+
+    `note` says why nothing was checked or posted (a closed PR, a PR without a diff, a
+    read-only token), for the job summary.
+    """
 
     action: Action
     body: str | None
     dismissals: tuple[Dismissal, ...] = ()
-
-
-# --------------------------------------------------------------------------------------------------
-# Escaping: every string that comes from a PR goes through one of these two
-
-
-def truncate(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def inline(text: str | None, limit: int = MAX_TITLE) -> str:
-    """PR text made safe for prose and table cells: one line, no HTML, no markdown, no pings.
-
-    Also no links: issue references and URLs get a zero-width joiner, so quoting a title never
-    cross-references an issue or turns into a clickable link.
-    """
-    flat = " ".join(_INVISIBLE.sub("", text or "").split())
-    flat = truncate(flat, limit)
-    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    flat = _MARKDOWN.sub(lambda match: "\\" + match.group(0), flat)
-    flat = _MENTION.sub("@" + _ZWJ, flat)
-    flat = _REFERENCE.sub(_ZWJ, flat)
-    return _AUTOLINK.sub(_ZWJ, flat)
-
-
-def reason_markdown(reason: str) -> str:
-    """A detector reason, whose `code` quotes come from the PR: code spans kept, the rest inline.
-
-    Inside a code span GitHub parses no markdown, renders no HTML and links no mentions; a quote
-    holding a backtick is not matched and gets escaped with the rest.
-    """
-    parts = re.split(r"`([^`\n]+)`", truncate(" ".join(reason.split()), MAX_REASON))
-    out: list[str] = []
-    for position, part in enumerate(parts):
-        if position % 2:
-            out.append(f"`{_INVISIBLE.sub('', part)}`")
-        elif part.strip():
-            lead = " " if part[0] == " " else ""
-            trail = " " if part[-1] == " " else ""
-            out.append(lead + inline(part, MAX_REASON) + trail)
-        else:
-            out.append(part)
-    return "".join(out)
-
-
-def plain(text: str) -> str:
-    """prdup's own words with keys like "#12" (links wanted): anything unexpected is dropped."""
-    return _PLAIN.sub("", text)
-
-
-def code_line(text: str) -> str:
-    """A changed line for a fenced block: visible characters only, truncated.
-
-    Inside a fence GitHub renders no HTML, links no mentions and parses no markdown; the one way
-    out is a closing fence, which :func:`fence_for` prevents.
-    """
-    return truncate(_INVISIBLE.sub("", text.replace("\t", "    ")), MAX_LINE)
-
-
-def fence_for(lines: Iterable[str]) -> str:
-    """A backtick fence longer than any backtick run in `lines` (CommonMark closes on >= length)."""
-    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
-    return "`" * max(3, longest + 1)
+    note: str | None = None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -272,7 +206,8 @@ def render_comment(
         return None
     best = findings[0]
     lines = [*_header(fingerprint(findings)), f"### prdup: {plain(headline(best))}", ""]
-    sentence = VERDICT_SENTENCES[best.verdict].format(
+    generic = "{key} ({state}): " + best.verdict.replace("-", " ")  # a verdict new to us
+    sentence = VERDICT_SENTENCES.get(best.verdict, generic).format(
         key=f"**{plain(best.candidate.key)}**", state=inline(best.candidate.state, 20)
     )
     title = _title(best, titles)
@@ -286,7 +221,8 @@ def render_comment(
     for finding in findings:
         candidate = finding.candidate
         lines.append(
-            f"| {finding.verdict} | {plain(candidate.key)} | {inline(candidate.state, 20)} "
+            f"| {inline(finding.verdict, 40)} | {plain(candidate.key)} "
+            f"| {inline(candidate.state, 20)} "
             f"| {finding.score:.2f} | {_cell(finding.shared_files)} "
             f"| {_cell(finding.shared_symbols)} |"
         )
@@ -313,15 +249,25 @@ def resolved_body() -> str:
 # Keeping one comment
 
 
-def own_comment(comments: Iterable[Comment], bot_login: str) -> Comment | None:
+def own_comment(
+    comments: Iterable[Comment], bot_login: str, *, minimized: bool = False
+) -> Comment | None:
     """The bot's comment: the marker on its first line *and* written by the bot itself.
 
-    A marker in someone else's comment (a quote, a prank) never makes it ours.
+    A marker in someone else's comment (a quote, a prank) never makes it ours. A comment a
+    maintainer minimized (hid) is skipped: it is never edited again; pass ``minimized=True`` to
+    find the last hidden one instead.
     """
-    for comment in comments:
-        if _is_marked(comment) and (comment.author or "").lower() == bot_login.lower():
-            return comment
-    return None
+    ours = [
+        c
+        for c in comments
+        if _is_marked(c)
+        and (c.author or "").lower() == bot_login.lower()
+        and c.minimized == minimized
+    ]
+    if not ours:
+        return None
+    return ours[-1] if minimized else ours[0]
 
 
 def _is_marked(comment: Comment) -> bool:
@@ -357,7 +303,7 @@ def sync_comment(
     ours = own_comment(comments, bot_login)
     if body is None:
         if ours is None:
-            return "none"
+            return "none"  # a hidden comment stays as the maintainer left it
         if on_resolve == "delete":
             client.delete_comment(ours.id)
             return "deleted"
@@ -366,6 +312,9 @@ def sync_comment(
         client.update_comment(ours.id, resolved_body())
         return "resolved"
     if ours is None:
+        hidden = own_comment(comments, bot_login, minimized=True)
+        if hidden is not None and fingerprint_of(hidden.body) == fingerprint_of(body):
+            return "unchanged"  # a maintainer hid this very claim: do not post it again
         client.create_comment(number, body)
         return "created"
     if fingerprint_of(ours.body) == fingerprint_of(body):
@@ -381,7 +330,7 @@ def sync_comment(
 def reply_dismissals(
     number: int, comments: Iterable[Comment], bot_login: str | None
 ) -> list[Dismissal]:
-    """`/prdup not-duplicate #N` replies on PR `number` by maintainers, oldest first.
+    """`/prdup not-duplicate #N` (or `N`) replies on PR `number` by maintainers, oldest first.
 
     Only the repository's owners, members and collaborators (GitHub's `author_association`)
     may dismiss: anyone can comment on a public PR, and a stranger must not be able to hide a
@@ -391,13 +340,26 @@ def reply_dismissals(
     for comment in comments:
         if _is_marked(comment) or (comment.association or "").upper() not in MAINTAINERS:
             continue
+        if comment.minimized:  # hidden by a maintainer: not a command any more
+            continue
         if bot_login and (comment.author or "").lower() == bot_login.lower():
             continue
         for match in _COMMAND.finditer(comment.body):
-            for other in _NUMBER.findall(match.group(1)):
-                if int(other) != number:
-                    found.append(Dismissal(number, int(other), comment.author, comment.created_at))
+            for other in _command_numbers(match.group(1)):
+                if other != number:
+                    found.append(
+                        Dismissal(number, other, comment.author, comment.created_at, comment.id)
+                    )
     return found
+
+
+def _command_numbers(arguments: str) -> list[int]:
+    """The PRs a command names: the numbers right after it ("12", "#12, #13"), and any "#N"
+    later on its line ("#12 (and #13)")."""
+    leading = _NUMBERS.match(arguments)
+    numbers = re.findall(r"\d+", leading.group(0) if leading else "")
+    numbers += re.findall(r"#(\d+)\b", arguments)
+    return [int(n) for n in dict.fromkeys(numbers)]
 
 
 def record_dismissals(store: IndexStore, dismissals: Iterable[Dismissal]) -> list[Dismissal]:
@@ -458,28 +420,57 @@ def comment_on_pull(
     bot_login: str | None = None,
     on_resolve: str = "edit",
 ) -> BotRun:
-    """Read PR `number`'s dismissals, check it against the index, and sync the bot comment."""
+    """Read PR `number`'s dismissals, check it against the index, and sync the bot comment.
+
+    Never posts on a closed or merged PR (an edit, a label or a reply there still triggers the
+    workflow). A PR the index holds without a diff (empty, binary or lockfile-only) and a token
+    that may not write are normal situations: the run says so in `note` instead of failing.
+    """
     settings = settings or Settings()
+    pull = client.pull(number)
+    if pull.state != "open":
+        return BotRun(
+            "skipped",
+            None,
+            note=f"PR #{number} is {pull.state}; prdup comments only on open pull requests",
+        )
     login = bot_login or client.viewer_login()
     comments = client.list_comments(number)
-    labels = client.pull_labels(number)
+    if any(_is_marked(c) or _COMMAND.search(c.body) for c in comments):
+        comments = client.with_minimized(comments)
     path = index_path(repo_path, db_path)
     replies = reply_dismissals(number, comments, login)
     if replies:
         with IndexStore(path, create=False) as store:
             replies = record_dismissals(store, replies)
-    result = check(repo_path, path, pr=number, settings=settings)
+        _acknowledge(client, replies)
+    try:
+        result = check(repo_path, path, pr=number, settings=settings)
+    except UnknownPullRequest as error:
+        return BotRun("skipped", None, tuple(replies), note=f"nothing to check: {error}")
     body = render_comment(result, settings.min_score, settings.top)
     labelled: list[Dismissal] = []
-    if has_not_duplicate_label(labels):
+    if has_not_duplicate_label(pull.labels):
         labelled = label_dismissals(
             number, reported_findings(result, settings.min_score, settings.top)
         )
         with IndexStore(path, create=False) as store:
             labelled = record_dismissals(store, labelled)
         body = None
-    action = sync_comment(client, number, body, login, comments=comments, on_resolve=on_resolve)
-    return BotRun(action, body, tuple(replies + labelled))
+    dismissed = tuple(replies + labelled)
+    try:
+        action = sync_comment(client, number, body, login, comments=comments, on_resolve=on_resolve)
+    except WriteForbidden as error:
+        return BotRun("skipped", body, dismissed, note=f"could not post: {error}")
+    return BotRun(action, body, dismissed)
+
+
+def _acknowledge(client: GitHubClient, accepted: Sequence[Dismissal]) -> None:
+    """A thumbs-up on each reply whose command was recorded, so its author sees it worked."""
+    for comment_id in dict.fromkeys(d.comment_id for d in accepted if d.comment_id is not None):
+        # A read-only token cannot react: the dismissal is recorded all the same.
+        with contextlib.suppress(WriteForbidden):
+            client.add_reaction(comment_id, "+1")
 
 
 def dismiss_labelled(

@@ -26,7 +26,7 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, NoReturn
 from urllib.parse import urlparse
@@ -79,6 +79,8 @@ class Comment:
     author: str | None
     created_at: str | None
     association: str | None = None  # GitHub's author_association: OWNER, MEMBER, NONE...
+    node_id: str | None = None  # the GraphQL id, to ask what REST does not say (minimized)
+    minimized: bool = False  # hidden by a maintainer; only known after `with_minimized`
 
 
 class GitHubError(PrdupError):
@@ -87,6 +89,10 @@ class GitHubError(PrdupError):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class WriteForbidden(GitHubError):
+    """GitHub refused a write (403): a read-only token, e.g. a fork's PR under `pull_request`."""
 
 
 class RateLimited(GitHubError):
@@ -243,6 +249,7 @@ def _comment(c: IssueComment) -> Comment:
         author=c.user.login if c.user is not None else None,
         created_at=_iso(c.created_at),
         association=c.author_association,
+        node_id=c.node_id,
     )
 
 
@@ -326,13 +333,26 @@ class GitHubClient:
     # ---------------------------------------------------------------------------------- calls
 
     def viewer_login(self) -> str | None:
-        """Login of the token's user; None without a token or when ``/user`` is not allowed.
+        """Login of the token's user or bot; None without a token or when GitHub will not say.
 
-        The Actions ``GITHUB_TOKEN`` cannot read ``/user``; inside Actions the comments it writes
-        are authored by ``github-actions[bot]``, so that is returned instead.
+        GraphQL's ``viewer`` answers for every token kind: personal tokens, Actions'
+        ``GITHUB_TOKEN`` (``github-actions[bot]``) and GitHub App installation tokens
+        (``name[bot]``), whereas REST ``/user`` answers 403 to the last two. ``/user`` is only the
+        fallback where GraphQL is missing (some GitHub Enterprise proxies).
         """
         if not self.authenticated:
             return None
+        try:
+            with self._errors("the token's login (GraphQL viewer)"):
+                _, data = self._gh.requester.graphql_query("query { viewer { login } }", {})
+                login = ((data.get("data") or {}).get("viewer") or {}).get("login")
+                if login:
+                    return str(login)
+        except RateLimited:
+            raise
+        except GitHubError as exc:
+            if exc.status not in (400, 403, 404):
+                raise
         try:
             with self._errors("the authenticated user"):
                 return self._gh.get_user().login
@@ -344,6 +364,35 @@ class GitHubClient:
             if os.environ.get("GITHUB_ACTIONS") == "true":
                 return ACTIONS_BOT_LOGIN
             return None
+
+    def with_minimized(self, comments: list[Comment]) -> list[Comment]:
+        """`comments` with ``minimized`` set from GraphQL (REST does not say); one request.
+
+        Where GraphQL is unavailable every comment is taken as shown, as before.
+        """
+        ids = [c.node_id for c in comments if c.node_id]
+        if not ids:
+            return comments
+        query = (
+            "query($ids: [ID!]!) { nodes(ids: $ids) { ... on IssueComment { id isMinimized } } }"
+        )
+        hidden: set[str] = set()
+        try:
+            with self._errors("which comments are hidden (GraphQL)"):
+                for start in range(0, len(ids), 100):  # GraphQL takes at most 100 node ids
+                    _, data = self._gh.requester.graphql_query(
+                        query, {"ids": ids[start : start + 100]}
+                    )
+                    for node in (data.get("data") or {}).get("nodes") or []:
+                        if node and node.get("isMinimized"):
+                            hidden.add(str(node.get("id")))
+        except RateLimited:
+            raise
+        except GitHubError as exc:
+            if exc.status not in (400, 403, 404):
+                raise
+            return comments
+        return [replace(c, minimized=c.node_id in hidden) for c in comments]
 
     def list_pulls(
         self, state: str = "all", updated_since: str | None = None
@@ -388,6 +437,11 @@ class GitHubClient:
     def delete_comment(self, comment_id: int) -> None:
         with self._errors(f"comment {comment_id} in {self.repo}", action="deleting"):
             self._issue_comment(comment_id).delete()
+
+    def add_reaction(self, comment_id: int, content: str = "+1") -> None:
+        """React to an issue comment (GitHub answers 200 instead of 201 if it already exists)."""
+        with self._errors(f"comment {comment_id} in {self.repo}", action="reacting to"):
+            self._issue_comment(comment_id).create_reaction(content)
 
     def pull_labels(self, number: int) -> tuple[str, ...]:
         with self._errors(f"labels of #{number} in {self.repo}"):
@@ -445,6 +499,15 @@ class GitHubClient:
             else:
                 hint = "set GITHUB_TOKEN or GH_TOKEN"
             raise fail(f"GitHub rejected the credentials ({status}{detail}); {hint}") from None
+        if status == 403 and action != "reading":
+            raise WriteForbidden(
+                self._scrub(
+                    f"GitHub denied {action} {what} (403{detail}); the token is read-only here "
+                    "(a pull request from a fork under `pull_request`?) or lacks the "
+                    "pull-requests: write permission"
+                ),
+                status=status,
+            ) from None
         if status == 403:
             raise fail(
                 f"GitHub denied {action} {what} (403{detail}); "
@@ -489,4 +552,5 @@ __all__ = [
     "GitHubError",
     "PullRequestMeta",
     "RateLimited",
+    "WriteForbidden",
 ]

@@ -29,6 +29,19 @@ def watermark_key(github_repo: str) -> str:
     return f"github:{github_repo}:updated_since"
 
 
+def imported_repository(repo_path: str | Path, db_path: str | Path | None) -> str | None:
+    """The GitHub repository whose metadata `prdup index --github` imported into this index."""
+    path = index_path(repo_path, db_path)
+    if not path.exists():
+        return None
+    with IndexStore(path, create=False) as store:
+        rows = store.query(
+            "SELECT key FROM meta WHERE key LIKE 'github:%:updated_since' ORDER BY key"
+        )
+    names = [row["key"].removeprefix("github:").removesuffix(":updated_since") for row in rows]
+    return names[0] if len(names) == 1 else None  # several: the user must say which
+
+
 def pending_key(github_repo: str) -> str:
     return f"github:{github_repo}:pending"
 

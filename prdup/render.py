@@ -9,6 +9,7 @@ from typing import Any
 
 from detector.evidence import Finding
 from prdup.checking import QueryInfo
+from prdup.escaping import inline, plain, reason_markdown, terminal
 
 SCHEMA_VERSION = 1
 HEADLINES = {
@@ -22,10 +23,12 @@ HEADLINES = {
 
 
 def headline(finding: Finding) -> str:
+    """ "Duplicate of #12"; a verdict this version does not know reads "Partly merged: #12"."""
     key = finding.candidate.key
     if finding.candidate.number is None and finding.candidate.commit:
         key = f"commit {finding.candidate.commit[:10]}"
-    return HEADLINES[finding.verdict].format(key=key)
+    generic = finding.verdict.replace("-", " ").capitalize() + ": {key}"
+    return HEADLINES.get(finding.verdict, generic).format(key=key)
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
@@ -74,6 +77,7 @@ def _describe(info: QueryInfo) -> str:
 
 
 def to_text(info: QueryInfo, findings: Sequence[Finding]) -> str:
+    """For a terminal: PR text (titles, reasons, lines) loses its escape sequences."""
     size = f"{info.files} file(s), +{info.added} -{info.removed}"
     if not findings:
         return f"prdup: nothing already covers {_describe(info)} ({size})."
@@ -81,28 +85,34 @@ def to_text(info: QueryInfo, findings: Sequence[Finding]) -> str:
     for finding in findings:
         candidate = finding.candidate
         lines.append(
-            f"{headline(finding)}  [{candidate.state}, score {finding.score:.2f}]"
-            + (f"  {candidate.title}" if candidate.title else "")
+            f"{terminal(headline(finding))}  [{terminal(candidate.state)}, "
+            f"score {finding.score:.2f}]"
+            + (f"  {terminal(candidate.title)}" if candidate.title else "")
         )
-        lines.extend(f"  - {reason}" for reason in finding.reasons)
+        lines.extend(f"  - {terminal(reason)}" for reason in finding.reasons)
         for text in finding.shared_removed[:3]:
-            lines.append(f"      -  {text}")
+            lines.append(f"      -  {terminal(text)}")
         for text in finding.shared_added[:3]:
-            lines.append(f"      +  {text}")
+            lines.append(f"      +  {terminal(text)}")
         lines.append("")
     return "\n".join(lines).rstrip()
 
 
 def to_markdown(info: QueryInfo, findings: Sequence[Finding]) -> str:
+    """For a PR description or a job summary: PR text escaped as the bot's comment escapes it."""
+    # A PR number prdup writes itself stays a link; branch names are escaped like PR text.
+    what = f"PR #{info.number}" if info.kind == "pr" else inline(_describe(info))
     if not findings:
-        return f"**prdup**: nothing already covers {_describe(info)}."
-    lines = [f"**prdup** found earlier work that covers {_describe(info)}:", ""]
-    lines.append("| verdict | PR | state | score | why |")
-    lines.append("|---|---|---|---|---|")
+        return f"**prdup**: nothing already covers {what}."
+    lines = [f"**prdup** found earlier work that covers {what}:", ""]
+    lines.append("| verdict | PR | state | score | title | why |")
+    lines.append("|---|---|---|---|---|---|")
     for finding in findings:
-        why = "; ".join(finding.reasons[:2]).replace("|", "\\|")
+        candidate = finding.candidate
+        why = "; ".join(reason_markdown(reason, in_table=True) for reason in finding.reasons[:2])
         lines.append(
-            f"| {finding.verdict} | {finding.candidate.key} | {finding.candidate.state} | "
-            f"{finding.score:.2f} | {why} |"
+            f"| {inline(finding.verdict, 40)} | {plain(candidate.key)} "
+            f"| {inline(candidate.state, 20)} | {finding.score:.2f} | {inline(candidate.title)} "
+            f"| {why} |"
         )
     return "\n".join(lines)

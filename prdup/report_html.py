@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from importlib import resources
 
 from detector.grouping import AlreadyDone, Group
+from prdup.escaping import without_controls
 from prdup.sweep import SweepResult, SweptFinding
 
 TEMPLATE = "sweep_report.html"
@@ -22,23 +23,34 @@ _PLACEHOLDER = re.compile(r"\{\{ (\w+) \}\}")
 
 
 def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    # Control characters are not allowed in HTML text; escape sequences would reach a terminal
+    # that shows the file with `cat`.
+    return html.escape(without_controls(str(value)), quote=True)
 
 
 def template() -> str:
     return resources.files("prdup").joinpath("templates", TEMPLATE).read_text(encoding="utf-8")
 
 
-def render_html(result: SweepResult, title: str = "", generated: datetime | None = None) -> str:
-    """The whole page; `generated` is fixed in tests so the output is reproducible."""
+def render_html(
+    result: SweepResult,
+    title: str = "",
+    generated: datetime | None = None,
+    pulls_url: str | None = None,
+) -> str:
+    """The whole page; `generated` is fixed in tests so the output is reproducible.
+
+    With `pulls_url` ("https://github.com/owner/repo/pull/"), each PR number links to its PR.
+    """
+    links = _Links(pulls_url)
     when = (generated or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     parts = {
         "title": _e(f"prdup sweep: {title}" if title else "prdup sweep"),
         "generated": _e(when),
         "summary": _summary(result),
-        "groups": "\n".join(_group(result, i, g) for i, g in enumerate(result.groups, 1))
+        "groups": "\n".join(_group(result, i, g, links) for i, g in enumerate(result.groups, 1))
         or '<p class="empty">No duplicate groups.</p>',
-        "already_done": _already_done(result),
+        "already_done": _already_done(result, links),
     }
     # One pass over the template: a PR title that reads "{{ groups }}" stays text.
     return _PLACEHOLDER.sub(lambda found: parts[found.group(1)], template())
@@ -69,15 +81,23 @@ def _summary(result: SweepResult) -> str:
     return f'<div class="cards">{html_cards}</div><p class="detail">{_e(detail)}</p>'
 
 
-def _pr(number: int) -> str:
-    return f'<span class="pr">#{_e(number)}</span>'
+class _Links:
+    """PR numbers as HTML: links to the PRs when their repository is known, else plain."""
+
+    def __init__(self, pulls_url: str | None) -> None:
+        self.pulls_url = pulls_url
+
+    def pr(self, number: int) -> str:
+        if self.pulls_url is None:
+            return f'<span class="pr">#{_e(number)}</span>'
+        return f'<a class="pr" href="{_e(self.pulls_url)}{_e(number)}">#{_e(number)}</a>'
 
 
 def _state(state: str) -> str:
     return f'<span class="state {_e(state)}">{_e(state)}</span>'
 
 
-def _group(result: SweepResult, index: int, group: Group) -> str:
+def _group(result: SweepResult, index: int, group: Group, links: _Links) -> str:
     keep = result.pulls.get(group.keep)
     found = {n: result.evidence(n, group.keep) for n in group.members[1:]}
     best = max((f.score for f in found.values() if f), default=0.0)
@@ -86,18 +106,18 @@ def _group(result: SweepResult, index: int, group: Group) -> str:
     )
     verdicts = " ".join(sorted({f.verdict for f in found.values() if f}))
     words += " " + verdicts
-    rows = [_member_row(result, group.keep, None, keep=True)]
-    rows += [_member_row(result, n, found[n]) for n in group.members[1:]]
+    rows = [_member_row(result, group.keep, None, links, keep=True)]
+    rows += [_member_row(result, n, found[n], links) for n in group.members[1:]]
     unfold = index <= OPEN_GROUPS
     evidence = "".join(
-        _evidence(group.keep, n, f, unfold) for n, f in found.items() if f is not None
+        _evidence(group.keep, n, f, unfold, links) for n, f in found.items() if f is not None
     )
     keep_title = _e(keep.title) if keep else ""
     return f"""
 <section class="group" id="group-{index}" data-size="{len(group.members)}"
   data-score="{best:.4f}" data-keep="{group.keep}" data-index="{index}"
   data-verdicts="{_e(verdicts)}" data-text="{_e(words.lower())}">
-  <h2><span class="num">{index}</span> Keep {_pr(group.keep)}
+  <h2><span class="num">{index}</span> Keep {links.pr(group.keep)}
     {_state(keep.state if keep else "unknown")} <span class="title">{keep_title}</span></h2>
   <table class="members sortable">
     <thead><tr><th data-sort="num">PR</th><th data-sort="text">state</th>
@@ -110,7 +130,11 @@ def _group(result: SweepResult, index: int, group: Group) -> str:
 
 
 def _member_row(
-    result: SweepResult, number: int, found: SweptFinding | None, keep: bool = False
+    result: SweepResult,
+    number: int,
+    found: SweptFinding | None,
+    links: _Links,
+    keep: bool = False,
 ) -> str:
     pull = result.pulls.get(number)
     verdict = "keep" if keep else (found.verdict if found else "?")
@@ -118,7 +142,7 @@ def _member_row(
     lines = pull.changed_lines if pull else 0
     return (
         f'<tr class="{"kept" if keep else "member"}">'
-        f'<td data-value="{number}">{_pr(number)}</td>'
+        f'<td data-value="{number}">{links.pr(number)}</td>'
         f"<td>{_state(pull.state if pull else 'unknown')}</td>"
         f'<td><span class="verdict {_e(verdict)}">{_e(verdict)}</span></td>'
         f'<td data-value="{_e(score or 9)}">{_e(score)}</td>'
@@ -139,12 +163,12 @@ def _lines(texts: tuple[str, ...], sign: str) -> str:
     return shown + (f'<p class="more">and {more} more</p>' if more > 0 else "")
 
 
-def _evidence(keep: int, number: int, found: SweptFinding, unfold: bool) -> str:
+def _evidence(keep: int, number: int, found: SweptFinding, unfold: bool, links: _Links) -> str:
     reasons = "".join(f"<li>{_e(reason)}</li>" for reason in found.reasons)
     where = ", ".join(found.shared_symbols[:4] or found.shared_files[:4])
     return f"""
   <details class="evidence"{" open" if unfold else ""}>
-    <summary>{_pr(number)} vs {_pr(keep)}: <span class="verdict {_e(found.verdict)}">
+    <summary>{links.pr(number)} vs {links.pr(keep)}: <span class="verdict {_e(found.verdict)}">
       {_e(found.verdict)}</span> {found.score:.2f}
       <span class="where">{_e(where)}</span></summary>
     <ul class="reasons">{reasons}</ul>
@@ -155,14 +179,16 @@ def _evidence(keep: int, number: int, found: SweptFinding, unfold: bool) -> str:
   </details>"""
 
 
-def _done_row(result: SweepResult, done: AlreadyDone) -> str:
+def _done_row(result: SweepResult, done: AlreadyDone, links: _Links) -> str:
     pull = result.pulls.get(done.pr)
     by_pull = result.pulls.get(done.by) if done.by is not None else None
-    by = _pr(done.by) if done.by is not None else f"<code>{_e((done.commit or '')[:10])}</code>"
+    by = (
+        links.pr(done.by) if done.by is not None else f"<code>{_e((done.commit or '')[:10])}</code>"
+    )
     text = f"#{done.pr} {pull.title if pull else ''}".lower()
     return (
         f'<tr data-text="{_e(text)}">'
-        f'<td data-value="{done.pr}">{_pr(done.pr)}</td>'
+        f'<td data-value="{done.pr}">{links.pr(done.pr)}</td>'
         f"<td>{_e(pull.title if pull else '')}</td>"
         f'<td data-value="{done.by or 0}">{by}</td>'
         f"<td>{_e(by_pull.title if by_pull else '')}</td>"
@@ -170,10 +196,10 @@ def _done_row(result: SweepResult, done: AlreadyDone) -> str:
     )
 
 
-def _already_done(result: SweepResult) -> str:
+def _already_done(result: SweepResult, links: _Links) -> str:
     if not result.already_done:
         return '<p class="empty">No open PR is already on the target.</p>'
-    rows = "".join(_done_row(result, done) for done in result.already_done)
+    rows = "".join(_done_row(result, done, links) for done in result.already_done)
     return f"""<table class="done sortable">
   <thead><tr><th data-sort="num">open PR</th><th data-sort="text">title</th>
     <th data-sort="num">done by</th><th data-sort="text">its title</th>

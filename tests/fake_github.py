@@ -103,8 +103,15 @@ class FakeGitHub:
         self.faults: list[Fault] = []
         # If non-empty, any other presented token gets 401 "Bad credentials".
         self.valid_tokens: set[str] = set()
-        # Simulate Actions' GITHUB_TOKEN: GET /user answers 403 "Resource not accessible ...".
+        # Simulate Actions' GITHUB_TOKEN or a GitHub App installation token: GET /user answers
+        # 403 "Resource not accessible by integration"; GraphQL's `viewer` still answers.
         self.user_forbidden = False
+        # GitHub Enterprise without GraphQL, or a proxy that blocks it: POST /graphql answers 404.
+        self.graphql_missing = False
+        # The app a created comment is "performed via" (REST `performed_via_github_app`), if any.
+        self.viewer_app: str | None = None
+        # comment id -> reactions created on it, as {"content": ..., "user": login}
+        self.reactions: dict[int, list[dict[str, Any]]] = {}
         self._next_comment_id = 1001
         self._lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
@@ -204,6 +211,8 @@ class FakeGitHub:
         author: str | None = None,
         created_at: str | None = None,
         association: str = "NONE",
+        app: str | None = None,
+        minimized: str | None = None,  # GitHub's minimizedReason: "OUTDATED", "SPAM", ...
     ) -> dict[str, Any]:
         with self._lock:
             comment_id = self._next_comment_id
@@ -217,6 +226,8 @@ class FakeGitHub:
                 "created_at": created,
                 "updated_at": created,
                 "author_association": association,
+                "app": app,
+                "minimized": minimized,
             }
             self.comments[comment_id] = comment
             return comment
@@ -390,7 +401,13 @@ class FakeGitHub:
             "created_at": comment["created_at"],
             "updated_at": comment["updated_at"],
             "author_association": comment.get("author_association", "NONE"),
+            "performed_via_github_app": self._app_json(comment.get("app")),
         }
+
+    def _app_json(self, slug: str | None) -> dict[str, Any] | None:
+        if slug is None:
+            return None
+        return {"id": sum(slug.encode()), "slug": slug, "node_id": f"A_{slug}", "name": slug}
 
     # ---------------------------------------------------------------------------- routing
 
@@ -401,6 +418,16 @@ class FakeGitHub:
                 if fault.matches(req.method, req.path):
                     fault.hits += 1
                     return fault.status, dict(fault.headers), fault.body
+
+            token = req.token
+            if req.path == self._graphql_path() and req.method == "POST":
+                if token is not None and self.valid_tokens and token not in self.valid_tokens:
+                    return _error(401, "Bad credentials")
+                if token is None:
+                    return _error(401, "This endpoint requires you to be authenticated.")
+                if self.graphql_missing:
+                    return _error(404, "Not Found")
+                return self._graphql(req)
 
             path = req.path
             if self.api_prefix:
@@ -446,7 +473,7 @@ class FakeGitHub:
                 body = req.body if isinstance(req.body, dict) else {}
                 if not isinstance(body.get("body"), str):
                     return _error(422, 'Invalid request. "body" wasn\'t supplied.')
-                created = self.add_comment(number, body["body"])
+                created = self.add_comment(number, body["body"], app=self.viewer_app)
                 return 201, {}, self._comment_json(created)
         if m := re.fullmatch(r"/issues/comments/(\d+)", sub):
             comment = self.comments.get(int(m[1]))
@@ -464,12 +491,47 @@ class FakeGitHub:
             if method == "DELETE":
                 del self.comments[comment["id"]]
                 return 204, {}, None
+        if (m := re.fullmatch(r"/issues/comments/(\d+)/reactions", sub)) and method == "POST":
+            if int(m[1]) not in self.comments:
+                return _error(404, "Not Found")
+            content = req.body.get("content") if isinstance(req.body, dict) else None
+            reaction = {"id": 9000 + len(self.reactions), "content": content, "user": self.viewer}
+            self.reactions.setdefault(int(m[1]), []).append(reaction)
+            return 201, {}, {**reaction, "user": self._user(self.viewer), "created_at": _now()}
         if (m := re.fullmatch(r"/issues/(\d+)/labels", sub)) and method == "GET":
             pull = self.pulls.get(int(m[1]))
             if pull is None:
                 return _error(404, "Not Found")
             return self._paginate(req, [self._label_json(name) for name in pull["labels"]])
         return _error(404, "Not Found")
+
+    def _graphql_path(self) -> str:
+        # GitHub serves GraphQL at /graphql; GitHub Enterprise at /api/graphql beside /api/v3.
+        return self.api_prefix.removesuffix("/v3") + "/graphql"
+
+    def _graphql(self, req: Request) -> tuple[int, dict[str, str], Any]:
+        """The two GraphQL queries prdup asks: `viewer { login }` and comments by node id."""
+        body = req.body if isinstance(req.body, dict) else {}
+        query = str(body.get("query") or "")
+        variables = body.get("variables") or {}
+        data: dict[str, Any] = {}
+        if re.search(r"\bviewer\s*\{", query):
+            data["viewer"] = {"login": self.viewer}
+        if re.search(r"\bnodes\s*\(", query):
+            by_node = {f"IC_{c['id']}": c for c in self.comments.values()}
+            data["nodes"] = [
+                None
+                if (c := by_node.get(node)) is None
+                else {
+                    "id": node,
+                    "isMinimized": c.get("minimized") is not None,
+                    "minimizedReason": (c.get("minimized") or "").lower() or None,
+                }
+                for node in variables.get("ids", [])
+            ]
+        if not data:
+            return 200, {}, {"errors": [{"message": "fake GitHub: unknown query"}]}
+        return 200, {}, {"data": data}
 
     def _list_pulls(self, req: Request) -> tuple[int, dict[str, str], Any]:
         state = req.query.get("state", "open")

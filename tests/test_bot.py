@@ -8,7 +8,10 @@ PR 22 only touches the docs.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import tomllib
 from pathlib import Path
 
 import jsonschema
@@ -25,8 +28,9 @@ from prdup.comment import (
     comment_on_pull,
     fingerprint_of,
     render_comment,
+    reply_dismissals,
 )
-from prdup.github import GitHubClient
+from prdup.github import Comment, GitHubClient
 from prdup.github_import import import_metadata, watermark_key
 from tests.fake_github import FakeGitHub
 from tests.repo_builder import RepoBuilder, run_cli
@@ -108,7 +112,10 @@ def index(builder: RepoBuilder, db_path: Path) -> None:
 
 
 def writes(server: FakeGitHub) -> list[tuple[str, str]]:
-    return [(r.method, r.path) for r in server.requests if r.method in WRITES]
+    """Requests that change something on GitHub (a GraphQL query is a POST that only reads)."""
+    return [
+        (r.method, r.path) for r in server.requests if r.method in WRITES and r.path != "/graphql"
+    ]
 
 
 # ----------------------------------------------------------------------------- one comment per PR
@@ -143,9 +150,10 @@ def test_one_comment_created_then_edited_then_left_alone_then_resolved(
     assert third.action == "unchanged"
     assert writes(server) == []
     assert [r.path for r in server.requests] == [
-        "/user",
+        "/repos/octo/demo/pulls/21",  # its state and labels
+        "/graphql",  # the token's login
         comments,
-        "/repos/octo/demo/issues/21/labels",
+        "/graphql",  # which of them are hidden
     ]
 
     # A maintainer says it is not a duplicate: the finding vanishes and the comment says so.
@@ -155,7 +163,11 @@ def test_one_comment_created_then_edited_then_left_alone_then_resolved(
     server.clear_requests()
     fourth = comment_on_pull(client, 21, story.path, db_path)
     assert fourth.action == "resolved"
-    assert writes(server) == [("PATCH", f"/repos/octo/demo/issues/comments/{posted['id']}")]
+    command = max(server.comments)
+    assert writes(server) == [
+        ("POST", f"/repos/octo/demo/issues/comments/{command}/reactions"),  # accepted
+        ("PATCH", f"/repos/octo/demo/issues/comments/{posted['id']}"),
+    ]
     resolved = server.comments[posted["id"]]["body"]
     assert resolved.startswith(MARKER) and fingerprint_of(resolved) == ""
     assert "#20" not in resolved
@@ -223,6 +235,51 @@ def test_inside_actions_the_bot_is_github_actions(
     assert len(server.comments_on(21)) == 1
 
 
+def test_an_app_token_run_three_times_keeps_one_comment(
+    story: RepoBuilder,
+    db_path: Path,
+    server: FakeGitHub,
+    client: GitHubClient,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """A GitHub App installation token: /user answers 403 and the author is `name[bot]`."""
+    index(story, db_path)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    server.user_forbidden = True
+    server.viewer, server.viewer_app = "prdup-app[bot]", "prdup-app"
+
+    assert comment_on_pull(client, 21, story.path, db_path).action == "created"
+    story.merge_pr(20, how="squash")
+    index(story, db_path)
+    assert comment_on_pull(client, 21, story.path, db_path).action == "updated"
+    assert comment_on_pull(client, 21, story.path, db_path).action == "unchanged"
+
+    [only] = server.comments_on(21)
+    assert only["user"] == "prdup-app[bot]" and "Already done in #20" in only["body"]
+    assert server.requests_to("/user") == []
+
+
+def test_a_hidden_comment_is_never_edited_nor_posted_again(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    """A maintainer minimized the bot's comment: the same claim is not posted again."""
+    index(story, db_path)
+    assert comment_on_pull(client, 21, story.path, db_path).action == "created"
+    [posted] = server.comments_on(21)
+    posted["minimized"] = "RESOLVED"
+    server.clear_requests()
+
+    assert comment_on_pull(client, 21, story.path, db_path).action == "unchanged"
+    assert writes(server) == []
+
+    # A new claim is news: a fresh comment, the hidden one stays as it was.
+    story.merge_pr(20, how="squash")
+    index(story, db_path)
+    assert comment_on_pull(client, 21, story.path, db_path).action == "created"
+    hidden, fresh = server.comments_on(21)
+    assert "Duplicate of #20" in hidden["body"] and "Already done in #20" in fresh["body"]
+
+
 def test_without_knowing_its_login_the_bot_refuses_to_guess(
     story: RepoBuilder, db_path: Path, server: FakeGitHub
 ):
@@ -234,6 +291,124 @@ def test_without_knowing_its_login_the_bot_refuses_to_guess(
         comment_on_pull(anonymous, 21, story.path, db_path)
     assert comment_on_pull(anonymous, 22, story.path, db_path).action == "none"
     assert writes(server) == []
+
+
+# ------------------------------------------------------------------------ closed PRs, no red jobs
+
+
+@pytest.mark.parametrize("state", ["closed", "merged"])
+def test_a_closed_or_merged_pr_gets_no_check_and_no_comment(
+    story: RepoBuilder, tmp_path: Path, server: FakeGitHub, client: GitHubClient, state: str
+):
+    """A label, an edit or a reply on a closed PR still runs the workflow: it must stay quiet."""
+    server.add_pull(21, state=state, labels=["bug"])
+    server.add_comment(21, "/prdup not-duplicate #20", author="maint", association="MEMBER")
+    no_index = tmp_path / "never-built.db"  # a check would fail on it: none must be run
+
+    run = comment_on_pull(client, 21, story.path, no_index)
+
+    assert run.action == "skipped" and f"PR #21 is {state}" in (run.note or "")
+    assert writes(server) == []
+    assert [r.path for r in server.requests] == ["/repos/octo/demo/pulls/21"]
+
+
+def test_comment_command_on_a_closed_pr_exits_0_and_says_why_in_the_job_summary(
+    story: RepoBuilder,
+    db_path: Path,
+    tmp_path: Path,
+    server: FakeGitHub,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    index(story, db_path)
+    server.add_pull(21, state="closed")
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_API_URL", server.url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+
+    code, out, err = run_cli(
+        story.path, "comment", "--pr", "21", "--post", "--github", REPO, "--db", str(db_path)
+    )
+
+    assert code == 0, err
+    assert out.strip() == (
+        "skipped octo/demo#21: PR #21 is closed; prdup comments only on open pull requests"
+    )
+    assert "PR #21 is closed" in summary.read_text()
+    assert server.comments_on(21) == []
+
+
+def _post(repo: Path, db_path: Path, number: int) -> tuple[int, str, str]:
+    return run_cli(
+        repo, "comment", "--pr", str(number), "--post", "--github", REPO, "--db", str(db_path)
+    )
+
+
+@pytest.fixture
+def in_actions(server: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The environment of an Actions step; returns the job summary file."""
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_API_URL", server.url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    return summary
+
+
+def test_normal_situations_never_fail_the_job(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, in_actions: Path
+):
+    """An empty or binary-only PR, one not indexed yet, a fork's read-only token: exit 0."""
+    story.pr_branch(23, [("Nothing yet", {})])
+    story.pr_branch(25, [("Add the logo", {"logo.png": b"\x89PNG\r\n\x1a\n\x00\x01\x02"})])
+    server.add_pull(23)
+    server.add_pull(24)  # opened after the index was built: its ref is not there yet
+    server.add_pull(25)
+    index(story, db_path)
+
+    code, out, err = _post(story.path, db_path, 23)
+    assert code == 0, err
+    assert out.startswith("skipped octo/demo#23: nothing to check: PR #23") and "empty" in out
+    for command in (["comment"], ["check"]):  # printing it, or checking it, is no error either
+        code, out, err = run_cli(story.path, *command, "--pr", "23", "--db", str(db_path))
+        assert (code, out) == (0, "") and "without a diff (empty" in err
+
+    code, out, err = _post(story.path, db_path, 25)
+    assert (code, out.strip()) == (0, "none: nothing to say about octo/demo#25"), err
+
+    code, out, err = _post(story.path, db_path, 24)
+    assert code == 0, err
+    assert out.startswith("skipped octo/demo#24: nothing to check: PR #24 is not in the index")
+
+    # Under `pull_request`, a PR from a fork gets a read-only token: GitHub answers 403.
+    server.fail(
+        "/repos/octo/demo/issues/21/comments",
+        403,
+        method="POST",
+        body={"message": "Resource not accessible by integration"},
+    )
+    code, out, err = _post(story.path, db_path, 21)
+    assert code == 0, err
+    assert out.startswith("skipped octo/demo#21: could not post: GitHub denied commenting")
+    assert server.comments_on(21) == []
+
+    summary = in_actions.read_text()
+    assert summary.count("**prdup**: skipped") == 3
+    assert "empty" in summary and "not in the index" in summary and "read-only" in summary
+    assert TOKEN not in summary
+
+
+def test_a_broken_configuration_still_fails_the_job(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, in_actions: Path
+):
+    index(story, db_path)
+    (story.path / ".prdup.toml").write_text("min_scor = 0.5\n")  # a typo
+
+    code, out, err = _post(story.path, db_path, 21)
+
+    assert code == 2 and "min_scor" in err and out == ""
+    assert server.comments_on(21) == []
+    assert in_actions.read_text().startswith("**prdup**: error: ")  # where people look
 
 
 # ------------------------------------------------------------------------------------- escaping
@@ -299,6 +474,49 @@ def test_dismissal_by_reply_is_recorded_and_the_pair_disappears(
     assert comment_on_pull(client, 21, story.path, db_path).dismissals == ()  # recorded once
     assert 20 not in {f.candidate.number for f in check(story.path, db_path, pr=21).findings}
     assert 21 not in {f.candidate.number for f in check(story.path, db_path, pr=20).findings}
+
+
+def test_a_command_without_hash_works_and_accepted_commands_get_a_reaction(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    index(story, db_path)
+    ignored = server.add_comment(21, "/prdup not-duplicate 20", author="eve")  # not a maintainer
+    hidden = server.add_comment(
+        21, "/prdup not-duplicate 20", author="maint", association="MEMBER", minimized="SPAM"
+    )
+    assert comment_on_pull(client, 21, story.path, db_path).dismissals == ()
+
+    accepted = server.add_comment(
+        21,
+        "/prdup not-duplicate 20, it fixes 3 other things",
+        author="maint",
+        association="OWNER",
+    )
+    run = comment_on_pull(client, 21, story.path, db_path)
+
+    assert [(d.number, d.other, d.by) for d in run.dismissals] == [(21, 20, "maint")]
+    assert dismissals(db_path) == {(21, 20, "maint"), (20, 21, "maint")}  # not #3
+    assert [r["content"] for r in server.reactions[accepted["id"]]] == ["+1"]
+    assert ignored["id"] not in server.reactions and hidden["id"] not in server.reactions
+
+    comment_on_pull(client, 21, story.path, db_path)  # read again, not acknowledged again
+    assert len(server.reactions[accepted["id"]]) == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "numbers"),
+    [
+        ("/prdup not-duplicate 12", [12]),
+        ("/prdup not-duplicate #12, #13 14", [12, 13, 14]),
+        ("/prdup not-duplicate 12, it fixes 3 other things", [12]),
+        ("/prdup not-duplicate #12 (and #13)", [12, 13]),
+        ("/prdup not-duplicate of 12", []),
+        ("/prdup not-duplicate 21", []),  # the PR itself
+    ],
+)
+def test_which_prs_a_command_names(line: str, numbers: list[int]):
+    reply = Comment(id=1, body=line, author="maint", created_at=None, association="MEMBER")
+    assert [d.other for d in reply_dismissals(21, [reply], "prdup-bot")] == numbers
 
 
 def test_dismissal_by_label_is_recorded_and_the_pair_disappears(
@@ -427,6 +645,98 @@ def test_action_metadata_is_valid_and_never_interpolates_into_scripts():
     assert "'+refs/pull/*/head:refs/pull/*/head'" in joined
     assert 'prdup index --github "$REPO"' in joined
     assert re.search(r'prdup comment --pr "\$PR" .*--post', joined)
+
+
+def _decide(tmp_path: Path, **env: str) -> tuple[str, str]:
+    """Run the action's first step, as the runner would: (its output, the job summary)."""
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    [step] = [s for s in action["runs"]["steps"] if s.get("id") == "event"]
+    output, summary = tmp_path / "output", tmp_path / "summary"
+    for path in (output, summary):
+        path.write_text("")
+    defaults = {"EVENT_NAME": "pull_request_target", "COMMENT_BODY": "", "PR": "21"}
+    defaults |= {"ON_PULL_REQUEST": "21", "PR_STATE": "open"}
+    subprocess.run(
+        ["bash", "-e", "-c", step["run"]],
+        env={
+            "PATH": os.environ["PATH"],
+            "GITHUB_OUTPUT": str(output),
+            "GITHUB_STEP_SUMMARY": str(summary),
+            **defaults,
+            **env,
+        },
+        check=True,
+        capture_output=True,
+    )
+    return output.read_text().strip(), summary.read_text().strip()
+
+
+def test_the_action_skips_ordinary_comments_and_closed_prs(tmp_path: Path):
+    assert _decide(tmp_path) == ("run=true", "")
+    command = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "/prdup not-duplicate 12"}
+    assert _decide(tmp_path, **command) == ("run=true", "")
+    shouted = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "/PRDUP not-duplicate 12\nok"}
+    assert _decide(tmp_path, **shouted) == ("run=true", "")
+
+    chatter = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "LGTM, thanks!"}
+    assert _decide(tmp_path, **chatter) == (
+        "run=false",
+        "**prdup**: skipped: the comment on #21 is not a /prdup command",
+    )
+    on_issue = {"EVENT_NAME": "issue_comment", "ON_PULL_REQUEST": "", "COMMENT_BODY": "/prdup"}
+    assert _decide(tmp_path, **on_issue)[0] == "run=false"
+    for state in ("closed", "merged"):
+        output, summary = _decide(tmp_path, PR_STATE=state, EVENT_NAME="pull_request_target")
+        assert output == "run=false" and f"#21 is {state}" in summary
+        assert _decide(tmp_path, PR_STATE=state, **command)[0] == "run=false"
+
+
+def _documented_workflow() -> dict:
+    text = (ROOT / "docs" / "bot.md").read_text()
+    [block] = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "jobs:" in b]
+    return yaml.safe_load(block)
+
+
+def test_the_documented_workflow_filters_comments_and_closed_prs_at_the_job_level():
+    workflow = _documented_workflow()
+    condition = " ".join(workflow["jobs"]["prdup"]["if"].split())
+    assert "startsWith(github.event.comment.body, '/prdup')" in condition
+    assert "github.event.issue.pull_request" in condition
+    assert "== 'open'" in condition
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
+    assert triggers["issue_comment"] == {"types": ["created"]}
+    # A workflow-level group would let a filtered-out comment cancel the PR's run in progress.
+    assert "concurrency" not in workflow and "concurrency" in workflow["jobs"]["prdup"]
+
+
+def test_every_action_is_pinned_by_sha_and_prdup_installs_from_constraints():
+    text = (ROOT / "action.yml").read_text()
+    step = re.compile(r"^ *(?:- )?uses: (\S+)@(\S+)(.*)$", re.MULTILINE)
+    pins = step.findall(text)
+    workflow = (ROOT / "docs" / "bot.md").read_text()
+    pins += [pin for pin in step.findall(workflow) if pin[0].startswith("actions/")]
+    assert len(pins) == 4
+    for action, ref, comment in pins:
+        assert re.fullmatch(r"[0-9a-f]{40}", ref), action
+        assert re.fullmatch(r" # v\d+\.\d+\.\d+", comment), action  # the tag, for people
+
+    action = yaml.safe_load(text)
+    [install] = [s["run"] for s in action["runs"]["steps"] if s.get("name") == "Install prdup"]
+    assert 'PIP_CONSTRAINT="$ACTION_PATH/constraints.txt"' in install
+    pinned = {
+        line.split("==")[0]
+        for line in (ROOT / "constraints.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    }
+    assert all(
+        "==" in line
+        for line in (ROOT / "constraints.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    for requirement in project["dependencies"]:
+        name = re.split(r"[<>=!~ \[]", requirement, maxsplit=1)[0]
+        assert re.sub(r"[-_.]+", "-", name).lower() in pinned, name
 
 
 # ------------------------------------------------------------------------------- GitHub import

@@ -298,9 +298,7 @@ def test_check_a_patch_from_stdin(story: RepoBuilder):
     [
         (["check", "no-such-branch"], None, "no-such-branch: no such branch or commit"),
         (["check", "--pr", "999"], None, "PR #999 is not in the index"),
-        (["check", "--diff", "-"], "", "the diff is empty"),
         (["check", "--diff", "-"], "hello, this is not a patch\n", "not a unified diff"),
-        (["check", "main"], None, "has no commits that main lacks"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(story: RepoBuilder, args, stdin, message):
@@ -312,15 +310,25 @@ def test_bad_input_is_one_line_and_exit_2(story: RepoBuilder, args, stdin, messa
     assert "Traceback" not in err
 
 
-def test_binary_only_patch_is_refused(story: RepoBuilder):
+BINARY_PATCH = (
+    "diff --git a/logo.png b/logo.png\nindex 1111111..2222222 100644\n"
+    "Binary files a/logo.png and b/logo.png differ\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (["check", "--diff", "-"], "", "the diff is empty"),
+        (["check", "--diff", "-"], BINARY_PATCH, "only binary changes"),
+        (["check", "main"], None, "has no commits that main lacks"),
+    ],
+)
+def test_nothing_to_compare_is_one_line_and_exit_0(story: RepoBuilder, args, stdin, message):
     run(story.path, "index", "--quiet")
-    patch = (
-        "diff --git a/logo.png b/logo.png\nindex 1111111..2222222 100644\n"
-        "Binary files a/logo.png and b/logo.png differ\n"
-    )
-    code, _, err = run(story.path, "check", "--diff", "-", input=patch)
-    assert code == 2
-    assert "only binary changes" in err
+    code, out, err = run(story.path, *args, input=stdin)
+    assert (code, out) == (0, "")
+    assert message in err and len(err.strip().splitlines()) == 1
 
 
 def test_missing_index_says_how_to_build_it(story: RepoBuilder):

@@ -14,6 +14,7 @@ from prdup.github import (
     GitHubError,
     PullRequestMeta,
     RateLimited,
+    WriteForbidden,
 )
 from tests.fake_github import FakeGitHub
 
@@ -159,6 +160,7 @@ def test_comments_and_labels(server: FakeGitHub) -> None:
             author="carol",
             created_at="2024-05-01T00:00:00Z",
             association="MEMBER",
+            node_id="IC_1001",
         )
     ]
     assert gh.pull_labels(5) == ("duplicate",)
@@ -185,6 +187,7 @@ def test_create_update_delete_comment_requests(server: FakeGitHub) -> None:
         author="prdup-bot",
         created_at=created.created_at,
         association="NONE",
+        node_id=f"IC_{created.id}",
     )
     assert [(r.method, r.path, r.body, r.status) for r in server.requests] == [
         (
@@ -360,7 +363,13 @@ def test_forbidden_is_explained(server: FakeGitHub) -> None:
         client(server).create_comment(1, "hi")
     assert "denied commenting on #1" in str(info.value)
     assert "permission" in str(info.value)
+    assert isinstance(info.value, WriteForbidden)  # the bot notes it and exits 0
     assert len(server.requests_to(method="POST")) == 1
+
+    server.fail("/repos/octo/demo/issues/1/comments", 403, method="GET")
+    with pytest.raises(GitHubError) as info:
+        client(server).list_comments(1)
+    assert not isinstance(info.value, WriteForbidden)  # a token that cannot even read: an error
 
 
 def test_unreachable_server(server: FakeGitHub) -> None:
@@ -414,24 +423,62 @@ def test_token_never_appears_in_errors_reprs_or_logs(
 # ------------------------------------------------------------------------------------ identity
 
 
-def test_viewer_login(server: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_viewer_login_asks_graphql_which_answers_every_token_kind(
+    server: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert client(server).viewer_login() == "prdup-bot"
-    assert server.requests_to("/user")[0].token == TOKEN
+    [asked] = server.requests
+    assert (asked.method, asked.path, asked.token) == ("POST", "/graphql", TOKEN)
+    assert "viewer" in asked.body["query"]
 
     server.clear_requests()
     assert client(server, token=None).viewer_login() is None
     assert server.requests == []  # no token: not even asked
 
-    server.user_forbidden = True  # e.g. the Actions GITHUB_TOKEN
+    # A GitHub App installation token: REST /user is forbidden, GraphQL's viewer is the app's bot.
+    server.user_forbidden = True
+    server.viewer = "prdup-app[bot]"
+    server.clear_requests()
+    assert client(server).viewer_login() == "prdup-app[bot]"
+    assert server.requests_to("/user") == []
+
+
+def test_viewer_login_falls_back_to_rest_where_graphql_is_missing(
+    server: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.graphql_missing = True
+    assert client(server).viewer_login() == "prdup-bot"
+    assert [r.path for r in server.requests] == ["/graphql", "/user"]
+
+    server.user_forbidden = True
     assert client(server).viewer_login() is None
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     assert client(server).viewer_login() == "github-actions[bot]"
 
 
+def test_viewer_login_on_github_enterprise_asks_api_graphql() -> None:
+    with FakeGitHub(api_prefix="/api/v3") as server:
+        assert client(server).viewer_login() == "prdup-bot"
+        assert [r.path for r in server.requests] == ["/api/graphql"]
+
+
 def test_viewer_login_rate_limited_still_raises(server: FakeGitHub) -> None:
-    server.rate_limit(time.time() + 3600, "/user", status=403)
+    server.rate_limit(time.time() + 3600, "/graphql", status=403)
     with pytest.raises(RateLimited):
         client(server).viewer_login()
+
+
+def test_minimized_comments_are_marked(server: FakeGitHub) -> None:
+    server.add_pull(5)
+    server.add_comment(5, "shown")
+    server.add_comment(5, "hidden", minimized="OUTDATED")
+    gh = client(server)
+
+    comments = gh.with_minimized(gh.list_comments(5))
+
+    assert [(c.body, c.minimized) for c in comments] == [("shown", False), ("hidden", True)]
+    server.graphql_missing = True  # without GraphQL every comment counts as shown
+    assert [c.minimized for c in gh.with_minimized(gh.list_comments(5))] == [False, False]
 
 
 # ------------------------------------------------------------------------------------ config

@@ -1,0 +1,88 @@
+"""`prdup pre-push`: the pre-commit hook; what is being pushed, checked against the index.
+
+A hook runs on every push, also where there is nothing to compare: pushing the target branch
+itself, a branch that changes only lockfiles or binary files, a clone without an index. Those
+are a one-line note and exit 0. Findings are reported and block the push (exit 1) only with
+``--block``: the user decides whether a duplicate should stop them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from index.errors import IndexMissing
+from prdup.cli_support import (
+    EXIT_FINDINGS,
+    db_option,
+    handles_errors,
+    nothing_to_compare,
+    repo_option,
+    work_tree,
+)
+
+ZERO_SHA = "0" * 40
+
+
+@click.command("pre-push")
+@repo_option
+@db_option
+@click.option("--target", help="Target branch (default: the indexed one).")
+@click.option(
+    "--min-score",
+    type=float,
+    default=None,
+    help="Hide findings scoring below S [default: 0.7].",
+)
+@click.option("--block", is_flag=True, help="Exit 1 when an earlier PR covers the push.")
+# Configurations written for the hook's earlier entry (`prdup check`) pass --exit-zero; it is
+# what the hook does anyway.
+@click.option("--exit-zero", is_flag=True, hidden=True)
+@handles_errors
+def pre_push(
+    repo_path: Path,
+    db_path: Path | None,
+    target: str | None,
+    min_score: float | None,
+    block: bool,
+    exit_zero: bool,
+) -> None:
+    """Check the commits being pushed (pre-commit's PRE_COMMIT_TO_REF, else HEAD).
+
+    Exits 0 when nothing earlier covers them and when there is nothing to compare; with
+    findings, 1 only with --block; 2 on errors.
+    """
+    from index.config import load_settings
+    from index.errors import BadDiff
+    from prdup import render
+    from prdup.checking import check
+
+    # pre-commit sets these for the pre-push stage: the remote's old tip and the pushed sha.
+    to_ref = os.environ.get("PRE_COMMIT_TO_REF") or "HEAD"
+    from_ref = os.environ.get("PRE_COMMIT_FROM_REF")
+    if to_ref == ZERO_SHA:
+        return _note("deleting a branch; nothing to compare")
+    if from_ref and from_ref == to_ref:
+        return _note("the remote already has these commits; nothing to compare")
+    settings = load_settings(work_tree(repo_path), min_score=min_score)
+    try:
+        result = check(repo_path, db_path=db_path, rev=to_ref, target=target, settings=settings)
+    except IndexMissing as error:
+        return _note(f"no index yet ({error}); nothing to compare")
+    except BadDiff as error:
+        if not nothing_to_compare(error):
+            raise
+        return _note(str(error))
+    for warning in result.warnings:
+        click.echo(f"prdup: warning: {warning}", err=True)
+    shown = result.shown(settings.min_score, settings.top)
+    click.echo(render.to_text(result.query, shown))
+    if shown and block and not exit_zero:
+        sys.exit(EXIT_FINDINGS)
+
+
+def _note(text: str) -> None:
+    click.echo(f"prdup: {text}", err=True)
