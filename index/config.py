@@ -6,6 +6,7 @@ Flags beat environment beat file beat defaults; an unknown key is an error listi
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import tomllib
 from dataclasses import dataclass, fields, replace
@@ -101,7 +102,11 @@ def _file_settings(root: Path) -> tuple[dict[str, Any], str]:
             return tomllib.loads(dotfile.read_text()), str(dotfile)
         if pyproject.is_file():
             data = tomllib.loads(pyproject.read_text())
-            return data.get("tool", {}).get("prdup", {}), f"{pyproject} [tool.prdup]"
+            tool = data.get("tool", {})
+            section = tool.get("prdup", {}) if isinstance(tool, dict) else {}
+            if not isinstance(section, dict):
+                raise BadConfig(f"{pyproject}: [tool.prdup] must be a table of settings")
+            return section, f"{pyproject} [tool.prdup]"
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise BadConfig(f"{root}: cannot read prdup settings: {error}") from None
     return {}, ""
@@ -117,23 +122,49 @@ def load_settings(work_tree: Path | None, **flags: Any) -> Settings:
             raise BadConfig(
                 f"{source}: unknown setting {', '.join(unknown)}; valid: {', '.join(sorted(_KEYS))}"
             )
-        settings = replace(
-            settings,
-            **{
-                k.replace("-", "_"): _coerce(k.replace("-", "_"), v, source)
-                for k, v in values.items()
-            },
-        )
+        from_file = {
+            k.replace("-", "_"): _coerce(k.replace("-", "_"), v, source) for k, v in values.items()
+        }
+        _check_ranges(from_file, source)
+        settings = replace(settings, **from_file)
     from_env = {
         name: _coerce(name, os.environ[_ENV_PREFIX + name.upper()], _ENV_PREFIX + name.upper())
         for name in _KEYS
         if _ENV_PREFIX + name.upper() in os.environ
     }
+    for name, value in from_env.items():
+        _check_ranges({name: value}, _ENV_PREFIX + name.upper())
     given = {name: value for name, value in flags.items() if value not in (None, ())}
     unknown_flags = set(given) - set(_KEYS)
     if unknown_flags:
         raise BadConfig(f"unknown setting {', '.join(sorted(unknown_flags))}")
+    for name, value in given.items():
+        _check_ranges({name: value}, "--" + name.replace("_", "-"))
     return replace(settings, **from_env, **given)
+
+
+# Values outside these hide every finding or break every check without saying so.
+_RANGES: dict[str, tuple[float, float | None, str]] = {
+    "min_score": (0.0, 1.0, "a score from 0 to 1"),
+    "top": (1, None, "a whole number of at least 1"),
+    "max_changed_lines": (1, None, "a whole number of at least 1"),
+    "max_file_bytes": (1, None, "a whole number of at least 1"),
+    "jobs": (0, None, "0 (one per core) or a whole number of processes"),
+}
+
+
+def _check_ranges(values: dict[str, Any], source: str) -> None:
+    for name, value in values.items():
+        if name not in _RANGES:
+            continue
+        low, high, valid = _RANGES[name]
+        if math.isnan(value) or value < low or (high is not None and value > high):
+            given = (
+                f"{source} {value!r}"
+                if source.startswith("--")
+                else f"{source}: {name} = {value!r}"
+            )
+            raise BadConfig(f"{given} is out of range; expected {valid}")
 
 
 def default_settings() -> Settings:
