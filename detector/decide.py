@@ -163,6 +163,12 @@ def proven_verdict(
     if landed and (proof.in_query_base or proof.other_line):
         # Made and undone before this change started, or made on another release line.
         return _nearby(signals)
+    if landed and proof.after_query:
+        return _nearby(signals)  # this change landed first: a later change cannot have done it
+    if not landed and not signals.same_patch and signals.candidate_coverage < THRESHOLDS.sweeping:
+        # An unmerged branch of which this change is a sliver: a branch that squashed or
+        # merged the target in carries everything; it proves nothing about this change.
+        return _nearby(signals)
     if (proof.carries_query and query_state == "merged") or proof.via_target:
         # Its range holds this change's own landed commits, or it got this change by merging
         # the target branch: none of it is the candidate's own work.

@@ -244,3 +244,4 @@ class Proof:
     other_line: str | None = None  # the landing is not on this change's line but on this one
     carries_query: bool = False  # the candidate's commits include this change's own head
     via_target: bool = False  # the candidate's branch got this change from the target branch
+    after_query: bool = False  # the candidate landed after this (merged) change landed

@@ -273,7 +273,7 @@ def _reasons(
 ) -> Iterable[str]:
     other = candidate.key
     if proof is not None:
-        yield from _replay_reasons(candidate, verdict, proof)
+        yield from _replay_reasons(candidate, s, verdict, proof)
     if s.same_patch:
         yield f"identical patch to {other}"
     if s.removed_in_candidate:
@@ -342,27 +342,49 @@ def _where(query: Query, hashes: Sequence[int]) -> str:
     return ""
 
 
-def _replay_reasons(candidate: ChangeEvidence, verdict: str, proof: Proof) -> Iterable[str]:
+def _replay_reasons(
+    candidate: ChangeEvidence, s: Signals, verdict: str, proof: Proof
+) -> Iterable[str]:
     """What replaying this change at the candidate showed, in words a maintainer can check
-    with `git show`."""
+    with `git show`; where a rule overrides the replay, the rule's reason instead."""
     other = candidate.key
     replay = proof.replay
-    where = (
-        f"at {replay.commit[:10]}, where {other} landed"
-        if candidate.state == "merged"
-        else f"at {other}'s head"
-    )
+    merged = candidate.state == "merged"
+    where = f"at {replay.commit[:10]}, where {other} landed" if merged else f"at {other}'s head"
     hunks = replay.deciding
     done = sum(1 for h in hunks if h.turned)
-    if candidate.state == "merged" and proof.in_query_base:
+    turned = replay.complete or replay.partial
+    if merged and proof.after_query:
+        yield f"{other} landed after this change did: it cannot have done it first"
+        return
+    if merged and proof.in_query_base:
         yield (
             f"{other} made this change and is in this change's base: it was undone since, "
             "so the change is not done"
         )
         return
-    if candidate.state == "merged" and proof.other_line:
+    if merged and proof.other_line:
         yield f"{other} landed on {proof.other_line}, not on this change's branch: a port"
         return
+    if (
+        turned
+        and not merged
+        and not s.same_patch
+        and s.candidate_coverage < decide.THRESHOLDS.sweeping
+    ):
+        yield (
+            f"{other}'s branch has this change among much other work (it is "
+            f"{_percent(s.candidate_coverage)} of {other}): carried along, not made there"
+        )
+        return
+    if turned and proof.via_target:
+        yield (
+            f"{other}'s branch carries copies of merged commits, and the target already has "
+            "this change: it came from there"
+        )
+        return
+    if turned and proof.carries_query and not merged:
+        yield f"{other}'s branch carries this change's own commits"
     if verdict in ("already-merged", "duplicate", "covered"):
         written = " (the same lines replaced with the same names)" if replay.same_names else ""
         yield f"replayed {where}: all {len(hunks)} hunk(s) of the change are already there{written}"
@@ -371,6 +393,8 @@ def _replay_reasons(candidate: ChangeEvidence, verdict: str, proof: Proof) -> It
             f"replayed {where}: {done} of {len(hunks)} hunk(s) are already there "
             f"({_percent(replay.done_share)} of the changed lines)"
         )
+    elif replay.complete:
+        yield f"replayed {where}: all {len(hunks)} hunk(s) are there"
     elif hunks:
         yield f"replayed {where}: {done} of {len(hunks)} hunk(s) are there, so not the same change"
     if replay.residual and verdict in DECIDING_VERDICTS:

@@ -105,9 +105,12 @@ class Replayer:
         in_base = other_line = None
         carries = False
         repo = self._repo
+        after_query = False
         if candidate.state == "merged":
             if history.base:
                 in_base = gitsource.is_ancestor(repo, after, history.base)
+            if history.landing and history.landing != after:
+                after_query = gitsource.is_ancestor(repo, history.landing, after)
             if history.line_tip and not gitsource.is_ancestor(repo, after, history.line_tip):
                 other_line = candidate.branch or "another branch"
         else:
@@ -122,6 +125,7 @@ class Replayer:
             other_line=other_line,
             carries_query=carries,
             via_target=candidate.state != "merged" and self._via_target(candidate, after),
+            after_query=after_query,
         )
 
     def _via_target(self, candidate: ChangeEvidence, head: str) -> bool:

@@ -390,3 +390,38 @@ def test_a_hunk_whose_code_lines_the_candidate_wrote_is_done_whatever_its_commen
     assert _replayed(diff, base, base, theirs).complete
     elsewhere = base + "\n\ndef other():\n    total_files = 0\n"
     assert _replayed(diff, base, elsewhere, elsewhere).complete is False
+
+
+def test_a_branch_that_squashed_main_into_one_big_commit_covers_nothing(builder: RepoBuilder):
+    """#70 squashed main (with #71's fix) and its own work into one large commit: the fix is a
+    sliver of it, carried along, not made there."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    start = builder.head()
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(71, [("Ask the offload strategy", fixed)])
+    builder.merge_pr(71, how="squash")
+    bulk = {f"plugins/p{n}.py": f"NAME_{n} = 'plugin {n}'\nORDER_{n} = {n}\n" for n in range(30)}
+    builder.pr_branch(70, [("Plugins, with main squashed in", {**fixed, **bulk})], start=start)
+    builder.pr_branch(72, [("Use the offload strategy", fixed)], start=start)
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "72")
+    assert deciding(found) == [(71, "already-merged")]
+    [about_70] = [f for f in found if f["pr"] == 70]
+    assert any("carried along, not made there" in reason for reason in about_70["reasons"])
+
+
+def test_a_later_change_that_restores_a_merged_fix_did_not_do_it_first(builder: RepoBuilder):
+    """#80 landed the fix; #81 lost it; #82 reverted #81. Asked about #80, #82 is no answer."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(80, [("Ask the offload strategy", fixed)])
+    builder.merge_pr(80, how="squash")
+    builder.pr_branch(81, [("Rework offloading", {"pipelines/pipeline.py": PIPELINE})])
+    builder.merge_pr(81, how="squash")
+    builder.pr_branch(82, [("Revert the offloading rework", fixed)])
+    builder.merge_pr(82, how="squash")
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "80")
+    assert 82 not in {pr for pr, _ in deciding(found)}
