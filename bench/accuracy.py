@@ -76,7 +76,7 @@ SEED = 20171213
 
 RELEASE_LINE = re.compile(
     r"^(main|master|devel|develop|trunk|beta|release)$"
-    r"|^v?\d+([.-]\d+)*(\.x)?$"
+    r"|^v\d+([.-]\d+)*(\.x)?$|^\d+\.\d+(\.x)?$"  # not `26258`: a branch named after an issue
     r"|^(stable|release|lts)[-_.]?\d+([-_.]\d+)*$"
 )
 
