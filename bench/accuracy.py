@@ -27,10 +27,12 @@ Reported per repository and in total, for prdup and for the TF-IDF baseline of i
 before `dup`, decided@1 (orig first with a deciding verdict at the default threshold; baseline:
 orig first with a cosine of at least 0.65), done for merged origs (prdup: `already-merged` naming
 orig; baseline: orig's cosine at least 0.65) and raw false alarms (prdup: a deciding verdict on
-an earlier PR; baseline: any earlier PR at a cosine of at least 0.65). Every prdup alarm on the
-unlabelled sample goes to `OUTDIR/<repo>.alarms.jsonl` with both titles and states, for reading by
-hand (`bench/alarm_sheet.py` prints fuller sheets from the report). `--features FILE` also writes
-every (query, candidate) signal row with its label, for `bench/fit_weights.py`.
+an earlier PR; baseline: any earlier PR at a cosine of at least 0.65). The sample is also checked
+as `check --pr N` answers a user, without the earlier-PR restriction (a later PR or a direct
+commit may be named): "alarms as check --pr N". Every prdup alarm on the unlabelled sample
+(`scope` "earlier" or "any") goes to `OUTDIR/<repo>.alarms.jsonl` with both titles and states,
+for reading by hand (`bench/alarm_sheet.py` prints fuller sheets from the report). `--features
+FILE` also writes every (query, candidate) signal row with its label, for `bench/fit_weights.py`.
 """
 
 from __future__ import annotations
@@ -93,8 +95,11 @@ class RepoScore:
     alarms: int = 0
     skipped_pairs: int = 0
     seconds: float = 0.0
+    # As `check --pr N` answers a user: every candidate (later PRs, direct commits) may be named
+    user_alarms: int = 0
     misses: list[dict] = field(default_factory=list)
     alarm_examples: list[dict] = field(default_factory=list)
+    user_alarm_examples: list[dict] = field(default_factory=list)
 
     def add(self, other: RepoScore) -> None:
         self.pairs += other.pairs
@@ -106,6 +111,7 @@ class RepoScore:
             "merged_done",
             "sampled",
             "alarms",
+            "user_alarms",
             "skipped_pairs",
             "seconds",
         ):
@@ -118,7 +124,9 @@ class RepoScore:
             f"r@20 {pct(self.hit_at[20], self.pairs)}  "
             f"decided@1 {pct(self.decided_at_1, self.pairs)}  "
             f"done(merged orig) {pct(self.merged_done, self.merged_pairs)} of {self.merged_pairs}  "
-            f"false alarms {pct(self.alarms, self.sampled)} ({self.alarms}/{self.sampled})"
+            f"false alarms {pct(self.alarms, self.sampled)} ({self.alarms}/{self.sampled})  "
+            f"as check --pr N {pct(self.user_alarms, self.sampled)} "
+            f"({self.user_alarms}/{self.sampled})"
         )
 
 
@@ -134,14 +142,19 @@ def side_by_side(prdup_score: RepoScore, baseline: RepoScore) -> str:
             f"| {s.repo} | {name} | {s.pairs} | {pct(s.hit_at[1], s.pairs)} | "
             f"{pct(s.hit_at[5], s.pairs)} | {pct(s.decided_at_1, s.pairs)} | "
             f"{pct(s.merged_done, s.merged_pairs)} ({s.merged_done}/{s.merged_pairs}) | "
-            f"{pct(s.alarms, s.sampled)} ({s.alarms}/{s.sampled}) |"
+            f"{pct(s.alarms, s.sampled)} ({s.alarms}/{s.sampled}) | "
+            + (
+                f"{pct(s.user_alarms, s.sampled)} ({s.user_alarms}/{s.sampled}) |"
+                if s is prdup_score
+                else "- |"
+            )
         )
     return "\n".join(rows)
 
 
 TABLE_HEAD = (
     "| repo | detector | pairs | recall@1 | recall@5 | decided@1 | done (merged origs) |"
-    " false alarms raw |\n|---|---|---|---|---|---|---|---|"
+    " false alarms raw | alarms as check --pr N |\n|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -381,8 +394,13 @@ def score_sample(
     sample: list[int],
     score: RepoScore,
     features: list[dict],
+    user_view: bool = True,
 ) -> list[int]:
-    """prdup on the unlabelled sample; returns the PRs it could ask about."""
+    """prdup on the unlabelled sample; returns the PRs it could ask about.
+
+    An alarm names an earlier PR (as the labels do); with `user_view` each PR is also checked as
+    `check --pr N` answers a user, where a later PR or a direct commit may be named too.
+    """
     asked = []
     for number in sample:
         try:
@@ -395,16 +413,27 @@ def score_sample(
         alarm = next((f for f in ranked if f.decides and f.score >= settings.min_score), None)
         if alarm:
             score.alarms += 1
-            score.alarm_examples.append(
-                {
-                    "pr": number,
-                    "by": alarm.candidate.number,
-                    "verdict": alarm.verdict,
-                    "score": round(alarm.score, 3),
-                    "reasons": list(alarm.reasons),
-                }
+            score.alarm_examples.append(alarm_row(number, alarm))
+        if user_view:
+            found = check(bench.git_dir, db_path=db, pr=number, settings=settings, target=target)
+            first = next(
+                (f for f in found.findings if f.decides and f.score >= settings.min_score), None
             )
+            if first:
+                score.user_alarms += 1
+                score.user_alarm_examples.append(alarm_row(number, first))
     return asked
+
+
+def alarm_row(number: int, alarm: Finding) -> dict:
+    return {
+        "pr": number,
+        "by": alarm.candidate.number,
+        "commit": alarm.candidate.commit,
+        "verdict": alarm.verdict,
+        "score": round(alarm.score, 3),
+        "reasons": list(alarm.reasons),
+    }
 
 
 def score_baseline(
@@ -451,11 +480,15 @@ def write_alarms(bench: Bench, db: Path, score: RepoScore, path: Path) -> None:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         with path.open("w") as out:
-            for alarm in score.alarm_examples:
+            kinds = [("earlier", a) for a in score.alarm_examples]
+            kinds += [("any", a) for a in score.user_alarm_examples]
+            for scope, alarm in kinds:
                 query = alarm_sheet.load_side(conn, prs, alarm["pr"])
-                named = alarm_sheet.load_side(conn, prs, alarm["by"])
+                named = alarm_sheet.load_side(conn, prs, alarm["by"] or -1)
                 row = {
                     "repo": bench.repo,
+                    "scope": scope,
+                    "named_commit": alarm.get("commit"),
                     "query": query.number,
                     "named": named.number,
                     "verdict": alarm["verdict"],
@@ -483,8 +516,9 @@ def evaluate(
     score = RepoScore(repo)
     started = time.perf_counter()
     pairs = score_pairs(bench, db, settings, targets[0], score, features)
+    drawn = bench.sample(args.sample)
     sample = score_sample(
-        bench, db, settings, targets[0], bench.sample(args.sample), score, features
+        bench, db, settings, targets[0], drawn, score, features, not args.no_user_view
     )
     score.seconds = time.perf_counter() - started
     write_alarms(bench, db, score, args.out / f"{repo}.alarms.jsonl")
@@ -529,6 +563,9 @@ def main() -> None:
     parser.add_argument("--checks-only", action="store_true", help="use the index as it is")
     parser.add_argument("--no-symbols", action="store_true")
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument(
+        "--no-user-view", action="store_true", help="skip the sample's unrestricted checks"
+    )
     parser.add_argument("--sample", type=int, default=FALSE_ALARM_SAMPLE)
     parser.add_argument("--features", type=Path)
     parser.add_argument("--report", type=Path, help="write the figures and misses as JSON")
