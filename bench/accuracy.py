@@ -490,7 +490,7 @@ def write_alarms(bench: Bench, db: Path, score: RepoScore, path: Path) -> None:
                     "scope": scope,
                     "named_commit": alarm.get("commit"),
                     "query": query.number,
-                    "named": named.number,
+                    "named": alarm["by"],  # None: a direct commit, `named_commit`
                     "verdict": alarm["verdict"],
                     "score": alarm["score"],
                     "reasons": alarm["reasons"],
