@@ -3,7 +3,7 @@
 Run by hand, not a test:
 
     python bench/alarm_sheet.py REPORT.json --bench-dir OUT --mirrors MIRRORS --work WORK
-        [--repo owner+name] [--pr N] [--diff-lines 0]
+        [--repo owner+name] [--pr N] [--diff-lines 0] [--scope earlier|any]
 
 For every alarm (`alarm_examples` of each repository in REPORT) it prints both PRs' titles, states,
 dates, authors, the diff each has in the index (`WORK/<repo>.db`) as a diffstat with its commits,
@@ -80,6 +80,31 @@ def load_side(db: sqlite3.Connection, prs: dict[int, dict], number: int) -> Side
         author or "",
         email or "",
         login,
+        base,
+        end,
+        head,
+    )
+
+
+def load_commit_side(db: sqlite3.Connection, sha: str) -> Side:
+    """A direct commit the index holds (an alarm of `check --pr N` may name one)."""
+    row = db.execute(
+        "SELECT title, state, created_at, merged_at, author, author_email, base_sha, sha,"
+        " head_sha FROM changes WHERE sha = ? ORDER BY kind = 'commit' DESC",
+        (sha,),
+    ).fetchone()
+    if row is None:
+        return Side(0, sha[:10], "?", "", "", "", "", "", None, None, None)
+    title, state, created, merged, author, email, base, end, head = row
+    return Side(
+        0,
+        f"commit {sha[:10]}: {title or ''}",
+        state,
+        (created or "")[:10],
+        (merged or "")[:10],
+        author or "",
+        email or "",
+        "",
         base,
         end,
         head,
@@ -165,7 +190,8 @@ def describe(git_dir: Path, side: Side) -> Iterator[str]:
 
 def sheet(git_dir: Path, alarm: dict, query: Side, earlier: Side, diff_lines: int) -> Iterator[str]:
     """The reading sheet of one alarm."""
-    yield f"=== #{query.number} -> #{earlier.number}  {alarm['verdict']} {alarm['score']}"
+    named = f"#{earlier.number}" if earlier.number else earlier.title.split(":")[0]
+    yield f"=== #{query.number} -> {named}  {alarm['verdict']} {alarm['score']}"
     for reason in alarm["reasons"]:
         yield f"  reason: {reason[:300]}"
     yield from describe(git_dir, query)
@@ -199,6 +225,12 @@ def main() -> None:
     parser.add_argument("--repo", help="only this owner+name")
     parser.add_argument("--pr", type=int, help="only the alarm on this PR")
     parser.add_argument("--diff-lines", type=int, default=0)
+    parser.add_argument(
+        "--scope",
+        choices=("earlier", "any"),
+        default="earlier",
+        help="the alarms naming earlier PRs (default), or those of check --pr N as a user runs it",
+    )
     args = parser.parse_args()
     report = json.loads(args.report.read_text())
     for repo in report["repos"]:
@@ -211,11 +243,15 @@ def main() -> None:
         git_dir = args.mirrors / name / "repo"
         db = sqlite3.connect(f"file:{args.work / name}.db?mode=ro", uri=True)
         print(f"##### {name}: {repo['alarms']} alarms of {repo['sampled']} sampled PRs")
-        for alarm in repo["alarm_examples"]:
+        alarms = repo.get("user_alarm_examples", []) if args.scope == "any" else None
+        for alarm in alarms if alarms is not None else repo["alarm_examples"]:
             if args.pr and alarm["pr"] != args.pr:
                 continue
             query = load_side(db, prs, alarm["pr"])
-            earlier = load_side(db, prs, alarm["by"])
+            if alarm["by"] is None and alarm.get("commit"):
+                earlier = load_commit_side(db, alarm["commit"])
+            else:
+                earlier = load_side(db, prs, alarm["by"])
             for line in sheet(git_dir, alarm, query, earlier, args.diff_lines):
                 print(line)
             print()
