@@ -46,7 +46,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -206,15 +206,27 @@ def cutoff_targets(git_dir: Path, until: str) -> list[str]:
 
 
 def earlier_prs(findings: list[Finding], dup: int) -> list[Finding]:
+    """The PRs named, in order, before `dup`. Identical copies folded into one finding ("also
+    identical: #A, #B") are named right after it, as the finding names them."""
     seen: set[int] = set()
     kept = []
-    for finding in findings:
+    for finding in unfolded(findings):
         number = finding.candidate.number
         if number is None or number >= dup or number in seen:
             continue
         seen.add(number)
         kept.append(finding)
     return kept
+
+
+def unfolded(findings: list[Finding]) -> list[Finding]:
+    out = []
+    for finding in findings:
+        out.append(finding)
+        for number in getattr(finding, "also_identical", ()):
+            copy = replace(finding.candidate, key=f"#{number}", number=number)
+            out.append(replace(finding, candidate=copy, also_identical=()))
+    return out
 
 
 def feature_rows(query: int, findings: list[Finding], orig: int | None) -> list[dict]:
