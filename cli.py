@@ -43,11 +43,6 @@ def main() -> None:
     metavar="OWNER/REPO",
     help="Import PR metadata from GitHub's API (token from GITHUB_TOKEN or GH_TOKEN).",
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    help="Processes finding symbols (default: one per core, at most 4; 1: none).",
-)
 @click.option("--quiet", is_flag=True, help="No progress and no summary.")
 @handles_errors
 def index(
@@ -56,14 +51,13 @@ def index(
     targets: tuple[str, ...],
     prs_json: Path | None,
     github_repo: str | None,
-    jobs: int | None,
     quiet: bool,
 ) -> None:
     """Record a repository's merged and open PRs in the index."""
     from index.config import load_settings
     from index.indexer import index_repository, stderr_progress
 
-    settings = load_settings(_work_tree(path), jobs=jobs)
+    settings = load_settings(_work_tree(path))
     metadata = None
     if github_repo:
         from prdup.github_import import import_metadata

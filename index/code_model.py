@@ -6,6 +6,8 @@ an index built before words existed is filled on its next run.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from detector.code_words import code_vector, count_words, inverse_frequencies, most_used
 from detector.text import tokenize
 from index.store import IndexStore
@@ -15,10 +17,8 @@ _CACHE_LIMIT = 400_000  # tokenised lines kept between changes (moved code repea
 REWEIGH_GROWTH = 1.1
 
 
-def fill_code_words(store: IndexStore) -> int:
-    """Store the words of every change that lacks them and recount their document frequency;
-    returns how many changes were read."""
-    pending = store.changes_without_code_words()
+def cached_tokenizer() -> Callable[[str], frozenset[str]]:
+    """`tokenize` with a bounded cache: moved and repeated code repeats lines."""
     cache: dict[str, frozenset[str]] = {}
 
     def words_of(line: str) -> frozenset[str]:
@@ -29,6 +29,15 @@ def fill_code_words(store: IndexStore) -> int:
             words = cache[line] = frozenset(tokenize(line))
         return words
 
+    return words_of
+
+
+def fill_code_words(store: IndexStore, counted: Sequence[int] = ()) -> int:
+    """Store the words of every change that lacks them, recount their document frequency and
+    weigh the vectors of those and of `counted` (changes whose words were stored as they were
+    written); returns how many changes were read here."""
+    pending = store.changes_without_code_words()
+    words_of = cached_tokenizer()
     for start in range(0, len(pending), _BATCH):
         batch = pending[start : start + _BATCH]
         rows = [
@@ -37,9 +46,9 @@ def fill_code_words(store: IndexStore) -> int:
             for word, n in most_used(count_words(lines.values(), words_of))
         ]
         store.save_code_words(batch, rows)
-    if pending:
+    if pending or counted:
         store.rebuild_code_word_df()
-    weigh_code_words(store, pending)
+    weigh_code_words(store, sorted({*pending, *counted}))
     return len(pending)
 
 

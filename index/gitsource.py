@@ -16,6 +16,7 @@ from pathlib import Path
 import git
 
 from index.errors import EmptyRepository, MissingRevision, NotAGitRepository
+from index.hunk_symbols import attribute_environment
 
 # -U0: context lines make the same change look different on another base, so none are asked for.
 # --full-index: whole blob ids, so symbols can read the exact old and new file.
@@ -59,6 +60,8 @@ def open_repository(path: str | Path) -> git.Repo:
     # A bare mirror without a `config` file looks like a work tree to GitPython, which then runs
     # git in the parent folder; naming the git directory explicitly works for every layout.
     repo.git.update_environment(GIT_DIR=repo.git_dir)
+    # prdup's attributes file: git's diff drivers then name each hunk's function or class.
+    repo.git.update_environment(**attribute_environment())
     return repo
 
 

@@ -2,8 +2,9 @@
 
 Merged PRs come from each target branch's first-parent history; open and closed PRs from PR refs
 (`refs/pull/N/head`, `refs/remotes/*/pr/N`). Changes are written a batch per transaction, so
-an interrupted run leaves a consistent index and the next run resumes where it stopped. Symbols
-are found beside the writes, in worker processes for big runs (`index.symbol_workers`).
+an interrupted run leaves a consistent index and the next run resumes where it stopped. Each
+hunk's symbol is the function or class git's own hunk header names (`index.hunk_symbols`): no
+file is parsed at index time.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from typing import TypeVar
 
 import git
 
-from detector.model import Change, NotADiff
+from detector.code_words import count_words, most_used
+from detector.model import NotADiff
 from index import gitsource
-from index.changes import FileRequest, assemble, parse_filtered, symbol_requests
-from index.code_model import fill_code_words
+from index.code_model import cached_tokenizer, fill_code_words
 from index.config import Settings
 from index.errors import EmptyRepository
 from index.metadata import (
@@ -33,7 +34,7 @@ from index.metadata import (
     load_prs_json,
 )
 from index.store import ChangeRecord, IndexStore, default_db_path
-from index.symbol_workers import InProcessSymbols, SymbolFinder, SymbolWorkers, Ticket
+from index.stored_diff import StoredChange, parse_stored
 
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
 BATCH = 100  # changes per transaction: an interrupted run loses at most this much work
@@ -79,24 +80,6 @@ def _quiet(_: str) -> None:
     pass
 
 
-@dataclass
-class _Staged:
-    """A change whose diff is parsed and whose symbols are being looked up."""
-
-    record: ChangeRecord
-    change: Change
-    files: list[int]  # indexes into change.files, in the order their requests were sent
-
-
-@dataclass
-class _Batch:
-    """Staged changes waiting for one ticket's answers, then one transaction."""
-
-    staged: list[_Staged]
-    finder: SymbolFinder
-    ticket: Ticket
-
-
 class Indexer:
     """One indexing run over one repository and one index file."""
 
@@ -107,7 +90,6 @@ class Indexer:
         settings: Settings,
         metadata: dict[int, PullMetadata],
         progress: Progress = _quiet,
-        jobs: int = 1,
         batch_size: int = BATCH,
     ) -> None:
         self.repo = repo
@@ -115,16 +97,11 @@ class Indexer:
         self.settings = settings
         self.metadata = metadata
         self.progress = progress
-        self.blobs = gitsource.BlobReader(repo)
         self.batch_size = batch_size
-        # Symbols are found while diffs are read and rows written: in `jobs` worker processes
-        # once a run proves big enough to pay for starting them, else here. Either way one
-        # extractor sees each file's versions oldest first, so most parses are incremental.
-        self.jobs = jobs
-        self.finder: SymbolFinder = InProcessSymbols(self.blobs, settings.max_file_bytes)
-        self._pending: list[_Staged] = []
+        self._pending: list[tuple[ChangeRecord, StoredChange]] = []
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
-        self._in_flight: _Batch | None = None
+        self.words_of = cached_tokenizer()
+        self.counted: list[int] = []  # changes whose code words this run counted
         self.summary = IndexSummary(db_path=store.path)
         self.changed = False
 
@@ -165,7 +142,6 @@ class Indexer:
                 # A snapshot or partial clone can lack a blob: git stops the whole log there.
                 # Keep what was read, record the unreadable commit, and go on after it.
                 self._write_landed(pending, target, merged_numbers)
-                self._drain()
                 broken = gitsource.next_first_parent(self.repo, last_read, tip)
                 if broken is None or not gitsource.is_missing_object(error):
                     raise
@@ -175,7 +151,6 @@ class Indexer:
                 continue
             self._write_landed(pending, target, merged_numbers)
             break
-        self._drain()
         self.store.set_meta(key, tip)
 
     def _write_landed(
@@ -327,7 +302,6 @@ class Indexer:
                 for pull, base, state in pulls:
                     self._index_ref(pull, base, state, "")
         self._dispatch()
-        self._drain()
 
     def _pair_diffs(
         self, pairs: list[tuple[str, str]], plan: dict[str, list]
@@ -426,65 +400,34 @@ class Indexer:
     # --- shared -----------------------------------------------------------------------------
 
     def _stage(self, record: ChangeRecord, diff: str) -> bool:
-        """Parse a change's diff and queue it for symbols and writing; False if unparseable."""
+        """Parse a change's diff and queue it for writing; False if unparseable."""
         try:
-            change, truncated = parse_filtered(diff, self.settings)
+            change = parse_stored(diff, self.settings)
         except NotADiff:
             record.status, record.skip_reason = "skipped", "unparseable diff"
             self._mark_changed()
             self.store.save_change(record, None)
             self.summary.skipped["unparseable diff"] += 1
             return False
-        record.truncated = truncated
-        if truncated:
+        record.truncated = change.truncated
+        if change.truncated:
             self.summary.truncated += 1
         self._mark_changed()
-        self._pending.append(_Staged(record, change, []))
+        self._pending.append((record, change))
         return True
 
     def _dispatch(self) -> None:
-        """Send the staged changes' symbol requests, then write the batch sent before: the
-        workers find this batch's symbols while that one is written and the next one read."""
+        """Write the staged changes in one transaction, with their code words."""
         if not self._pending:
             return
         staged, self._pending = self._pending, []
-        if (
-            self.jobs > 1
-            and self.settings.symbols
-            and isinstance(self.finder, InProcessSymbols)
-            and len(staged) >= self.batch_size
-        ):
-            # A full batch: the run is big enough to pay for starting workers.
-            try:
-                self.finder = SymbolWorkers(
-                    self.repo.git_dir, self.settings.max_file_bytes, self.jobs
-                )
-            except OSError:  # no processes or semaphores here (a locked-down sandbox)
-                self.jobs = 1
-        requests: list[FileRequest] = []
-        for item in staged:
-            for file_index, request in symbol_requests(item.change, self.settings).items():
-                item.files.append(file_index)
-                requests.append(request)
-        batch = _Batch(staged, self.finder, self.finder.submit(requests))
-        self._drain()
-        self._in_flight = batch
-
-    def _drain(self) -> None:
-        """Write the batch in flight, in one transaction, once its symbols are back."""
-        batch, self._in_flight = self._in_flight, None
-        if batch is None:
-            return
-        answers = iter(batch.finder.answers(batch.ticket))
         with self.store.batch():
-            for item in batch.staged:
-                found = {file_index: next(answers) for file_index in item.files}
-                item.record.symbols, item.record.hunk_symbols = assemble(item.change, found)
-                self.store.save_change(item.record, item.change)
+            for record, change in staged:
+                words = most_used(count_words(change.texts.values(), self.words_of))
+                self.counted.append(self.store.save_change(record, change, words))
 
     def close(self) -> None:
-        """Stop any worker processes."""
-        self.finder.close()
+        """Nothing to stop: kept for callers that close an indexer after a run."""
 
     def apply_metadata_only(self) -> None:
         """Record PRs known from metadata alone (no ref fetched): text can still relate them."""
@@ -751,14 +694,12 @@ def index_repository(
     progress: Progress | None = None,
     metadata: dict[int, PullMetadata] | None = None,
     only_numbers: set[int] | None = None,
-    jobs: int | None = None,
     batch_size: int = BATCH,
 ) -> IndexSummary:
     """Index a repository's merged history and PR refs; returns what was done.
 
     `only_numbers` limits the PR refs read (the benchmark indexes the PRs of a date range);
-    `jobs` overrides `settings.jobs` (symbol worker processes); `batch_size` is the number of
-    changes per transaction, and a full batch is what starts the workers.
+    `batch_size` is the number of changes per transaction.
     """
     settings = settings or Settings()
     repo = gitsource.open_repository(path)
@@ -777,7 +718,6 @@ def index_repository(
         settings,
         pulls,
         progress or _quiet,
-        jobs=jobs or settings.index_jobs(),
         batch_size=batch_size,
     )
     try:
@@ -788,7 +728,7 @@ def index_repository(
         indexer.apply_metadata_only()
         indexer.match_rebased()
         indexer.fill_author_emails()
-        fill_code_words(store)
+        fill_code_words(store, indexer.counted)
         store.build_lookup_indexes()
         if indexer.changed or store.get_meta("derived_stale") != "0":
             from index.text_model import rebuild_text_model

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from detector.model import Change
 from index.errors import IndexCorrupt, IndexLocked, IndexMissing
 from index.schema import create_lookup_indexes, drop_lookup_indexes, migrate
+from index.stored_diff import StoredChange
 
 DEFAULT_DB_NAME = "prdup.db"
+HEADER_SYMBOL = "hunk-header"  # the kind of a symbol named by git's hunk header
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +51,6 @@ class ChangeRecord:
     truncated: bool = False
     issues: tuple[str, ...] = ()
     symbols: tuple[SymbolRow, ...] = field(default=())
-    hunk_symbols: dict[tuple[int, int], str] = field(default_factory=dict)  # (file, hunk) -> name
 
 
 def _translate(error: sqlite3.DatabaseError, path: Path) -> Exception:
@@ -164,9 +164,18 @@ class IndexStore:
         except sqlite3.DatabaseError as error:
             raise _translate(error, self.path) from None
 
-    def save_change(self, record: ChangeRecord, change: Change | None) -> int:
-        """Replace whatever the index held for this PR or commit, in one transaction."""
-        return int(self._write(lambda: self._save(record, change)))
+    def save_change(
+        self,
+        record: ChangeRecord,
+        change: StoredChange | None,
+        code_words: Sequence[tuple[str, int]] | None = None,
+    ) -> int:
+        """Replace whatever the index held for this PR or commit, in one transaction.
+
+        `code_words` (the change's most used identifiers, counted by the caller) marks it
+        counted; without them `index.code_model` counts it later from its stored lines.
+        """
+        return int(self._write(lambda: self._save(record, change, code_words)))
 
     def _existing_id(self, record: ChangeRecord) -> int | None:
         if record.number is not None:
@@ -184,7 +193,12 @@ class IndexStore:
         for table in (*children, "code_terms"):
             self.conn.execute(f"DELETE FROM {table} WHERE change_id = ?", (change_id,))
 
-    def _save(self, record: ChangeRecord, change: Change | None) -> int:
+    def _save(
+        self,
+        record: ChangeRecord,
+        change: StoredChange | None,
+        code_words: Sequence[tuple[str, int]] | None,
+    ) -> int:
         existing = self._existing_id(record)
         columns = {
             "kind": record.kind,
@@ -210,7 +224,7 @@ class IndexStore:
             "file_count": len(change.files) if change else 0,
             "added": change.added_count if change else 0,
             "removed": change.removed_count if change else 0,
-            "words_counted": 0,
+            "words_counted": int(code_words is not None),
         }
         if existing is None:
             cursor = self.conn.execute(
@@ -227,53 +241,60 @@ class IndexStore:
                 f"UPDATE changes SET {assignments} WHERE id = ?",
                 (*columns.values(), change_id),
             )
+        symbols = set(record.symbols)
         if change is not None:
-            self._save_diff(change_id, record, change)
+            symbols |= self._save_diff(change_id, change)
         self.conn.executemany(
             "INSERT INTO issue_refs(change_id, issue) VALUES (?, ?)",
             [(change_id, issue) for issue in sorted(set(record.issues))],
         )
         self.conn.executemany(
             "INSERT INTO symbols(change_id, path, qualified, kind, side) VALUES (?, ?, ?, ?, ?)",
-            [(change_id, s.path, s.qualified, s.kind, s.side) for s in set(record.symbols)],
+            [(change_id, s.path, s.qualified, s.kind, s.side) for s in symbols],
         )
+        if code_words:
+            self.conn.executemany(
+                "INSERT INTO code_words(change_id, word, count) VALUES (?, ?, ?)",
+                [(change_id, word, count) for word, count in code_words],
+            )
         return change_id
 
-    def _save_diff(self, change_id: int, record: ChangeRecord, change: Change) -> None:
+    def _save_diff(self, change_id: int, change: StoredChange) -> set[SymbolRow]:
+        """Files, hunks and distinct changed lines; returns the symbols the hunk headers name."""
         line_rows: list[tuple[int, int, str, int]] = []
-        texts: dict[int, str] = {}
-        for file_index, file in enumerate(change.files):
+        symbols: set[SymbolRow] = set()
+        insert_file = "INSERT INTO files(change_id, path, old_path, status) VALUES (?, ?, ?, ?)"
+        for file in change.files:
             file_id = self.conn.execute(
-                "INSERT INTO files(change_id, path, old_path, status) VALUES (?, ?, ?, ?)",
-                (change_id, file.path, file.old_path, file.status),
+                insert_file, (change_id, file.path, file.old_path, file.status)
             ).lastrowid
             assert file_id is not None
-            hunk_rows = [
-                (
-                    change_id,
-                    file_id,
-                    hunk.old_start,
-                    hunk.old_length,
-                    hunk.new_start,
-                    hunk.new_length,
-                    hunk.section,
-                    record.hunk_symbols.get((file_index, hunk_index)),
-                    hunk.content_hash,
-                )
-                for hunk_index, hunk in enumerate(file.hunks)
-            ]
             self.conn.executemany(
                 "INSERT INTO hunks(change_id, file_id, old_start, old_length, new_start, "
                 "new_length, section, symbol, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                hunk_rows,
+                [
+                    (
+                        change_id,
+                        file_id,
+                        hunk.old_start,
+                        hunk.old_length,
+                        hunk.new_start,
+                        hunk.new_length,
+                        hunk.section,
+                        hunk.symbol,
+                        hunk.content_hash,
+                    )
+                    for hunk in file.hunks
+                ],
             )
-            seen: set[tuple[str, int]] = set()
-            for line in file.changed_lines:
-                if line.trivial or (line.side, line.hash) in seen:
-                    continue
-                seen.add((line.side, line.hash))
-                line_rows.append((change_id, file_id, line.side, line.hash))
-                texts[line.hash] = line.normalised
+            for hunk in file.hunks:
+                if hunk.symbol:
+                    symbols.update(
+                        SymbolRow(file.path, hunk.symbol, HEADER_SYMBOL, side)
+                        for side in hunk.sides
+                    )
+            line_rows += [(change_id, file_id, "-", h) for h in file.removed]
+            line_rows += [(change_id, file_id, "+", h) for h in file.added]
         for path, why in change.skipped_files:
             self.conn.execute(
                 "INSERT INTO files(change_id, path, old_path, status, skip_reason) "
@@ -284,8 +305,9 @@ class IndexStore:
             "INSERT INTO lines(change_id, file_id, side, hash) VALUES (?, ?, ?, ?)", line_rows
         )
         self.conn.executemany(
-            "INSERT OR IGNORE INTO line_texts(hash, text) VALUES (?, ?)", texts.items()
+            "INSERT OR IGNORE INTO line_texts(hash, text) VALUES (?, ?)", change.texts.items()
         )
+        return symbols
 
     def update_metadata(self, number: int, fields: dict[str, Any], issues: Sequence[str]) -> bool:
         """Refresh titles, states and the like of an indexed PR; False when it is not indexed."""

@@ -1,0 +1,302 @@
+"""What the index stores of a diff, read straight from git's `-U0` text.
+
+`prdup index` reads every changed line of a repository's history. Parsing that through unidiff
+and the frozen diff model (`detector.model`) built several objects per line; here each line is
+normalised, hashed and classified in place, and only files and hunks become objects. The
+values are the model's: the same normalised text, line hashes, trivial lines, hunk content
+hashes, patch id, counts and file statuses (`tests/test_stored_diff.py` compares the two on
+sample diffs). Anything git does not usually print (quoted paths, a header that does not match
+its `+++` line, a binary patch) is handed to `detector.model.parse_patch` instead, so odd diffs
+are read exactly as `check` reads them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from hashlib import blake2b
+
+# unidiff's own patterns, so the fast path splits headers exactly as `parse_patch` does.
+from unidiff.constants import RE_DIFF_GIT_HEADER, RE_HUNK_HEADER
+
+from detector.model import TRIVIAL_LINE, Change, line_hash
+from index.config import Settings
+from index.hunk_symbols import header_symbol
+
+_DEV_NULL = "/dev/null"
+# Every trivial line (`detector.model`'s pattern) is at most this long once normalised, unless
+# it starts with one of these characters (lone brackets and punctuation, any number of them).
+_LONGEST_WORDY_TRIVIAL = 24
+_PUNCTUATION = frozenset("{}()[];,:/")
+
+
+@dataclass(slots=True)
+class StoredHunk:
+    old_start: int
+    old_length: int
+    new_start: int
+    new_length: int
+    section: str
+    symbol: str | None  # the definition git's hunk header names
+    content_hash: int
+    sides: str  # the sides it changes lines on: "-", "+" or "-+"
+
+
+@dataclass(slots=True)
+class StoredFile:
+    path: str
+    old_path: str
+    status: str
+    hunks: list[StoredHunk] = field(default_factory=list)
+    # Distinct non-trivial line hashes per side, in diff order.
+    removed: dict[int, None] = field(default_factory=dict)
+    added: dict[int, None] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class StoredChange:
+    """A change as the index writes it: files, hunks, distinct line hashes and their texts."""
+
+    files: list[StoredFile]
+    skipped_files: list[tuple[str, str]]
+    texts: dict[int, str]  # line hash -> normalised text, for every stored line
+    added_count: int
+    removed_count: int
+    truncated: bool
+
+    @property
+    def is_empty(self) -> bool:
+        return not any(f.hunks for f in self.files)
+
+    @property
+    def patch_id(self) -> str:
+        """`detector.model.Change.patch_id` of the same diff."""
+        parts = sorted(f"{f.path}\0{h.content_hash}" for f in self.files for h in f.hunks)
+        return hashlib.sha1("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class _Unusual(Exception):
+    """The fast path met something it does not read; the model's parser will."""
+
+
+def parse_stored(diff: str, settings: Settings) -> StoredChange:
+    """Parse git's diff of one change into its stored form; raises `NotADiff` as `parse_patch`.
+
+    Ignored files are listed as skipped, and a change beyond `max_changed_lines` keeps its
+    first files' lines and only the names of the rest (`truncated`).
+    """
+    try:
+        change = _parse_fast(diff, settings)
+    except _Unusual:
+        change = from_model(diff, settings)
+    if not settings.symbols:
+        for file in change.files:
+            for hunk in file.hunks:
+                hunk.symbol = None
+    return change
+
+
+def _strip_prefix(path: str) -> str:
+    if path == _DEV_NULL:
+        return ""
+    if path.startswith(("a/", "b/")):
+        return path[2:]
+    return path
+
+
+def _parse_fast(diff: str, settings: Settings) -> StoredChange:
+    lines = diff.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    count = len(lines)
+    result = StoredChange([], [], {}, 0, 0, False)
+    budget = settings.max_changed_lines
+    i = 0
+    while i < count:
+        line = lines[i]
+        if not line:
+            i += 1
+            continue
+        if not line.startswith("diff --git ") or '"' in line:
+            raise _Unusual
+        header = RE_DIFF_GIT_HEADER.match(line)
+        if header is None:
+            raise _Unusual
+        source, target = header.group("source"), header.group("target")
+        binary = False
+        i += 1
+        while i < count:
+            line = lines[i]
+            if line.startswith(("@@ ", "diff --git ")):
+                break
+            if line.startswith("new file mode "):
+                source = _DEV_NULL
+            elif line.startswith("deleted file mode "):
+                target = _DEV_NULL
+            elif line.startswith("Binary files "):
+                binary = True
+            elif line.startswith("+++ "):
+                if line[4:].split("\t", 1)[0] != target:
+                    raise _Unusual
+            elif line.startswith("GIT binary patch"):
+                raise _Unusual
+            i += 1
+        # Hunk headers and where each body starts; bodies are read by count, as unidiff does
+        # (a removed line may itself start with "--- " or "@@").
+        spans: list[tuple[re.Match[str], int, int]] = []
+        changed = 0
+        while i < count and lines[i].startswith("@@"):
+            found = RE_HUNK_HEADER.match(lines[i])
+            if found is None:
+                raise _Unusual
+            old_len = 1 if found.group(2) is None else int(found.group(2))
+            new_len = 1 if found.group(4) is None else int(found.group(4))
+            start = i + 1
+            i = start
+            need = old_len + new_len
+            while need:
+                if i >= count:
+                    raise _Unusual  # a hunk shorter than its header: unidiff's error
+                kind = lines[i][:1]
+                if kind == "-" or kind == "+":
+                    need -= 1
+                elif kind != "\\":
+                    raise _Unusual
+                i += 1
+            while i < count and lines[i].startswith("\\"):
+                i += 1
+            spans.append((found, start, i))
+            changed += old_len + new_len
+        path = _strip_prefix(target) or _strip_prefix(source)
+        old_path = _strip_prefix(source) or path
+        status = _status(binary, source, target, spans)
+        pattern = settings.is_ignored(path)
+        if pattern:
+            result.skipped_files.append((path, f"ignored by {pattern}"))
+            continue
+        stored = StoredFile(path, old_path, status)
+        result.files.append(stored)
+        if changed > budget:
+            result.truncated = True
+            result.skipped_files.append((path, "too many changed lines"))
+            continue
+        budget -= changed
+        for found, start, end in spans:
+            stored.hunks.append(_hunk(found, lines, start, end, stored, result))
+    return result
+
+
+def _status(
+    binary: bool, source: str, target: str, spans: list[tuple[re.Match[str], int, int]]
+) -> str:
+    """unidiff's file status, as `detector.model` reads it."""
+    if binary:
+        return "binary"
+    only = spans[0][0] if len(spans) == 1 else None
+    if source == _DEV_NULL or (only is not None and only.group(1) == "0" and _len(only, 2) == 0):
+        return "added"
+    if target == _DEV_NULL or (only is not None and only.group(3) == "0" and _len(only, 4) == 0):
+        return "removed"
+    if source[2:] != target[2:]:
+        return "renamed"
+    return "modified"
+
+
+def _len(found: re.Match[str], group: int) -> int:
+    value = found.group(group)
+    return 1 if value is None else int(value)
+
+
+def _hunk(
+    found: re.Match[str],
+    lines: list[str],
+    start: int,
+    end: int,
+    stored: StoredFile,
+    result: StoredChange,
+) -> StoredHunk:
+    """Hash one hunk's lines into `stored` and `result`; its content hash as the model's."""
+    content: list[str] = []
+    sides = ""
+    texts = result.texts
+    for position in range(start, end):
+        line = lines[position]
+        side = line[:1]
+        if side == "\\":
+            continue
+        normalised = " ".join(line[1:].split())
+        content.append(side + normalised)
+        if side == "-":
+            result.removed_count += 1
+            seen = stored.removed
+        else:
+            result.added_count += 1
+            seen = stored.added
+        if side not in sides:
+            sides += side
+        # Trivial lines are short, or made of brackets and punctuation only.
+        if (len(normalised) <= _LONGEST_WORDY_TRIVIAL or normalised[:1] in _PUNCTUATION) and (
+            TRIVIAL_LINE.match(normalised)
+        ):
+            continue
+        hashed = int.from_bytes(
+            blake2b(normalised.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+            "big",
+            signed=True,
+        )  # detector.model.line_hash, inlined: it runs for every line of history
+        if hashed not in seen:
+            seen[hashed] = None
+            texts[hashed] = normalised
+    section = found.group(5).strip()
+    return StoredHunk(
+        old_start=int(found.group(1)),
+        old_length=_len(found, 2),
+        new_start=int(found.group(3)),
+        new_length=_len(found, 4),
+        section=section,
+        symbol=header_symbol(stored.path, section),
+        content_hash=line_hash("\n".join(content)),
+        sides=sides,
+    )
+
+
+def from_model(diff: str, settings: Settings) -> StoredChange:
+    """The stored form through the diff model (unidiff), for diffs the fast path does not read."""
+    from index.changes import parse_filtered
+
+    change, truncated = parse_filtered(diff, settings)
+    return stored_from_change(change, truncated)
+
+
+def stored_from_change(change: Change, truncated: bool = False) -> StoredChange:
+    result = StoredChange([], list(change.skipped_files), {}, 0, 0, truncated)
+    for file in change.files:
+        stored = StoredFile(file.path, file.old_path, file.status)
+        result.files.append(stored)
+        for hunk in file.hunks:
+            sides = ""
+            for line in hunk.lines:
+                if line.side not in sides:
+                    sides += line.side
+                if line.side == "-":
+                    result.removed_count += 1
+                else:
+                    result.added_count += 1
+                if line.trivial:
+                    continue
+                (stored.removed if line.side == "-" else stored.added).setdefault(line.hash, None)
+                result.texts[line.hash] = line.normalised
+            stored.hunks.append(
+                StoredHunk(
+                    hunk.old_start,
+                    hunk.old_length,
+                    hunk.new_start,
+                    hunk.new_length,
+                    hunk.section,
+                    header_symbol(file.path, hunk.section),
+                    hunk.content_hash,
+                    sides,
+                )
+            )
+    return result
