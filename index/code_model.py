@@ -9,25 +9,37 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from detector.code_words import code_vector, count_words, inverse_frequencies, most_used
-from detector.text import tokenize
+from detector.text import SNAKE, WORD, tokenize, tokenize_snakes
 from index.store import IndexStore
 
 _BATCH = 400
-_CACHE_LIMIT = 400_000  # tokenised lines kept between changes (moved code repeats lines)
+_CACHE_LIMIT = 400_000  # tokenised words kept
 REWEIGH_GROWTH = 1.1
 
 
+class _WordTokens(dict[str, tuple[str, ...]]):
+    """A word's tokens (`tokenize` of the word alone), computed once per distinct word."""
+
+    def __missing__(self, word: str) -> tuple[str, ...]:
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        # A word alone tokenizes to its own parts: it holds no "_", so no snake_case name.
+        tokens = self[word] = tuple(tokenize(word))
+        return tokens
+
+
 def cached_tokenizer() -> Callable[[str], frozenset[str]]:
-    """`tokenize` with a bounded cache: moved and repeated code repeats lines."""
-    cache: dict[str, frozenset[str]] = {}
+    """`frozenset(tokenize(line))`, computed a word at a time with each word's tokens cached:
+    a repository's lines are many, its identifiers few."""
+    tokens_of = _WordTokens().__getitem__
+    find_words = WORD.findall
+    find_snakes = SNAKE.findall
 
     def words_of(line: str) -> frozenset[str]:
-        words = cache.get(line)
-        if words is None:
-            if len(cache) >= _CACHE_LIMIT:
-                cache.clear()
-            words = cache[line] = frozenset(tokenize(line))
-        return words
+        words = set().union(*map(tokens_of, set(find_words(line))))
+        if "_" in line:
+            words.update(tokenize_snakes(find_snakes(line)))
+        return frozenset(words)
 
     return words_of
 

@@ -42,7 +42,6 @@ DEFAULT_IGNORE = (
 )
 
 
-
 @dataclass(frozen=True)
 class Settings:
     """Every setting, with its default."""

@@ -256,14 +256,16 @@ class Indexer:
             return
         known = self.store.heads_by_number()
         todo: list[gitsource.PullRef] = []
+        landed_heads: list[tuple[int, str]] = []
         for pull in refs:
             head, state = known.get(pull.number, (None, ""))
             if state == "merged" or head == pull.head:
                 self.summary.unchanged += 1
                 if state == "merged" and head is None:
-                    self.store.update_metadata(pull.number, {"head_sha": pull.head}, ())
+                    landed_heads.append((pull.number, pull.head))
                 continue
             todo.append(pull)
+        self.store.set_heads(landed_heads)
         if not todo:
             return
         self.progress(f"{len(todo)} PR refs to read")
@@ -728,8 +730,8 @@ def index_repository(
         indexer.apply_metadata_only()
         indexer.match_rebased()
         indexer.fill_author_emails()
-        fill_code_words(store, indexer.counted)
         store.build_lookup_indexes()
+        fill_code_words(store, indexer.counted)
         if indexer.changed or store.get_meta("derived_stale") != "0":
             from index.text_model import rebuild_text_model
 

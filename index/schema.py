@@ -229,6 +229,33 @@ def _code_words(conn: sqlite3.Connection) -> None:
     create_lookup_indexes(conn)
 
 
+def _lines_by_change(conn: sqlite3.Connection) -> None:
+    """Changed lines clustered by change (a WITHOUT ROWID table keyed by change, file, side
+    and hash): a change's lines are read without a separate index, and a first run appends
+    them in key order. The rows are the same (each file's distinct lines per side); the
+    texts of lines written by a first run wait in `line_texts_pending` until its end."""
+    conn.executescript(
+        """
+        CREATE TABLE lines_by_change (
+            change_id INTEGER NOT NULL,
+            file_id INTEGER NOT NULL,
+            side TEXT NOT NULL,
+            hash INTEGER NOT NULL,
+            PRIMARY KEY (change_id, file_id, side, hash)
+        ) WITHOUT ROWID;
+        INSERT OR IGNORE INTO lines_by_change(change_id, file_id, side, hash)
+            SELECT change_id, file_id, side, hash FROM lines
+            ORDER BY change_id, file_id, side, hash;
+        DROP TABLE lines;
+        ALTER TABLE lines_by_change RENAME TO lines;
+        -- Texts of lines a first run wrote, appended unsorted and merged into line_texts at
+        -- its end (inserting them in hash order as they come costs most of a first run).
+        CREATE TABLE IF NOT EXISTS line_texts_pending (hash INTEGER NOT NULL, text TEXT NOT NULL);
+        """
+    )
+    create_lookup_indexes(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -236,6 +263,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _author_emails,
     _sweep_seen_details,
     _code_words,
+    _lines_by_change,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

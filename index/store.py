@@ -68,6 +68,7 @@ def default_db_path(repo: Any) -> Path:
 
 
 CACHE_KIB = 256 * 1024
+_TEXTS_SEEN_LIMIT = 2_000_000  # line hashes remembered while deferring texts (~150 MiB)
 
 
 class IndexStore:
@@ -91,6 +92,8 @@ class IndexStore:
             migrate(self.conn)
         except sqlite3.DatabaseError as error:
             raise _translate(error, self.path) from None
+        self.defer_texts = False  # a first run appends line texts, merged at its end
+        self._texts_seen: set[int] = set()
 
     @functools.cached_property
     def db(self) -> Any:
@@ -304,9 +307,17 @@ class IndexStore:
         self.conn.executemany(
             "INSERT INTO lines(change_id, file_id, side, hash) VALUES (?, ?, ?, ?)", line_rows
         )
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO line_texts(hash, text) VALUES (?, ?)", change.texts.items()
-        )
+        if self.defer_texts:
+            # Seen ones are skipped here; the merge at the end drops any other repeat.
+            new = [(h, t) for h, t in change.texts.items() if h not in self._texts_seen]
+            if len(self._texts_seen) > _TEXTS_SEEN_LIMIT:
+                self._texts_seen.clear()
+            self._texts_seen.update(h for h, _ in new)
+            self.conn.executemany("INSERT INTO line_texts_pending(hash, text) VALUES (?, ?)", new)
+        else:
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO line_texts(hash, text) VALUES (?, ?)", change.texts.items()
+            )
         return symbols
 
     def update_metadata(self, number: int, fields: dict[str, Any], issues: Sequence[str]) -> bool:
@@ -327,6 +338,16 @@ class IndexStore:
             return True
 
         return bool(self._write(action))
+
+    def set_heads(self, heads: Sequence[tuple[int, str]]) -> None:
+        """Record the head commits of indexed PRs, by (number, head sha), in one transaction."""
+        if heads:
+            self._write(
+                lambda: self.conn.executemany(
+                    "UPDATE changes SET head_sha = ? WHERE number = ?",
+                    [(head, number) for number, head in heads],
+                )
+            )
 
     def replace_text_model(
         self, idf: dict[str, float], weights: Iterable[tuple[int, str, float]]
@@ -470,15 +491,31 @@ class IndexStore:
         self._write(action)
 
     def prepare_lookup_indexes(self) -> None:
-        """Before a run. On an empty index, drop the lookup indexes: `build_lookup_indexes` sorts
-        them in once at the end, several times cheaper than growing them batch by batch. On any
-        other, build those an interrupted first run left out."""
+        """Before a run. On an empty index, drop the lookup indexes and defer line texts:
+        `build_lookup_indexes` sorts them in once at the end, several times cheaper than
+        growing them batch by batch. On any other, finish what an interrupted first run left."""
         empty = self.conn.execute("SELECT 1 FROM changes LIMIT 1").fetchone() is None
-        self._write(lambda: (drop_lookup_indexes if empty else create_lookup_indexes)(self.conn))
+        if empty:
+            self._write(lambda: drop_lookup_indexes(self.conn))
+            self.defer_texts = True
+        else:
+            self.build_lookup_indexes()
 
     def build_lookup_indexes(self) -> None:
-        """Create whatever lookup index is missing (none, unless a first run stopped early)."""
-        self._write(lambda: create_lookup_indexes(self.conn))
+        """Create whatever lookup index is missing and merge deferred line texts (nothing to
+        do unless this is, or follows, a first run)."""
+
+        def action() -> None:
+            create_lookup_indexes(self.conn)
+            self.conn.execute(
+                "INSERT OR IGNORE INTO line_texts(hash, text) "
+                "SELECT hash, text FROM line_texts_pending ORDER BY hash"
+            )
+            self.conn.execute("DELETE FROM line_texts_pending")
+
+        self._write(action)
+        self.defer_texts = False
+        self._texts_seen.clear()
 
     def rebuild_line_df(self) -> None:
         """Recount document frequency per line hash (rarity), after changes were written."""

@@ -587,9 +587,7 @@ def test_first_run_builds_lookup_indexes_at_its_end_even_after_an_interruption(
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        index_repository(
-            repo, db_path=stopped, batch_size=2, progress=stop_after_two_batches
-        )
+        index_repository(repo, db_path=stopped, batch_size=2, progress=stop_after_two_batches)
     assert rows(stopped, "SELECT count(*) FROM lines")[0][0] > 0
     assert not set(LOOKUP_INDEXES) & _index_names(stopped)
 
