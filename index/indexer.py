@@ -423,10 +423,11 @@ class Indexer:
         if not self._pending:
             return
         staged, self._pending = self._pending, []
-        with self.store.batch():
-            for record, change in staged:
-                words = most_used(count_words(change.texts.values(), self.words_of))
-                self.counted.append(self.store.save_change(record, change, words))
+        items = [
+            (record, change, most_used(count_words(change.texts.values(), self.words_of)))
+            for record, change in staged
+        ]
+        self.counted += self.store.save_changes(items)
 
     def close(self) -> None:
         """Nothing to stop: kept for callers that close an indexer after a run."""

@@ -178,7 +178,24 @@ class IndexStore:
         `code_words` (the change's most used identifiers, counted by the caller) marks it
         counted; without them `index.code_model` counts it later from its stored lines.
         """
-        return int(self._write(lambda: self._save(record, change, code_words)))
+        return self.save_changes([(record, change, code_words)])[0]
+
+    def save_changes(
+        self,
+        items: Sequence[tuple[ChangeRecord, StoredChange | None, Sequence[tuple[str, int]] | None]],
+    ) -> list[int]:
+        """`save_change` for many changes in one transaction, each table written at once."""
+
+        def action() -> list[int]:
+            rows = _Rows(self._next_file_id())
+            ids = [self._save(record, change, words, rows) for record, change, words in items]
+            rows.write(self)
+            return ids
+
+        return list(self._write(action))
+
+    def _next_file_id(self) -> int:
+        return int(self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM files").fetchone()[0])
 
     def _existing_id(self, record: ChangeRecord) -> int | None:
         if record.number is not None:
@@ -201,6 +218,7 @@ class IndexStore:
         record: ChangeRecord,
         change: StoredChange | None,
         code_words: Sequence[tuple[str, int]] | None,
+        rows: _Rows,
     ) -> int:
         existing = self._existing_id(record)
         columns = {
@@ -239,86 +257,36 @@ class IndexStore:
         else:
             change_id = existing
             self._delete_children(change_id)
+            rows.forget(change_id)
             assignments = ", ".join(f"{name} = ?" for name in columns)
             self.conn.execute(
                 f"UPDATE changes SET {assignments} WHERE id = ?",
                 (*columns.values(), change_id),
             )
-        symbols = set(record.symbols)
+        rows.symbols.extend(
+            (change_id, s.path, s.qualified, s.kind, s.side) for s in set(record.symbols)
+        )
         if change is not None:
-            symbols |= self._save_diff(change_id, change)
-        self.conn.executemany(
-            "INSERT INTO issue_refs(change_id, issue) VALUES (?, ?)",
-            [(change_id, issue) for issue in sorted(set(record.issues))],
-        )
-        self.conn.executemany(
-            "INSERT INTO symbols(change_id, path, qualified, kind, side) VALUES (?, ?, ?, ?, ?)",
-            [(change_id, s.path, s.qualified, s.kind, s.side) for s in symbols],
-        )
+            rows.add_diff(change_id, change)
+        rows.issues.extend((change_id, issue) for issue in sorted(set(record.issues)))
         if code_words:
-            self.conn.executemany(
-                "INSERT INTO code_words(change_id, word, count) VALUES (?, ?, ?)",
-                [(change_id, word, count) for word, count in code_words],
-            )
+            rows.code_words.extend((change_id, word, count) for word, count in code_words)
         return change_id
 
-    def _save_diff(self, change_id: int, change: StoredChange) -> set[SymbolRow]:
-        """Files, hunks and distinct changed lines; returns the symbols the hunk headers name."""
-        line_rows: list[tuple[int, int, str, int]] = []
-        symbols: set[SymbolRow] = set()
-        insert_file = "INSERT INTO files(change_id, path, old_path, status) VALUES (?, ?, ?, ?)"
-        for file in change.files:
-            file_id = self.conn.execute(
-                insert_file, (change_id, file.path, file.old_path, file.status)
-            ).lastrowid
-            assert file_id is not None
+    def save_line_texts(self, texts: dict[int, str]) -> None:
+        """Line texts by hash; during a first run appended to `line_texts_pending`, new ones
+        only as far as this run remembers (the merge at its end drops any other repeat)."""
+        if not self.defer_texts:
             self.conn.executemany(
-                "INSERT INTO hunks(change_id, file_id, old_start, old_length, new_start, "
-                "new_length, section, symbol, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        change_id,
-                        file_id,
-                        hunk.old_start,
-                        hunk.old_length,
-                        hunk.new_start,
-                        hunk.new_length,
-                        hunk.section,
-                        hunk.symbol,
-                        hunk.content_hash,
-                    )
-                    for hunk in file.hunks
-                ],
+                "INSERT OR IGNORE INTO line_texts(hash, text) VALUES (?, ?)", texts.items()
             )
-            for hunk in file.hunks:
-                if hunk.symbol:
-                    symbols.update(
-                        SymbolRow(file.path, hunk.symbol, HEADER_SYMBOL, side)
-                        for side in hunk.sides
-                    )
-            line_rows += [(change_id, file_id, "-", h) for h in file.removed]
-            line_rows += [(change_id, file_id, "+", h) for h in file.added]
-        for path, why in change.skipped_files:
-            self.conn.execute(
-                "INSERT INTO files(change_id, path, old_path, status, skip_reason) "
-                "VALUES (?, ?, ?, 'ignored', ?)",
-                (change_id, path, path, why),
-            )
-        self.conn.executemany(
-            "INSERT INTO lines(change_id, file_id, side, hash) VALUES (?, ?, ?, ?)", line_rows
-        )
-        if self.defer_texts:
-            # Seen ones are skipped here; the merge at the end drops any other repeat.
-            new = [(h, t) for h, t in change.texts.items() if h not in self._texts_seen]
-            if len(self._texts_seen) > _TEXTS_SEEN_LIMIT:
-                self._texts_seen.clear()
-            self._texts_seen.update(h for h, _ in new)
-            self.conn.executemany("INSERT INTO line_texts_pending(hash, text) VALUES (?, ?)", new)
-        else:
-            self.conn.executemany(
-                "INSERT OR IGNORE INTO line_texts(hash, text) VALUES (?, ?)", change.texts.items()
-            )
-        return symbols
+            return
+        seen = self._texts_seen
+        new = [(h, t) for h, t in texts.items() if h not in seen]
+        if len(seen) > _TEXTS_SEEN_LIMIT:
+            seen.clear()
+        seen.update(h for h, _ in new)
+        self.conn.executemany("INSERT INTO line_texts_pending(hash, text) VALUES (?, ?)", new)
 
     def update_metadata(self, number: int, fields: dict[str, Any], issues: Sequence[str]) -> bool:
         """Refresh titles, states and the like of an indexed PR; False when it is not indexed."""
@@ -597,3 +565,86 @@ class IndexStore:
                 "SELECT kind, state, count(*) FROM changes GROUP BY kind, state"
             )
         }
+
+
+class _Rows:
+    """The child rows of a batch of changes, written a table at a time. File ids are given
+    here, so a change's hunks and lines can name their file before it is written."""
+
+    def __init__(self, next_file_id: int) -> None:
+        self.next_file_id = next_file_id
+        self.files: list[tuple[int, int, str, str, str, str | None]] = []
+        self.hunks: list[tuple] = []
+        self.lines: list[tuple[int, int, str, int]] = []
+        self.texts: dict[int, str] = {}
+        self.symbols: list[tuple[int, str, str, str, str]] = []
+        self.issues: list[tuple[int, str]] = []
+        self.code_words: list[tuple[int, str, int]] = []
+
+    def add_diff(self, change_id: int, change: StoredChange) -> None:
+        """Files, hunks and distinct changed lines, and the symbols the hunk headers name."""
+        symbols: set[tuple[int, str, str, str, str]] = set()
+        for file in change.files:
+            file_id = self.next_file_id
+            self.next_file_id += 1
+            self.files.append((file_id, change_id, file.path, file.old_path, file.status, None))
+            for hunk in file.hunks:
+                self.hunks.append(
+                    (
+                        change_id,
+                        file_id,
+                        hunk.old_start,
+                        hunk.old_length,
+                        hunk.new_start,
+                        hunk.new_length,
+                        hunk.section,
+                        hunk.symbol,
+                        hunk.content_hash,
+                    )
+                )
+                if hunk.symbol:
+                    symbols.update(
+                        (change_id, file.path, hunk.symbol, HEADER_SYMBOL, side)
+                        for side in hunk.sides
+                    )
+            self.lines += [(change_id, file_id, "-", h) for h in file.removed]
+            self.lines += [(change_id, file_id, "+", h) for h in file.added]
+        for path, why in change.skipped_files:
+            file_id = self.next_file_id
+            self.next_file_id += 1
+            self.files.append((file_id, change_id, path, path, "ignored", why))
+        self.symbols.extend(symbols)
+        self.texts.update(change.texts)
+
+    def forget(self, change_id: int) -> None:
+        """Drop the rows gathered for a change saved again in the same batch."""
+        for name in ("files", "hunks", "lines", "symbols", "issues", "code_words"):
+            column = 1 if name == "files" else 0  # where the row names its change
+            rows = getattr(self, name)
+            if any(row[column] == change_id for row in rows):
+                setattr(self, name, [row for row in rows if row[column] != change_id])
+
+    def write(self, store: IndexStore) -> None:
+        conn = store.conn
+        conn.executemany(
+            "INSERT INTO files(id, change_id, path, old_path, status, skip_reason) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            self.files,
+        )
+        conn.executemany(
+            "INSERT INTO hunks(change_id, file_id, old_start, old_length, new_start, "
+            "new_length, section, symbol, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self.hunks,
+        )
+        conn.executemany(
+            "INSERT INTO lines(change_id, file_id, side, hash) VALUES (?, ?, ?, ?)", self.lines
+        )
+        store.save_line_texts(self.texts)
+        conn.executemany(
+            "INSERT INTO symbols(change_id, path, qualified, kind, side) VALUES (?, ?, ?, ?, ?)",
+            self.symbols,
+        )
+        conn.executemany("INSERT INTO issue_refs(change_id, issue) VALUES (?, ?)", self.issues)
+        conn.executemany(
+            "INSERT INTO code_words(change_id, word, count) VALUES (?, ?, ?)", self.code_words
+        )

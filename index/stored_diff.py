@@ -25,6 +25,7 @@ from index.config import Settings
 from index.hunk_symbols import header_symbol
 
 _DEV_NULL = "/dev/null"
+_from_bytes = int.from_bytes
 # Every trivial line (`detector.model`'s pattern) is at most this long once normalised, unless
 # it starts with one of these characters (lone brackets and punctuation, any number of them).
 _LONGEST_WORDY_TRIVIAL = 24
@@ -217,47 +218,42 @@ def _hunk(
     result: StoredChange,
 ) -> StoredHunk:
     """Hash one hunk's lines into `stored` and `result`; its content hash as the model's."""
-    content: list[str] = []
-    sides = ""
+    body = lines[start:end]
+    if any(line[:1] == "\\" for line in body):
+        body = [line for line in body if line[:1] != "\\"]
+    normalised = [" ".join(line[1:].split()) for line in body]
+    content = "\n".join([line[:1] + text for line, text in zip(body, normalised, strict=True)])
+    old_length, new_length = _len(found, 2), _len(found, 4)
+    # The body was read by these counts, so they are its removed and added lines.
+    result.removed_count += old_length
+    result.added_count += new_length
     texts = result.texts
-    for position in range(start, end):
-        line = lines[position]
-        side = line[:1]
-        if side == "\\":
-            continue
-        normalised = " ".join(line[1:].split())
-        content.append(side + normalised)
-        if side == "-":
-            result.removed_count += 1
-            seen = stored.removed
-        else:
-            result.added_count += 1
-            seen = stored.added
-        if side not in sides:
-            sides += side
+    removed, added = stored.removed, stored.added
+    for line, text in zip(body, normalised, strict=True):
         # Trivial lines are short, or made of brackets and punctuation only.
-        if (len(normalised) <= _LONGEST_WORDY_TRIVIAL or normalised[:1] in _PUNCTUATION) and (
-            TRIVIAL_LINE.match(normalised)
+        if (len(text) <= _LONGEST_WORDY_TRIVIAL or text[:1] in _PUNCTUATION) and TRIVIAL_LINE.match(
+            text
         ):
             continue
-        hashed = int.from_bytes(
-            blake2b(normalised.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+        hashed = _from_bytes(
+            blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
             "big",
             signed=True,
         )  # detector.model.line_hash, inlined: it runs for every line of history
+        seen = removed if line[0] == "-" else added
         if hashed not in seen:
             seen[hashed] = None
-            texts[hashed] = normalised
+            texts[hashed] = text
     section = found.group(5).strip()
     return StoredHunk(
         old_start=int(found.group(1)),
-        old_length=_len(found, 2),
+        old_length=old_length,
         new_start=int(found.group(3)),
-        new_length=_len(found, 4),
+        new_length=new_length,
         section=section,
         symbol=header_symbol(stored.path, section),
-        content_hash=line_hash("\n".join(content)),
-        sides=sides,
+        content_hash=line_hash(content),
+        sides=("-" if old_length else "") + ("+" if new_length else ""),
     )
 
 
