@@ -55,7 +55,8 @@ def index(
 ) -> None:
     """Record a repository's merged and open PRs in the index."""
     from index.config import load_settings
-    from index.indexer import index_repository, stderr_progress
+    from index.indexer import index_repository
+    from prdup.progress import IndexProgress
 
     settings = load_settings(_work_tree(path))
     metadata = None
@@ -63,18 +64,17 @@ def index(
         from prdup.github_import import import_metadata
 
         metadata = import_metadata(github_repo, path, db_path)
-    summary = index_repository(
-        path,
-        db_path=db_path,
-        targets=targets,
-        prs_json=prs_json,
-        settings=settings,
-        progress=None if quiet else stderr_progress,
-        metadata=metadata,
-    )
+    with IndexProgress(live=False if quiet else None) as progress:
+        summary = index_repository(
+            path,
+            db_path=db_path,
+            targets=targets,
+            prs_json=prs_json,
+            settings=settings,
+            progress=None if quiet else progress,
+            metadata=metadata,
+        )
     if not quiet:
-        if sys.stderr.isatty():
-            click.echo("", err=True)
         click.echo(f"{summary.line()} -> {summary.db_path}", err=True)
 
 

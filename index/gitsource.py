@@ -171,11 +171,14 @@ def _logged_commit(record: str) -> LoggedCommit:
     )
 
 
-def pull_refs(repo: git.Repo) -> tuple[list[PullRef], list[PullRef]]:
+def pull_refs(
+    repo: git.Repo, present: frozenset[str] = frozenset()
+) -> tuple[list[PullRef], list[PullRef]]:
     """PR heads from `refs/pull/N/head` (mirrors) and `refs/remotes/*/pr/N` (a fetch refspec).
 
     Returns (usable, missing): a ref whose commit is not in the object store (a partial fetch,
-    a pruned fork) is reported, not fatal.
+    a pruned fork) is reported, not fatal. Heads in `present` (read by an earlier run) are
+    not asked about again.
     """
     output = repo.git.for_each_ref("--format=%(refname) %(objectname)", "refs/pull", "refs/remotes")
     found: dict[int, PullRef] = {}
@@ -185,7 +188,8 @@ def pull_refs(repo: git.Repo) -> tuple[list[PullRef], list[PullRef]]:
         if match:
             number = int(match.group(1) or match.group(2))
             found.setdefault(number, PullRef(number, ref, sha))
-    kinds = object_types(repo, [pull.head for pull in found.values()])
+    kinds = object_types(repo, [p.head for p in found.values() if p.head not in present])
+    kinds.update(dict.fromkeys(present, "commit"))
     usable = [p for p in found.values() if kinds.get(p.head) == "commit"]
     missing = [p for p in found.values() if kinds.get(p.head) != "commit"]
     return sorted(usable, key=lambda p: p.number), sorted(missing, key=lambda p: p.number)
@@ -299,6 +303,12 @@ def feed(process: git.cmd.Git.AutoInterrupt, payload: bytes) -> None:
 def diff_between(repo: git.Repo, base: str, head: str) -> str:
     """The diff of one change (a branch against its merge-base), for `prdup check`."""
     return _decode(repo.git.diff(base, head, *DIFF_OPTIONS, stdout_as_string=False))
+
+
+def count_first_parent(repo: git.Repo, tip: str, stop_at: str | None = None) -> int:
+    """How many first-parent commits lead to `tip` (after `stop_at`), for progress."""
+    revision = f"{stop_at}..{tip}" if stop_at else tip
+    return int(repo.git.rev_list("--count", "--first-parent", revision))
 
 
 def next_first_parent(repo: git.Repo, after: str | None, tip: str) -> str | None:

@@ -10,7 +10,6 @@ file is parsed at index time.
 from __future__ import annotations
 
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -39,7 +38,8 @@ from index.stored_diff import StoredChange, parse_stored
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
 BATCH = 100  # changes per transaction: an interrupted run loses at most this much work
 
-Progress = Callable[[str], None]
+# (phase, done, total or None): called after each batch and at each finishing step.
+Progress = Callable[[str, int, "int | None"], None]
 _T = TypeVar("_T")
 
 
@@ -76,7 +76,7 @@ class IndexSummary:
         return "indexed " + ", ".join(parts)
 
 
-def _quiet(_: str) -> None:
+def _quiet(phase: str, done: int, total: int | None) -> None:
     pass
 
 
@@ -97,6 +97,7 @@ class Indexer:
         self.settings = settings
         self.metadata = metadata
         self.progress = progress
+        self._landed_read, self._landed_total = 0, 0
         self.batch_size = batch_size
         self._pending: list[tuple[ChangeRecord, StoredChange]] = []
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
@@ -126,6 +127,8 @@ class Indexer:
         merged_numbers = {
             n for n, (_, state) in self.store.heads_by_number().items() if state == "merged"
         }
+        self._landed_total = gitsource.count_first_parent(self.repo, tip, stop_at)
+        self._landed_read = 0
         start = stop_at
         while True:
             last_read = start
@@ -133,6 +136,7 @@ class Indexer:
             try:
                 for commit in gitsource.first_parent_log(self.repo, tip, start):
                     last_read = commit.sha
+                    self._landed_read += 1
                     if commit.sha not in known:
                         pending.append(commit)
                     if len(pending) >= self.batch_size:
@@ -159,11 +163,7 @@ class Indexer:
         for commit in commits:
             self._index_landed(commit, target, merged_numbers)
         self._dispatch()
-        self.summary_progress(target)
-
-    def summary_progress(self, target: str) -> None:
-        done = self.summary.merged + self.summary.commits
-        self.progress(f"{target}: {done} landed changes")
+        self.progress(f"history of {target}", self._landed_read, self._landed_total)
 
     def _save_unreadable(self, sha: str, target: str) -> None:
         record = ChangeRecord(
@@ -246,7 +246,9 @@ class Indexer:
     # --- PR refs ----------------------------------------------------------------------------
 
     def index_pull_refs(self, targets: list[str], only: set[int] | None = None) -> None:
-        refs, missing = gitsource.pull_refs(self.repo)
+        known = self.store.heads_by_number()
+        indexed = frozenset(head for head, _ in known.values() if head)
+        refs, missing = gitsource.pull_refs(self.repo, indexed)
         if only is not None:
             refs = [pull for pull in refs if pull.number in only]
             missing = [pull for pull in missing if pull.number in only]
@@ -254,7 +256,6 @@ class Indexer:
             self.summary.skipped["head object missing"] += len(missing)
         if not refs:
             return
-        known = self.store.heads_by_number()
         todo: list[gitsource.PullRef] = []
         landed_heads: list[tuple[int, str]] = []
         for pull in refs:
@@ -268,7 +269,6 @@ class Indexer:
         self.store.set_heads(landed_heads)
         if not todo:
             return
-        self.progress(f"{len(todo)} PR refs to read")
         # PRs that no metadata describes take their title from the head commit: read them all
         # in one git call.
         self._head_texts = gitsource.commit_texts(
@@ -286,19 +286,17 @@ class Indexer:
                 continue
             pairs.append((pull.head, base))
             plan.setdefault(pull.head, []).append((pull, base, state))
-        # Newest base first: history left the newest file versions cached, and each PR's base
-        # is then a few commits from the one before, so its syntax trees derive cheaply.
+        # Newest base first (the order rows are numbered in; it once served a syntax-tree cache).
         pairs.sort(key=lambda pair: forks.times.get(pair[1], 0), reverse=True)
         done: set[str] = set()
         diffs = enumerate(self._pair_diffs(pairs, plan), 1)
         for chunk in _batched(diffs, self.batch_size):
-            for count, (head, diff) in chunk:
-                if count % 500 == 0:
-                    self.progress(f"PR refs: {count}/{len(pairs)}")
+            for _, (head, diff) in chunk:
                 done.add(head)
                 for pull, base, state in plan.get(head, []):
                     self._index_ref(pull, base, state, diff)
             self._dispatch()
+            self.progress("PR refs", chunk[-1][0], len(pairs))
         for head, pulls in plan.items():
             if head not in done:  # diff-tree printed nothing: the PR changes nothing
                 for pull, base, state in pulls:
@@ -723,6 +721,7 @@ def index_repository(
         progress or _quiet,
         batch_size=batch_size,
     )
+    report = progress or _quiet
     try:
         store.prepare_lookup_indexes()  # a first run builds them at its end
         for name in names:
@@ -731,11 +730,14 @@ def index_repository(
         indexer.apply_metadata_only()
         indexer.match_rebased()
         indexer.fill_author_emails()
+        if indexer.changed:
+            report("lookup indexes and code words", 0, None)
         store.build_lookup_indexes()
         fill_code_words(store, indexer.counted)
         if indexer.changed or store.get_meta("derived_stale") != "0":
             from index.text_model import rebuild_text_model
 
+            report("rarity and text model", 0, None)
             store.rebuild_line_df()
             rebuild_text_model(store)
             store.set_meta("derived_stale", "0")
@@ -744,8 +746,3 @@ def index_repository(
     finally:
         indexer.close()
         store.close()
-
-
-def stderr_progress(message: str) -> None:
-    if sys.stderr.isatty():
-        print(f"\r\033[K{message}", end="", file=sys.stderr, flush=True)
