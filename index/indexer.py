@@ -660,6 +660,29 @@ def _reachable(graph: dict[str, tuple[str, ...]], tips: list[str]) -> set[str]:
     return seen
 
 
+def _start_over(store: IndexStore, indexer: Indexer) -> None:
+    """Empty an index written by an older prdup, keeping what git cannot tell again (titles
+    and dates imported from GitHub, closed states) as metadata for this run to apply; changes
+    are then read from git as in a first run (its rows were derived differently: symbols)."""
+    for row in store.pull_texts():
+        number = row["number"]
+        if number in indexer.metadata:
+            continue  # metadata given to this run is newer
+        indexer.metadata[number] = PullMetadata(
+            number=number,
+            title=row["title"],
+            body=row["body"],
+            state="closed" if row["state"] == "closed" else None,
+            created_at=row["created_at"],
+            closed_at=row["closed_at"],
+            merged_at=None,
+            head_sha=None,
+            base_ref=row["base_ref"],
+            author=row["author"],
+        )
+    store.clear_changes()
+
+
 def _metadata_fields(meta: PullMetadata) -> dict[str, object]:
     fields: dict[str, object] = {
         "title": meta.title,
@@ -723,6 +746,9 @@ def index_repository(
     )
     report = progress or _quiet
     try:
+        if store.get_meta("reread_all") == "1":
+            report("rebuilding an index from an older prdup", 0, None)
+            _start_over(store, indexer)
         store.prepare_lookup_indexes()  # a first run builds them at its end
         for name in names:
             indexer.index_target(name)
@@ -742,6 +768,7 @@ def index_repository(
             rebuild_text_model(store)
             store.set_meta("derived_stale", "0")
         store.set_meta("targets", ",".join(names))
+        store.set_meta("reread_all", "0")
         return indexer.summary
     finally:
         indexer.close()

@@ -451,6 +451,26 @@ class IndexStore:
 
         self._write(action)
 
+    def pull_texts(self) -> list[dict[str, Any]]:
+        """What the index knows of each PR that git cannot tell again: its title, body,
+        author, dates, base branch, and whether it was closed."""
+        return self.query(
+            "SELECT number, title, body, author, created_at, closed_at, base_ref, state "
+            "FROM changes WHERE number IS NOT NULL"
+        )
+
+    def clear_changes(self) -> None:
+        """Delete every change and what was derived from it; dismissals stay."""
+
+        def action() -> None:
+            children = ("files", "hunks", "lines", "symbols", "issue_refs", "terms")
+            for table in (*children, "code_words", "code_terms", "line_texts", "line_df"):
+                self.conn.execute(f"DELETE FROM {table}")
+            self.conn.execute("DELETE FROM changes")
+            self.conn.execute("DELETE FROM meta WHERE key LIKE 'target:%'")
+
+        self._write(action)
+
     def delete_change(self, change_id: int) -> None:
         def action() -> None:
             self._delete_children(change_id)
