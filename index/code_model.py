@@ -14,6 +14,7 @@ from index.store import IndexStore
 
 _BATCH = 400
 _CACHE_LIMIT = 400_000  # tokenised words kept
+_LINES_CACHED = 200_000  # and lines
 REWEIGH_GROWTH = 1.1
 
 
@@ -35,11 +36,19 @@ def cached_tokenizer() -> Callable[[str], frozenset[str]]:
     find_words = WORD.findall
     find_snakes = SNAKE.findall
 
+    by_line: dict[str, frozenset[str]] = {}  # lines repeat: a PR and its landing, moves
+
     def words_of(line: str) -> frozenset[str]:
+        found = by_line.get(line)
+        if found is not None:
+            return found
         words = set().union(*map(tokens_of, set(find_words(line))))
         if "_" in line:
             words.update(tokenize_snakes(find_snakes(line)))
-        return frozenset(words)
+        if len(by_line) >= _LINES_CACHED:
+            by_line.clear()
+        found = by_line[line] = frozenset(words)
+        return found
 
     return words_of
 
