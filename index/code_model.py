@@ -79,13 +79,19 @@ def weigh_code_words(store: IndexStore, counted: list[int]) -> None:
     are added, and re-weighing everything on every run would cost seconds each time."""
     documents = int(store.get_meta("code_word_changes") or 0)
     weighed_at = int(store.get_meta("code_terms_documents") or 0)
-    if documents > REWEIGH_GROWTH * weighed_at:
-        counted = store.changes_with_code_words()
-        store.set_meta("code_terms_documents", str(documents))
-    if not counted:
+    weigh_all = documents > REWEIGH_GROWTH * weighed_at
+    if not counted and not weigh_all:
         return
     df = store.code_word_df()
     idf = inverse_frequencies(df.keys(), df, documents)
+    if weigh_all:
+        store.replace_all_code_terms(
+            (change_id, word, weight)
+            for change_id, counts in store.all_code_words()
+            for word, weight in code_vector(counts, idf).items()
+        )
+        store.set_meta("code_terms_documents", str(documents))
+        return
     for start in range(0, len(counted), _BATCH):
         batch = counted[start : start + _BATCH]
         rows = [

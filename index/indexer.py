@@ -758,8 +758,9 @@ def index_repository(
         indexer.fill_author_emails()
         if indexer.changed:
             report("lookup indexes and code words", 0, None)
-        store.build_lookup_indexes()
+        store.merge_line_texts()  # what counting old rows' words reads
         fill_code_words(store, indexer.counted)
+        store.build_lookup_indexes()
         if indexer.changed or store.get_meta("derived_stale") != "0":
             from index.text_model import rebuild_text_model
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -377,10 +378,24 @@ class IndexStore:
     def code_word_df(self) -> dict[str, int]:
         return dict(self.conn.execute("SELECT word, df FROM code_word_df"))
 
-    def changes_with_code_words(self) -> list[int]:
-        return [
-            row[0] for row in self.conn.execute("SELECT id FROM changes WHERE words_counted = 1")
-        ]
+    def replace_all_code_terms(self, rows: Iterable[tuple[int, str, float]]) -> None:
+        """Every change's vector at once (rows may be a generator reading this index)."""
+
+        def action() -> None:
+            self.conn.execute("DELETE FROM code_terms")
+            self.conn.executemany(
+                "INSERT INTO code_terms(change_id, word, weight) VALUES (?, ?, ?)", rows
+            )
+
+        self._write(action)
+
+    def all_code_words(self) -> Iterator[tuple[int, dict[str, int]]]:
+        """(change id, its word counts) for every change with words, in id order."""
+        cursor = self.conn.execute(
+            "SELECT change_id, word, count FROM code_words ORDER BY change_id"
+        )
+        for change_id, group in itertools.groupby(cursor, key=lambda row: row[0]):
+            yield change_id, {word: count for _, word, count in group}
 
     def replace_code_terms(
         self, change_ids: Sequence[int], rows: Sequence[tuple[int, str, float]]
@@ -492,9 +507,13 @@ class IndexStore:
     def build_lookup_indexes(self) -> None:
         """Create whatever lookup index is missing and merge deferred line texts (nothing to
         do unless this is, or follows, a first run)."""
+        self.merge_line_texts()
+        self._write(lambda: create_lookup_indexes(self.conn))
+
+    def merge_line_texts(self) -> None:
+        """Move deferred line texts into `line_texts`, in hash order."""
 
         def action() -> None:
-            create_lookup_indexes(self.conn)
             self.conn.execute(
                 "INSERT OR IGNORE INTO line_texts(hash, text) "
                 "SELECT hash, text FROM line_texts_pending ORDER BY hash"
