@@ -230,10 +230,11 @@ def _code_words(conn: sqlite3.Connection) -> None:
 
 
 def _lines_by_change(conn: sqlite3.Connection) -> None:
-    """Changed lines clustered by change (a WITHOUT ROWID table keyed by change, file, side
-    and hash): a change's lines are read without a separate index, and a first run appends
-    them in key order. The rows are the same (each file's distinct lines per side); the
-    texts of lines written by a first run wait in `line_texts_pending` until its end."""
+    """Changed lines, code words and code vectors clustered by change (WITHOUT ROWID tables
+    keyed by change first): a change's rows are read without a separate index, and a first
+    run appends them in key order. The rows are the same (each file's distinct lines per
+    side); the texts of lines written by a first run wait in `line_texts_pending` until its
+    end."""
     conn.executescript(
         """
         CREATE TABLE lines_by_change (
@@ -251,6 +252,27 @@ def _lines_by_change(conn: sqlite3.Connection) -> None:
         -- Texts of lines a first run wrote, appended unsorted and merged into line_texts at
         -- its end (inserting them in hash order as they come costs most of a first run).
         CREATE TABLE IF NOT EXISTS line_texts_pending (hash INTEGER NOT NULL, text TEXT NOT NULL);
+
+        -- A change's words and its vector, keyed by change and word: no separate index on
+        -- the change (a quarter of a large index was such indexes).
+        CREATE TABLE code_words_by_change (
+            change_id INTEGER NOT NULL,
+            word TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            PRIMARY KEY (change_id, word)
+        ) WITHOUT ROWID;
+        INSERT OR IGNORE INTO code_words_by_change SELECT change_id, word, count FROM code_words;
+        DROP TABLE code_words;
+        ALTER TABLE code_words_by_change RENAME TO code_words;
+        CREATE TABLE code_terms_by_change (
+            change_id INTEGER NOT NULL,
+            word TEXT NOT NULL,
+            weight REAL NOT NULL,
+            PRIMARY KEY (change_id, word)
+        ) WITHOUT ROWID;
+        INSERT OR IGNORE INTO code_terms_by_change SELECT change_id, word, weight FROM code_terms;
+        DROP TABLE code_terms;
+        ALTER TABLE code_terms_by_change RENAME TO code_terms;
         """
     )
     create_lookup_indexes(conn)
