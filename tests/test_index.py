@@ -596,3 +596,27 @@ def test_first_run_builds_lookup_indexes_at_its_end_even_after_an_interruption(
     assert set(LOOKUP_INDEXES) <= _index_names(stopped)
     for sql in ROWS_TO_COMPARE:
         assert rows(stopped, sql) == rows(whole, sql)
+
+
+def test_progress_is_plain_lines_off_a_terminal_and_nothing_when_quiet(
+    builder: RepoBuilder, tmp_path: Path
+):
+    import io
+
+    from prdup.progress import IndexProgress
+    from tests.repo_builder import run_cli
+
+    repo = _busy_history(builder).path
+    stream = io.StringIO()
+    with IndexProgress(stream=stream) as progress:  # a StringIO is no terminal
+        index_repository(repo, db_path=tmp_path / "a.db", batch_size=3, progress=progress)
+    lines = stream.getvalue().splitlines()
+    # The first report of each phase is printed; later ones wait a few seconds.
+    assert lines[0] == "prdup index: history of main 3/14"
+    assert "prdup index: PR refs 2/2" in lines
+    assert lines[-1] == "prdup index: rarity and text model"
+
+    code, out, err = run_cli(repo, "index", "--db", str(tmp_path / "b.db"), "--quiet")
+    assert (code, out, err) == (0, "", "")
+    code, _, err = run_cli(repo, "index", "--db", str(tmp_path / "c.db"))
+    assert code == 0 and "prdup index: history of main" in err and "indexed 12 merged" in err
