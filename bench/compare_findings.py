@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+DECIDING = ("already-merged", "duplicate", "covered")
+
 
 def sample(db: Path, count: int) -> list[int]:
     conn = sqlite3.connect(db)
@@ -74,7 +76,8 @@ def main() -> None:
     args = parser.parse_args()
     numbers = sample(args.db_a, args.count)
     same = differ = 0
-    verdicts_same = 0
+    verdicts_same = deciding_same = 0
+    deciding_a = deciding_b = 0
     total_a = total_b = 0
     for number in numbers:
         a = findings(args.cli_a, args.repo, args.db_a, number, args.min_score)
@@ -83,6 +86,10 @@ def main() -> None:
         exact = [key(f, True) for f in a] == [key(f, True) for f in b]
         verdicts = [(f["pr"], f["verdict"]) for f in a] == [(f["pr"], f["verdict"]) for f in b]
         verdicts_same += verdicts
+        decided_a = sorted((f["pr"], f["verdict"]) for f in a if f["verdict"] in DECIDING)
+        decided_b = sorted((f["pr"], f["verdict"]) for f in b if f["verdict"] in DECIDING)
+        deciding_same += decided_a == decided_b
+        deciding_a, deciding_b = deciding_a + len(decided_a), deciding_b + len(decided_b)
         same += exact
         differ += not exact
         print(
@@ -97,6 +104,10 @@ def main() -> None:
     print(
         f"{len(numbers)} PRs: {same} identical, {differ} different; same PRs and verdicts in "
         f"{verdicts_same}; findings {total_a} (a) vs {total_b} (b)"
+    )
+    print(
+        f"deciding findings (already-merged, duplicate, covered): {deciding_a} (a) vs "
+        f"{deciding_b} (b), the same in {deciding_same} of {len(numbers)} PRs"
     )
 
 
