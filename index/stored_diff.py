@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from hashlib import blake2b
 
@@ -107,85 +108,106 @@ def _strip_prefix(path: str) -> str:
 
 
 def _parse_fast(diff: str, settings: Settings) -> StoredChange:
-    lines = diff.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    count = len(lines)
     result = StoredChange([], [], {}, 0, 0, False)
     budget = settings.max_changed_lines
+    for chunk in _file_chunks(diff):
+        # One file's lines at a time: a change that rewrites a whole tree is hundreds of MB
+        # of text, and a list of all its lines would be several times that.
+        budget = _parse_file(chunk.split("\n"), settings, budget, result)
+    return result
+
+
+def _file_chunks(diff: str) -> Iterator[str]:
+    """The text of each file's diff, from its `diff --git` line (the first chunk may start
+    with blank lines). A changed line starts with `-` or `+`, so only a header can start a
+    line with `diff --git `."""
+    start = 0
+    while True:
+        end = diff.find("\ndiff --git ", start)
+        if end < 0:
+            yield diff[start:]
+            return
+        yield diff[start : end + 1]
+        start = end + 1
+
+
+def _parse_file(lines: list[str], settings: Settings, budget: int, result: StoredChange) -> int:
+    """Parse one file's diff into `result`; returns the changed-line budget left."""
+    count = len(lines)
     i = 0
+    while i < count and not lines[i]:
+        i += 1
+    if i == count:
+        return budget
+    line = lines[i]
+    if not line.startswith("diff --git ") or '"' in line:
+        raise _Unusual
+    header = RE_DIFF_GIT_HEADER.match(line)
+    if header is None:
+        raise _Unusual
+    source, target = header.group("source"), header.group("target")
+    binary = False
+    i += 1
     while i < count:
         line = lines[i]
-        if not line:
-            i += 1
-            continue
-        if not line.startswith("diff --git ") or '"' in line:
+        if line.startswith("@@ "):
+            break
+        if line.startswith("new file mode "):
+            source = _DEV_NULL
+        elif line.startswith("deleted file mode "):
+            target = _DEV_NULL
+        elif line.startswith("Binary files "):
+            binary = True
+        elif line.startswith("+++ "):
+            if line[4:].split("\t", 1)[0] != target:
+                raise _Unusual
+        elif line.startswith("GIT binary patch"):
             raise _Unusual
-        header = RE_DIFF_GIT_HEADER.match(line)
-        if header is None:
-            raise _Unusual
-        source, target = header.group("source"), header.group("target")
-        binary = False
         i += 1
-        while i < count:
-            line = lines[i]
-            if line.startswith(("@@ ", "diff --git ")):
-                break
-            if line.startswith("new file mode "):
-                source = _DEV_NULL
-            elif line.startswith("deleted file mode "):
-                target = _DEV_NULL
-            elif line.startswith("Binary files "):
-                binary = True
-            elif line.startswith("+++ "):
-                if line[4:].split("\t", 1)[0] != target:
-                    raise _Unusual
-            elif line.startswith("GIT binary patch"):
+    # Hunk headers and where each body starts; bodies are read by count, as unidiff does
+    # (a removed line may itself start with "--- " or "@@").
+    spans: list[tuple[re.Match[str], int, int]] = []
+    changed = 0
+    while i < count and lines[i].startswith("@@"):
+        found = RE_HUNK_HEADER.match(lines[i])
+        if found is None:
+            raise _Unusual
+        old_len = 1 if found.group(2) is None else int(found.group(2))
+        new_len = 1 if found.group(4) is None else int(found.group(4))
+        start = i + 1
+        i = start
+        need = old_len + new_len
+        while need:
+            if i >= count:
+                raise _Unusual  # a hunk shorter than its header: unidiff's error
+            kind = lines[i][:1]
+            if kind == "-" or kind == "+":
+                need -= 1
+            elif kind != "\\":
                 raise _Unusual
             i += 1
-        # Hunk headers and where each body starts; bodies are read by count, as unidiff does
-        # (a removed line may itself start with "--- " or "@@").
-        spans: list[tuple[re.Match[str], int, int]] = []
-        changed = 0
-        while i < count and lines[i].startswith("@@"):
-            found = RE_HUNK_HEADER.match(lines[i])
-            if found is None:
-                raise _Unusual
-            old_len = 1 if found.group(2) is None else int(found.group(2))
-            new_len = 1 if found.group(4) is None else int(found.group(4))
-            start = i + 1
-            i = start
-            need = old_len + new_len
-            while need:
-                if i >= count:
-                    raise _Unusual  # a hunk shorter than its header: unidiff's error
-                kind = lines[i][:1]
-                if kind == "-" or kind == "+":
-                    need -= 1
-                elif kind != "\\":
-                    raise _Unusual
-                i += 1
-            while i < count and lines[i].startswith("\\"):
-                i += 1
-            spans.append((found, start, i))
-            changed += old_len + new_len
-        path = _strip_prefix(target) or _strip_prefix(source)
-        old_path = _strip_prefix(source) or path
-        status = _status(binary, source, target, spans)
-        pattern = settings.is_ignored(path)
-        if pattern:
-            result.skipped_files.append((path, f"ignored by {pattern}"))
-            continue
-        stored = StoredFile(path, old_path, status)
-        result.files.append(stored)
-        if changed > budget:
-            result.truncated = True
-            result.skipped_files.append((path, "too many changed lines"))
-            continue
-        budget -= changed
-        for found, start, end in spans:
-            stored.hunks.append(_hunk(found, lines, start, end, stored, result))
-    return result
+        while i < count and lines[i].startswith("\\"):
+            i += 1
+        spans.append((found, start, i))
+        changed += old_len + new_len
+    if any(lines[i:]):
+        raise _Unusual  # text after the last hunk that is not another file
+    path = _strip_prefix(target) or _strip_prefix(source)
+    old_path = _strip_prefix(source) or path
+    status = _status(binary, source, target, spans)
+    pattern = settings.is_ignored(path)
+    if pattern:
+        result.skipped_files.append((path, f"ignored by {pattern}"))
+        return budget
+    stored = StoredFile(path, old_path, status)
+    result.files.append(stored)
+    if changed > budget:
+        result.truncated = True
+        result.skipped_files.append((path, "too many changed lines"))
+        return budget
+    for found, start, end in spans:
+        stored.hunks.append(_hunk(found, lines, start, end, stored, result))
+    return budget - changed
 
 
 def _status(
