@@ -5,9 +5,9 @@ and the frozen diff model (`detector.model`) built several objects per line; her
 normalised, hashed and classified in place, and only files and hunks become objects. The
 values are the model's: the same normalised text, line hashes, trivial lines, hunk content
 hashes, patch id, counts and file statuses (`tests/test_stored_diff.py` compares the two on
-sample diffs). Anything git does not usually print (quoted paths, a header that does not match
-its `+++` line, a binary patch) is handed to `detector.model.parse_patch` instead, so odd diffs
-are read exactly as `check` reads them.
+sample diffs). A file whose diff holds anything git does not usually print (a quoted path, a
+header that does not match its `+++` line, a binary patch) is read by
+`detector.model.parse_patch` instead, so odd files are read exactly as `check` reads them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hashlib import blake2b
 # unidiff's own patterns, so the fast path splits headers exactly as `parse_patch` does.
 from unidiff.constants import RE_DIFF_GIT_HEADER, RE_HUNK_HEADER
 
-from detector.model import TRIVIAL_LINE, Change, line_hash
+from detector.model import TRIVIAL_LINE, Change, FileChange, line_hash, parse_patch
 from index.config import Settings
 from index.hunk_symbols import header_symbol
 
@@ -88,10 +88,7 @@ def parse_stored(diff: str, settings: Settings) -> StoredChange:
     Ignored files are listed as skipped, and a change beyond `max_changed_lines` keeps its
     first files' lines and only the names of the rest (`truncated`).
     """
-    try:
-        change = _parse_fast(diff, settings)
-    except _Unusual:
-        change = from_model(diff, settings)
+    change = _parse_fast(diff, settings)
     if not settings.symbols:
         for file in change.files:
             for hunk in file.hunks:
@@ -113,8 +110,31 @@ def _parse_fast(diff: str, settings: Settings) -> StoredChange:
     for chunk in _file_chunks(diff):
         # One file's lines at a time: a change that rewrites a whole tree is hundreds of MB
         # of text, and a list of all its lines would be several times that.
-        budget = _parse_file(chunk.split("\n"), settings, budget, result)
+        try:
+            budget = _parse_file(chunk.split("\n"), settings, budget, result)
+        except _Unusual:  # this file only, through the model (it raises before writing)
+            budget = _parse_file_with_model(chunk, settings, budget, result)
     return result
+
+
+def _parse_file_with_model(
+    chunk: str, settings: Settings, budget: int, result: StoredChange
+) -> int:
+    """`_parse_file` through `parse_patch`, with `parse_filtered`'s rules for what is kept."""
+    for file in parse_patch(chunk).files:
+        pattern = settings.is_ignored(file.path)
+        if pattern:
+            result.skipped_files.append((file.path, f"ignored by {pattern}"))
+            continue
+        size = sum(len(h.lines) for h in file.hunks)
+        if size > budget:
+            result.truncated = True
+            result.files.append(StoredFile(file.path, file.old_path, file.status))
+            result.skipped_files.append((file.path, "too many changed lines"))
+            continue
+        budget -= size
+        _add_model_file(file, result)
+    return budget
 
 
 def _file_chunks(diff: str) -> Iterator[str]:
@@ -290,31 +310,35 @@ def from_model(diff: str, settings: Settings) -> StoredChange:
 def stored_from_change(change: Change, truncated: bool = False) -> StoredChange:
     result = StoredChange([], list(change.skipped_files), {}, 0, 0, truncated)
     for file in change.files:
-        stored = StoredFile(file.path, file.old_path, file.status)
-        result.files.append(stored)
-        for hunk in file.hunks:
-            sides = ""
-            for line in hunk.lines:
-                if line.side not in sides:
-                    sides += line.side
-                if line.side == "-":
-                    result.removed_count += 1
-                else:
-                    result.added_count += 1
-                if line.trivial:
-                    continue
-                (stored.removed if line.side == "-" else stored.added).setdefault(line.hash, None)
-                result.texts[line.hash] = line.normalised
-            stored.hunks.append(
-                StoredHunk(
-                    hunk.old_start,
-                    hunk.old_length,
-                    hunk.new_start,
-                    hunk.new_length,
-                    hunk.section,
-                    header_symbol(file.path, hunk.section),
-                    hunk.content_hash,
-                    sides,
-                )
-            )
+        _add_model_file(file, result)
     return result
+
+
+def _add_model_file(file: FileChange, result: StoredChange) -> None:
+    stored = StoredFile(file.path, file.old_path, file.status)
+    result.files.append(stored)
+    for hunk in file.hunks:
+        sides = ""
+        for line in hunk.lines:
+            if line.side not in sides:
+                sides += line.side
+            if line.side == "-":
+                result.removed_count += 1
+            else:
+                result.added_count += 1
+            if line.trivial:
+                continue
+            (stored.removed if line.side == "-" else stored.added).setdefault(line.hash, None)
+            result.texts[line.hash] = line.normalised
+        stored.hunks.append(
+            StoredHunk(
+                hunk.old_start,
+                hunk.old_length,
+                hunk.new_start,
+                hunk.new_length,
+                hunk.section,
+                header_symbol(file.path, hunk.section),
+                hunk.content_hash,
+                sides,
+            )
+        )

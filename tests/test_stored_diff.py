@@ -7,7 +7,14 @@ import pytest
 
 from index import gitsource
 from index.config import Settings
-from index.stored_diff import _parse_fast, _Unusual, from_model, parse_stored
+from index.stored_diff import (
+    StoredChange,
+    _parse_fast,
+    _parse_file,
+    _Unusual,
+    from_model,
+    parse_stored,
+)
 from tests.repo_builder import RepoBuilder
 
 PYTHON = "def f(x):\n    if x:\n        return None\n    y = x * 2\n    return y\n"
@@ -42,7 +49,7 @@ def test_every_commit_is_stored_as_the_model_reads_it(builder: RepoBuilder, limi
     commits = list(gitsource.first_parent_log(repo, "main"))
     assert len(commits) == 17
     for commit in commits:
-        fast = _parse_fast(commit.diff, settings)  # never falls back on these
+        fast = _parse_fast(commit.diff, settings)
         assert fast == from_model(commit.diff, settings), commit.message
         assert fast.patch_id == from_model(commit.diff, settings).patch_id
     truncated = [c for c in commits if _parse_fast(c.diff, settings).truncated]
@@ -60,8 +67,8 @@ def test_statuses_of_added_removed_renamed_binary_files(builder: RepoBuilder):
     assert {("b.py", "added"), ("new.txt", "renamed")} <= statuses
 
 
-def test_quoted_paths_go_through_the_model():
-    diff = (
+def test_a_quoted_path_goes_through_the_model_and_the_other_files_do_not():
+    quoted = (
         'diff --git "a/caf\\303\\251.py" "b/caf\\303\\251.py"\n'
         "index 1111111..2222222 100644\n"
         '--- "a/caf\\303\\251.py"\n'
@@ -70,9 +77,21 @@ def test_quoted_paths_go_through_the_model():
         "-x = 1\n"
         "+x = 2\n"
     )
+    plain = (
+        "diff --git a/b.py b/b.py\n"
+        "index 3333333..4444444 100644\n"
+        "--- a/b.py\n"
+        "+++ b/b.py\n"
+        "@@ -2,0 +3 @@ def f():\n"
+        "+    return 3\n"
+    )
     with pytest.raises(_Unusual):
-        _parse_fast(diff, Settings())
-    assert parse_stored(diff, Settings()) == from_model(diff, Settings())
+        _parse_file(quoted.split("\n"), Settings(), 100, StoredChange([], [], {}, 0, 0, False))
+    for diff in (quoted, plain + quoted, quoted + plain):
+        assert parse_stored(diff, Settings()) == from_model(diff, Settings())
+        assert parse_stored(diff, Settings(max_changed_lines=1)) == from_model(
+            diff, Settings(max_changed_lines=1)
+        )
 
 
 def test_symbols_off_stores_no_hunk_symbols(builder: RepoBuilder):
