@@ -50,8 +50,7 @@ def parse_filtered(diff_text: str, settings: Settings) -> tuple[Change, bool]:
 
 @dataclass(frozen=True, slots=True)
 class FileRequest:
-    """What finding one file's changed definitions needs: plain values, so it can be sent to a
-    worker process (`index.symbol_workers`)."""
+    """What finding one file's changed definitions with tree-sitter needs (for `check`)."""
 
     path: str
     old_path: str
