@@ -466,7 +466,7 @@ class IndexStore:
 
         self._write(action)
 
-    def pull_texts(self) -> list[dict[str, Any]]:
+    def pull_texts(self) -> list[sqlite3.Row]:
         """What the index knows of each PR that git cannot tell again: its title, body,
         author, dates, base branch, and whether it was closed."""
         return self.query(
