@@ -86,8 +86,12 @@ def main() -> None:
         exact = [key(f, True) for f in a] == [key(f, True) for f in b]
         verdicts = [(f["pr"], f["verdict"]) for f in a] == [(f["pr"], f["verdict"]) for f in b]
         verdicts_same += verdicts
-        decided_a = sorted((f["pr"], f["verdict"]) for f in a if f["verdict"] in DECIDING)
-        decided_b = sorted((f["pr"], f["verdict"]) for f in b if f["verdict"] in DECIDING)
+        decided_a = sorted(
+            (str(f["pr"] or f["commit"]), f["verdict"]) for f in a if f["verdict"] in DECIDING
+        )
+        decided_b = sorted(
+            (str(f["pr"] or f["commit"]), f["verdict"]) for f in b if f["verdict"] in DECIDING
+        )
         deciding_same += decided_a == decided_b
         deciding_a, deciding_b = deciding_a + len(decided_a), deciding_b + len(decided_b)
         same += exact
