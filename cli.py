@@ -50,11 +50,6 @@ def main() -> None:
     metavar="OWNER/REPO",
     help="Import PR metadata from GitHub's API (token from GITHUB_TOKEN or GH_TOKEN).",
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    help="Processes finding symbols (default: one per core, at most 4; 1: none).",
-)
 @click.option("--quiet", is_flag=True, help="No progress and no summary.")
 @handles_errors
 def index(
@@ -63,30 +58,29 @@ def index(
     targets: tuple[str, ...],
     prs_json: Path | None,
     github_repo: str | None,
-    jobs: int | None,
     quiet: bool,
 ) -> None:
     """Record a repository's merged and open PRs in the index."""
     from index.config import load_settings
-    from index.indexer import index_repository, stderr_progress
+    from index.indexer import index_repository
+    from prdup.progress import IndexProgress
 
-    settings = load_settings(_work_tree(path), jobs=jobs)
+    settings = load_settings(_work_tree(path))
     metadata = None
     if github_repo:
         from prdup.github_import import import_metadata
 
         metadata = import_metadata(github_repo, path, db_path)
-    summary = index_repository(
-        path,
-        db_path=db_path,
-        targets=targets,
-        prs_json=prs_json,
-        settings=settings,
-        progress=None if quiet else stderr_progress,
-        metadata=metadata,
-    )
-    if not quiet and sys.stderr.isatty():
-        click.echo("", err=True)
+    with IndexProgress(live=False if quiet else None) as progress:
+        summary = index_repository(
+            path,
+            db_path=db_path,
+            targets=targets,
+            prs_json=prs_json,
+            settings=settings,
+            progress=None if quiet else progress,
+            metadata=metadata,
+        )
     for warning in summary.warnings:  # not progress: shown also with --quiet
         click.echo(f"prdup: warning: {warning}", err=True)
     if not quiet:

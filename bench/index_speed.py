@@ -6,7 +6,7 @@ the whole process tree) are printed beside wall seconds: on a busy machine they 
 than wall time, so they tell whether a change made the work smaller.
 
     python bench/index_speed.py /path/to/mirror [--db /tmp/bench.db] [--target master]
-        [--jobs N] [--no-symbols]
+        [--no-symbols]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 
 def _tree_rss_kib(root: int) -> int:
-    """Resident memory of a process and all its descendants (the symbol workers), in KiB."""
+    """Resident memory of a process and all its descendants (git included), in KiB."""
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
@@ -41,8 +41,8 @@ def _children_cpu() -> float:
 
 
 def timed(command: list[str], **kwargs) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds of the whole process tree (workers are reaped by their parent,
-    so they count) and the peak summed RSS (MiB) of that tree, sampled."""
+    """Wall seconds, CPU seconds of the whole process tree (git processes are reaped by their
+    parent, so they count) and the peak summed RSS (MiB) of that tree, sampled."""
     cpu = _children_cpu()
     start = time.perf_counter()
     process = subprocess.Popen(command, **kwargs)
@@ -61,7 +61,6 @@ def main() -> None:
     parser.add_argument("repo")
     parser.add_argument("--db", default="/tmp/prdup-bench.db")
     parser.add_argument("--target", action="append", default=[])
-    parser.add_argument("--jobs", type=int, help="prdup index --jobs (default: its own)")
     parser.add_argument(
         "--no-symbols", action="store_true", help="index with symbols = false (PRDUP_SYMBOLS)"
     )
@@ -89,8 +88,6 @@ def main() -> None:
     prdup = [sys.executable, "-m", "cli", "index", args.repo, "--db", str(db), "--quiet"]
     for name in args.target:
         prdup += ["--target", name]
-    if args.jobs:
-        prdup += ["--jobs", str(args.jobs)]
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     if args.no_symbols:
         env["PRDUP_SYMBOLS"] = "false"

@@ -30,6 +30,9 @@ _TRIVIAL = re.compile(
 )
 
 
+TRIVIAL_LINE = _TRIVIAL  # for readers that test many lines without a call per line
+
+
 def normalise_line(text: str) -> str:
     """Strip and collapse inner whitespace, so re-indentation is not a different line.
 

@@ -7,9 +7,9 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|\d{2,}")
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|\d{2,}")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_SNAKE = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")
+SNAKE = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")
 STOP_WORDS = frozenset(
     [
         "a",
@@ -101,7 +101,7 @@ STOP_WORDS = frozenset(
 def tokenize(text: str) -> list[str]:
     """Lower-cased words and their camelCase / snake_case parts, minus words every PR uses."""
     tokens: list[str] = []
-    for word in _WORD.findall(text or ""):
+    for word in WORD.findall(text or ""):
         rest = word[1:]
         # A camelCase boundary needs a capital after the first letter; most words have none.
         parts = [p for p in _CAMEL.split(word) if p] if rest != rest.lower() else ()
@@ -109,11 +109,13 @@ def tokenize(text: str) -> list[str]:
             lowered = token.lower()
             if len(lowered) > 1 and lowered not in STOP_WORDS:
                 tokens.append(lowered)
-    for snake in _SNAKE.findall(text or ""):
-        lowered = snake.lower()
-        if lowered not in STOP_WORDS:
-            tokens.append(lowered)
+    tokens += tokenize_snakes(SNAKE.findall(text or ""))
     return tokens
+
+
+def tokenize_snakes(snakes: list[str]) -> list[str]:
+    """The whole snake_case names among a text's tokens (their parts are words already)."""
+    return [lowered for lowered in (snake.lower() for snake in snakes) if lowered not in STOP_WORDS]
 
 
 def weigh(text: str, idf: Mapping[str, float], top: int = 40) -> dict[str, float]:

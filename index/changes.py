@@ -1,4 +1,4 @@
-"""Turn git's diff text into the stored form: filtered files, bounded size, symbols per hunk."""
+"""A diff as `check` reads it: filtered files, bounded size, and the symbols of each hunk."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from detector.model import Change, FileChange, NotADiff, parse_patch
 from index.config import Settings
 from index.gitsource import BlobReader
-from index.store import SymbolRow
+from index.hunk_symbols import header_symbol
+from index.store import HEADER_SYMBOL, SymbolRow
 
 if TYPE_CHECKING:
     from index.symbols import Definition, SymbolExtractor
@@ -47,16 +48,9 @@ def parse_filtered(diff_text: str, settings: Settings) -> tuple[Change, bool]:
     return Change(files=tuple(kept), skipped_files=tuple(skipped)), truncated
 
 
-def _section_symbol(section: str) -> str | None:
-    """git's hunk-header function context, trimmed to something name-like."""
-    text = section.strip()
-    return text[:120] or None
-
-
 @dataclass(frozen=True, slots=True)
 class FileRequest:
-    """What finding one file's changed definitions needs: plain values, so it can be sent to a
-    worker process (`index.symbol_workers`)."""
+    """What finding one file's changed definitions with tree-sitter needs (for `check`)."""
 
     path: str
     old_path: str
@@ -118,40 +112,46 @@ def answer(
     )
 
 
-def assemble(
-    change: Change, answers: dict[int, FileAnswer]
-) -> tuple[tuple[SymbolRow, ...], dict[tuple[int, int], str]]:
-    """Symbol rows and each hunk's main symbol from the answers for `change`'s files; git's
-    hunk header stands in where no parser read the file."""
+def header_symbols(
+    change: Change, settings: Settings
+) -> tuple[set[SymbolRow], dict[tuple[int, int], str]]:
+    """The symbols git's hunk headers name, as the index stores them: one per hunk, on the
+    sides it changes."""
     rows: set[SymbolRow] = set()
-    hunk_symbols: dict[tuple[int, int], str] = {}
+    names: dict[tuple[int, int], str] = {}
+    if not settings.symbols:
+        return rows, names
     for file_index, file in enumerate(change.files):
-        if not file.hunks:
-            continue
-        by_line: dict[tuple[str, int], Definition] = {}
-        parsed = False
-        for side, found in zip(("-", "+"), answers.get(file_index, (None, None)), strict=True):
-            if found is None:
+        for hunk_index, hunk in enumerate(file.hunks):
+            name = header_symbol(file.path, hunk.section)
+            if name is None:
                 continue
-            parsed = True
-            for number, enclosing in found.items():
+            names[(file_index, hunk_index)] = name
+            rows.update(SymbolRow(file.path, name, HEADER_SYMBOL, line.side) for line in hunk.lines)
+    return rows, names
+
+
+def assemble(
+    change: Change, answers: dict[int, FileAnswer], settings: Settings
+) -> tuple[tuple[SymbolRow, ...], dict[tuple[int, int], str]]:
+    """Symbol rows from the hunk headers, as the index has them, so they match; each hunk's
+    name for the reasons shown is tree-sitter's qualified one where a parser read the file."""
+    rows, hunk_symbols = header_symbols(change, settings)
+    for file_index, file in enumerate(change.files):
+        by_line: dict[tuple[str, int], Definition] = {}
+        for side, found in zip(("-", "+"), answers.get(file_index, (None, None)), strict=True):
+            for number, enclosing in (found or {}).items():
                 by_line[(side, number)] = enclosing
+        if not by_line:
+            continue
         for hunk_index, hunk in enumerate(file.hunks):
             names: Counter[str] = Counter()
             for line in hunk.lines:
                 definition = by_line.get((line.side, line.number))
-                if definition is None:
-                    continue
-                rows.add(SymbolRow(file.path, definition.qualified, definition.kind, line.side))
-                names[definition.qualified] += 1
+                if definition is not None:
+                    names[definition.qualified] += 1
             if names:
                 hunk_symbols[(file_index, hunk_index)] = names.most_common(1)[0][0]
-            elif not parsed:  # git's hunk header only where no parser read the file
-                fallback = _section_symbol(hunk.section)
-                if fallback:
-                    hunk_symbols[(file_index, hunk_index)] = fallback
-                    for side in {line.side for line in hunk.lines}:
-                        rows.add(SymbolRow(file.path, fallback, "section", side))
     return tuple(sorted(rows, key=lambda r: (r.path, r.qualified, r.side))), hunk_symbols
 
 
@@ -161,11 +161,9 @@ def extract_symbols(
     settings: Settings,
     extractor: SymbolExtractor | None = None,
 ) -> tuple[tuple[SymbolRow, ...], dict[tuple[int, int], str]]:
-    """The definitions each hunk changes: old side for removals, new side for additions.
-
-    Pass one `extractor` for a whole indexing run: it keeps parsed file versions, so walking
-    history oldest first parses each file version once, and mostly incrementally.
-    """
+    """A query's symbols: the hunk headers' names (what the index matches on) and, for the
+    reasons shown, each hunk's qualified name from tree-sitter where it reads the file (old
+    side for removals, new side for additions)."""
     answers: dict[int, FileAnswer] = {}
     if blobs is not None:
         if extractor is None:
@@ -176,4 +174,4 @@ def extract_symbols(
             file_index: answer(request, extractor, blobs, settings.max_file_bytes)
             for file_index, request in symbol_requests(change, settings).items()
         }
-    return assemble(change, answers)
+    return assemble(change, answers, settings)

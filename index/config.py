@@ -6,8 +6,10 @@ Flags beat environment beat file beat defaults; an unknown key is an error listi
 from __future__ import annotations
 
 import fnmatch
+import functools
 import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -41,9 +43,6 @@ DEFAULT_IGNORE = (
 )
 
 
-MAX_AUTO_JOBS = 4  # past this the indexer's own process (diffs and writes) is the bottleneck
-
-
 @dataclass(frozen=True)
 class Settings:
     """Every setting, with its default."""
@@ -54,24 +53,32 @@ class Settings:
     max_changed_lines: int = 20_000  # a change larger than this is stored truncated
     max_file_bytes: int = 1_000_000  # files larger than this get no symbols
     symbols: bool = True
-    jobs: int = 0  # processes finding symbols while indexing; 0: one per core, at most 4
+    # Read by nothing since indexing finds symbols in git's hunk headers, without worker
+    # processes; kept so that configurations which set it still load.
+    jobs: int = 0
     min_score: float = 0.7
     top: int = 5
 
-    def index_jobs(self) -> int:
-        """Symbol worker processes for indexing: `jobs`, or one per core (1 means none)."""
-        if self.jobs > 0:
-            return self.jobs
-        return max(1, min(MAX_AUTO_JOBS, os.cpu_count() or 1))
-
     def is_ignored(self, path: str) -> str | None:
         """The pattern that ignores `path`, or None."""
-        for pattern in (*self.ignore, *self.extra_ignore):
+        patterns = (*self.ignore, *self.extra_ignore)
+        any_pattern = _any_of(patterns)  # one match for the usual answer, "not ignored"
+        if not (any_pattern.match(path) or any_pattern.match(path.rsplit("/", 1)[-1])):
+            return None
+        for pattern in patterns:
             if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(
                 path.rsplit("/", 1)[-1], pattern
             ):
                 return pattern
         return None
+
+
+@functools.lru_cache(maxsize=16)
+def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regular expression matching what any of the glob patterns matches."""
+    if not patterns:
+        return re.compile(r"(?!)")
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
 
 
 _KEYS = {f.name: f for f in fields(Settings)}

@@ -45,8 +45,3 @@ class BadDiff(PrdupError):
 
 class UnknownPullRequest(PrdupError):
     pass
-
-
-class SymbolWorkerFailed(PrdupError):
-    """A symbol worker process died (killed, out of memory): the run stops, what was written
-    stays, and the next `prdup index` resumes."""

@@ -16,6 +16,7 @@ from pathlib import Path
 import git
 
 from index.errors import EmptyRepository, MissingRevision, NotAGitRepository
+from index.hunk_symbols import attribute_environment
 
 # -U0: context lines make the same change look different on another base, so none are asked for.
 # --full-index: whole blob ids, so symbols can read the exact old and new file.
@@ -59,6 +60,8 @@ def open_repository(path: str | Path) -> git.Repo:
     # A bare mirror without a `config` file looks like a work tree to GitPython, which then runs
     # git in the parent folder; naming the git directory explicitly works for every layout.
     repo.git.update_environment(GIT_DIR=repo.git_dir)
+    # prdup's attributes file: git's diff drivers then name each hunk's function or class.
+    repo.git.update_environment(**attribute_environment())
     return repo
 
 
@@ -277,11 +280,14 @@ def _logged_commit(record: str) -> LoggedCommit:
     )
 
 
-def pull_refs(repo: git.Repo) -> tuple[list[PullRef], list[PullRef]]:
+def pull_refs(
+    repo: git.Repo, present: frozenset[str] = frozenset()
+) -> tuple[list[PullRef], list[PullRef]]:
     """PR heads from `refs/pull/N/head` (mirrors) and `refs/remotes/*/pr/N` (a fetch refspec).
 
     Returns (usable, missing): a ref whose commit is not in the object store (a partial fetch,
-    a pruned fork) is reported, not fatal.
+    a pruned fork) is reported, not fatal. Heads in `present` (read by an earlier run) are
+    not asked about again.
     """
     output = repo.git.for_each_ref("--format=%(refname) %(objectname)", "refs/pull", "refs/remotes")
     found: dict[int, PullRef] = {}
@@ -291,7 +297,8 @@ def pull_refs(repo: git.Repo) -> tuple[list[PullRef], list[PullRef]]:
         if match:
             number = int(match.group(1) or match.group(2))
             found.setdefault(number, PullRef(number, ref, sha))
-    kinds = object_types(repo, [pull.head for pull in found.values()])
+    kinds = object_types(repo, [p.head for p in found.values() if p.head not in present])
+    kinds.update(dict.fromkeys(present, "commit"))
     usable = [p for p in found.values() if kinds.get(p.head) == "commit"]
     missing = [p for p in found.values() if kinds.get(p.head) != "commit"]
     return sorted(usable, key=lambda p: p.number), sorted(missing, key=lambda p: p.number)
@@ -405,6 +412,12 @@ def feed(process: git.cmd.Git.AutoInterrupt, payload: bytes) -> None:
 def diff_between(repo: git.Repo, base: str, head: str) -> str:
     """The diff of one change (a branch against its merge-base), for `prdup check`."""
     return _decode(repo.git.diff(base, head, *DIFF_OPTIONS, stdout_as_string=False))
+
+
+def count_first_parent(repo: git.Repo, tip: str, stop_at: str | None = None) -> int:
+    """How many first-parent commits lead to `tip` (after `stop_at`), for progress."""
+    revision = f"{stop_at}..{tip}" if stop_at else tip
+    return int(repo.git.rev_list("--count", "--first-parent", revision))
 
 
 def next_first_parent(repo: git.Repo, after: str | None, tip: str) -> str | None:

@@ -2,14 +2,14 @@
 
 Merged PRs come from each target branch's first-parent history; open and closed PRs from PR refs
 (`refs/pull/N/head`, `refs/remotes/*/pr/N`). Changes are written a batch per transaction, so
-an interrupted run leaves a consistent index and the next run resumes where it stopped. Symbols
-are found beside the writes, in worker processes for big runs (`index.symbol_workers`).
+an interrupted run leaves a consistent index and the next run resumes where it stopped. Each
+hunk's symbol is the function or class git's own hunk header names (`index.hunk_symbols`): no
+file is parsed at index time.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -19,10 +19,10 @@ from typing import TypeVar
 
 import git
 
-from detector.model import Change, NotADiff
+from detector.code_words import count_words, most_used
+from detector.model import NotADiff
 from index import gitsource
-from index.changes import FileRequest, assemble, parse_filtered, symbol_requests
-from index.code_model import fill_code_words
+from index.code_model import cached_tokenizer, fill_code_words
 from index.config import Settings
 from index.errors import EmptyRepository
 from index.metadata import (
@@ -33,12 +33,13 @@ from index.metadata import (
     load_prs_json,
 )
 from index.store import ChangeRecord, IndexStore, default_db_path
-from index.symbol_workers import InProcessSymbols, SymbolFinder, SymbolWorkers, Ticket
+from index.stored_diff import StoredChange, parse_stored
 
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
 BATCH = 100  # changes per transaction: an interrupted run loses at most this much work
 
-Progress = Callable[[str], None]
+# (phase, done, total or None): called after each batch and at each finishing step.
+Progress = Callable[[str, int, "int | None"], None]
 _T = TypeVar("_T")
 
 
@@ -78,26 +79,8 @@ class IndexSummary:
         return f"indexed{read} " + ", ".join(parts)
 
 
-def _quiet(_: str) -> None:
+def _quiet(phase: str, done: int, total: int | None) -> None:
     pass
-
-
-@dataclass
-class _Staged:
-    """A change whose diff is parsed and whose symbols are being looked up."""
-
-    record: ChangeRecord
-    change: Change
-    files: list[int]  # indexes into change.files, in the order their requests were sent
-
-
-@dataclass
-class _Batch:
-    """Staged changes waiting for one ticket's answers, then one transaction."""
-
-    staged: list[_Staged]
-    finder: SymbolFinder
-    ticket: Ticket
 
 
 class Indexer:
@@ -110,7 +93,6 @@ class Indexer:
         settings: Settings,
         metadata: dict[int, PullMetadata],
         progress: Progress = _quiet,
-        jobs: int = 1,
         batch_size: int = BATCH,
     ) -> None:
         self.repo = repo
@@ -118,16 +100,12 @@ class Indexer:
         self.settings = settings
         self.metadata = metadata
         self.progress = progress
-        self.blobs = gitsource.BlobReader(repo)
+        self._landed_read, self._landed_total = 0, 0
         self.batch_size = batch_size
-        # Symbols are found while diffs are read and rows written: in `jobs` worker processes
-        # once a run proves big enough to pay for starting them, else here. Either way one
-        # extractor sees each file's versions oldest first, so most parses are incremental.
-        self.jobs = jobs
-        self.finder: SymbolFinder = InProcessSymbols(self.blobs, settings.max_file_bytes)
-        self._pending: list[_Staged] = []
+        self._pending: list[tuple[ChangeRecord, StoredChange]] = []
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
-        self._in_flight: _Batch | None = None
+        self.words_of = cached_tokenizer()
+        self.counted: list[int] = []  # changes whose code words this run counted
         self.summary = IndexSummary(db_path=store.path)
         self.changed = False
 
@@ -153,6 +131,8 @@ class Indexer:
         merged_numbers = {
             n for n, (_, state) in self.store.heads_by_number().items() if state == "merged"
         }
+        self._landed_total = gitsource.count_first_parent(self.repo, tip, stop_at)
+        self._landed_read = 0
         start = stop_at
         while True:
             last_read = start
@@ -160,6 +140,7 @@ class Indexer:
             try:
                 for commit in gitsource.first_parent_log(self.repo, tip, start):
                     last_read = commit.sha
+                    self._landed_read += 1
                     if commit.sha not in known:
                         pending.append(commit)
                     if len(pending) >= self.batch_size:
@@ -169,7 +150,6 @@ class Indexer:
                 # A snapshot or partial clone can lack a blob: git stops the whole log there.
                 # Keep what was read, record the unreadable commit, and go on after it.
                 self._write_landed(pending, target, merged_numbers)
-                self._drain()
                 broken = gitsource.next_first_parent(self.repo, last_read, tip)
                 if broken is None or not gitsource.is_missing_object(error):
                     raise
@@ -179,7 +159,6 @@ class Indexer:
                 continue
             self._write_landed(pending, target, merged_numbers)
             break
-        self._drain()
         self.store.set_meta(key, tip)
 
     def _write_landed(
@@ -188,11 +167,7 @@ class Indexer:
         for commit in commits:
             self._index_landed(commit, target, merged_numbers)
         self._dispatch()
-        self.summary_progress(target)
-
-    def summary_progress(self, target: str) -> None:
-        done = self.summary.merged + self.summary.commits
-        self.progress(f"{target}: {done} landed changes")
+        self.progress(f"history of {target}", self._landed_read, self._landed_total)
 
     def _save_unreadable(self, sha: str, target: str) -> None:
         record = ChangeRecord(
@@ -275,7 +250,9 @@ class Indexer:
     # --- PR refs ----------------------------------------------------------------------------
 
     def index_pull_refs(self, targets: list[str], only: set[int] | None = None) -> None:
-        refs, missing = gitsource.pull_refs(self.repo)
+        known = self.store.heads_by_number()
+        indexed = frozenset(head for head, _ in known.values() if head)
+        refs, missing = gitsource.pull_refs(self.repo, indexed)
         if only is not None:
             refs = [pull for pull in refs if pull.number in only]
             missing = [pull for pull in missing if pull.number in only]
@@ -283,19 +260,19 @@ class Indexer:
             self.summary.skipped["head object missing"] += len(missing)
         if not refs:
             return
-        known = self.store.heads_by_number()
         todo: list[gitsource.PullRef] = []
+        landed_heads: list[tuple[int, str]] = []
         for pull in refs:
             head, state = known.get(pull.number, (None, ""))
             if state == "merged" or head == pull.head:
                 self.summary.unchanged += 1
                 if state == "merged" and head is None:
-                    self.store.update_metadata(pull.number, {"head_sha": pull.head}, ())
+                    landed_heads.append((pull.number, pull.head))
                 continue
             todo.append(pull)
+        self.store.set_heads(landed_heads)
         if not todo:
             return
-        self.progress(f"{len(todo)} PR refs to read")
         # PRs that no metadata describes take their title from the head commit: read them all
         # in one git call.
         self._head_texts = gitsource.commit_texts(
@@ -313,25 +290,22 @@ class Indexer:
                 continue
             pairs.append((pull.head, base))
             plan.setdefault(pull.head, []).append((pull, base, state))
-        # Newest base first: history left the newest file versions cached, and each PR's base
-        # is then a few commits from the one before, so its syntax trees derive cheaply.
+        # Newest base first (the order rows are numbered in; it once served a syntax-tree cache).
         pairs.sort(key=lambda pair: forks.times.get(pair[1], 0), reverse=True)
         done: set[str] = set()
         diffs = enumerate(self._pair_diffs(pairs, plan), 1)
         for chunk in _batched(diffs, self.batch_size):
-            for count, (head, diff) in chunk:
-                if count % 500 == 0:
-                    self.progress(f"PR refs: {count}/{len(pairs)}")
+            for _, (head, diff) in chunk:
                 done.add(head)
                 for pull, base, state in plan.get(head, []):
                     self._index_ref(pull, base, state, diff)
             self._dispatch()
+            self.progress("PR refs", chunk[-1][0], len(pairs))
         for head, pulls in plan.items():
             if head not in done:  # diff-tree printed nothing: the PR changes nothing
                 for pull, base, state in pulls:
                     self._index_ref(pull, base, state, "")
         self._dispatch()
-        self._drain()
 
     def _pair_diffs(
         self, pairs: list[tuple[str, str]], plan: dict[str, list]
@@ -430,65 +404,35 @@ class Indexer:
     # --- shared -----------------------------------------------------------------------------
 
     def _stage(self, record: ChangeRecord, diff: str) -> bool:
-        """Parse a change's diff and queue it for symbols and writing; False if unparseable."""
+        """Parse a change's diff and queue it for writing; False if unparseable."""
         try:
-            change, truncated = parse_filtered(diff, self.settings)
+            change = parse_stored(diff, self.settings)
         except NotADiff:
             record.status, record.skip_reason = "skipped", "unparseable diff"
             self._mark_changed()
             self.store.save_change(record, None)
             self.summary.skipped["unparseable diff"] += 1
             return False
-        record.truncated = truncated
-        if truncated:
+        record.truncated = change.truncated
+        if change.truncated:
             self.summary.truncated += 1
         self._mark_changed()
-        self._pending.append(_Staged(record, change, []))
+        self._pending.append((record, change))
         return True
 
     def _dispatch(self) -> None:
-        """Send the staged changes' symbol requests, then write the batch sent before: the
-        workers find this batch's symbols while that one is written and the next one read."""
+        """Write the staged changes in one transaction, with their code words."""
         if not self._pending:
             return
         staged, self._pending = self._pending, []
-        if (
-            self.jobs > 1
-            and self.settings.symbols
-            and isinstance(self.finder, InProcessSymbols)
-            and len(staged) >= self.batch_size
-        ):
-            # A full batch: the run is big enough to pay for starting workers.
-            try:
-                self.finder = SymbolWorkers(
-                    self.repo.git_dir, self.settings.max_file_bytes, self.jobs
-                )
-            except OSError:  # no processes or semaphores here (a locked-down sandbox)
-                self.jobs = 1
-        requests: list[FileRequest] = []
-        for item in staged:
-            for file_index, request in symbol_requests(item.change, self.settings).items():
-                item.files.append(file_index)
-                requests.append(request)
-        batch = _Batch(staged, self.finder, self.finder.submit(requests))
-        self._drain()
-        self._in_flight = batch
-
-    def _drain(self) -> None:
-        """Write the batch in flight, in one transaction, once its symbols are back."""
-        batch, self._in_flight = self._in_flight, None
-        if batch is None:
-            return
-        answers = iter(batch.finder.answers(batch.ticket))
-        with self.store.batch():
-            for item in batch.staged:
-                found = {file_index: next(answers) for file_index in item.files}
-                item.record.symbols, item.record.hunk_symbols = assemble(item.change, found)
-                self.store.save_change(item.record, item.change)
+        items = [
+            (record, change, most_used(count_words(change.texts.values(), self.words_of)))
+            for record, change in staged
+        ]
+        self.counted += self.store.save_changes(items)
 
     def close(self) -> None:
-        """Stop any worker processes."""
-        self.finder.close()
+        """Nothing to stop: kept for callers that close an indexer after a run."""
 
     def apply_metadata_only(self) -> None:
         """Record PRs known from metadata alone (no ref fetched): text can still relate them."""
@@ -720,6 +664,29 @@ def _reachable(graph: dict[str, tuple[str, ...]], tips: list[str]) -> set[str]:
     return seen
 
 
+def _start_over(store: IndexStore, indexer: Indexer) -> None:
+    """Empty an index written by an older prdup, keeping what git cannot tell again (titles
+    and dates imported from GitHub, closed states) as metadata for this run to apply; changes
+    are then read from git as in a first run (its rows were derived differently: symbols)."""
+    for row in store.pull_texts():
+        number = row["number"]
+        if number in indexer.metadata:
+            continue  # metadata given to this run is newer
+        indexer.metadata[number] = PullMetadata(
+            number=number,
+            title=row["title"],
+            body=row["body"],
+            state="closed" if row["state"] == "closed" else None,
+            created_at=row["created_at"],
+            closed_at=row["closed_at"],
+            merged_at=None,
+            head_sha=None,
+            base_ref=row["base_ref"],
+            author=row["author"],
+        )
+    store.clear_changes()
+
+
 def _metadata_fields(meta: PullMetadata) -> dict[str, object]:
     fields: dict[str, object] = {
         "title": meta.title,
@@ -755,14 +722,12 @@ def index_repository(
     progress: Progress | None = None,
     metadata: dict[int, PullMetadata] | None = None,
     only_numbers: set[int] | None = None,
-    jobs: int | None = None,
     batch_size: int = BATCH,
 ) -> IndexSummary:
     """Index a repository's merged history and PR refs; returns what was done.
 
     `only_numbers` limits the PR refs read (the benchmark indexes the PRs of a date range);
-    `jobs` overrides `settings.jobs` (symbol worker processes); `batch_size` is the number of
-    changes per transaction, and a full batch is what starts the workers.
+    `batch_size` is the number of changes per transaction.
     """
     settings = settings or Settings()
     repo = gitsource.open_repository(path)
@@ -781,12 +746,15 @@ def index_repository(
         settings,
         pulls,
         progress or _quiet,
-        jobs=jobs or settings.index_jobs(),
         batch_size=batch_size,
     )
+    report = progress or _quiet
     try:
         indexer.summary.targets = [branch.shown for branch in branches if branch]
         indexer.summary.warnings = _target_warnings(branches, store)
+        if store.get_meta("reread_all") == "1":
+            report("rebuilding an index from an older prdup", 0, None)
+            _start_over(store, indexer)
         store.prepare_lookup_indexes()  # a first run builds them at its end
         for name in names:
             indexer.index_target(name)
@@ -794,15 +762,20 @@ def index_repository(
         indexer.apply_metadata_only()
         indexer.match_rebased()
         indexer.fill_author_emails()
-        fill_code_words(store)
+        if indexer.changed:
+            report("lookup indexes and code words", 0, None)
+        store.merge_line_texts()  # what counting old rows' words reads
+        fill_code_words(store, indexer.counted)
         store.build_lookup_indexes()
         if indexer.changed or store.get_meta("derived_stale") != "0":
             from index.text_model import rebuild_text_model
 
+            report("rarity and text model", 0, None)
             store.rebuild_line_df()
             rebuild_text_model(store)
             store.set_meta("derived_stale", "0")
         store.set_meta("targets", ",".join(names))
+        store.set_meta("reread_all", "0")
         return indexer.summary
     finally:
         indexer.close()
@@ -821,8 +794,3 @@ def _target_warnings(branches: list[gitsource.TargetBranch | None], store: Index
             f"as merged stays in the index (delete {store.path} to start over)"
         )
     return warnings
-
-
-def stderr_progress(message: str) -> None:
-    if sys.stderr.isatty():
-        print(f"\r\033[K{message}", end="", file=sys.stderr, flush=True)

@@ -229,6 +229,64 @@ def _code_words(conn: sqlite3.Connection) -> None:
     create_lookup_indexes(conn)
 
 
+def _lines_by_change(conn: sqlite3.Connection) -> None:
+    """Changed lines, code words and code vectors clustered by change (WITHOUT ROWID tables
+    keyed by change first): a change's rows are read without a separate index, and a first
+    run appends them in key order. The rows are the same (each file's distinct lines per
+    side); the texts of lines written by a first run wait in `line_texts_pending` until its
+    end."""
+    conn.executescript(
+        """
+        CREATE TABLE lines_by_change (
+            change_id INTEGER NOT NULL,
+            file_id INTEGER NOT NULL,
+            side TEXT NOT NULL,
+            hash INTEGER NOT NULL,
+            PRIMARY KEY (change_id, file_id, side, hash)
+        ) WITHOUT ROWID;
+        INSERT OR IGNORE INTO lines_by_change(change_id, file_id, side, hash)
+            SELECT change_id, file_id, side, hash FROM lines
+            ORDER BY change_id, file_id, side, hash;
+        DROP TABLE lines;
+        ALTER TABLE lines_by_change RENAME TO lines;
+        -- Texts of lines a first run wrote, appended unsorted and merged into line_texts at
+        -- its end (inserting them in hash order as they come costs most of a first run).
+        CREATE TABLE IF NOT EXISTS line_texts_pending (hash INTEGER NOT NULL, text TEXT NOT NULL);
+
+        -- A change's words and its vector, keyed by change and word: no separate index on
+        -- the change (a quarter of a large index was such indexes).
+        CREATE TABLE code_words_by_change (
+            change_id INTEGER NOT NULL,
+            word TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            PRIMARY KEY (change_id, word)
+        ) WITHOUT ROWID;
+        INSERT OR IGNORE INTO code_words_by_change SELECT change_id, word, count FROM code_words;
+        DROP TABLE code_words;
+        ALTER TABLE code_words_by_change RENAME TO code_words;
+        CREATE TABLE code_terms_by_change (
+            change_id INTEGER NOT NULL,
+            word TEXT NOT NULL,
+            weight REAL NOT NULL,
+            PRIMARY KEY (change_id, word)
+        ) WITHOUT ROWID;
+        INSERT OR IGNORE INTO code_terms_by_change SELECT change_id, word, weight FROM code_terms;
+        DROP TABLE code_terms;
+        ALTER TABLE code_terms_by_change RENAME TO code_terms;
+        """
+    )
+    create_lookup_indexes(conn)
+    if conn.execute("SELECT 1 FROM changes LIMIT 1").fetchone() is not None:
+        # Symbols written before this version came from tree-sitter, and `check` now matches
+        # on the names git's hunk headers give: the next `prdup index` rebuilds the changes
+        # from git, keeping what git cannot tell (`reread_all`; see `index.indexer`), and until
+        # then `check` warns that the index is out of date.
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('reread_all', '1'), "
+            "('derived_stale', '1')"
+        )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -236,6 +294,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _author_emails,
     _sweep_seen_details,
     _code_words,
+    _lines_by_change,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

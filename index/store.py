@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from detector.model import Change
 from index.errors import IndexCorrupt, IndexLocked, IndexMissing
 from index.schema import create_lookup_indexes, drop_lookup_indexes, migrate
+from index.stored_diff import StoredChange
 
 DEFAULT_DB_NAME = "prdup.db"
+HEADER_SYMBOL = "hunk-header"  # the kind of a symbol named by git's hunk header
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +52,6 @@ class ChangeRecord:
     truncated: bool = False
     issues: tuple[str, ...] = ()
     symbols: tuple[SymbolRow, ...] = field(default=())
-    hunk_symbols: dict[tuple[int, int], str] = field(default_factory=dict)  # (file, hunk) -> name
 
 
 def _translate(error: sqlite3.DatabaseError, path: Path) -> Exception:
@@ -68,6 +69,7 @@ def default_db_path(repo: Any) -> Path:
 
 
 CACHE_KIB = 256 * 1024
+_TEXTS_SEEN_LIMIT = 2_000_000  # line hashes remembered while deferring texts (~150 MiB)
 
 
 class IndexStore:
@@ -91,6 +93,8 @@ class IndexStore:
             migrate(self.conn)
         except sqlite3.DatabaseError as error:
             raise _translate(error, self.path) from None
+        self.defer_texts = False  # a first run appends line texts, merged at its end
+        self._texts_seen: set[int] = set()
 
     @functools.cached_property
     def db(self) -> Any:
@@ -164,9 +168,35 @@ class IndexStore:
         except sqlite3.DatabaseError as error:
             raise _translate(error, self.path) from None
 
-    def save_change(self, record: ChangeRecord, change: Change | None) -> int:
-        """Replace whatever the index held for this PR or commit, in one transaction."""
-        return int(self._write(lambda: self._save(record, change)))
+    def save_change(
+        self,
+        record: ChangeRecord,
+        change: StoredChange | None,
+        code_words: Sequence[tuple[str, int]] | None = None,
+    ) -> int:
+        """Replace whatever the index held for this PR or commit, in one transaction.
+
+        `code_words` (the change's most used identifiers, counted by the caller) marks it
+        counted; without them `index.code_model` counts it later from its stored lines.
+        """
+        return self.save_changes([(record, change, code_words)])[0]
+
+    def save_changes(
+        self,
+        items: Sequence[tuple[ChangeRecord, StoredChange | None, Sequence[tuple[str, int]] | None]],
+    ) -> list[int]:
+        """`save_change` for many changes in one transaction, each table written at once."""
+
+        def action() -> list[int]:
+            rows = _Rows(self._next_file_id())
+            ids = [self._save(record, change, words, rows) for record, change, words in items]
+            rows.write(self)
+            return ids
+
+        return list(self._write(action))
+
+    def _next_file_id(self) -> int:
+        return int(self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM files").fetchone()[0])
 
     def _existing_id(self, record: ChangeRecord) -> int | None:
         if record.number is not None:
@@ -184,7 +214,13 @@ class IndexStore:
         for table in (*children, "code_terms"):
             self.conn.execute(f"DELETE FROM {table} WHERE change_id = ?", (change_id,))
 
-    def _save(self, record: ChangeRecord, change: Change | None) -> int:
+    def _save(
+        self,
+        record: ChangeRecord,
+        change: StoredChange | None,
+        code_words: Sequence[tuple[str, int]] | None,
+        rows: _Rows,
+    ) -> int:
         existing = self._existing_id(record)
         columns = {
             "kind": record.kind,
@@ -210,7 +246,7 @@ class IndexStore:
             "file_count": len(change.files) if change else 0,
             "added": change.added_count if change else 0,
             "removed": change.removed_count if change else 0,
-            "words_counted": 0,
+            "words_counted": int(code_words is not None),
         }
         if existing is None:
             cursor = self.conn.execute(
@@ -222,70 +258,36 @@ class IndexStore:
         else:
             change_id = existing
             self._delete_children(change_id)
+            rows.forget(change_id)
             assignments = ", ".join(f"{name} = ?" for name in columns)
             self.conn.execute(
                 f"UPDATE changes SET {assignments} WHERE id = ?",
                 (*columns.values(), change_id),
             )
+        rows.symbols.extend(
+            (change_id, s.path, s.qualified, s.kind, s.side) for s in set(record.symbols)
+        )
         if change is not None:
-            self._save_diff(change_id, record, change)
-        self.conn.executemany(
-            "INSERT INTO issue_refs(change_id, issue) VALUES (?, ?)",
-            [(change_id, issue) for issue in sorted(set(record.issues))],
-        )
-        self.conn.executemany(
-            "INSERT INTO symbols(change_id, path, qualified, kind, side) VALUES (?, ?, ?, ?, ?)",
-            [(change_id, s.path, s.qualified, s.kind, s.side) for s in set(record.symbols)],
-        )
+            rows.add_diff(change_id, change)
+        rows.issues.extend((change_id, issue) for issue in sorted(set(record.issues)))
+        if code_words:
+            rows.code_words.extend((change_id, word, count) for word, count in code_words)
         return change_id
 
-    def _save_diff(self, change_id: int, record: ChangeRecord, change: Change) -> None:
-        line_rows: list[tuple[int, int, str, int]] = []
-        texts: dict[int, str] = {}
-        for file_index, file in enumerate(change.files):
-            file_id = self.conn.execute(
-                "INSERT INTO files(change_id, path, old_path, status) VALUES (?, ?, ?, ?)",
-                (change_id, file.path, file.old_path, file.status),
-            ).lastrowid
-            assert file_id is not None
-            hunk_rows = [
-                (
-                    change_id,
-                    file_id,
-                    hunk.old_start,
-                    hunk.old_length,
-                    hunk.new_start,
-                    hunk.new_length,
-                    hunk.section,
-                    record.hunk_symbols.get((file_index, hunk_index)),
-                    hunk.content_hash,
-                )
-                for hunk_index, hunk in enumerate(file.hunks)
-            ]
+    def save_line_texts(self, texts: dict[int, str]) -> None:
+        """Line texts by hash; during a first run appended to `line_texts_pending`, new ones
+        only as far as this run remembers (the merge at its end drops any other repeat)."""
+        if not self.defer_texts:
             self.conn.executemany(
-                "INSERT INTO hunks(change_id, file_id, old_start, old_length, new_start, "
-                "new_length, section, symbol, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                hunk_rows,
+                "INSERT OR IGNORE INTO line_texts(hash, text) VALUES (?, ?)", texts.items()
             )
-            seen: set[tuple[str, int]] = set()
-            for line in file.changed_lines:
-                if line.trivial or (line.side, line.hash) in seen:
-                    continue
-                seen.add((line.side, line.hash))
-                line_rows.append((change_id, file_id, line.side, line.hash))
-                texts[line.hash] = line.normalised
-        for path, why in change.skipped_files:
-            self.conn.execute(
-                "INSERT INTO files(change_id, path, old_path, status, skip_reason) "
-                "VALUES (?, ?, ?, 'ignored', ?)",
-                (change_id, path, path, why),
-            )
-        self.conn.executemany(
-            "INSERT INTO lines(change_id, file_id, side, hash) VALUES (?, ?, ?, ?)", line_rows
-        )
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO line_texts(hash, text) VALUES (?, ?)", texts.items()
-        )
+            return
+        seen = self._texts_seen
+        new = [(h, t) for h, t in texts.items() if h not in seen]
+        if len(seen) > _TEXTS_SEEN_LIMIT:
+            seen.clear()
+        seen.update(h for h, _ in new)
+        self.conn.executemany("INSERT INTO line_texts_pending(hash, text) VALUES (?, ?)", new)
 
     def update_metadata(self, number: int, fields: dict[str, Any], issues: Sequence[str]) -> bool:
         """Refresh titles, states and the like of an indexed PR; False when it is not indexed."""
@@ -305,6 +307,16 @@ class IndexStore:
             return True
 
         return bool(self._write(action))
+
+    def set_heads(self, heads: Sequence[tuple[int, str]]) -> None:
+        """Record the head commits of indexed PRs, by (number, head sha), in one transaction."""
+        if heads:
+            self._write(
+                lambda: self.conn.executemany(
+                    "UPDATE changes SET head_sha = ? WHERE number = ?",
+                    [(head, number) for number, head in heads],
+                )
+            )
 
     def replace_text_model(
         self, idf: dict[str, float], weights: Iterable[tuple[int, str, float]]
@@ -366,10 +378,24 @@ class IndexStore:
     def code_word_df(self) -> dict[str, int]:
         return dict(self.conn.execute("SELECT word, df FROM code_word_df"))
 
-    def changes_with_code_words(self) -> list[int]:
-        return [
-            row[0] for row in self.conn.execute("SELECT id FROM changes WHERE words_counted = 1")
-        ]
+    def replace_all_code_terms(self, rows: Iterable[tuple[int, str, float]]) -> None:
+        """Every change's vector at once (rows may be a generator reading this index)."""
+
+        def action() -> None:
+            self.conn.execute("DELETE FROM code_terms")
+            self.conn.executemany(
+                "INSERT INTO code_terms(change_id, word, weight) VALUES (?, ?, ?)", rows
+            )
+
+        self._write(action)
+
+    def all_code_words(self) -> Iterator[tuple[int, dict[str, int]]]:
+        """(change id, its word counts) for every change with words, in id order."""
+        cursor = self.conn.execute(
+            "SELECT change_id, word, count FROM code_words ORDER BY change_id"
+        )
+        for change_id, group in itertools.groupby(cursor, key=lambda row: row[0]):
+            yield change_id, {word: count for _, word, count in group}
 
     def replace_code_terms(
         self, change_ids: Sequence[int], rows: Sequence[tuple[int, str, float]]
@@ -440,6 +466,26 @@ class IndexStore:
 
         self._write(action)
 
+    def pull_texts(self) -> list[sqlite3.Row]:
+        """What the index knows of each PR that git cannot tell again: its title, body,
+        author, dates, base branch, and whether it was closed."""
+        return self.query(
+            "SELECT number, title, body, author, created_at, closed_at, base_ref, state "
+            "FROM changes WHERE number IS NOT NULL"
+        )
+
+    def clear_changes(self) -> None:
+        """Delete every change and what was derived from it; dismissals stay."""
+
+        def action() -> None:
+            children = ("files", "hunks", "lines", "symbols", "issue_refs", "terms")
+            for table in (*children, "code_words", "code_terms", "line_texts", "line_df"):
+                self.conn.execute(f"DELETE FROM {table}")
+            self.conn.execute("DELETE FROM changes")
+            self.conn.execute("DELETE FROM meta WHERE key LIKE 'target:%'")
+
+        self._write(action)
+
     def delete_change(self, change_id: int) -> None:
         def action() -> None:
             self._delete_children(change_id)
@@ -448,15 +494,35 @@ class IndexStore:
         self._write(action)
 
     def prepare_lookup_indexes(self) -> None:
-        """Before a run. On an empty index, drop the lookup indexes: `build_lookup_indexes` sorts
-        them in once at the end, several times cheaper than growing them batch by batch. On any
-        other, build those an interrupted first run left out."""
+        """Before a run. On an empty index, drop the lookup indexes and defer line texts:
+        `build_lookup_indexes` sorts them in once at the end, several times cheaper than
+        growing them batch by batch. On any other, finish what an interrupted first run left."""
         empty = self.conn.execute("SELECT 1 FROM changes LIMIT 1").fetchone() is None
-        self._write(lambda: (drop_lookup_indexes if empty else create_lookup_indexes)(self.conn))
+        if empty:
+            self._write(lambda: drop_lookup_indexes(self.conn))
+            self.defer_texts = True
+        else:
+            self.build_lookup_indexes()
 
     def build_lookup_indexes(self) -> None:
-        """Create whatever lookup index is missing (none, unless a first run stopped early)."""
+        """Create whatever lookup index is missing and merge deferred line texts (nothing to
+        do unless this is, or follows, a first run)."""
+        self.merge_line_texts()
         self._write(lambda: create_lookup_indexes(self.conn))
+
+    def merge_line_texts(self) -> None:
+        """Move deferred line texts into `line_texts`, in hash order."""
+
+        def action() -> None:
+            self.conn.execute(
+                "INSERT OR IGNORE INTO line_texts(hash, text) "
+                "SELECT hash, text FROM line_texts_pending ORDER BY hash"
+            )
+            self.conn.execute("DELETE FROM line_texts_pending")
+
+        self._write(action)
+        self.defer_texts = False
+        self._texts_seen.clear()
 
     def rebuild_line_df(self) -> None:
         """Recount document frequency per line hash (rarity), after changes were written."""
@@ -552,3 +618,86 @@ class IndexStore:
                 "SELECT kind, state, count(*) FROM changes GROUP BY kind, state"
             )
         }
+
+
+class _Rows:
+    """The child rows of a batch of changes, written a table at a time. File ids are given
+    here, so a change's hunks and lines can name their file before it is written."""
+
+    def __init__(self, next_file_id: int) -> None:
+        self.next_file_id = next_file_id
+        self.files: list[tuple[int, int, str, str, str, str | None]] = []
+        self.hunks: list[tuple] = []
+        self.lines: list[tuple[int, int, str, int]] = []
+        self.texts: dict[int, str] = {}
+        self.symbols: list[tuple[int, str, str, str, str]] = []
+        self.issues: list[tuple[int, str]] = []
+        self.code_words: list[tuple[int, str, int]] = []
+
+    def add_diff(self, change_id: int, change: StoredChange) -> None:
+        """Files, hunks and distinct changed lines, and the symbols the hunk headers name."""
+        symbols: set[tuple[int, str, str, str, str]] = set()
+        for file in change.files:
+            file_id = self.next_file_id
+            self.next_file_id += 1
+            self.files.append((file_id, change_id, file.path, file.old_path, file.status, None))
+            for hunk in file.hunks:
+                self.hunks.append(
+                    (
+                        change_id,
+                        file_id,
+                        hunk.old_start,
+                        hunk.old_length,
+                        hunk.new_start,
+                        hunk.new_length,
+                        hunk.section,
+                        hunk.symbol,
+                        hunk.content_hash,
+                    )
+                )
+                if hunk.symbol:
+                    symbols.update(
+                        (change_id, file.path, hunk.symbol, HEADER_SYMBOL, side)
+                        for side in hunk.sides
+                    )
+            self.lines += [(change_id, file_id, "-", h) for h in file.removed]
+            self.lines += [(change_id, file_id, "+", h) for h in file.added]
+        for path, why in change.skipped_files:
+            file_id = self.next_file_id
+            self.next_file_id += 1
+            self.files.append((file_id, change_id, path, path, "ignored", why))
+        self.symbols.extend(symbols)
+        self.texts.update(change.texts)
+
+    def forget(self, change_id: int) -> None:
+        """Drop the rows gathered for a change saved again in the same batch."""
+        for name in ("files", "hunks", "lines", "symbols", "issues", "code_words"):
+            column = 1 if name == "files" else 0  # where the row names its change
+            rows = getattr(self, name)
+            if any(row[column] == change_id for row in rows):
+                setattr(self, name, [row for row in rows if row[column] != change_id])
+
+    def write(self, store: IndexStore) -> None:
+        conn = store.conn
+        conn.executemany(
+            "INSERT INTO files(id, change_id, path, old_path, status, skip_reason) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            self.files,
+        )
+        conn.executemany(
+            "INSERT INTO hunks(change_id, file_id, old_start, old_length, new_start, "
+            "new_length, section, symbol, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self.hunks,
+        )
+        conn.executemany(
+            "INSERT INTO lines(change_id, file_id, side, hash) VALUES (?, ?, ?, ?)", self.lines
+        )
+        store.save_line_texts(self.texts)
+        conn.executemany(
+            "INSERT INTO symbols(change_id, path, qualified, kind, side) VALUES (?, ?, ?, ?, ?)",
+            self.symbols,
+        )
+        conn.executemany("INSERT INTO issue_refs(change_id, issue) VALUES (?, ?)", self.issues)
+        conn.executemany(
+            "INSERT INTO code_words(change_id, word, count) VALUES (?, ?, ?)", self.code_words
+        )

@@ -31,11 +31,11 @@ def rebuild_text_model(store: IndexStore) -> int:
         store.set_meta("text_model", "0")
         return 0
     idf = {term: float(vectorizer.idf_[index]) for term, index in vectorizer.vocabulary_.items()}
-    weights = [
+    weights = (  # streamed into the table: a list of them is hundreds of MB on a big index
         (change_id, term, weight)
         for change_id, text in rows
         for term, weight in weigh(text, idf, TERMS_PER_CHANGE).items()
-    ]
+    )
     store.replace_text_model(idf, weights)
     store.set_meta("text_model", str(len(rows)))
     return len(rows)

@@ -97,8 +97,9 @@ def test_lines_are_normalised_hashed_and_carry_their_symbol(history: RepoBuilder
     assert ("-", "if config.enable_cpu_offload:") in texts
     assert ("+", "if resolve_offload(config):") in texts
     symbols = rows(db_path, "SELECT qualified, side FROM symbols WHERE change_id = ?", (pr3["id"],))
-    assert ("Pipeline.__init__", "-") in symbols
-    assert ("Pipeline.__init__", "+") in symbols
+    # git's hunk header names the enclosing method, unqualified.
+    assert ("__init__", "-") in symbols
+    assert ("__init__", "+") in symbols
     assert pr3["patch_id"]
     assert rows(db_path, "SELECT count(*) FROM hunks WHERE change_id = ?", (pr3["id"],)) == [(1,)]
 
@@ -398,12 +399,11 @@ def _delete_blob(builder: RepoBuilder, rev_path: str) -> None:
     (Path(builder.repo.git_dir) / "objects" / blob[:2] / blob[2:]).unlink()
 
 
-@pytest.mark.parametrize(("jobs", "batch_size"), [(1, 100), (2, 1)])
+@pytest.mark.parametrize("batch_size", [100, 1])
 def test_missing_blobs_skip_only_their_commit_and_pr(
-    builder: RepoBuilder, db_path: Path, jobs: int, batch_size: int
+    builder: RepoBuilder, db_path: Path, batch_size: int
 ):
-    """Snapshots and partial clones lack some blobs: git stops there, prdup goes on (also with
-    symbol workers, which then read the same snapshot)."""
+    """Snapshots and partial clones lack some blobs: git stops there, prdup goes on."""
     builder.commit("Initial", {"a.py": "A = 1\n"})
     builder.commit("Big generated file", {"big.txt": "x" * 5000 + "\n"})
     builder.commit("After the big file", {"c.py": "C = 3\n"})
@@ -412,7 +412,7 @@ def test_missing_blobs_skip_only_their_commit_and_pr(
     _delete_blob(builder, "main:big.txt")
     _delete_blob(builder, "refs/pull/31/head:big.txt")
 
-    summary = index_repository(builder.path, db_path=db_path, jobs=jobs, batch_size=batch_size)
+    summary = index_repository(builder.path, db_path=db_path, batch_size=batch_size)
 
     assert summary.skipped["git object missing"] == 2
     titles = {t for (t,) in rows(db_path, "SELECT title FROM changes WHERE status = 'indexed'")}
@@ -470,56 +470,28 @@ ROWS_TO_COMPARE = (
 )
 
 
-def test_symbol_worker_processes_write_the_same_rows(builder: RepoBuilder, tmp_path: Path):
-    """Batches of three start two worker processes; the index equals one process's."""
+def test_batches_of_any_size_write_the_same_rows(builder: RepoBuilder, tmp_path: Path):
+    """A transaction per change or per hundred changes: the index is the same."""
     repo = _busy_history(builder).path
-    alone, shared = tmp_path / "alone.db", tmp_path / "shared.db"
+    large, small = tmp_path / "large.db", tmp_path / "small.db"
 
-    index_repository(repo, db_path=alone, jobs=1)
-    summary = index_repository(repo, db_path=shared, jobs=2, batch_size=3)
+    index_repository(repo, db_path=large)
+    summary = index_repository(repo, db_path=small, batch_size=3)
 
     assert (summary.merged, summary.open) == (12, 2)
-    assert rows(shared, "SELECT COUNT(*) FROM symbols WHERE kind != 'section'")[0][0] > 12
+    assert rows(small, "SELECT COUNT(*) FROM symbols WHERE kind = 'hunk-header'")[0][0] >= 12
     for sql in ROWS_TO_COMPARE:
-        assert rows(shared, sql) == rows(alone, sql)
+        assert rows(small, sql) == rows(large, sql)
 
 
-def test_no_symbol_workers_start_when_symbols_are_off(builder: RepoBuilder, db_path: Path):
-    from index import gitsource
+def test_no_symbols_are_stored_when_symbols_are_off(builder: RepoBuilder, db_path: Path):
     from index.config import Settings
-    from index.indexer import Indexer
-    from index.store import IndexStore
-    from index.symbol_workers import InProcessSymbols
 
-    repo = gitsource.open_repository(_busy_history(builder).path)
-    with IndexStore(db_path) as store:
-        indexer = Indexer(repo, store, Settings(symbols=False), {}, jobs=2, batch_size=1)
-        try:
-            indexer.index_target("main")
-            assert isinstance(indexer.finder, InProcessSymbols)
-        finally:
-            indexer.close()
+    index_repository(_busy_history(builder).path, db_path=db_path, settings=Settings(symbols=False))
+
     assert rows(db_path, "SELECT count(*) FROM changes")[0][0] >= 13
-
-
-def test_a_dead_symbol_worker_stops_the_run_with_a_clear_error(builder: RepoBuilder):
-    from index.changes import FileRequest
-    from index.errors import SymbolWorkerFailed
-    from index.symbol_workers import SymbolWorkers
-
-    builder.commit("Initial", {"a.py": PIPELINE})
-    blob = builder.head("HEAD:a.py")
-    workers = SymbolWorkers(str(builder.path / ".git"), 1_000_000, 1)
-    try:
-        request = FileRequest("a.py", "a.py", None, blob, ((0, 0, 1, 1),), (), (1,), ())
-        found = workers.answers(workers.submit([request]))
-        assert found[0][1][1].qualified == "Pipeline"  # a live worker answers
-        workers._processes[0].kill()
-        workers._processes[0].join()
-        with pytest.raises(SymbolWorkerFailed, match="exited"):
-            workers.answers(workers.submit([request]))
-    finally:
-        workers.close()
+    assert rows(db_path, "SELECT count(*) FROM symbols") == [(0,)]
+    assert rows(db_path, "SELECT count(*) FROM hunks WHERE symbol IS NOT NULL") == [(0,)]
 
 
 def test_author_emails_are_recorded_and_filled_in_for_old_rows(history: RepoBuilder, db_path: Path):
@@ -604,25 +576,47 @@ def test_first_run_builds_lookup_indexes_at_its_end_even_after_an_interruption(
 
     repo = _busy_history(builder).path
     whole, stopped = tmp_path / "whole.db", tmp_path / "stopped.db"
-    index_repository(repo, db_path=whole, jobs=1)
+    index_repository(repo, db_path=whole)
     assert set(LOOKUP_INDEXES) <= _index_names(whole)
 
     batches: list[str] = []
 
-    def stop_after_two_batches(message: str) -> None:  # the first one is written by then
-        batches.extend([message] if "landed changes" in message else [])
-        if len(batches) == 2:
+    def stop_after_two_batches(phase: str, done: int, total: int | None) -> None:
+        batches.extend([phase] if phase.startswith("history of") else [])
+        if len(batches) == 2:  # the first batch is written by then
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        index_repository(
-            repo, db_path=stopped, jobs=1, batch_size=2, progress=stop_after_two_batches
-        )
+        index_repository(repo, db_path=stopped, batch_size=2, progress=stop_after_two_batches)
     assert rows(stopped, "SELECT count(*) FROM lines")[0][0] > 0
     assert not set(LOOKUP_INDEXES) & _index_names(stopped)
 
-    index_repository(repo, db_path=stopped, jobs=1)
+    index_repository(repo, db_path=stopped)
 
     assert set(LOOKUP_INDEXES) <= _index_names(stopped)
     for sql in ROWS_TO_COMPARE:
         assert rows(stopped, sql) == rows(whole, sql)
+
+
+def test_progress_is_plain_lines_off_a_terminal_and_nothing_when_quiet(
+    builder: RepoBuilder, tmp_path: Path
+):
+    import io
+
+    from prdup.progress import IndexProgress
+    from tests.repo_builder import run_cli
+
+    repo = _busy_history(builder).path
+    stream = io.StringIO()
+    with IndexProgress(stream=stream) as progress:  # a StringIO is no terminal
+        index_repository(repo, db_path=tmp_path / "a.db", batch_size=3, progress=progress)
+    lines = stream.getvalue().splitlines()
+    # The first report of each phase is printed; later ones wait a few seconds.
+    assert lines[0] == "prdup index: history of main 3/14"
+    assert "prdup index: PR refs 2/2" in lines
+    assert lines[-1] == "prdup index: rarity and text model"
+
+    code, out, err = run_cli(repo, "index", "--db", str(tmp_path / "b.db"), "--quiet")
+    assert (code, out, err) == (0, "", "")
+    code, _, err = run_cli(repo, "index", "--db", str(tmp_path / "c.db"))
+    assert code == 0 and "prdup index: history of main" in err and ": 12 merged" in err

@@ -1,0 +1,83 @@
+"""An index written by the previous schema (tree-sitter symbols, the old line table) upgrades
+itself: `check` warns until `prdup index` has rebuilt it from git, keeping what git cannot
+tell, and the rebuilt index gives the findings of a fresh one."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from index.indexer import index_repository
+from index.metadata import PullMetadata
+from index.schema import SCHEMA_VERSION
+from tests.repo_builder import RepoBuilder, run_cli
+from tests.test_index import ROWS_TO_COMPARE, _busy_history, rows
+
+PREVIOUS_SCHEMA = 6
+
+
+def _as_previous_schema(db: Path) -> None:
+    """Rewrite an index as the previous prdup left it: lines in a rowid table with two
+    indexes, tree-sitter's qualified names as symbols, no pending texts."""
+    with sqlite3.connect(db) as conn:
+        conn.executescript(
+            f"""
+            CREATE TABLE old_lines (
+                change_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
+                side TEXT NOT NULL, hash INTEGER NOT NULL
+            );
+            INSERT INTO old_lines SELECT change_id, file_id, side, hash FROM lines;
+            DROP TABLE lines;
+            ALTER TABLE old_lines RENAME TO lines;
+            CREATE INDEX lines_change ON lines(change_id);
+            CREATE INDEX lines_hash ON lines(hash, change_id);
+            DROP TABLE line_texts_pending;
+            UPDATE symbols SET qualified = 'Pipeline.' || qualified, kind = 'function';
+            DELETE FROM meta WHERE key = 'reread_all';
+            UPDATE meta SET value = '{PREVIOUS_SCHEMA}' WHERE key = 'schema_version';
+            """
+        )
+
+
+def _titled(number: int, title: str) -> PullMetadata:
+    return PullMetadata(number, title, None, None, None, None, None, None, None, None)
+
+
+def _findings(repo: Path, db: Path, number: int) -> tuple[list[dict], list[str]]:
+    code, out, _ = run_cli(
+        repo, "check", "--pr", str(number), "--db", str(db), "--format", "json", "--min-score", "0"
+    )
+    assert code in (0, 1)
+    result = json.loads(out)
+    return result["findings"], result["warnings"]
+
+
+def test_an_index_of_the_previous_schema_upgrades_and_gives_the_same_findings(
+    builder: RepoBuilder, tmp_path: Path
+):
+    repo = _busy_history(builder).path
+    fresh, old = tmp_path / "fresh.db", tmp_path / "old.db"
+    imported = {20: _titled(20, "Imported from GitHub")}
+    index_repository(repo, db_path=fresh, metadata=imported)
+    index_repository(repo, db_path=old, metadata=imported)
+    _as_previous_schema(old)
+
+    _, warnings = _findings(repo, old, 21)  # opening it migrates the tables
+    assert any("out of date" in warning for warning in warnings)
+    assert rows(old, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]
+
+    index_repository(repo, db_path=old)  # without the metadata this time
+
+    for sql in ROWS_TO_COMPARE:
+        assert rows(old, sql) == rows(fresh, sql)
+    # What only the old index knew (a title imported from GitHub) is kept.
+    assert rows(old, "SELECT title FROM changes WHERE number = 20") == [("Imported from GitHub",)]
+    for number in (20, 21):
+        findings, warnings = _findings(repo, old, number)
+        assert (findings, warnings) == _findings(repo, fresh, number)
+        assert not warnings
+    again = index_repository(repo, db_path=old)
+    assert (again.merged, again.open) == (0, 0)  # rebuilt once, then incremental as ever
