@@ -181,6 +181,10 @@ def proven_verdict(
         return "covered" if is_inside_larger(signals) else "duplicate"
     if replay.partial and landed:
         return "partly-merged"
+    if replay.partial and replay.done_share >= t.contained:
+        # An open PR that already makes most of this change (what remains is listed): the
+        # same change, as "contained" means elsewhere; there is no landing to rebase onto.
+        return "covered" if is_inside_larger(signals) else "duplicate"
     return _nearby(signals)
 
 

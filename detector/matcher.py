@@ -385,10 +385,10 @@ def _replay_reasons(
         return
     if turned and proof.carries_query and not merged:
         yield f"{other}'s branch carries this change's own commits"
-    if verdict in ("already-merged", "duplicate", "covered"):
+    if verdict in DECIDING_VERDICTS and replay.complete:
         written = " (the same lines replaced with the same names)" if replay.same_names else ""
         yield f"replayed {where}: all {len(hunks)} hunk(s) of the change are already there{written}"
-    elif verdict == "partly-merged":
+    elif verdict in DECIDING_VERDICTS:
         yield (
             f"replayed {where}: {done} of {len(hunks)} hunk(s) are already there "
             f"({_percent(replay.done_share)} of the changed lines)"

@@ -388,12 +388,23 @@ def pr_line_tip(repo: git.Repo, row: Mapping[str, Any], target: str | None) -> s
     return resolved.tip if resolved else None
 
 
+def pr_span(row: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """Where an indexed PR's change starts and ends, as the index recorded it: a landed PR is
+    what its merge or squash commit brought to the target (its branch may have merged the
+    target in since it forked); any other PR is its head against its fork point."""
+    landed = row["sha"] if row["state"] == "merged" else None
+    if landed and landed != row["head_sha"]:
+        return f"{landed}^1", landed
+    return row["base_sha"], row["head_sha"]
+
+
 def pr_change(repo: git.Repo, row: Mapping[str, Any], settings: Settings) -> Change | None:
     """An indexed PR's own diff, to replay (None when its commits are gone)."""
-    if not (row["base_sha"] and row["head_sha"]):
+    base, head = pr_span(row)
+    if not (base and head):
         return None
     try:
-        diff = gitsource.diff_between(repo, row["base_sha"], row["head_sha"])
+        diff = gitsource.diff_between(repo, base, head)
         change, _ = parse_filtered(diff, settings)
     except (git.GitCommandError, NotADiff):
         return None
@@ -401,9 +412,10 @@ def pr_change(repo: git.Repo, row: Mapping[str, Any], settings: Settings) -> Cha
 
 
 def pr_history(row: Mapping[str, Any], line_tip: str | None, target: str | None) -> QueryHistory:
+    base, head = pr_span(row)
     return QueryHistory(
-        base=row["base_sha"],
-        head=row["head_sha"],
+        base=base,
+        head=head,
         line_tip=line_tip,
         line_name=row["base_ref"] or target,
         merged=row["state"] == "merged",

@@ -425,3 +425,26 @@ def test_a_later_change_that_restores_a_merged_fix_did_not_do_it_first(builder: 
 
     _, found = check_json(builder.path, "--pr", "80")
     assert 82 not in {pr for pr, _ in deciding(found)}
+
+
+FIVE = "".join(f"def step_{n}(value):\n    return value + {n}\n\n\n" for n in range(5))
+
+
+def test_an_open_pr_that_makes_most_of_the_change_is_a_duplicate_naming_what_it_lacks(
+    builder: RepoBuilder,
+):
+    builder.commit("Steps", {"steps.py": FIVE})
+    start = builder.head()
+    ours = FIVE
+    for n in range(5):
+        ours = ours.replace(f"return value + {n}\n", f"return checked(value) + {n}\n")
+    theirs = ours.replace("return checked(value) + 4\n", "return value * 4\n")
+    builder.pr_branch(93, [("Check every step's value", {"steps.py": theirs})], start=start)
+    builder.pr_branch(94, [("Validate step values", {"steps.py": ours})], start=start)
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "94")
+    first = found[0]
+    assert (first["pr"], first["verdict"]) == (93, "duplicate")
+    assert first["residual"] == ["steps.py (line 18)"]
+    assert any("4 of 5 hunk(s) are already there" in reason for reason in first["reasons"])
