@@ -245,3 +245,4 @@ class Proof:
     carries_query: bool = False  # the candidate's commits include this change's own head
     via_target: bool = False  # the candidate's branch got this change from the target branch
     after_query: bool = False  # the candidate landed after this (merged) change landed
+    own_landing: bool = False  # the candidate is the commit where this change's own commits landed

@@ -354,6 +354,10 @@ def _replay_reasons(
     hunks = replay.deciding
     done = sum(1 for h in hunks if h.turned)
     turned = replay.complete or replay.partial
+    if proof.own_landing:
+        yield f"{other} is where this change's own commits landed"
+        if verdict not in DECIDING_VERDICTS:
+            return
     if merged and proof.after_query:
         yield f"{other} landed after this change did: it cannot have done it first"
         return

@@ -40,7 +40,7 @@ _TEST_PATH = re.compile(
     r"|\.(test|spec)\.[cm]?[jt]sx?$|_spec\.rb$"
 )
 _DOCS_PATH = re.compile(
-    r"(^|/)(docs?|documentation|changelogs?|changes|news|release-?notes)/"
+    r"(^|/)(docs?|documentation|changelogs?|news|release-?notes)/|^\.?(changes|changelog\.d)/"
     r"|(^|/)(CHANGELOG|CHANGES|NEWS|HISTORY|UPGRADE|README|AUTHORS|CONTRIBUTORS)[^/]*$"
     r"|\.(md|rst|txt|adoc|textile)$",
     re.IGNORECASE,

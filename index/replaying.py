@@ -105,7 +105,10 @@ class Replayer:
         in_base = other_line = None
         carries = False
         repo = self._repo
-        after_query = False
+        after_query = own_landing = False
+        if candidate.number is None and history.head:
+            # A commit with no PR of its own that holds this change's head: its own landing.
+            own_landing = gitsource.is_ancestor(repo, history.head, after)
         if candidate.state == "merged":
             if history.base:
                 in_base = gitsource.is_ancestor(repo, after, history.base)
@@ -126,6 +129,7 @@ class Replayer:
             carries_query=carries,
             via_target=candidate.state != "merged" and self._via_target(candidate, after),
             after_query=after_query,
+            own_landing=own_landing,
         )
 
     def _via_target(self, candidate: ChangeEvidence, head: str) -> bool:

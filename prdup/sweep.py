@@ -666,7 +666,7 @@ class _Matcher:
         """`check --pr N`'s replay of the PR at the candidates that could decide."""
         assert self.source is not None
         if self.repo is None:
-            self.repo = git.Repo(self.source.git_dir)
+            self.repo = gitsource.open_repository(self.source.git_dir)
         row = store.change_row(number)
         assert row is not None
         change = pr_change(self.repo, row, self.source.settings)

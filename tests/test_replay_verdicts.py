@@ -266,6 +266,22 @@ def test_an_old_pr_whose_lines_were_rewritten_later_for_another_purpose_is_not_d
     assert json.loads(out)["already_done"] == []
 
 
+def test_the_sweep_replays_in_a_mirror_without_a_config_file(builder: RepoBuilder, tmp_path: Path):
+    """Mirrors fetched as snapshots may lack `config`; the sweep still replays there."""
+    test_an_old_pr_whose_lines_were_rewritten_later_for_another_purpose_is_not_done(builder)
+    mirror = tmp_path / "mirror.git"
+    builder.git("clone", "-q", "--mirror", str(builder.path), str(mirror))
+    (mirror / "config").unlink()
+    db = tmp_path / "mirror.db"
+    code, _, err = run_cli(builder.path, "index", str(mirror), "--db", str(db), "--quiet")
+    assert code == 0, err
+    code, out, err = run_cli(
+        builder.path, "sweep", "--repo", str(mirror), "--db", str(db), "--format", "json"
+    )
+    assert code == 0, err
+    assert json.loads(out)["already_done"] == []
+
+
 def test_a_backport_names_the_original_first(builder: RepoBuilder):
     """#50 fixed main; #53 opened the identical fix later; #54 backports it to 3.12. The
     original is named first, and a backport is never "already done"."""
@@ -339,6 +355,7 @@ def test_file_kinds():
     assert file_kind("tests/test_pipeline.py") == "test"
     assert file_kind("pkg/module_test.go") == "test"
     assert file_kind("changelogs/fragments/fix.yml") == "docs"
+    assert file_kind(".changes/v1.6/BUG FIXES-20231107-101134.yaml") == "docs"
     assert file_kind("docs/index.rst") == "docs"
     assert file_kind("lib/ansible/module.py") == "code"
 
@@ -448,3 +465,18 @@ def test_an_open_pr_that_makes_most_of_the_change_is_a_duplicate_naming_what_it_
     assert (first["pr"], first["verdict"]) == (93, "duplicate")
     assert first["residual"] == ["steps.py (line 18)"]
     assert any("4 of 5 hunk(s) are already there" in reason for reason in first["reasons"])
+
+
+def test_rules_that_override_a_complete_replay():
+    """A replay that turned still decides nothing where history says the candidate cannot be
+    the earlier change: the query's own landing, a landing after the query's, a port."""
+    from detector.decide import proven_verdict
+    from detector.evidence import Proof, Signals
+
+    done = _replayed(DIFF, BEFORE, BEFORE, BEFORE.replace("read_flag", "resolve_strategy"))
+    signals = Signals(query_coverage=1.0, candidate_coverage=1.0, file_overlap=1.0)
+    assert proven_verdict(signals, "merged", Proof(done), "open") == "already-merged"
+    assert proven_verdict(signals, "merged", Proof(done, own_landing=True), "merged") == "overlap"
+    assert proven_verdict(signals, "merged", Proof(done, after_query=True), "merged") == "overlap"
+    assert proven_verdict(signals, "merged", Proof(done, other_line="3.12"), "open") == "overlap"
+    assert proven_verdict(signals, "merged", Proof(done, in_query_base=True), "open") == "overlap"
