@@ -317,11 +317,12 @@ def progress_every(repo: str, seconds: float):
     """A progress callback that prints a plain line at most every `seconds` (logs, not a tty)."""
     last = [0.0]
 
-    def progress(message: str) -> None:
+    def progress(message: str, done: int = 0, total: int | None = None) -> None:
         now = time.perf_counter()
         if now - last[0] >= seconds:
             last[0] = now
-            print(f"[{repo}] {message}", file=sys.stderr, flush=True)
+            count = f" {done}/{total}" if total else (f" {done}" if done else "")
+            print(f"[{repo}] {message}{count}", file=sys.stderr, flush=True)
 
     return progress
 
