@@ -12,39 +12,17 @@ from pathlib import Path
 from detector.model import parse_patch
 from detector.replay import FileVersions, file_kind, replay
 from tests.repo_builder import RepoBuilder, run_cli
+from tests.test_check import LEGACY, PIPELINE
 
 DECIDING = ("already-merged", "duplicate", "covered", "partly-merged")
 
-PIPELINE = """import logging
-
-from pipelines.config import load_config
-
-
-class Pipeline:
-    def __init__(self, config):
-        self.config = config
-        self.log = logging.getLogger("pipeline")
-        if config.legacy_offload:
-            self.enable_model_cpu_offload()
-        self.ready = True
-
-    def enable_model_cpu_offload(self):
-        self.log.info("offloading the model to the CPU")
-        self.offloaded = True
-
-    def run(self, prompt, steps=20):
-        self.log.info("running %s steps", steps)
-        result = [prompt] * steps
-        return result
-"""
-LEGACY = "        if config.legacy_offload:\n"
 # The merged fix asks the strategy resolver through its class.
 MERGED_FIX = "        if OffloadStrategy.resolve(config).wants_cpu_offload:\n"
 MERGED_IMPORT = "from pipelines.strategy import OffloadStrategy\n"
 # The contributor's fix calls a resolver function, imported over several lines.
 BRANCH_FIX = "        if resolve_offload_strategy(config) == 'cpu':\n"
 BRANCH_IMPORT = "from pipelines.strategy import (\n    resolve_offload_strategy,\n)\n"
-IMPORT_ANCHOR = "from pipelines.config import load_config\n"
+IMPORT_ANCHOR = "import logging\n"
 TEST_FILE = """from pipelines.pipeline import Pipeline
 
 
