@@ -48,6 +48,7 @@ class ChangeEvidence:
     branch: str | None = None  # where it landed (merged) or is proposed (a PR's base), if known
     base_commit: str | None = None  # where a PR's change starts (its fork point)
     head_commit: str | None = None  # a PR's head
+    merged_at: str | None = None  # when it landed, if it did
     removed: frozenset[int] = frozenset()
     added: frozenset[int] = frozenset()
     # Lines a file's diff both removes and adds (moved or re-indented there): lines it keeps.

@@ -13,7 +13,6 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -28,6 +27,7 @@ from index.errors import EmptyRepository
 from index.metadata import (
     BRANCH_SYNC,
     PullMetadata,
+    earlier,
     landing_pr,
     linked_issues,
     load_prs_json,
@@ -479,7 +479,7 @@ class Indexer:
             "WHERE p.kind = 'pr' AND p.state != 'merged' AND p.patch_id IS NOT NULL"
         )
         for row in rows:
-            if _earlier(row["merged_at"], row["created_at"]):
+            if earlier(row["merged_at"], row["created_at"]):
                 continue
             self.store.update_metadata(
                 row["number"],
@@ -572,19 +572,6 @@ class ForkPoints:
 
     def why_not(self, head: str) -> str:
         return self._why.get(head, "no base")
-
-
-def _earlier(when: str | None, than: str | None) -> bool:
-    """True when both ISO 8601 times are known and `when` is before `than`."""
-    try:
-        return bool(when and than) and _instant(when) < _instant(than)
-    except ValueError:  # an unreadable date decides nothing
-        return False
-
-
-def _instant(text: str) -> datetime:
-    moment = datetime.fromisoformat(text)
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _batched(items: Iterable[_T], size: int) -> Iterator[list[_T]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +119,16 @@ def landing_pr(subject: str) -> tuple[int | None, str]:
         if match:
             return int(match.group(1)), how
     return None, "direct"
+
+
+def earlier(when: str | None, than: str | None) -> bool:
+    """True when both ISO 8601 times are known and `when` is before `than`."""
+    try:
+        return bool(when and than) and instant(when) < instant(than)
+    except ValueError:  # an unreadable date decides nothing
+        return False
+
+
+def instant(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

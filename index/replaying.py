@@ -19,6 +19,7 @@ from detector.replay import FileVersions, Replay, replay
 from index import gitsource
 from index.changes import parse_filtered
 from index.config import Settings
+from index.metadata import earlier
 
 MAX_FILE_BYTES = 2_000_000
 MAX_FILES = 60  # a change of more files is replayed on its first 60 (the rest stays residual)
@@ -35,6 +36,7 @@ class QueryHistory:
     line_name: str | None
     merged: bool = False
     landing: str | None = None  # where a merged query landed (its merge or squash commit)
+    merged_at: str | None = None  # when a merged query landed
 
 
 class Replayer:
@@ -114,6 +116,9 @@ class Replayer:
                 in_base = gitsource.is_ancestor(repo, after, history.base)
             if history.landing and history.landing != after:
                 after_query = gitsource.is_ancestor(repo, history.landing, after)
+            # A landing the index does not know (the query was merged by hand, or its commits
+            # were rewritten) leaves the dates: a change merged later did not do it first.
+            after_query = after_query or earlier(history.merged_at, candidate.merged_at)
             if history.line_tip and not gitsource.is_ancestor(repo, after, history.line_tip):
                 other_line = candidate.branch or "another branch"
         else:

@@ -420,4 +420,5 @@ def pr_history(row: Mapping[str, Any], line_tip: str | None, target: str | None)
         line_name=row["base_ref"] or target,
         merged=row["state"] == "merged",
         landing=row["merge_commit"] or (row["sha"] if row["state"] == "merged" else None),
+        merged_at=row["merged_at"] if row["state"] == "merged" else None,
     )

@@ -458,3 +458,27 @@ def test_rules_that_override_a_complete_replay():
     assert proven_verdict(signals, "merged", Proof(done, after_query=True), "merged") == "overlap"
     assert proven_verdict(signals, "merged", Proof(done, other_line="3.12"), "open") == "overlap"
     assert proven_verdict(signals, "merged", Proof(done, in_query_base=True), "open") == "overlap"
+
+
+def test_a_pr_merged_before_another_is_not_already_done_by_it(builder: RepoBuilder):
+    """#98 is merged (GitHub says so; its commits were applied by hand, so the index knows no
+    landing for it); #99 landed the same fix later. Asked about #98, #99 came after."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(98, [("Ask the offload strategy", fixed)])
+    builder.pr_branch(99, [("Use the offload strategy", fixed)])
+    builder.merge_pr(99, how="squash")
+    prs = [
+        {"number": 98, "state": "MERGED", "mergedAt": "2023-11-14T22:14:20Z"},
+        {"number": 99, "state": "MERGED"},
+    ]
+    prs_json = builder.path / "prs.json"
+    prs_json.write_text(json.dumps(prs))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(prs_json))
+    assert code == 0, err
+
+    _, found = check_json(builder.path, "--pr", "98")
+    assert 99 not in {pr for pr, _ in deciding(found)}
+    assert any(
+        "landed after this change" in r for f in found if f["pr"] == 99 for r in f["reasons"]
+    )
