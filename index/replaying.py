@@ -8,6 +8,7 @@ decide.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -37,6 +38,7 @@ class QueryHistory:
     merged: bool = False
     landing: str | None = None  # where a merged query landed (its merge or squash commit)
     merged_at: str | None = None  # when a merged query landed
+    number: int | None = None  # the query's PR number
 
 
 class Replayer:
@@ -108,9 +110,12 @@ class Replayer:
         carries = False
         repo = self._repo
         after_query = own_landing = False
-        if candidate.number is None and history.head:
-            # A commit with no PR of its own that holds this change's head: its own landing.
-            own_landing = gitsource.is_ancestor(repo, history.head, after)
+        if candidate.number is None:
+            # A commit with no PR of its own that holds this change's head, or whose subject
+            # names it ("Merge branch 'hotfix/#6464-...'"): this change's own landing.
+            own_landing = names_pr(candidate.title, history.number) or bool(
+                history.head and gitsource.is_ancestor(repo, history.head, after)
+            )
         if candidate.state == "merged":
             if history.base:
                 in_base = gitsource.is_ancestor(repo, after, history.base)
@@ -246,3 +251,8 @@ def landing_candidates(landings: Sequence, known: set[str]) -> list[ChangeEviden
             )
         )
     return found
+
+
+def names_pr(subject: str, number: int | None) -> bool:
+    """The subject names PR `number` as `#N` (a merge of a branch named after it)."""
+    return number is not None and re.search(rf"#{number}(?!\d)", subject or "") is not None

@@ -421,4 +421,5 @@ def pr_history(row: Mapping[str, Any], line_tip: str | None, target: str | None)
         merged=row["state"] == "merged",
         landing=row["merge_commit"] or (row["sha"] if row["state"] == "merged" else None),
         merged_at=row["merged_at"] if row["state"] == "merged" else None,
+        number=row["number"],
     )
