@@ -163,8 +163,10 @@ def proven_verdict(
     if landed and (proof.in_query_base or proof.other_line):
         # Made and undone before this change started, or made on another release line.
         return _nearby(signals)
-    if proof.own_landing and query_state == "merged":
-        return _nearby(signals)  # where this change itself landed: not an earlier change
+    if proof.own_landing:
+        # Where this change's own commits landed (merged by hand, not recorded as its PR's
+        # landing): this PR is merged; no other change did it first.
+        return _nearby(signals)
     if landed and proof.after_query:
         return _nearby(signals)  # this change landed first: a later change cannot have done it
     if not landed and not signals.same_patch and signals.candidate_coverage < THRESHOLDS.sweeping:

@@ -455,6 +455,7 @@ def test_rules_that_override_a_complete_replay():
     signals = Signals(query_coverage=1.0, candidate_coverage=1.0, file_overlap=1.0)
     assert proven_verdict(signals, "merged", Proof(done), "open") == "already-merged"
     assert proven_verdict(signals, "merged", Proof(done, own_landing=True), "merged") == "overlap"
+    assert proven_verdict(signals, "merged", Proof(done, own_landing=True), "open") == "overlap"
     assert proven_verdict(signals, "merged", Proof(done, after_query=True), "merged") == "overlap"
     assert proven_verdict(signals, "merged", Proof(done, other_line="3.12"), "open") == "overlap"
     assert proven_verdict(signals, "merged", Proof(done, in_query_base=True), "open") == "overlap"
