@@ -355,7 +355,9 @@ def _replay_reasons(
     done = sum(1 for h in hunks if h.turned)
     turned = replay.complete or replay.partial
     if proof.own_landing:
-        yield f"{other} is where this change's own commits landed: it is merged, not done by another"
+        yield (
+            f"{other} is where this change's own commits landed: it is merged, not done by another"
+        )
         return
     if merged and proof.after_query:
         yield f"{other} landed after this change did: it cannot have done it first"
