@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from detector.evidence import DECIDING_VERDICTS, ChangeEvidence
 
+SAME_CHANGE = DECIDING_VERDICTS - {"partly-merged"}
+
 
 @dataclass(frozen=True, slots=True)
 class Pull:
@@ -35,7 +37,9 @@ class Link:
     commit: str | None = None
 
     def decides(self, min_score: float) -> bool:
-        return self.verdict in DECIDING_VERDICTS and self.score >= min_score
+        """The same change: a PR that is only partly done needs a rebase, not closing, so it
+        joins no group."""
+        return self.verdict in SAME_CHANGE and self.score >= min_score
 
 
 @dataclass(frozen=True, slots=True)

@@ -491,3 +491,17 @@ def test_a_commit_whose_subject_names_the_pr_is_its_own_landing():
     assert names_pr("Merge branch 'hotfix/#6464-allow-non-boolean-autocomplete'", 6464)
     assert not names_pr("Merge pull request #64645 from someone/topic", 6464)
     assert not names_pr("Merge branch 'hotfix/6464'", None)
+
+
+def test_the_sweep_groups_no_pr_that_is_only_partly_done(builder: RepoBuilder):
+    """A stale branch partly done by a merged PR needs a rebase, not closing."""
+    test_a_branch_that_carries_a_landed_commit_is_partly_done_and_names_what_remains(builder)
+    builder.git("update-ref", "refs/pull/21/head", builder.head("stale"))
+    builder.git("branch", "-q", "-D", "stale", "pr-20")  # pushed as PR 21: only its ref is left
+    index(builder)
+    code, out, err = run_cli(builder.path, "sweep", "--format", "json")
+    assert code in (0, 1), err
+    data = json.loads(out)
+    assert all(21 not in {m["pr"] for m in g["members"]} for g in data["groups"])
+    _, found = check_json(builder.path, "--pr", "21")
+    assert deciding(found)[:1] == [(20, "partly-merged")]
