@@ -126,6 +126,14 @@ class Replayer:
             after_query = after_query or earlier(history.merged_at, candidate.merged_at)
             if history.line_tip and not gitsource.is_ancestor(repo, after, history.line_tip):
                 other_line = candidate.branch or "another branch"
+            elif (
+                history.line_tip
+                and history.base
+                and not gitsource.is_ancestor(repo, history.base, history.line_tip)
+            ):
+                # This change did not start on the branch it is judged against (a backport
+                # whose base branch no metadata names): that branch having it says nothing.
+                other_line = candidate.branch or history.line_name or "another branch"
         else:
             carries = any(
                 gitsource.is_ancestor(repo, own, after)

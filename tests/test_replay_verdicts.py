@@ -505,3 +505,23 @@ def test_the_sweep_groups_no_pr_that_is_only_partly_done(builder: RepoBuilder):
     assert all(21 not in {m["pr"] for m in g["members"]} for g in data["groups"])
     _, found = check_json(builder.path, "--pr", "21")
     assert deciding(found)[:1] == [(20, "partly-merged")]
+
+
+def test_a_backport_with_no_metadata_is_a_port_not_already_done(builder: RepoBuilder):
+    """#61 backports #60's fix to 3.12; nothing says #61 is for 3.12 (no metadata), but its
+    change starts on 3.12, not on main: main having the fix does not make it done."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    builder.checkout("3.12", "main")
+    builder.commit("Release 3.12.0", {"VERSION": "3.12.0\n"})
+    builder.checkout("main")
+    builder.commit("Start 3.13", {"VERSION": "3.13.dev0\n"})
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(60, [("Ask the offload strategy", fixed)])
+    builder.merge_pr(60, how="squash")
+    builder.pr_branch(61, [("[3.12] Ask the offload strategy", fixed)], base="3.12")
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "61")
+    assert deciding(found) == []
+    [about_60] = [f for f in found if f["pr"] == 60]
+    assert any("a port" in reason for reason in about_60["reasons"])
