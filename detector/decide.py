@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
 from detector.evidence import Proof, Signals, Verdict
 
@@ -102,18 +103,18 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
     if signals.backport and not signals.on_target:
         # The same change for an older release line: the candidate's branch has it, the one
         # this change is for does not. Backports repeat merged changes on purpose.
-        return _nearby(signals)
+        return nearby(signals)
     if signals.same_author and not signals.on_target:
         # The author's own earlier PR: a follow-up, a port to another branch or a resubmission
         # they already know about; telling them it is a duplicate helps nobody.
-        return _nearby(signals)
+        return nearby(signals)
     if not (signals.same_patch or signals.on_target) and signals.file_overlap == 0:
         # The shared lines sit in other files (an import, a docblock line): not the same change.
-        return _nearby(signals)
+        return nearby(signals)
     if not (signals.same_patch or signals.on_target) and signals.candidate_coverage < t.sweeping:
         # What is shared is a sliver of the candidate: a file move, a mass reformat or a
         # regenerated file takes every line with it, and that is not "the same change".
-        return _nearby(signals)
+        return nearby(signals)
     same_change = signals.same_patch or (
         signals.query_coverage >= t.contained and signals.candidate_coverage >= t.contained
     )
@@ -139,7 +140,56 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
         return "already-merged" if landed else "covered"
     if signals.on_target:
         return "already-merged"
-    return _nearby(signals)
+    return nearby(signals)
+
+
+Override = Literal[
+    "reverts",
+    "backport",
+    "same-author",
+    "undone",
+    "other-line",
+    "own-landing",
+    "after-query",
+    "sliver",
+    "carries-query",
+    "carried",
+]
+
+
+def overriding_rule(
+    signals: Signals, candidate_state: str, proof: Proof, query_state: str = "open"
+) -> Override | None:
+    """Which rule says the candidate cannot be "the same change" whatever its replay shows, if
+    one does. One place for these, so the verdict and its reasons never disagree."""
+    landed = candidate_state == "merged"
+    if signals.reverts >= THRESHOLDS.reverting and signals.reverts > signals.query_coverage:
+        return "reverts"
+    if signals.backport:
+        return "backport"  # a backport repeats a change on purpose
+    if signals.same_author and not landed:
+        # The author's own open PR is one they know; their own *merged* change is worth
+        # naming: the target has it, proven.
+        return "same-author"
+    if proof.own_landing:
+        # Where this change's own commits landed (merged by hand, not recorded as its PR's
+        # landing): this PR is merged; no other change did it first.
+        return "own-landing"
+    if landed and proof.after_query:
+        return "after-query"  # this change landed first: a later one cannot have done it
+    if landed and proof.in_query_base:
+        return "undone"  # made, and undone before this change started
+    if landed and proof.other_line:
+        return "other-line"  # made on another release line: a port
+    if not landed and not signals.same_patch and signals.candidate_coverage < THRESHOLDS.sweeping:
+        # An unmerged branch of which this change is a sliver: a branch that squashed or
+        # merged the target in carries everything; it proves nothing about this change.
+        return "sliver"
+    if proof.via_target:
+        return "carried"  # copies of merged commits brought it, not the candidate's own work
+    if proof.carries_query and query_state == "merged":
+        return "carries-query"  # its range holds this change's own landed commits
+    return None
 
 
 def proven_verdict(
@@ -152,31 +202,9 @@ def proven_verdict(
     replay; the replay decides. What it cannot show (another file, a copy, a re-indent, code
     rewritten since for another purpose) never turns.
     """
-    t = THRESHOLDS
-    if signals.reverts >= t.reverting and signals.reverts > signals.query_coverage:
-        return "overlap"
+    if overriding_rule(signals, candidate_state, proof, query_state) is not None:
+        return nearby(signals)
     landed = candidate_state == "merged"
-    if signals.backport or (signals.same_author and not landed):
-        # A backport repeats a change on purpose; the author's own open PR is one they know.
-        # The author's own *merged* change is worth naming: the target has it, proven.
-        return _nearby(signals)
-    if landed and (proof.in_query_base or proof.other_line):
-        # Made and undone before this change started, or made on another release line.
-        return _nearby(signals)
-    if proof.own_landing:
-        # Where this change's own commits landed (merged by hand, not recorded as its PR's
-        # landing): this PR is merged; no other change did it first.
-        return _nearby(signals)
-    if landed and proof.after_query:
-        return _nearby(signals)  # this change landed first: a later change cannot have done it
-    if not landed and not signals.same_patch and signals.candidate_coverage < THRESHOLDS.sweeping:
-        # An unmerged branch of which this change is a sliver: a branch that squashed or
-        # merged the target in carries everything; it proves nothing about this change.
-        return _nearby(signals)
-    if (proof.carries_query and query_state == "merged") or proof.via_target:
-        # Its range holds this change's own landed commits, or it got this change by merging
-        # the target branch: none of it is the candidate's own work.
-        return _nearby(signals)
     replay = proof.replay
     identical = signals.same_patch and not replay.already_before
     if replay.complete or identical:
@@ -185,11 +213,11 @@ def proven_verdict(
         return "covered" if is_inside_larger(signals) else "duplicate"
     if replay.partial and landed:
         return "partly-merged"
-    if replay.partial and replay.done_share >= t.contained:
+    if replay.partial and replay.done_share >= THRESHOLDS.contained:
         # An open PR that already makes most of this change (what remains is listed): the
         # same change, as "contained" means elsewhere; there is no landing to rebase onto.
         return "covered" if is_inside_larger(signals) else "duplicate"
-    return _nearby(signals)
+    return nearby(signals)
 
 
 def is_contained(signals: Signals) -> bool:
@@ -206,7 +234,7 @@ def is_inside_larger(signals: Signals) -> bool:
     return is_contained(signals) and signals.candidate_coverage < THRESHOLDS.larger
 
 
-def _nearby(signals: Signals) -> Verdict:
+def nearby(signals: Signals) -> Verdict:
     if (
         signals.query_coverage > 0
         or signals.candidate_coverage > 0

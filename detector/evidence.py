@@ -145,6 +145,11 @@ class Landing:
     title: str
     lines: tuple[str, ...] = ()
 
+    @property
+    def key(self) -> str:
+        """As `ChangeEvidence.key`: `#N` for a PR's landing, else the commit's short id."""
+        return f"#{self.number}" if self.number is not None else self.commit[:10]
+
 
 @dataclass(frozen=True, slots=True)
 class TargetProbe:

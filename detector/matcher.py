@@ -24,6 +24,27 @@ from detector.signals import measure, shared_lines
 
 MAX_LINES_SHOWN = 5
 RECENT_GAP = 100  # PR numbers: "opened shortly before" in the reasons
+# The reason a rule overriding the replay gives (the rules are `decide.overriding_rule`'s; the
+# others, a revert, a backport or the same author, have reasons of their own below).
+_OVERRIDE_REASONS = {
+    "own-landing": (
+        "{other} is where this change's own commits landed: it is merged, not done by another"
+    ),
+    "after-query": "{other} landed after this change did: it cannot have done it first",
+    "undone": (
+        "{other} made this change and is in this change's base: it was undone since, "
+        "so the change is not done"
+    ),
+    "other-line": "{other} landed on {line}, not on this change's branch: a port",
+    "sliver": (
+        "{other}'s branch has this change among much other work (it is {share} of {other}): "
+        "carried along, not made there"
+    ),
+    "carried": (
+        "{other}'s branch carries copies of merged commits, and the target already has this "
+        "change: it came from there"
+    ),
+}
 MAX_REPLAYS = 8  # candidates replayed per check: the few that could decide
 PROVEN_SCORE = 0.95  # a claim the replay proved is shown whatever the shared share
 PARTLY_SCORE = 0.8
@@ -86,70 +107,51 @@ def settle(
     query: Query,
     findings: Iterable[Finding],
     proofs: Mapping[str, Proof],
-    weights: LineWeights,
     landings: Iterable[tuple[ChangeEvidence, Proof]] = (),
 ) -> list[Finding]:
     """Final verdicts where the change could be replayed: a candidate decides only by what its
     replay proved (`proofs`, by candidate key); one that was not replayed does not decide.
     `landings` are target commits the index does not know that the replay showed did it."""
-    settled: list[Finding] = []
-    seen: set[str] = set()
-    for finding in findings:
-        seen.add(finding.candidate.key)
-        proof = proofs.get(finding.candidate.key)
-        settled.append(_proven(query, finding.candidate, finding.signals, proof, weights))
+    settled = [_proven(query, f, proofs.get(f.candidate.key)) for f in findings]
+    seen = {f.candidate.key for f in settled}
     for candidate, proof in landings:
         if candidate.key not in seen:
             seen.add(candidate.key)
-            settled.append(_proven(query, candidate, Signals(), proof, weights))
+            unknown = Finding("related", decide.score(Signals()), candidate, Signals(), ())
+            settled.append(_proven(query, unknown, proof))
     kept = [f for f in settled if f.decides or _any_evidence(f.signals)]
     return fold_identical(rank(kept))
 
 
-def _proven(
-    query: Query,
-    candidate: ChangeEvidence,
-    signals: Signals,
-    proof: Proof | None,
-    weights: LineWeights,
-) -> Finding:
-    score = decide.score(signals)
-    residual: tuple[str, ...] = ()
+def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
+    """`finding` as the replay decides it; without a replay it cannot decide."""
+    candidate, signals = finding.candidate, finding.signals
     if proof is None:
-        verdict = decide.verdict(signals, candidate.state, score)
-        verdict = verdict if verdict not in DECIDING_VERDICTS else decide._nearby(signals)
-    else:
-        replay = proof.replay
-        signals = replace(
-            signals,
-            replayed=True,
-            replay_done=replay.done_share,
-            replay_complete=replay.complete,
+        if not finding.decides:
+            return finding
+        verdict = decide.nearby(signals)
+        return replace(
+            finding, verdict=verdict, reasons=tuple(_reasons(query, candidate, signals, verdict))
         )
-        verdict = decide.proven_verdict(signals, candidate.state, proof, query.change.state)
-        if verdict == "already-merged":
-            signals = replace(signals, on_target=True)
-            score = max(score, PROVEN_SCORE)
-        elif verdict in ("duplicate", "covered"):
-            score = max(score, PROVEN_SCORE)
-        elif verdict == "partly-merged":
-            score = max(score, PARTLY_SCORE)
-        if verdict in DECIDING_VERDICTS:
-            residual = replay.residual
-    shared_removed, shared_added = shared_lines(query.change, candidate)
-    return Finding(
+    replay = proof.replay
+    signals = replace(
+        signals, replayed=True, replay_done=replay.done_share, replay_complete=replay.complete
+    )
+    verdict = decide.proven_verdict(signals, candidate.state, proof, query.change.state)
+    score = finding.score
+    if verdict == "already-merged":
+        signals = replace(signals, on_target=True)
+    if verdict in ("already-merged", "duplicate", "covered"):
+        score = max(score, PROVEN_SCORE)
+    elif verdict == "partly-merged":
+        score = max(score, PARTLY_SCORE)
+    return replace(
+        finding,
         verdict=verdict,
         score=score,
-        candidate=candidate,
         signals=signals,
         reasons=tuple(_reasons(query, candidate, signals, verdict, proof)),
-        shared_removed=_texts(shared_removed, query.line_text, weights),
-        shared_added=_texts(shared_added, query.line_text, weights),
-        shared_files=tuple(sorted(query.change.files & candidate.files)),
-        shared_symbols=tuple(
-            sorted({name for path, name in query.change.symbols & candidate.symbols})
-        ),
-        residual=residual,
+        residual=replay.residual if verdict in DECIDING_VERDICTS else (),
     )
 
 
@@ -273,7 +275,7 @@ def _reasons(
 ) -> Iterable[str]:
     other = candidate.key
     if proof is not None:
-        yield from _replay_reasons(candidate, s, verdict, proof)
+        yield from _replay_reasons(query, candidate, s, verdict, proof)
     if s.same_patch:
         yield f"identical patch to {other}"
     if s.removed_in_candidate:
@@ -343,7 +345,7 @@ def _where(query: Query, hashes: Sequence[int]) -> str:
 
 
 def _replay_reasons(
-    candidate: ChangeEvidence, s: Signals, verdict: str, proof: Proof
+    query: Query, candidate: ChangeEvidence, s: Signals, verdict: str, proof: Proof
 ) -> Iterable[str]:
     """What replaying this change at the candidate showed, in words a maintainer can check
     with `git show`; where a rule overrides the replay, the rule's reason instead."""
@@ -353,39 +355,11 @@ def _replay_reasons(
     where = f"at {replay.commit[:10]}, where {other} landed" if merged else f"at {other}'s head"
     hunks = replay.deciding
     done = sum(1 for h in hunks if h.turned)
+    rule = decide.overriding_rule(s, candidate.state, proof, query.change.state)
     turned = replay.complete or replay.partial
-    if proof.own_landing:
-        yield (
-            f"{other} is where this change's own commits landed: it is merged, not done by another"
-        )
-        return
-    if merged and proof.after_query:
-        yield f"{other} landed after this change did: it cannot have done it first"
-        return
-    if merged and proof.in_query_base:
-        yield (
-            f"{other} made this change and is in this change's base: it was undone since, "
-            "so the change is not done"
-        )
-        return
-    if merged and proof.other_line:
-        yield f"{other} landed on {proof.other_line}, not on this change's branch: a port"
-        return
-    if (
-        turned
-        and not merged
-        and not s.same_patch
-        and s.candidate_coverage < decide.THRESHOLDS.sweeping
-    ):
-        yield (
-            f"{other}'s branch has this change among much other work (it is "
-            f"{_percent(s.candidate_coverage)} of {other}): carried along, not made there"
-        )
-        return
-    if turned and proof.via_target:
-        yield (
-            f"{other}'s branch carries copies of merged commits, and the target already has "
-            "this change: it came from there"
+    if rule in _OVERRIDE_REASONS and (turned or rule not in ("sliver", "carried")):
+        yield _OVERRIDE_REASONS[rule].format(
+            other=other, line=proof.other_line, share=_percent(s.candidate_coverage)
         )
         return
     if turned and proof.carries_query and not merged:

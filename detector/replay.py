@@ -287,6 +287,8 @@ def _replay_file(
             if memo is not None and versions:
                 memo[id(hunk)] = blocks
         weight = sum(1 for line in hunk.lines if not line.trivial and line.hash not in kept)
+        state_before: HunkState
+        state_after: HunkState
         if versions is None:
             state_before = state_after = "new"
         else:

@@ -123,8 +123,10 @@ def landing_pr(subject: str) -> tuple[int | None, str]:
 
 def earlier(when: str | None, than: str | None) -> bool:
     """True when both ISO 8601 times are known and `when` is before `than`."""
+    if not (when and than):
+        return False
     try:
-        return bool(when and than) and instant(when) < instant(than)
+        return instant(when) < instant(than)
     except ValueError:  # an unreadable date decides nothing
         return False
 

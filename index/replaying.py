@@ -9,12 +9,12 @@ decide.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import git
 
-from detector.evidence import ChangeEvidence, Proof
+from detector.evidence import ChangeEvidence, Landing, Proof
 from detector.model import Change, FileChange, NotADiff
 from detector.replay import FileVersions, Replay, replay
 from index import gitsource
@@ -74,16 +74,10 @@ class Replayer:
         # this change can turn there, so it is not read. (A landing the index does not know
         # has no file list: all are read.)
         touched = candidate.files
-        versions = {
-            f.path: FileVersions(
-                base=self._base_of(f),
-                before=self._lines_at(before, f),
-                after=self._lines_at(after, f),
-            )
-            for f in self._files
-            if not touched or f.path in touched or f.old_path in touched
-        }
-        result = replay(self._change, versions, after, self._blocks)
+        files = [
+            f for f in self._files if not touched or f.path in touched or f.old_path in touched
+        ]
+        result = replay(self._change, self._versions(files, before, after), after, self._blocks)
         return self._placed(candidate, after, result)
 
     def _span(self, candidate: ChangeEvidence) -> tuple[str, str] | None:
@@ -188,17 +182,23 @@ class Replayer:
             tip, base = self._history.line_tip, self._history.base
             self._on_target = False
             if tip and base:
-                versions = {
-                    f.path: FileVersions(
-                        base=self._base_of(f),
-                        before=self._base_of(f),
-                        after=self._lines_at(tip, f),
-                    )
-                    for f in self._files
-                }
-                done = replay(self._change, versions, tip)
+                done = replay(self._change, self._versions(self._files, None, tip), tip)
                 self._on_target = done.complete or done.partial
         return self._on_target
+
+    def _versions(
+        self, files: Iterable[FileChange], before: str | None, after: str
+    ) -> dict[str, FileVersions]:
+        """Each file at this change's base and at `before` (None: this change's base too) and
+        `after`."""
+        return {
+            f.path: FileVersions(
+                base=self._base_of(f),
+                before=self._base_of(f) if before is None else self._lines_at(before, f),
+                after=self._lines_at(after, f),
+            )
+            for f in files
+        }
 
     def _base_of(self, file: FileChange) -> list[str] | None:
         """The query's own version of the file, read once, when a replay first needs it."""
@@ -242,23 +242,22 @@ def prove_all(replayer: Replayer, candidates: Iterable[ChangeEvidence]) -> dict[
     return proofs
 
 
-def landing_candidates(landings: Sequence, known: set[str]) -> list[ChangeEvidence]:
-    """Target commits the tip probe named that the index does not hold as candidates."""
-    found = []
-    for landing in landings:
-        key = f"#{landing.number}" if landing.number is not None else landing.commit[:10]
-        if key in known:
-            continue
-        found.append(
-            ChangeEvidence(
-                key=key,
-                number=landing.number,
-                commit=landing.commit,
-                state="merged",
-                title=landing.title,
-            )
+def landing_candidates(
+    landings: Iterable[Landing], known: Mapping[str, ChangeEvidence]
+) -> list[ChangeEvidence]:
+    """The candidates at the target commits the tip probe named: the index's own where it has
+    them, else one made from the landing (a commit the index has not read yet)."""
+    return [
+        known.get(landing.key)
+        or ChangeEvidence(
+            key=landing.key,
+            number=landing.number,
+            commit=landing.commit,
+            state="merged",
+            title=landing.title,
         )
-    return found
+        for landing in landings
+    ]
 
 
 def names_pr(subject: str, number: int | None) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 import git
 
-from detector.evidence import Finding, LineWeights
+from detector.evidence import Finding
 from detector.matcher import Query, match, settle, worth_replaying
 from detector.model import Change, NotADiff
 from index import gitsource, lookup
@@ -165,7 +165,7 @@ def _match_query(
     history = history or QueryHistory(
         base=info.base, head=info.head, line_tip=tip, line_name=info.target
     )
-    return prove(repo, store, settings, query, change, history, findings, weights, dismissed)
+    return prove(repo, store, settings, query, change, history, findings, dismissed)
 
 
 def prove(
@@ -176,38 +176,20 @@ def prove(
     change: Change,
     history: QueryHistory,
     findings: list[Finding],
-    weights: LineWeights,
     dismissed: frozenset[int],
 ) -> list[Finding]:
     """Replay the change at the candidates that could decide, and at the commits the tip
     probe says put it on the target; only what the replay shows decides."""
-    chosen = [f.candidate for f in worth_replaying(findings)]
+    chosen = {f.candidate.key: f.candidate for f in worth_replaying(findings)}
     probe = query.probe
     landings = probe.landings if probe is not None and probe.already_there else ()
-    landing_keys = {
-        f"#{landing.number}" if landing.number is not None else landing.commit[:10]
-        for landing in landings
-    }
-    chosen_keys = {c.key for c in chosen}
-    chosen += [
-        f.candidate
-        for f in findings
-        if f.candidate.key in landing_keys and f.candidate.key not in chosen_keys
-    ]
-    unknown = [
-        c
-        for c in landing_candidates(landings, {f.candidate.key for f in findings})
-        if c.number not in dismissed
-    ]
+    known = {f.candidate.key: f.candidate for f in findings}
+    at_landings = landing_candidates(landings, known)
+    chosen.update((c.key, c) for c in at_landings if c.key in known)
+    unknown = [c for c in at_landings if c.key not in known and c.number not in dismissed]
     replayer = Replayer(repo, change, history, settings, store.landed_patches)
-    proofs = prove_all(replayer, [*chosen, *unknown])
-    return settle(
-        query,
-        findings,
-        proofs,
-        weights,
-        [(c, proofs[c.key]) for c in unknown if c.key in proofs],
-    )
+    proofs = prove_all(replayer, [*chosen.values(), *unknown])
+    return settle(query, findings, proofs, [(c, proofs[c.key]) for c in unknown if c.key in proofs])
 
 
 def check(

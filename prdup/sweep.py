@@ -643,11 +643,10 @@ class _Matcher:
         self._read(store, sharing)
         hashes = query.change.removed | query.change.added
         candidates = [self._shared_with(cid, hashes) for cid in sharing if cid in self.evidence]
-        weights = self.rarity
         dismissed = lookup.dismissed_for(store, number)
-        findings = match(query, candidates, weights, dismissed)
+        findings = match(query, candidates, self.rarity, dismissed)
         if self.source is not None and worth_replaying(findings):
-            findings = self._proven(store, number, query, findings, weights, dismissed)
+            findings = self._proven(store, number, query, findings, dismissed)
         return [
             SweptFinding.from_finding(self.keys[f.candidate.key], f)
             for f in findings
@@ -660,7 +659,6 @@ class _Matcher:
         number: int,
         query: Query,
         findings: list[Finding],
-        weights: LineWeights,
         dismissed: frozenset[int],
     ) -> list[Finding]:
         """`check --pr N`'s replay of the PR at the candidates that could decide."""
@@ -675,9 +673,7 @@ class _Matcher:
         line_tip = pr_line_tip(self.repo, row, self.source.target)
         history = pr_history(row, line_tip, self.source.target)
         settings = self.source.settings
-        return prove(
-            self.repo, store, settings, query, change, history, findings, weights, dismissed
-        )
+        return prove(self.repo, store, settings, query, change, history, findings, dismissed)
 
     def _read(self, store: IndexStore, ids: list[int]) -> None:
         """`lookup.load_evidence` for the candidates not read yet."""
