@@ -349,7 +349,7 @@ def load_evidence(
     terms: dict[int, dict[str, float]] = defaultdict(dict)
     code_terms: dict[int, dict[str, float]] = defaultdict(dict)
 
-    rows: dict[int, dict] = {}
+    rows: dict[int, Any] = {}  # store rows, read by column name
     for chunk in _chunks(list(ids)):
         marks = ",".join("?" * len(chunk))
         for row in store.query(f"SELECT * FROM changes WHERE id IN ({marks})", chunk):

@@ -172,7 +172,7 @@ def _landings_from_pickaxe(
         )
     except git.GitCommandError:
         return []
-    landings = []
+    landings: list[Landing] = []
     for line in output.splitlines()[: MAX_LANDINGS * 3]:
         if len(landings) >= MAX_LANDINGS:
             break
