@@ -158,7 +158,11 @@ Override = Literal[
 
 
 def overriding_rule(
-    signals: Signals, candidate_state: str, proof: Proof, query_state: str = "open"
+    signals: Signals,
+    candidate_state: str,
+    proof: Proof,
+    query_state: str = "open",
+    direct_commit: bool = False,
 ) -> Override | None:
     """Which rule says the candidate cannot be "the same change" whatever its replay shows, if
     one does. One place for these, so the verdict and its reasons never disagree."""
@@ -171,9 +175,10 @@ def overriding_rule(
         # The author's own open PR is one they know; their own *merged* change is worth
         # naming: the target has it, proven.
         return "same-author"
-    if proof.own_landing:
-        # Where this change's own commits landed (merged by hand, not recorded as its PR's
-        # landing): this PR is merged; no other change did it first.
+    if proof.own_landing or (direct_commit and signals.same_author):
+        # Where this change's own commits landed (merged by hand, or rebased onto the target
+        # as its author's commit with no PR of its own): this PR is merged; no other change
+        # did it first.
         return "own-landing"
     if landed and proof.after_query:
         return "after-query"  # this change landed first: a later one cannot have done it
@@ -193,7 +198,11 @@ def overriding_rule(
 
 
 def proven_verdict(
-    signals: Signals, candidate_state: str, proof: Proof, query_state: str = "open"
+    signals: Signals,
+    candidate_state: str,
+    proof: Proof,
+    query_state: str = "open",
+    direct_commit: bool = False,
 ) -> Verdict:
     """The verdict once this change has been replayed at the candidate: "already done" only
     where the candidate's own commit turned this change's hunks from not there to there.
@@ -202,7 +211,7 @@ def proven_verdict(
     replay; the replay decides. What it cannot show (another file, a copy, a re-indent, code
     rewritten since for another purpose) never turns.
     """
-    if overriding_rule(signals, candidate_state, proof, query_state) is not None:
+    if overriding_rule(signals, candidate_state, proof, query_state, direct_commit) is not None:
         return nearby(signals)
     landed = candidate_state == "merged"
     replay = proof.replay

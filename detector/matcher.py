@@ -137,7 +137,8 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
     signals = replace(
         signals, replayed=True, replay_done=replay.done_share, replay_complete=replay.complete
     )
-    verdict = decide.proven_verdict(signals, candidate.state, proof, query.change.state)
+    direct = candidate.number is None
+    verdict = decide.proven_verdict(signals, candidate.state, proof, query.change.state, direct)
     score = finding.score
     if verdict == "already-merged":
         signals = replace(signals, on_target=True)
@@ -355,7 +356,8 @@ def _replay_reasons(
     where = f"at {replay.commit[:10]}, where {other} landed" if merged else f"at {other}'s head"
     hunks = replay.deciding
     done = sum(1 for h in hunks if h.turned)
-    rule = decide.overriding_rule(s, candidate.state, proof, query.change.state)
+    direct = candidate.number is None
+    rule = decide.overriding_rule(s, candidate.state, proof, query.change.state, direct)
     turned = replay.complete or replay.partial
     if rule in _OVERRIDE_REASONS and (turned or rule not in ("sliver", "carried")):
         yield _OVERRIDE_REASONS[rule].format(

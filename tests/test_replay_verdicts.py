@@ -456,6 +456,9 @@ def test_rules_that_override_a_complete_replay():
     assert proven_verdict(signals, "merged", Proof(done), "open") == "already-merged"
     assert proven_verdict(signals, "merged", Proof(done, own_landing=True), "merged") == "overlap"
     assert proven_verdict(signals, "merged", Proof(done, own_landing=True), "open") == "overlap"
+    by_author = Signals(query_coverage=1.0, candidate_coverage=1.0, same_author=True)
+    assert proven_verdict(by_author, "merged", Proof(done), "open", direct_commit=True) == "overlap"
+    assert proven_verdict(by_author, "merged", Proof(done), "open") == "already-merged"
     assert proven_verdict(signals, "merged", Proof(done, after_query=True), "merged") == "overlap"
     assert proven_verdict(signals, "merged", Proof(done, other_line="3.12"), "open") == "overlap"
     assert proven_verdict(signals, "merged", Proof(done, in_query_base=True), "open") == "overlap"
