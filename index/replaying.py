@@ -118,7 +118,12 @@ class Replayer:
             # A landing the index does not know (the query was merged by hand, or its commits
             # were rewritten) leaves the dates: a change merged later did not do it first.
             after_query = after_query or earlier(history.merged_at, candidate.merged_at)
-            if history.line_tip and not gitsource.is_ancestor(repo, after, history.line_tip):
+            rebased = after == candidate.head_commit  # landed as copies git cannot tell apart
+            if (
+                history.line_tip
+                and not rebased
+                and not gitsource.is_ancestor(repo, after, history.line_tip)
+            ):
                 other_line = candidate.branch or "another branch"
             elif (
                 history.line_tip
