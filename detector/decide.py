@@ -180,8 +180,10 @@ def overriding_rule(
         # as its author's commit with no PR of its own): this PR is merged; no other change
         # did it first.
         return "own-landing"
-    if landed and proof.after_query:
-        return "after-query"  # this change landed first: a later one cannot have done it
+    if proof.after_query:
+        # This change landed first: a change that landed later, or was opened later, cannot
+        # have done it first.
+        return "after-query"
     if landed and proof.in_query_base:
         return "undone"  # made, and undone before this change started
     if landed and proof.other_line:

@@ -30,7 +30,7 @@ _OVERRIDE_REASONS = {
     "own-landing": (
         "{other} is where this change's own commits landed: it is merged, not done by another"
     ),
-    "after-query": "{other} landed after this change did: it cannot have done it first",
+    "after-query": "{other} {came} after this change landed: it cannot have done it first",
     "undone": (
         "{other} made this change and is in this change's base: it was undone since, "
         "so the change is not done"
@@ -361,7 +361,10 @@ def _replay_reasons(
     turned = replay.complete or replay.partial
     if rule in _OVERRIDE_REASONS and (turned or rule not in ("sliver", "carried")):
         yield _OVERRIDE_REASONS[rule].format(
-            other=other, line=proof.other_line, share=_percent(s.candidate_coverage)
+            other=other,
+            line=proof.other_line,
+            share=_percent(s.candidate_coverage),
+            came="landed" if merged else "was opened",
         )
         return
     if turned and proof.carries_query and not merged:

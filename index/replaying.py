@@ -134,6 +134,8 @@ class Replayer:
                 # whose base branch no metadata names): that branch having it says nothing.
                 other_line = candidate.branch or history.line_name or "another branch"
         else:
+            # Opened once this change had landed: whatever its branch holds, it came after.
+            after_query = history.merged and earlier(history.merged_at, candidate.created_at)
             carries = any(
                 gitsource.is_ancestor(repo, own, after)
                 for own in dict.fromkeys((history.head, history.landing))

@@ -287,6 +287,19 @@ def _lines_by_change(conn: sqlite3.Connection) -> None:
         )
 
 
+def _fork_points_by_landing(conn: sqlite3.Connection) -> None:
+    """A merged PR that no merge names as a parent was delimited by walking back to a
+    first-parent line, which takes along the upstream commits its branch was cut from when
+    those are not on the line themselves (a branch cut from a side branch): its change is now
+    what the target lacked before the commit that brought it in. Such rows are read again by
+    the next `prdup index`; until then `check` warns that the index is out of date."""
+    if conn.execute("SELECT 1 FROM changes LIMIT 1").fetchone() is not None:
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('reread_all', '1'), "
+            "('derived_stale', '1')"
+        )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -295,6 +308,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _sweep_seen_details,
     _code_words,
     _lines_by_change,
+    _fork_points_by_landing,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -528,3 +528,74 @@ def test_a_backport_with_no_metadata_is_a_port_not_already_done(builder: RepoBui
     assert deciding(found) == []
     [about_60] = [f for f in found if f["pr"] == 60]
     assert any("a port" in reason for reason in about_60["reasons"])
+
+
+def test_a_pr_cut_from_a_merged_side_branch_did_not_do_that_branchs_work(builder: RepoBuilder):
+    """A side branch fixed the pipeline and was merged by hand (no PR). #70 was cut from that
+    branch, not from main, and landed through a later commit of its own branch, so no merge
+    has #70's head as a parent. #70's work is its docs page; the side branch's fix is not #70's,
+    and #71, making the same fix, is not "already done in #70"."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    start = builder.head()
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.checkout("side", start)
+    builder.commit("Ask the offload strategy", fixed)
+    side_tip = builder.commit("Log the strategy", {"pipelines/log.py": "LOG = True\n"})
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "side", "-m", "Merge branch 'side'")
+    builder.git("branch", "-q", "-D", "side")
+    builder.pr_branch(
+        70, [("Document the pipeline", {"docs/pipeline.md": "# Pipeline\n"})], start=side_tip
+    )
+    builder.checkout("pr-70")
+    builder.commit("Polish the docs", {"docs/pipeline.md": "# The pipeline\n"})
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "pr-70", "-m", "Merge branch 'docs'")
+    builder.delete_pr_branch(70)
+    builder.pr_branch(71, [("Use the offload strategy", fixed)], start=start)
+    index(builder)
+
+    code, out, err = run_cli(builder.path, "show", "70")
+    assert code == 0, err
+    assert "docs/pipeline.md" in out and "pipelines/pipeline.py" not in out
+    _, found = check_json(builder.path, "--pr", "71")
+    assert 70 not in {pr for pr, _ in deciding(found)}
+
+
+def test_a_pr_opened_after_a_merged_change_landed_did_not_do_it_first(builder: RepoBuilder):
+    """#80 landed; #81 was opened a month later from a branch that holds a copy of #80's
+    fix (rebased with a conflict resolved, so no patch identity ties the two) beside its own
+    work. Asked about #80, #81 came after: no verdict names it."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    start = builder.head()
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(80, [("Ask the offload strategy", fixed)])
+    builder.merge_pr(80)
+    resolved = {"pipelines/pipeline.py": fixed["pipelines/pipeline.py"] + "# resolved\n"}
+    builder.pr_branch(
+        81,
+        [("Ask the offload strategy", resolved), ("Log it", {"pipelines/log.py": "LOG = 1\n"})],
+        start=start,
+    )
+    prs = [
+        {
+            "number": 80,
+            "state": "MERGED",
+            "createdAt": "2024-01-01T10:00:00Z",
+            "mergedAt": "2024-01-02T10:00:00Z",
+        },
+        {"number": 81, "state": "OPEN", "createdAt": "2024-02-01T10:00:00Z"},
+    ]
+    prs_json = builder.path / "prs.json"
+    prs_json.write_text(json.dumps(prs))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(prs_json))
+    assert code == 0, err
+
+    _, found = check_json(builder.path, "--pr", "80")
+    assert 81 not in {pr for pr, _ in deciding(found)}
+    assert any(
+        "was opened after this change landed" in r
+        for f in found
+        if f["pr"] == 81
+        for r in f["reasons"]
+    )
