@@ -329,6 +329,57 @@ def test_the_same_lines_replaced_with_the_same_names_is_the_same_fix():
     assert not _replayed(DIFF, BEFORE, BEFORE, bumped).complete
 
 
+GO_BEFORE = """func create(err error) error {
+	if err != nil {
+		return fmt.Errorf("create failed: %s", err)
+	}
+	return nil
+}
+"""
+SKIP_EXISTING = """diff --git a/m.go b/m.go
+--- a/m.go
++++ b/m.go
+@@ -3 +3,3 @@
+-		return fmt.Errorf("create failed: %s", err)
++		if awsErr, ok := err.(awserr.Error); ok && awsErr.Code() != "AlreadyExists" {
++			return fmt.Errorf("create failed: %s", err)
++		}
+"""
+
+
+def test_the_same_names_around_another_value_or_the_opposite_test_are_another_change():
+    """Two fixes of one error path: one skips "AlreadyExists", the other reports it; two
+    settings changes: one renames the variable read, the other adds a second one."""
+    reports = GO_BEFORE.replace(
+        '\t\treturn fmt.Errorf("create failed: %s", err)\n',
+        '\t\tif awsErr, ok := err.(awserr.Error); ok && awsErr.Code() == "AlreadyExists" {\n'
+        '\t\t\treturn fmt.Errorf("create failed: %s: it exists", err)\n\t\t}\n'
+        '\t\treturn fmt.Errorf("create failed: %s", err)\n',
+    )
+    assert not _replayed(SKIP_EXISTING, GO_BEFORE, GO_BEFORE, reports).complete
+    skips = GO_BEFORE.replace(
+        '\t\treturn fmt.Errorf("create failed: %s", err)\n',
+        '\t\tif e, ok := err.(awserr.Error); !ok || e.Code() != "AlreadyExists" {\n'
+        '\t\t\treturn fmt.Errorf("create failed: %s", err)\n\t\t}\n',
+    )
+    assert _replayed(SKIP_EXISTING, GO_BEFORE, GO_BEFORE, skips).complete
+
+    settings = 'x = 1\nDefault = env_default("CREDENTIALS", None)\ny = 2\n'
+    rename = """diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -2 +2 @@
+-Default = env_default("CREDENTIALS", None)
++Default = env_default("KEYFILE", None)
+"""
+    also = settings.replace(
+        'env_default("CREDENTIALS", None)', 'multi_env_default(["CREDENTIALS", "KEYFILE_JSON"])'
+    )
+    assert not _replayed(rename, settings, settings, also).complete
+    same = settings.replace('env_default("CREDENTIALS", None)', "env_default('KEYFILE')")
+    assert _replayed(rename, settings, settings, same).complete
+
+
 def test_file_kinds():
     assert file_kind("tests/test_pipeline.py") == "test"
     assert file_kind("pkg/module_test.go") == "test"
