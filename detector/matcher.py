@@ -117,7 +117,10 @@ def settle(
     for candidate, proof in landings:
         if candidate.key not in seen:
             seen.add(candidate.key)
-            unknown = Finding("related", decide.score(Signals()), candidate, Signals(), ())
+            # The index has no lines of it to compare; who wrote it is still known (a PR's
+            # author landing its own change by hand is not another change).
+            signals = Signals(same_author=bool(query.change.identities & candidate.identities))
+            unknown = Finding("related", decide.score(signals), candidate, signals, ())
             settled.append(_proven(query, unknown, proof))
     kept = [f for f in settled if f.decides or _any_evidence(f.signals)]
     return fold_identical(rank(kept))
@@ -253,6 +256,7 @@ def _any_evidence(s: Signals) -> bool:
         or s.shared_issue
         or s.text_similarity >= 0.1
         or s.code_similarity >= 0.1
+        or s.replay_done > 0  # the replay found some of it there (its own landing, say)
     )
 
 

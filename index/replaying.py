@@ -105,10 +105,13 @@ class Replayer:
         repo = self._repo
         after_query = own_landing = False
         if candidate.number is None:
-            # A commit with no PR of its own that holds this change's head, or whose subject
-            # names it ("Merge branch 'hotfix/#6464-...'"): this change's own landing.
-            own_landing = names_pr(candidate.title, history.number) or bool(
-                history.head and gitsource.is_ancestor(repo, history.head, after)
+            # A commit with no PR of its own that holds this change's head, or whose message
+            # names it ("Merge branch 'hotfix/#6464-...'", "Closes #6464"): this change's own
+            # landing.
+            own_landing = (
+                names_pr(candidate.title, history.number)
+                or (history.number is not None and f"#{history.number}" in candidate.issues)
+                or bool(history.head and gitsource.is_ancestor(repo, history.head, after))
             )
         if candidate.state == "merged":
             if history.base:
@@ -262,6 +265,9 @@ def landing_candidates(
             commit=landing.commit,
             state="merged",
             title=landing.title,
+            author=landing.author,
+            author_email=landing.author_email,
+            issues=frozenset(f"#{number}" for number in landing.mentions),
         )
         for landing in landings
     ]

@@ -650,3 +650,23 @@ def test_a_pr_opened_after_a_merged_change_landed_did_not_do_it_first(builder: R
         if f["pr"] == 81
         for r in f["reasons"]
     )
+
+
+def test_a_commit_landing_the_prs_own_change_after_the_index_is_not_another_change(
+    builder: RepoBuilder,
+):
+    """After the last index run, a maintainer landed #90's change by hand, re-authored, with
+    "Closes #90" in its message, and cherry-picked #91's commit (its author kept). Neither
+    commit is known to the index; the tip probe finds them. Each is its PR's own landing."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE, "notes.py": "A = 1\n"})
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(90, [("Ask the offload strategy", fixed)])
+    head_91 = builder.pr_branch(91, [("Raise the note", {"notes.py": "A = 2\n"})])
+    index(builder)
+    builder.commit("pipeline: ask the offload strategy\n\nCloses #90", fixed)
+    builder.git("cherry-pick", head_91)
+
+    for number in (90, 91):
+        _, found = check_json(builder.path, "--pr", str(number))
+        assert deciding(found) == [], found
+        assert any("own commits landed" in r for f in found for r in f["reasons"]), found
