@@ -194,8 +194,11 @@ def overriding_rule(
         return "sliver"
     if proof.via_target:
         return "carried"  # copies of merged commits brought it, not the candidate's own work
-    if proof.carries_query and query_state == "merged":
-        return "carries-query"  # its range holds this change's own landed commits
+    if proof.carries_query and query_state != "closed":
+        # Its branch holds this change's own commits: built on this change (stacked), or
+        # carrying it along after it landed. Only a PR that took over an abandoned (closed)
+        # change and finished it is that change done by another.
+        return "carries-query"
     return None
 
 

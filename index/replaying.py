@@ -56,6 +56,8 @@ class Replayer:
         self._settings = settings
         self._landed_patches = landed_patches  # which of these patches some merged change has
         self._on_target: bool | None = None
+        self._own_patches: set[str] | None = None  # of this change's own commits, once read
+        self._patches: dict[tuple[str, str], set[str]] = {}
         self._blobs = gitsource.BlobReader(repo)
         self._history = history
         self._files = [f for f in change.files if f.hunks and f.status != "binary"][:MAX_FILES]
@@ -143,7 +145,7 @@ class Replayer:
                 gitsource.is_ancestor(repo, own, after)
                 for own in dict.fromkeys((history.head, history.landing))
                 if own
-            )
+            ) or self._carries_copies(candidate, after)
         return Proof(
             replay=result,
             in_query_base=bool(in_base),
@@ -153,6 +155,18 @@ class Replayer:
             after_query=after_query,
             own_landing=own_landing,
         )
+
+    def _carries_copies(self, candidate: ChangeEvidence, head: str) -> bool:
+        """The candidate's range holds copies of this change's own commits (cherry-picked or
+        rebased) beside work of its own. A range that is nothing but such copies is this
+        change proposed again: that is a duplicate, not a carrier."""
+        history = self._history
+        if not (candidate.base_commit and history.base and history.head):
+            return False
+        if self._own_patches is None:
+            self._own_patches = self._range_patches(history.base, history.head)
+        theirs = self._range_patches(candidate.base_commit, head)
+        return bool(self._own_patches & theirs) and bool(theirs - self._own_patches)
 
     def _via_target(self, candidate: ChangeEvidence, head: str) -> bool:
         """The open candidate's range holds copies of commits already merged (a rebase that
@@ -169,6 +183,12 @@ class Replayer:
         return bool(copies) and bool(patches - copies)
 
     def _range_patches(self, base: str, head: str) -> set[str]:
+        """Patch ids of the commits in `base..head` (the newest 100), read once per range."""
+        if (base, head) not in self._patches:
+            self._patches[base, head] = self._read_range_patches(base, head)
+        return self._patches[base, head]
+
+    def _read_range_patches(self, base: str, head: str) -> set[str]:
         try:
             listed = self._repo.git.rev_list(
                 "--no-merges", "--parents", f"--max-count={MAX_RANGE_COMMITS}", f"{base}..{head}"

@@ -670,3 +670,35 @@ def test_a_commit_landing_the_prs_own_change_after_the_index_is_not_another_chan
         _, found = check_json(builder.path, "--pr", str(number))
         assert deciding(found) == [], found
         assert any("own commits landed" in r for f in found for r in f["reasons"]), found
+
+
+def test_a_pr_built_on_another_or_carrying_its_commits_does_not_make_it_a_duplicate(
+    builder: RepoBuilder,
+):
+    """#101 is stacked on open #100; #102 cherry-picked #100's commit under its own work. Both
+    carry #100 along: #100 is no duplicate of either. #103 is nothing but a copy of #100's
+    commit: the same change proposed again, still named."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    head_100 = builder.pr_branch(100, [("Ask the offload strategy", fixed)])
+    builder.pr_branch(101, [("Log it", {"pipelines/log.py": "LOG = 1\n"})], start=head_100)
+    builder.pr_branch(102, [("Trace it", {"pipelines/trace.py": "TRACE = 1\n"})])
+    builder.checkout("pr-102")
+    builder.git("cherry-pick", head_100)
+    builder.git("update-ref", "refs/pull/102/head", "HEAD")
+    builder.pr_branch(103, [])
+    builder.checkout("pr-103")
+    builder.git("cherry-pick", head_100)
+    builder.git("commit", "-q", "--amend", "--no-edit", "--author", "Contributor 103 <c@e.org>")
+    builder.git("update-ref", "refs/pull/103/head", "HEAD")
+    builder.checkout("main")
+    for number in (100, 101, 102, 103):
+        builder.delete_pr_branch(number)  # as in a clone: the PRs are refs/pull/N/head only
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "100")
+    named = dict(deciding(found))
+    assert 101 not in named and 102 not in named, found
+    assert named.get(103) == "duplicate", found
+    carried = {f["pr"] for f in found if any("carries this change" in r for r in f["reasons"])}
+    assert {101, 102} <= carried, found
