@@ -495,6 +495,46 @@ class Indexer:
             self.store.delete_change(row["commit_id"])
             self._mark_changed()
 
+    def match_closing(self) -> None:
+        """A PR that a target commit says it closes (`Closes #N`, as projects that land PRs
+        by rebasing with rewritten messages write) and that makes part of that PR's change is
+        landed there, when git knows no other landing for it: a rewritten commit shares no
+        sha and often no whole patch with the PR's head.
+
+        Only a commit that landed after the PR was opened, and only a PR with no landing yet:
+        a commit closing a PR it merely supersedes still made that PR's change, and one that
+        only mentions a PR shares no changed line with it.
+        """
+        rows = self.store.query(
+            "SELECT p.number, p.created_at, c.id AS commit_id, c.sha, c.merged_at, c.target "
+            "FROM issue_refs r "
+            "JOIN changes c ON c.id = r.change_id AND c.kind = 'commit' "
+            "JOIN changes p ON p.kind = 'pr' AND r.issue = '#' || p.number "
+            "WHERE p.merge_commit IS NULL AND p.status = 'indexed' "
+            "AND (p.state != 'merged' OR p.sha = p.head_sha) "
+            "AND EXISTS (SELECT 1 FROM lines a JOIN lines b ON b.hash = a.hash "
+            "AND b.side = a.side WHERE a.change_id = p.id AND b.change_id = c.id) "
+            "ORDER BY c.merged_at"
+        )
+        landed: set[int] = set()
+        for row in rows:
+            if row["number"] in landed or earlier(row["merged_at"], row["created_at"]):
+                continue
+            landed.add(row["number"])
+            self.store.update_metadata(
+                row["number"],
+                {
+                    "state": "merged",
+                    "source": "closes",
+                    "merge_commit": row["sha"],
+                    "merged_at": row["merged_at"],
+                    "target": row["target"],
+                },
+                (),
+            )
+            self.store.delete_change(row["commit_id"])
+            self._mark_changed()
+
 
 class ForkPoints:
     """Where each PR head leaves the branches: its change is `base..head`.
@@ -788,6 +828,7 @@ def index_repository(
         indexer.index_pull_refs(names, only_numbers)
         indexer.apply_metadata_only()
         indexer.match_rebased()
+        indexer.match_closing()
         indexer.fill_author_emails()
         if indexer.changed:
             report("lookup indexes and code words", 0, None)
