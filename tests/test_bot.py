@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from index.indexer import index_repository
+from index.schema import SCHEMA_VERSION
 from index.store import IndexStore
 from prdup.checking import check
 from prdup.comment import (
@@ -704,7 +705,9 @@ def test_the_documented_workflow_filters_comments_and_closed_prs_at_the_job_leve
     assert "github.event.issue.pull_request" in condition
     assert "== 'open'" in condition
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
-    assert triggers["issue_comment"] == {"types": ["created"]}
+    assert triggers["issue_comment"] == {"types": ["created", "edited", "deleted"]}
+    # Removing the label takes its dismissals back at once.
+    assert {"labeled", "unlabeled"} <= set(triggers["pull_request_target"]["types"])
     # A workflow-level group would let a filtered-out comment cancel the PR's run in progress.
     assert "concurrency" not in workflow and "concurrency" in workflow["jobs"]["prdup"]
 
@@ -931,3 +934,35 @@ def test_a_label_and_a_command_on_the_same_pair_are_taken_back_separately(
 
     assert pairs(db_path) == {(21, 20), (20, 21)}  # the command on #20 still says so
     assert 20 not in reported(story, db_path, 21)
+
+
+def test_dismissals_of_an_older_index_keep_counting_and_a_label_still_takes_its_own_back(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    """An index from before dismissals knew their source: rows by "label" are the label's,
+    the others a command's; an import interrupted then is listed again from its oldest PR."""
+    index(story, db_path)
+    with IndexStore(db_path) as store:
+        store.conn.executescript(
+            f"""
+            DROP TABLE dismissals;
+            DROP TABLE github_pulls;
+            DROP TABLE acknowledged_commands;
+            CREATE TABLE dismissals (number INTEGER NOT NULL, other INTEGER NOT NULL, by TEXT,
+                at TEXT, PRIMARY KEY (number, other));
+            INSERT INTO dismissals VALUES (21, 20, 'label', NULL), (20, 21, 'label', NULL),
+                (22, 20, 'maint', NULL), (20, 22, 'maint', NULL);
+            INSERT INTO meta VALUES ('{watermark_key(REPO)}', '2024-03-05T00:00:00Z'),
+                ('github:{REPO}:pending', '[[22, "2024-01-01T22:00:00Z", "t", "open"]]');
+            UPDATE meta SET value = '{SCHEMA_VERSION - 1}' WHERE key = 'schema_version';
+            """
+        )
+
+    assert 20 not in reported(story, db_path, 21)  # opening it migrates the table
+    assert set(import_metadata(REPO, story.path, db_path, client=client)) == {22}
+    server.set_labels(21, [])
+    comment_on_pull(client, 21, story.path, db_path)
+
+    assert pairs(db_path) == {(22, 20), (20, 22)}
+    with IndexStore(db_path) as store:
+        assert store.get_meta(f"github:{REPO}:pending") is None
