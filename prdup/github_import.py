@@ -140,9 +140,11 @@ def _commands(
     client: GitHubClient, comments: list[Comment]
 ) -> list[tuple[int, list[dismissals.Dismissal]]]:
     """What each comment dismisses now, as maintainers' commands on the PR it is on."""
-    if client.authenticated and any(COMMAND_PATTERN.search(c.body) for c in comments):
+    commanding = [c for c in comments if COMMAND_PATTERN.search(c.body)]
+    if client.authenticated and commanding:
         # Hidden (minimized) comments are no commands; only GraphQL says which are hidden.
-        comments = client.with_minimized(comments)
+        shown = {c.id: c for c in client.with_minimized(commanding)}
+        comments = [shown.get(c.id, c) for c in comments]
     return [
         (c.id, reply_dismissals(c.issue, [c], None) if c.issue is not None else [])
         for c in comments

@@ -873,8 +873,17 @@ def test_a_maintainers_command_survives_a_fresh_index_and_a_strangers_never_coun
     stranger = github_env.add_comment(
         22, "/prdup not-duplicate 20", author="eve", created_at="2024-04-01T00:00:01Z"
     )
+    github_env.add_comment(
+        22,
+        "/prdup not-duplicate 20",
+        author="maint",
+        association="OWNER",
+        created_at="2024-04-01T00:00:02Z",
+        minimized="OUTDATED",
+    )
     index_from_github(story, db_path)
-    assert pairs(db_path) == {(21, 20), (20, 21)}  # the stranger's (22, 20) is not there
+    # Neither the stranger's (22, 20) nor the one a maintainer hid.
+    assert pairs(db_path) == {(21, 20), (20, 21)}
 
     run = comment_on_pull(client, 21, story.path, db_path)  # the run the reply triggers
 
