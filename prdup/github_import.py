@@ -105,32 +105,41 @@ def _imported(pull: PullRequestMeta) -> ImportedPull:
 def _list_pulls(
     client: GitHubClient, record: GitHubRecord, count: ImportCount, progress: Progress
 ) -> dict[int, PullMetadata]:
-    """Read the listing of updated PRs to its end, a page per transaction; returns them.
+    """Read the PRs updated since the last import, a page per transaction; returns them.
 
-    A listing resumed from an earlier run is followed by a new one, for what was updated
-    while the import waited for the rate limit.
+    A listing an earlier run left unfinished is read to its end first, then a new one lists
+    what was updated while the import waited for the rate limit.
     """
     listed: dict[int, PullMetadata] = {}
-    listing = record.listing()
-    again = listing is not None
-    while True:
-        listing = listing or record.new_listing()
-        ended = False
-        while not ended:
-            page = client.pulls_page(listing.next_page)
-            stop = listing.stop_before
-            kept = [p for p in page if not (stop and p.updated_at and p.updated_at < stop)]
-            ended = len(kept) < len(page) or len(page) < client.per_page
-            newest = max([listing.newest or "", *(p.updated_at or "" for p in kept)]) or None
-            listing = PullListing(listing.next_page + 1, newest, stop)
-            record.save_pull_page([_imported(p) for p in kept], listing, ended)
-            listed.update((p.number, pull_metadata(p)) for p in kept)
-            count.pulls += len(kept)
-            count.pull_pages += 1
-            progress("GitHub: pull requests", count.pulls, None)
-        if not again:
-            return listed
-        listing, again = None, False
+    unfinished = record.listing()
+    if unfinished is not None:
+        _read_listing(client, record, unfinished, listed, count, progress)
+    _read_listing(client, record, record.new_listing(), listed, count, progress)
+    return listed
+
+
+def _read_listing(
+    client: GitHubClient,
+    record: GitHubRecord,
+    listing: PullListing,
+    listed: dict[int, PullMetadata],
+    count: ImportCount,
+    progress: Progress,
+) -> None:
+    """Page by page until the first PR updated before the listing's stop (or the last page)."""
+    ended = False
+    while not ended:
+        page = client.pulls_page(listing.next_page)
+        stop = listing.stop_before
+        kept = [p for p in page if not (stop and p.updated_at and p.updated_at < stop)]
+        ended = len(kept) < len(page) or len(page) < client.per_page
+        newest = max([listing.newest or "", *(p.updated_at or "" for p in kept)]) or None
+        listing = PullListing(listing.next_page + 1, newest, stop)
+        record.save_pull_page([_imported(p) for p in kept], listing, ended)
+        listed.update((p.number, pull_metadata(p)) for p in kept)
+        count.pulls += len(kept)
+        count.pull_pages += 1
+        progress("GitHub: pull requests", count.pulls, None)
 
 
 # ----------------------------------------------------------------------------------- comments
