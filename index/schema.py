@@ -300,6 +300,65 @@ def _fork_points_by_landing(conn: sqlite3.Connection) -> None:
         )
 
 
+def _dismissals_from_github(conn: sqlite3.Connection) -> None:
+    """Dismissals remember which GitHub fact made them (the label on a PR, or a maintainer's
+    command comment), so removing the label or the comment undoes exactly those; the metadata
+    an import fetched waits in `github_pulls` until the indexer has applied it, so an import
+    interrupted by a rate limit keeps every page. Rows from before know no source: a row by
+    "label" is taken as the label's, any other as a command's."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(dismissals)")}
+    if "source" not in columns:
+        conn.executescript(
+            """
+            CREATE TABLE dismissals_by_source (
+                number INTEGER NOT NULL,
+                other INTEGER NOT NULL,
+                by TEXT,
+                at TEXT,
+                -- 'label': PR `pr` carries the label; 'command': comment `comment_id` on PR
+                -- `pr` says so. 0: recorded before prdup kept where a dismissal came from.
+                source TEXT NOT NULL,
+                pr INTEGER NOT NULL DEFAULT 0,
+                comment_id INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (number, other, source, pr, comment_id)
+            );
+            INSERT INTO dismissals_by_source(number, other, by, at, source)
+                SELECT number, other, by, at,
+                       CASE WHEN by = 'label' THEN 'label' ELSE 'command' END
+                FROM dismissals;
+            DROP TABLE dismissals;
+            ALTER TABLE dismissals_by_source RENAME TO dismissals;
+            """
+        )
+    conn.executescript(
+        """
+        CREATE INDEX IF NOT EXISTS dismissals_pr ON dismissals(pr, source);
+        CREATE INDEX IF NOT EXISTS dismissals_comment ON dismissals(comment_id);
+        -- Command comments the bot has reacted to (so it reacts once).
+        CREATE TABLE IF NOT EXISTS acknowledged_commands (comment_id INTEGER PRIMARY KEY);
+        -- PR metadata as GitHub listed it, kept page by page until the index reflects it and
+        -- a `prdup: not a duplicate` label on it is recorded.
+        CREATE TABLE IF NOT EXISTS github_pulls (
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            title TEXT,
+            body TEXT,
+            state TEXT,
+            created_at TEXT,
+            closed_at TEXT,
+            merged_at TEXT,
+            head_sha TEXT,
+            base_ref TEXT,
+            author TEXT,
+            updated_at TEXT,
+            not_duplicate INTEGER NOT NULL DEFAULT 0,
+            label_recorded INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (repo, number)
+        );
+        """
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -309,6 +368,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _code_words,
     _lines_by_change,
     _fork_points_by_landing,
+    _dismissals_from_github,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
