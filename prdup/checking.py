@@ -47,6 +47,8 @@ class CheckResult:
     query: QueryInfo
     findings: list[Finding] = field(default_factory=list)
     warnings: tuple[str, ...] = ()
+    # The checked change, where it was read: where its lines sit, for annotations and SARIF.
+    change: Change | None = field(default=None, compare=False, repr=False)
 
     def shown(self, min_score: float, top: int | None) -> list[Finding]:
         kept = [f for f in self.findings if f.score >= min_score]
@@ -255,7 +257,7 @@ def _check_diff(
         removed=change.removed_count,
     )
     findings = check_change(store, repo, change, info, settings)
-    return CheckResult(info, findings, index_warnings(store))
+    return CheckResult(info, findings, index_warnings(store), change)
 
 
 def _check_branch(
@@ -300,7 +302,7 @@ def _check_branch(
         author_email=author_email,
     )
     warnings = _stale_warning(repo, store, target, tip) + index_warnings(store)
-    return CheckResult(info, findings, warnings)
+    return CheckResult(info, findings, warnings, change)
 
 
 def _check_pr(
@@ -359,7 +361,27 @@ def _check_pr(
         history,
         load_change=(lambda: pr_change(repo, row, settings)) if repo is not None else None,
     )
-    return CheckResult(info, findings, index_warnings(store))
+    return CheckResult(info, findings, index_warnings(store), change)
+
+
+def with_change(
+    result: CheckResult,
+    repo_path: str | Path = ".",
+    db_path: str | Path | None = None,
+    settings: Settings | None = None,
+) -> CheckResult:
+    """`result` carrying the checked change, read now if the check did not need it (a merged
+    PR's own diff is read only for a replay): annotations and SARIF point at its lines."""
+    if result.change is not None or result.query.kind != "pr" or result.query.number is None:
+        return result
+    repo = gitsource.open_repository(repo_path)
+    store = open_index(repo, db_path)
+    try:
+        row = store.change_row(result.query.number)
+    finally:
+        store.close()
+    change = pr_change(repo, row, settings or Settings()) if row is not None else None
+    return replace(result, change=change)
 
 
 def pr_line_tip(repo: git.Repo, row: Mapping[str, Any], target: str | None) -> str | None:

@@ -95,6 +95,7 @@ class BotRun:
     body: str | None
     dismissals: tuple[Dismissal, ...] = ()
     note: str | None = None
+    reported: tuple[Finding, ...] = ()  # what `body` reports: the action's outputs name them
 
 
 # --------------------------------------------------------------------------------------------------
@@ -458,11 +459,14 @@ def comment_on_pull(
             labelled = record_dismissals(store, labelled)
         body = None
     dismissed = tuple(replies + labelled)
+    reported = tuple(reported_findings(result, settings.min_score, settings.top)) if body else ()
     try:
         action = sync_comment(client, number, body, login, comments=comments, on_resolve=on_resolve)
     except WriteForbidden as error:
-        return BotRun("skipped", body, dismissed, note=f"could not post: {error}")
-    return BotRun(action, body, dismissed)
+        return BotRun(
+            "skipped", body, dismissed, note=f"could not post: {error}", reported=reported
+        )
+    return BotRun(action, body, dismissed, reported=reported)
 
 
 def _acknowledge(client: GitHubClient, accepted: Sequence[Dismissal]) -> None:
