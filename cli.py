@@ -242,9 +242,10 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
 from prdup.commands_bot import comment  # noqa: E402
 
 main.add_command(comment)
-from prdup.commands_sweep import sweep  # noqa: E402
+from prdup.commands_sweep import dashboard, sweep  # noqa: E402
 
 main.add_command(sweep)
+main.add_command(dashboard)
 from prdup.commands_hook import pre_push  # noqa: E402
 
 main.add_command(pre_push)

@@ -39,6 +39,7 @@ from github.GithubException import (
     RateLimitExceededException,
     UnknownObjectException,
 )
+from github.Issue import Issue
 from github.IssueComment import IssueComment
 from github.PullRequest import PullRequest
 from urllib3.util.retry import Retry
@@ -81,6 +82,17 @@ class Comment:
     association: str | None = None  # GitHub's author_association: OWNER, MEMBER, NONE...
     node_id: str | None = None  # the GraphQL id, to ask what REST does not say (minimized)
     minimized: bool = False  # hidden by a maintainer; only known after `with_minimized`
+
+
+@dataclass(frozen=True, slots=True)
+class IssueMeta:
+    """An issue as the sweep's dashboard needs it."""
+
+    number: int
+    title: str
+    body: str
+    state: str  # "open" | "closed"
+    author: str | None
 
 
 class GitHubError(PrdupError):
@@ -250,6 +262,16 @@ def _comment(c: IssueComment) -> Comment:
         created_at=_iso(c.created_at),
         association=c.author_association,
         node_id=c.node_id,
+    )
+
+
+def _issue(issue: Issue) -> IssueMeta:
+    return IssueMeta(
+        number=issue.number,
+        title=issue.title or "",
+        body=issue.body or "",
+        state=issue.state,
+        author=issue.user.login if issue.user is not None else None,
     )
 
 
@@ -447,6 +469,29 @@ class GitHubClient:
         with self._errors(f"labels of #{number} in {self.repo}"):
             return tuple(label.name for label in self._repo.get_issue(number).get_labels())
 
+    # ------------------------------------------------------------------ issues (the dashboard)
+
+    def labelled_issues(self, label: str) -> list[IssueMeta]:
+        """Issues (not pull requests) carrying `label`, open and closed, oldest first.
+
+        A label narrows the listing to a page, where listing every issue of a busy repository
+        would take hundreds.
+        """
+        with self._errors(f"issues labelled {label!r} in {self.repo}"):
+            found = self._repo.get_issues(
+                state="all", labels=[label], sort="created", direction="asc"
+            )
+            return [_issue(issue) for issue in found if issue.pull_request is None]
+
+    def create_issue(self, title: str, body: str, labels: tuple[str, ...] = ()) -> IssueMeta:
+        with self._errors(f"an issue in {self.repo}", action="creating"):
+            return _issue(self._repo.create_issue(title=title, body=body, labels=list(labels)))
+
+    def update_issue(self, number: int, body: str) -> None:
+        with self._errors(f"issue #{number} in {self.repo}", action="updating"):
+            # A lazy Issue: PATCH /repos/{owner}/{repo}/issues/{number} without a GET first.
+            Issue(self._repo.requester, url=f"{self._repo.url}/issues/{number}").edit(body=body)
+
     # ---------------------------------------------------------------------------------- internals
 
     def _issue_comment(self, comment_id: int) -> IssueComment:
@@ -550,6 +595,7 @@ __all__ = [
     "Comment",
     "GitHubClient",
     "GitHubError",
+    "IssueMeta",
     "PullRequestMeta",
     "RateLimited",
     "WriteForbidden",
