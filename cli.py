@@ -239,9 +239,10 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
 
 
 # --- commands defined in other modules are registered below, one line each ---
-from prdup.commands_bot import comment  # noqa: E402
+from prdup.commands_bot import comment, pr_refspecs  # noqa: E402
 
 main.add_command(comment)
+main.add_command(pr_refspecs)
 from prdup.commands_sweep import dashboard, sweep  # noqa: E402
 
 main.add_command(sweep)

@@ -189,6 +189,16 @@ def prove(
     at_landings = landing_candidates(landings, known)
     chosen.update((c.key, c) for c in at_landings if c.key in known)
     unknown = [c for c in at_landings if c.key not in known and c.number not in dismissed]
+    if settings.fetch_remote:
+        gitsource.fetch_missing_pull_heads(
+            repo,
+            settings.fetch_remote,
+            [
+                (c.number, c.head_commit)
+                for c in [*chosen.values(), *unknown]
+                if c.state != "merged" and c.number is not None and c.head_commit
+            ],
+        )
     replayer = Replayer(repo, change, history, settings, store.landed_patches)
     proofs = prove_all(replayer, [*chosen.values(), *unknown])
     return settle(query, findings, proofs, [(c, proofs[c.key]) for c in unknown if c.key in proofs])
@@ -344,6 +354,8 @@ def _check_pr(
     line_tip = pr_line_tip(repo, row, target) if repo is not None else None
     change: Change | None = None
     tip: str | None = None
+    if repo is not None and settings.fetch_remote and row["state"] != "merged":
+        gitsource.fetch_missing_pull_heads(repo, settings.fetch_remote, [(number, row["head_sha"])])
     if repo is not None and row["state"] != "merged":
         # The tip probe looks for landings the index does not know; it reads the diff now.
         # A merged PR's own landing is known: its diff is read only if a replay needs it.

@@ -112,3 +112,45 @@ def comment(
         pr=str(numbers[0]) if numbers else "",
         prs=json.dumps(numbers),
     )
+
+
+@click.command("pr-refspecs")
+@repo_option
+@db_option
+@click.option(
+    "--github",
+    "github_repo",
+    metavar="OWNER/REPO",
+    help="The repository whose PRs to ask about (default: $GITHUB_REPOSITORY).",
+)
+@click.option(
+    "--pr", "always", type=int, multiple=True, help="Fetch this PR's head too; repeatable."
+)
+@click.option("--open", "open_prs", is_flag=True, help="Fetch every open PR's head too.")
+@handles_errors
+def pr_refspecs(
+    repo_path: Path,
+    db_path: Path | None,
+    github_repo: str | None,
+    always: tuple[int, ...],
+    open_prs: bool,
+) -> None:
+    """Print the refspecs of the PR heads to fetch before 'prdup index --github': those that
+    changed since the index's last import (every one on a first run).
+
+    For a CI runner that restores the index from a cache: pipe the output to
+    `git fetch --no-tags origin --stdin`.
+    """
+    from prdup.fetch_plan import plan_fetch
+
+    github_repo = github_repo or os.environ.get("GITHUB_REPOSITORY")
+    if not github_repo:
+        raise click.UsageError("give --github OWNER/REPO (or set GITHUB_REPOSITORY)")
+    plan = plan_fetch(github_repo, repo_path, db_path, always=always, open_prs=open_prs)
+    for refspec in plan.refspecs:
+        click.echo(refspec)
+    if plan.first_run:
+        why = "every PR head: the index has no earlier import to compare with"
+    else:
+        why = f"{len(plan.refspecs)} PR head(s), {plan.changed} changed since the last import"
+    click.echo(f"prdup: to fetch: {why}", err=True)

@@ -230,7 +230,7 @@ def dashboard(
     import os
 
     from index.config import load_settings
-    from prdup.cli_support import job_summary
+    from prdup.cli_support import job_summary, step_outputs
     from prdup.dashboard import sync_dashboard
     from prdup.github import GitHubClient
     from prdup.sweep import stderr_progress
@@ -259,6 +259,7 @@ def dashboard(
     click.echo(f"{summary_line(result)}", err=True)
     click.echo(line)
     job_summary(f"**prdup**: {line}")
+    step_outputs(dashboard=run.action, issue=str(run.issue) if run.issue is not None else "")
 
 
 def _run_url() -> str | None:
