@@ -112,8 +112,9 @@ def _done(result: SweepResult) -> list[list[str]]:
     for done in result.already_done:
         by = _link(done.by, done.commit)
         found = result.evidence(done.pr, done.by) if done.by is not None else None
-        if found is None:
-            found = next((f for f in result.findings.get(done.pr, []) if f.pr == done.by), None)
+        if found is None:  # done by a direct commit: its finding names the commit
+            mine = result.findings.get(done.pr, [])
+            found = next((f for f in mine if f.pr is None and f.commit == done.commit), None)
         by_state = f" ({_state(result, done.by)})" if done.by is not None else ""
         line = (
             f"- {_link(done.pr)} ({_state(result, done.pr)}): already done by {by}{by_state}, "

@@ -8,9 +8,11 @@ repository, standing in for GitHub's git side; the fake GitHub answers its API.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,7 @@ from prdup.fetch_plan import ALL_PULL_HEADS, plan_fetch
 from prdup.github import GitHubClient
 from prdup.github_import import import_metadata
 from tests.fake_github import FakeGitHub
-from tests.repo_builder import RepoBuilder, run_cli
+from tests.repo_builder import RepoBuilder, run_cli, run_in
 from tests.test_bot import FIX_20, FIX_21, LEGACY, PIPELINE, REPO, ROOT, TOKEN
 
 SHA_PIN = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
@@ -255,3 +257,47 @@ def test_the_action_runs_a_sweep_on_any_event_and_refuses_an_unknown_command(tmp
     with pytest.raises(subprocess.CalledProcessError) as failed:
         _decide(tmp_path, COMMAND="sweap")
     assert failed.value.returncode == 2  # a broken configuration fails the job
+
+
+def _run_step(name: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run one of the action's script steps as the runner would, with prdup on the PATH."""
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    [step] = [s for s in action["runs"]["steps"] if s.get("name") == name]
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    return subprocess.run(
+        ["bash", "-e", "-c", step["run"]],
+        cwd=cwd,
+        env={**run_in(cwd), "PATH": path, **env},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_the_fetch_step_fetches_all_heads_first_then_only_what_changed(
+    origin: RepoBuilder, db_path: Path, github: FakeGitHub, client: GitHubClient, tmp_path: Path
+):
+    env = {
+        "GITHUB_API_URL": github.url,
+        "GITHUB_TOKEN": TOKEN,
+        "COMMAND": "comment",
+        "REPO": REPO,
+        "PR": "21",
+        "RUNNER_TEMP_DIR": str(tmp_path),
+        "PRDUP_DB": str(db_path),
+    }
+    first = _runner_clone(origin, tmp_path / "first")
+    _run_step("Fetch the pull request heads that changed", first.path, **env)
+    assert _refs(first) == {f"refs/pull/{n}/head" for n in (20, 21, 22)}
+
+    _cached_index(origin, client, db_path)
+    head = origin.pr_branch(22, [("Typo", {"README.md": "Fully.\n"})], start="refs/pull/22/head")
+    github.add_pull(22, updated_at="2024-03-01T00:00:00Z", head_sha=head, author="contributor22")
+    github.add_pull(23, updated_at="2024-03-02T00:00:00Z", head_sha="f" * 40)  # ref gone
+    later = RepoBuilder(tmp_path / "later")
+    later.git("remote", "add", "origin", str(origin.path))
+    done = _run_step("Fetch the pull request heads that changed", later.path, **env)
+
+    assert _refs(later) == {"refs/pull/21/head", "refs/pull/22/head"}
+    assert later.head("refs/pull/22/head") == head
+    assert "could not fetch +refs/pull/23/head:refs/pull/23/head" in done.stdout
