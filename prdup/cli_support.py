@@ -20,6 +20,7 @@ from index.errors import PrdupError
 
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
+EXIT_RESUMABLE = 3  # GitHub's rate limit stopped an import; what it read is kept: run again
 
 
 def _fail(message: str) -> None:
@@ -37,8 +38,16 @@ def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         import git
 
+        from prdup.github_import import ImportInterrupted
+
         try:
             return command(*args, **kwargs)
+        except ImportInterrupted as error:
+            click.echo(f"prdup: stopped: {error}", err=True)
+            from prdup.escaping import inline
+
+            job_summary(f"**prdup**: stopped: {inline(str(error), 500)}")
+            sys.exit(EXIT_RESUMABLE)
         except PrdupError as error:
             _fail(str(error))
         except git.GitCommandError as error:

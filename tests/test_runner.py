@@ -191,7 +191,8 @@ def test_every_action_the_workflows_use_is_pinned_by_sha():
             for uses in _pins(yaml.safe_load((ROOT / "examples" / "workflows" / name).read_text()))
             if not uses.startswith("OWNER/prdup@")  # the user's own choice of release
         ]
-    assert len(pins) == 8  # setup-python, 2 x cache restore and save, upload, 2 x checkout
+    # setup-python, 2 x cache restore, 3 x cache save, upload, 2 x checkout
+    assert len(pins) == 9
     assert all(SHA_PIN.match(uses) for uses in pins), pins
 
 
@@ -210,6 +211,14 @@ def test_the_index_cache_has_one_entry_per_default_branch_state_saved_only_when_
     assert steps["Index merged and open pull requests"]["id"] == "index"
     # Saved last, with what the comment or the sweep recorded, even when they failed.
     assert list(steps)[-1] == "Save the index" and condition.startswith("always()")
+    # An import the rate limit stopped: green, its pages kept under a key of that run's own
+    # (restored by the prefix), the comment skipped.
+    partial = steps["Save the interrupted import"]
+    assert partial["with"]["key"].startswith(key + "-partial-")
+    assert "steps.index.outputs.ready == 'false'" in partial["if"]
+    assert "steps.index.outputs.ready != 'false'" in condition
+    assert "steps.index.outputs.ready != 'false'" in steps["Comment on the pull request"]["if"]
+    assert 'if [ "$code" = 3 ]' in steps["Index merged and open pull requests"]["run"]
     fetch = steps["Fetch the pull request heads that changed"]["run"]
     assert "prdup pr-refspecs" in fetch and "--stdin" in fetch
     assert "refs/pull/*" not in fetch  # never every PR head by glob: the plan says so itself
