@@ -579,13 +579,6 @@ class ForkPoints:
         stop_lines = ~own_lines
         unmerged = head not in self.on_branches
         merger = None if unmerged else self.merged_by.get(head)
-        if merger is None and state == "merged":
-            # Reached through later commits of its branch (maintainers went on with it, or it
-            # came in with another branch): what the target lacked just before the commit of
-            # its first-parent line that brought the head in is the PR's own work. Walking back
-            # to a first-parent line instead would take along every upstream commit the branch
-            # was cut from, when that commit is not on the first-parent line itself.
-            merger = self._landing(head)
         if merger is not None:
             # Merged by a merge commit (on whatever branch): the PR's change is what that merge
             # brought in, so its base is the merge-base with the merge's first parent.
@@ -617,7 +610,25 @@ class ForkPoints:
         if not boundary:
             self._why[head] = "no common history with any branch"
             return None, state
-        return max(boundary, key=lambda sha: self.times.get(sha, 0)), state
+        base = max(boundary, key=lambda sha: self.times.get(sha, 0))
+        if state == "merged":
+            base = self._tightened(head, base)
+        return base, state
+
+    def _tightened(self, head: str, walked: str) -> str:
+        """A merged head reached through later commits of its branch: the first-parent line
+        met walking back can be far older than where the branch was cut, when that commit is
+        not on a first-parent line itself (a branch cut from a side branch). What the target
+        lacked just before the commit that brought the head in starts the PR's own work, where
+        that is newer than the line met (it is older after a release merge that brought in a
+        whole branch: then the line met stands)."""
+        landing = self._landing(head)
+        if landing is None:
+            return walked
+        fork = gitsource.merge_base(self.repo, self.graph[landing][0], head)
+        if fork and fork not in (head, walked) and gitsource.is_ancestor(self.repo, walked, fork):
+            return fork
+        return walked
 
     def why_not(self, head: str) -> str:
         return self._why.get(head, "no base")
