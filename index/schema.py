@@ -299,6 +299,62 @@ MIGRATIONS: tuple[Migration, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+# Every table a migration leaves or passes through: a database holding others (and no
+# `schema_version`) is another program's, and prdup must not add its tables to it.
+_OWN_TABLES = frozenset(
+    {
+        "meta",
+        "changes",
+        "files",
+        "hunks",
+        "lines",
+        "lines_by_change",
+        "line_texts",
+        "line_texts_pending",
+        "line_df",
+        "symbols",
+        "issue_refs",
+        "terms",
+        "term_idf",
+        "dismissals",
+        "sweep_results",
+        "sweep_seen",
+        "code_words",
+        "code_words_by_change",
+        "code_word_df",
+        "code_terms",
+        "code_terms_by_change",
+    }
+)
+
+
+def recorded_version(conn: sqlite3.Connection) -> int | None:
+    """The schema version a prdup index records, None when the database records none."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:  # no `meta` table, or another program's
+        return None
+    try:
+        return int(row[0]) if row else None
+    except (TypeError, ValueError):
+        return None
+
+
+def foreign_tables(conn: sqlite3.Connection) -> list[str]:
+    """The tables that make this database another program's; none for a prdup index (also one
+    whose first run stopped early) and for a new, empty database."""
+    if recorded_version(conn) is not None:
+        return []
+    names = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%'"
+        )
+    }
+    return sorted(names - _OWN_TABLES)
+
+
 def migrate(conn: sqlite3.Connection) -> None:
     """Bring the database up to `SCHEMA_VERSION`, one transaction per migration."""
     conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
