@@ -53,6 +53,8 @@ class PullRef:
 
 def open_repository(path: str | Path) -> git.Repo:
     """Open a work tree, bare repository or mirror clone, or say clearly why not."""
+    if not Path(path).exists():
+        raise NotAGitRepository(f"{path}: no such folder (give a clone's path)")
     try:
         repo = git.Repo(path, search_parent_directories=True)
     except (git.NoSuchPathError, git.InvalidGitRepositoryError):

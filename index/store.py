@@ -719,6 +719,13 @@ class IndexStore:
     def indexed_commits(self) -> set[str]:
         return {sha for (sha,) in self.rows("SELECT sha FROM changes WHERE sha IS NOT NULL")}
 
+    def finished_targets(self) -> list[str]:
+        """The target branches whose history a run read to its end (it notes their tip)."""
+        return [
+            key.removeprefix("target:")
+            for (key,) in self.rows("SELECT key FROM meta WHERE key LIKE 'target:%' ORDER BY key")
+        ]
+
     def counts(self) -> dict[str, int]:
         return {
             f"{kind}:{state}": count

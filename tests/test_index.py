@@ -391,7 +391,9 @@ def test_pr_ref_to_missing_object_is_skipped(history: RepoBuilder, db_path: Path
     (refs / "head").write_text("1234567890123456789012345678901234567890\n")
     summary = index_repository(history.path, db_path=db_path)
     assert summary.open == 1  # PR 3 still indexed
-    assert change(db_path, 13) == {}
+    skipped = change(db_path, 13)  # recorded with its reason, for `prdup show 13`
+    assert (skipped["status"], skipped["sha"], skipped["head_sha"]) == ("skipped", None, None)
+    assert "is missing from the repository" in skipped["skip_reason"]
 
 
 def _delete_blob(builder: RepoBuilder, rev_path: str) -> None:

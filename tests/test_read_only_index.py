@@ -148,6 +148,8 @@ def test_an_index_on_read_only_media_is_read(indexed: RepoBuilder, tmp_path: Pat
         'set -e\nmount --bind "$1" "$1"\nmount -o remount,bind,ro "$1"\nshift\nexec "$@"\n'
     )
     cli = [sys.executable, "-m", "cli"]
+    env = run_in(tmp_path)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])  # this checkout's prdup
     for args, code_wanted in (
         (("check", "--pr", "2", "--format", "json"), 1),
         (("index",), 2),
@@ -155,7 +157,7 @@ def test_an_index_on_read_only_media_is_read(indexed: RepoBuilder, tmp_path: Pat
         done = subprocess.run(
             [*prefix, "sh", str(script), str(git_dir), *cli, *args],
             cwd=indexed.path,
-            env=run_in(tmp_path),
+            env=env,
             capture_output=True,
             text=True,
         )
