@@ -344,6 +344,9 @@ class IndexStore:
             "title": record.title,
             "body": record.body,
             "author": record.author,
+            # Whoever wrote the change's head now: a PR whose head moved to another author's
+            # commit must not keep the e-mail of the old one (`fill_author_emails` reads it).
+            "author_email": None,
             "created_at": record.created_at,
             "merged_at": record.merged_at,
             "closed_at": record.closed_at,

@@ -17,7 +17,7 @@ from index.errors import (
     NotAGitRepository,
 )
 from index.indexer import index_repository
-from tests.repo_builder import RepoBuilder
+from tests.repo_builder import RepoBuilder, run_cli
 
 PIPELINE = """class Pipeline:
     def __init__(self, config):
@@ -622,3 +622,28 @@ def test_progress_is_plain_lines_off_a_terminal_and_nothing_when_quiet(
     assert (code, out, err) == (0, "", "")
     code, _, err = run_cli(repo, "index", "--db", str(tmp_path / "c.db"))
     assert code == 0 and "prdup index: history of main" in err and ": 12 merged" in err
+
+
+def test_a_pr_whose_head_moves_to_another_authors_commit_takes_that_author(
+    builder: RepoBuilder, db_path: Path
+):
+    """Alice opens PR 3 (a tidy-up) and PR 7 (a fix). Carol takes PR 3 over and pushes the very
+    same fix to it: the two PRs are duplicates by different people, not Alice's own pair."""
+    body = "".join(f"def step_{i}(x):\n    return x + {i}\n" for i in range(20))
+    fix = body.replace("return x + 7", "return x - 7")
+    builder.commit("Start", {"calc.py": body})
+    alice = {"author": "Alice", "email": "alice@mail.test"}
+    builder.pr_branch(3, [("Tidy step_2", {"calc.py": body.replace("x + 2", "2 + x")})], **alice)
+    builder.pr_branch(7, [("Fix the sign of step_7", {"calc.py": fix})], **alice)
+    index_repository(builder.path, db_path=db_path)
+    carol = {"author": "Carol", "email": "carol@mail.test"}
+    builder.pr_branch(3, [("step_7 subtracts", {"calc.py": fix})], **carol)
+    index_repository(builder.path, db_path=db_path)
+    row = change(db_path, 3)
+    assert (row["author"], row["author_email"]) == ("Carol", "carol@mail.test")
+    code, out, err = run_cli(
+        builder.path, "check", "--pr", "7", "--format", "json", "--db", str(db_path)
+    )
+    findings = {f["pr"]: f for f in json.loads(out)["findings"]}
+    assert findings[3]["verdict"] == "duplicate", err
+    assert not findings[3]["signals"]["same_author"]
