@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from index.indexer import index_repository
+from tests.read_only import read_only
 from tests.repo_builder import RepoBuilder, run_cli
 
 
@@ -154,3 +155,29 @@ def test_show_gives_the_reason_a_pr_was_skipped(repo: RepoBuilder, db_path: Path
     assert index_repository(repo.path, db_path=db_path).open == 1
     code, out, _ = run_cli(repo.path, "show", "13", "--db", str(db_path))
     assert f"head_sha: {head}" in out and "skip_reason" not in out
+
+
+def sweep_cache_rows(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT count(*) FROM sweep_results").fetchone()[0]
+
+
+def test_sweep_out_into_a_missing_or_unwritable_folder_fails_before_sweeping(
+    repo: RepoBuilder, tmp_path: Path
+):
+    index_repository(repo.path)
+    db = Path(repo.repo.git_dir) / "prdup.db"
+    missing = tmp_path / "no-such-folder" / "report.html"
+    err = one_line_error(*run_cli(repo.path, "sweep", "--format", "html", "--out", str(missing)))
+    assert f"{missing.parent} does not exist" in err
+    assert sweep_cache_rows(db) == 0  # checked before the sweep ran
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    with read_only(folder):
+        err = one_line_error(*run_cli(repo.path, "sweep", "--out", str(folder / "report.txt")))
+    assert "cannot write" in err
+    assert sweep_cache_rows(db) == 0
+    assert list(folder.iterdir()) == []
+    code, _, err = run_cli(repo.path, "sweep", "--out", str(folder / "report.txt"))
+    assert code in (0, 1), err
+    assert (folder / "report.txt").read_text().startswith("prdup: swept")

@@ -8,17 +8,16 @@ media is a read-only bind mount in a private mount namespace (`unshare`).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.read_only import read_only
 from tests.repo_builder import RepoBuilder, run_cli, run_in
 
 BODY = "".join(f"def step_{i}(x):\n    return x + {i}\n\n\n" for i in range(12))
@@ -37,35 +36,6 @@ def indexed(builder: RepoBuilder) -> RepoBuilder:
     code, _, err = run_cli(builder.path, "index", "--quiet")
     assert code == 0, err
     return builder
-
-
-def _set_immutable(path: Path, on: bool) -> None:
-    flag = "+i" if on else "-i"
-    done = subprocess.run(["chattr", flag, str(path)], capture_output=True, text=True)
-    if done.returncode != 0:
-        if on:
-            pytest.skip(f"cannot make {path} read-only here: {done.stderr.strip()}")
-        raise RuntimeError(done.stderr)
-
-
-@contextlib.contextmanager
-def read_only(path: Path) -> Iterator[None]:
-    """`path` (a folder or a file) read-only for this process, root included."""
-    if os.geteuid() != 0:
-        mode = path.stat().st_mode
-        path.chmod(mode & ~0o222)
-        try:
-            yield
-        finally:
-            path.chmod(mode)
-        return
-    if shutil.which("chattr") is None:
-        pytest.skip("no chattr: cannot make a path read-only for root")
-    _set_immutable(path, True)
-    try:
-        yield
-    finally:
-        _set_immutable(path, False)
 
 
 def outputs(repo: Path) -> dict[str, tuple[int, str]]:
