@@ -58,6 +58,7 @@ from index.config import Settings
 from index.errors import IndexLocked, PrdupError
 from index.store import IndexStore
 from prdup.checking import open_index, pr_change, pr_history, pr_line_tip, prove
+from prdup.lifetime import die_with_parent
 
 SCHEMA_VERSION = 1
 CACHE_VERSION = "1"  # bump when what a cached row means changes
@@ -781,7 +782,7 @@ def _run(
     # again; every worker then opens its own connection (never share one across a fork).
     _worker = matcher
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with multiprocessing.get_context("fork").Pool(jobs, die_with_parent) as pool:
             chunk = max(1, min(64, len(numbers) // (jobs * 8)))
             for done, (number, found) in enumerate(
                 pool.imap_unordered(_check_in_worker, numbers, chunksize=chunk), 1
