@@ -46,18 +46,28 @@ def _has_open(process: Path, wanted: set[str]) -> bool:
 
 
 def _command(process: Path) -> str:
-    """The program and its first arguments: `prdup index`, `sqlite3 prdup.db`."""
+    """The program and its first arguments: `prdup index`, `sqlite3 prdup.db`, `python3 -c`."""
     try:
         raw = (process / "cmdline").read_bytes()
     except OSError:
         return ""
     args = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
-    while len(args) > 1 and Path(args[0]).name.startswith(_INTERPRETERS):
-        args = args[1:]
-        while len(args) > 1 and args[0].startswith("-"):  # python -u, python -m
-            args = args[1:]
     if not args:
         return ""
-    text = " ".join([Path(args[0]).name, *args[1:3]])
+    program = Path(args[0]).name
+    if program.startswith(_INTERPRETERS) and len(args) > 1:
+        if args[1] == "-m":  # python -m module args
+            args = args[2:]
+            program = args[0] if args else program
+        elif args[1].startswith("-"):  # python -c CODE: the code says little in one line
+            args = [args[1]]
+        else:  # python path/to/script args
+            args = args[1:]
+            program = Path(args[0]).name
+        if args and not args[0].startswith("-"):
+            args = args[1:]
+    else:
+        args = args[1:]
+    text = " ".join([program, *args[:2]])
     text = "".join(c if c.isprintable() else "?" for c in text)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."

@@ -67,13 +67,12 @@ def _translate(error: sqlite3.DatabaseError, path: Path) -> Exception:
     message = str(error).lower()
     if "locked" in message or "busy" in message:
         holders = processes_holding(path)
-        who = (
-            f"open in {', '.join(holders)}"
-            if holders
-            else "by another process or connection; which one is not known"
-        )
+        if holders:
+            who = f"processes with it open: {', '.join(holders)}"
+        else:
+            who = "which process holds it is not known"
         return IndexLocked(
-            f"{path}: the index is locked for writing ({who}); wait for it to finish and run again"
+            f"{path}: the index is locked for writing; {who}; wait for it and run again"
         )
     read_only = read_only_reason(path)
     if "readonly" in message or (read_only and "unable to open" in message):
