@@ -48,7 +48,8 @@ def main() -> None:
     "--github",
     "github_repo",
     metavar="OWNER/REPO",
-    help="Import PR metadata from GitHub's API (token from GITHUB_TOKEN or GH_TOKEN).",
+    help="Import PR metadata and maintainers' dismissals from GitHub's API "
+    "(token from GITHUB_TOKEN or GH_TOKEN); an import stopped by the rate limit resumes.",
 )
 @click.option("--quiet", is_flag=True, help="No progress and no summary.")
 @handles_errors
@@ -66,21 +67,28 @@ def index(
     from prdup.progress import IndexProgress
 
     settings = load_settings(_work_tree(path))
-    metadata = None
-    if github_repo:
-        from prdup.github_import import import_metadata
-
-        metadata = import_metadata(github_repo, path, db_path)
     with IndexProgress(live=False if quiet else None) as progress:
-        summary = index_repository(
-            path,
-            db_path=db_path,
-            targets=targets,
-            prs_json=prs_json,
-            settings=settings,
-            progress=None if quiet else progress,
-            metadata=metadata,
-        )
+        if github_repo:
+            from prdup.github_import import index_with_github
+
+            summary = index_with_github(
+                github_repo,
+                path,
+                db_path,
+                targets=targets,
+                prs_json=prs_json,
+                settings=settings,
+                progress=None if quiet else progress,
+            )
+        else:
+            summary = index_repository(
+                path,
+                db_path=db_path,
+                targets=targets,
+                prs_json=prs_json,
+                settings=settings,
+                progress=None if quiet else progress,
+            )
     for warning in summary.warnings:  # not progress: shown also with --quiet
         click.echo(f"prdup: warning: {warning}", err=True)
     if not quiet:

@@ -100,6 +100,8 @@ class RepoScore:
     misses: list[dict] = field(default_factory=list)
     alarm_examples: list[dict] = field(default_factory=list)
     user_alarm_examples: list[dict] = field(default_factory=list)
+    # Every labelled pair: what prdup said about the original (to compare two runs by pair).
+    outcomes: list[dict] = field(default_factory=list)
 
     def add(self, other: RepoScore) -> None:
         self.pairs += other.pairs
@@ -383,6 +385,20 @@ def score_pairs(
                 and about[0].score >= settings.min_score
             ):
                 score.merged_done += 1
+        about_orig = next((f for f in ranked if f.candidate.number == orig), None)
+        score.outcomes.append(
+            {
+                "dup": dup,
+                "orig": orig,
+                "orig_state": pair.get("orig_state"),
+                "rank": numbers.index(orig) + 1 if orig in numbers else None,
+                "verdict": about_orig.verdict if about_orig else None,
+                "score": round(about_orig.score, 3) if about_orig else None,
+                "first": first.candidate.number if first else None,
+                "first_verdict": first.verdict if first else None,
+                "reasons": list(about_orig.reasons[:3]) if about_orig else [],
+            }
+        )
         if orig not in numbers[:1]:
             score.misses.append(
                 {

@@ -180,8 +180,10 @@ def overriding_rule(
         # as its author's commit with no PR of its own): this PR is merged; no other change
         # did it first.
         return "own-landing"
-    if landed and proof.after_query:
-        return "after-query"  # this change landed first: a later one cannot have done it
+    if proof.after_query:
+        # This change landed first: a change that landed later, or was opened later, cannot
+        # have done it first.
+        return "after-query"
     if landed and proof.in_query_base:
         return "undone"  # made, and undone before this change started
     if landed and proof.other_line:
@@ -192,8 +194,11 @@ def overriding_rule(
         return "sliver"
     if proof.via_target:
         return "carried"  # copies of merged commits brought it, not the candidate's own work
-    if proof.carries_query and query_state == "merged":
-        return "carries-query"  # its range holds this change's own landed commits
+    if proof.carries_query and query_state != "closed":
+        # Its branch holds this change's own commits: built on this change (stacked), or
+        # carrying it along after it landed. Only a PR that took over an abandoned (closed)
+        # change and finished it is that change done by another.
+        return "carries-query"
     return None
 
 

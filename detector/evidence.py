@@ -144,6 +144,9 @@ class Landing:
     number: int | None
     title: str
     lines: tuple[str, ...] = ()
+    author: str | None = None
+    author_email: str | None = None
+    mentions: frozenset[int] = frozenset()  # `#N` its message names (a landing names its PR)
 
     @property
     def key(self) -> str:

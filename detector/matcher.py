@@ -30,7 +30,7 @@ _OVERRIDE_REASONS = {
     "own-landing": (
         "{other} is where this change's own commits landed: it is merged, not done by another"
     ),
-    "after-query": "{other} landed after this change did: it cannot have done it first",
+    "after-query": "{other} {came} after this change landed: it cannot have done it first",
     "undone": (
         "{other} made this change and is in this change's base: it was undone since, "
         "so the change is not done"
@@ -117,7 +117,10 @@ def settle(
     for candidate, proof in landings:
         if candidate.key not in seen:
             seen.add(candidate.key)
-            unknown = Finding("related", decide.score(Signals()), candidate, Signals(), ())
+            # The index has no lines of it to compare; who wrote it is still known (a PR's
+            # author landing its own change by hand is not another change).
+            signals = Signals(same_author=bool(query.change.identities & candidate.identities))
+            unknown = Finding("related", decide.score(signals), candidate, signals, ())
             settled.append(_proven(query, unknown, proof))
     kept = [f for f in settled if f.decides or _any_evidence(f.signals)]
     return fold_identical(rank(kept))
@@ -253,6 +256,7 @@ def _any_evidence(s: Signals) -> bool:
         or s.shared_issue
         or s.text_similarity >= 0.1
         or s.code_similarity >= 0.1
+        or s.replay_done > 0  # the replay found some of it there (its own landing, say)
     )
 
 
@@ -361,7 +365,10 @@ def _replay_reasons(
     turned = replay.complete or replay.partial
     if rule in _OVERRIDE_REASONS and (turned or rule not in ("sliver", "carried")):
         yield _OVERRIDE_REASONS[rule].format(
-            other=other, line=proof.other_line, share=_percent(s.candidate_coverage)
+            other=other,
+            line=proof.other_line,
+            share=_percent(s.candidate_coverage),
+            came="landed" if merged else "was opened",
         )
         return
     if turned and proof.carries_query and not merged:

@@ -49,6 +49,12 @@ _DOCS_PATH = re.compile(
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_STRING = r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'"
+_LITERAL = re.compile(_STRING)
+# A string compared for (in)equality, on either side: `code != "X"`, `"X" === kind`.
+_COMPARISON = re.compile(
+    rf"(?P<left>{_STRING})\s*(?P<op>===|!==|==|!=)|(?P<op2>===|!==|==|!=)\s*(?P<right>{_STRING})"
+)
 _KEYWORDS = frozenset(
     [
         "and",
@@ -504,7 +510,42 @@ def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:
     # Half the new names of the shorter replacement: `[p.strip() for p in ...]` and
     # `list(map(str.strip, ...))` both bring in `strip`, whatever else they spell out.
     smaller = min(len(ours), len(theirs))
-    return bool(ours and theirs) and len(ours & theirs) >= max(1, math.ceil(smaller / 2))
+    if not (ours and theirs) or len(ours & theirs) < max(1, math.ceil(smaller / 2)):
+        return False
+    # The same names around other values, or the same value tested the other way, is another
+    # change: `EnvDefaultFunc("GCLOUD_KEYFILE")` is not `MultiEnvDefaultFunc([...,
+    # "GOOGLE_CLOUD_KEYFILE_JSON"])`, and skipping an error `!= "AlreadyExists"` is not
+    # reporting it `== "AlreadyExists"`.
+    our_values = _new_values(blocks.added, blocks.removed)
+    their_values = _new_values(replacement, replaced)
+    if our_values and their_values and not our_values & their_values:
+        return False
+    return not _opposite_tests("\n".join(blocks.added), "\n".join(replacement))
+
+
+def _new_values(added: Sequence[str], removed: Sequence[str]) -> set[str]:
+    """String values the lines bring in (their contents, whichever quotes spell them)."""
+    return _values("\n".join(added)) - _values("\n".join(removed))
+
+
+def _values(text: str) -> set[str]:
+    return {literal[1:-1] for literal in _LITERAL.findall(text) if len(literal) > 2}
+
+
+def _opposite_tests(ours: str, theirs: str) -> bool:
+    """Some string is tested for equality in one text and for inequality only in the other."""
+
+    def tests(text: str) -> dict[str, set[bool]]:
+        found: dict[str, set[bool]] = {}
+        for match in _COMPARISON.finditer(text):
+            value = (match["left"] or match["right"])[1:-1]
+            found.setdefault(value, set()).add((match["op"] or match["op2"]).startswith("="))
+        return found
+
+    mine, other = tests(ours), tests(theirs)
+    return any(
+        len(mine[v] | other[v]) == 2 and not mine[v] & other[v] for v in mine.keys() & other.keys()
+    )
 
 
 def _introduced_names_there(blocks: _Blocks, before: _Text, after: _Text) -> bool:

@@ -516,6 +516,46 @@ class Indexer:
             self.store.delete_change(row["commit_id"])
             self._mark_changed()
 
+    def match_closing(self) -> None:
+        """A PR that a target commit says it closes (`Closes #N`, as projects that land PRs
+        by rebasing with rewritten messages write) and that makes part of that PR's change is
+        landed there, when git knows no other landing for it: a rewritten commit shares no
+        sha and often no whole patch with the PR's head.
+
+        Only a commit that landed after the PR was opened, and only a PR with no landing yet:
+        a commit closing a PR it merely supersedes still made that PR's change, and one that
+        only mentions a PR shares no changed line with it.
+        """
+        rows = self.store.query(
+            "SELECT p.number, p.created_at, c.id AS commit_id, c.sha, c.merged_at, c.target "
+            "FROM issue_refs r "
+            "JOIN changes c ON c.id = r.change_id AND c.kind = 'commit' "
+            "JOIN changes p ON p.kind = 'pr' AND r.issue = '#' || p.number "
+            "WHERE p.merge_commit IS NULL AND p.status = 'indexed' "
+            "AND (p.state != 'merged' OR p.sha = p.head_sha) "
+            "AND EXISTS (SELECT 1 FROM lines a JOIN lines b ON b.hash = a.hash "
+            "AND b.side = a.side WHERE a.change_id = p.id AND b.change_id = c.id) "
+            "ORDER BY c.merged_at"
+        )
+        landed: set[int] = set()
+        for row in rows:
+            if row["number"] in landed or earlier(row["merged_at"], row["created_at"]):
+                continue
+            landed.add(row["number"])
+            self.store.update_metadata(
+                row["number"],
+                {
+                    "state": "merged",
+                    "source": "closes",
+                    "merge_commit": row["sha"],
+                    "merged_at": row["merged_at"],
+                    "target": row["target"],
+                },
+                (),
+            )
+            self.store.delete_change(row["commit_id"])
+            self._mark_changed()
+
 
 class ForkPoints:
     """Where each PR head leaves the branches: its change is `base..head`.
@@ -544,6 +584,8 @@ class ForkPoints:
             for parent in parents[1:]:
                 self.merged_by.setdefault(parent, sha)
         self._why: dict[str, str] = {}
+        self.target_tips = target_tips
+        self._landings: dict[str, str] | None = None  # built on first need: a walk of history
 
     def base_of(self, head: str) -> tuple[str | None, str]:
         """(base commit or None, state guessed from git: merged when a target contains head)."""
@@ -558,6 +600,13 @@ class ForkPoints:
         stop_lines = ~own_lines
         unmerged = head not in self.on_branches
         merger = None if unmerged else self.merged_by.get(head)
+        if merger is None and state == "merged":
+            # Reached through later commits of its branch (maintainers went on with it, or it
+            # came in with another branch): what the target lacked just before the commit of
+            # its first-parent line that brought the head in is the PR's own work. Walking back
+            # to a first-parent line instead would take along every upstream commit the branch
+            # was cut from, when that commit is not on the first-parent line itself.
+            merger = self._landing(head)
         if merger is not None:
             # Merged by a merge commit (on whatever branch): the PR's change is what that merge
             # brought in, so its base is the merge-base with the merge's first parent.
@@ -593,6 +642,13 @@ class ForkPoints:
 
     def why_not(self, head: str) -> str:
         return self._why.get(head, "no base")
+
+    def _landing(self, head: str) -> str | None:
+        """The merge of a target's first-parent line that brought `head` in, if one did."""
+        if self._landings is None:
+            self._landings = _landings(self.graph, self.target_tips)
+        landing = self._landings.get(head)
+        return landing if landing != head and len(self.graph.get(landing or "", ())) > 1 else None
 
 
 def _batched(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
@@ -659,6 +715,30 @@ def _first_parent_lines(graph: dict[str, tuple[str, ...]], tips: list[str]) -> d
             parents = graph.get(sha, ())
             sha = parents[0] if parents else None
     return lines
+
+
+def _landings(graph: dict[str, tuple[str, ...]], tips: list[str]) -> dict[str, str]:
+    """commit -> the commit of a target's first-parent line that first reached it (the
+    default target's line first). One pass over history: each line is walked from its root,
+    and a commit takes the first line commit whose non-first parents lead to it."""
+    landing: dict[str, str] = {}
+    for tip in tips:
+        line: list[str] = []
+        sha: str | None = tip
+        while sha and sha not in landing:
+            line.append(sha)
+            parents = graph.get(sha, ())
+            sha = parents[0] if parents else None
+        for commit in reversed(line):
+            landing[commit] = commit
+            stack = list(graph.get(commit, ())[1:])
+            while stack:
+                sha = stack.pop()
+                if sha in landing:
+                    continue
+                landing[sha] = commit
+                stack.extend(graph.get(sha, ()))
+    return landing
 
 
 def _reachable(graph: dict[str, tuple[str, ...]], tips: list[str]) -> set[str]:
@@ -769,6 +849,7 @@ def index_repository(
         indexer.index_pull_refs(names, only_numbers)
         indexer.apply_metadata_only()
         indexer.match_rebased()
+        indexer.match_closing()
         indexer.fill_author_emails()
         if indexer.changed:
             report("lookup indexes and code words", 0, None)

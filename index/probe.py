@@ -8,6 +8,7 @@ has not seen yet.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import git
@@ -20,6 +21,7 @@ from index.store import IndexStore
 
 MAX_FILE_BYTES = 2_000_000
 MAX_LANDINGS = 3
+_MENTION = re.compile(r"(?<![\w/])#(\d+)\b")  # `#123`, not `owner/repo#123` or `a#1`
 
 
 class _TipText:
@@ -139,7 +141,9 @@ def _landings_from_index(
         if len(landings) >= MAX_LANDINGS:
             break
         row = store.query(
-            "SELECT number, sha, merge_commit, title FROM changes WHERE id = ?", (change_id,)
+            "SELECT number, sha, merge_commit, title, author, author_email FROM changes "
+            "WHERE id = ?",
+            (change_id,),
         )[0]
         commit = row["merge_commit"] or row["sha"]
         if commit not in since_base:
@@ -150,6 +154,8 @@ def _landings_from_index(
                 commit=row["merge_commit"] or row["sha"],
                 number=row["number"],
                 title=row["title"] or "",
+                author=row["author"],
+                author_email=row["author_email"],
             )
         )
     return landings, explained
@@ -164,7 +170,7 @@ def _landings_from_pickaxe(
             "--first-parent",
             "--diff-merges=first-parent",
             "--no-patch",  # --diff-merges prints patches too (git 2.39 does): log lines only
-            "--format=%H%x1f%s",
+            "--format=%x1e%H%x1f%an%x1f%ae%x1f%s%x1f%b",
             f"-S{text}",
             f"{base}..{tip}",
             "--",
@@ -173,12 +179,22 @@ def _landings_from_pickaxe(
     except git.GitCommandError:
         return []
     landings: list[Landing] = []
-    for line in output.splitlines()[: MAX_LANDINGS * 3]:
+    for record in output.split("\x1e")[1 : MAX_LANDINGS * 3 + 1]:
         if len(landings) >= MAX_LANDINGS:
             break
-        sha, _, subject = line.partition("\x1f")
+        sha, author, email, subject, body = (record.strip("\n").split("\x1f") + [""] * 4)[:5]
         if BRANCH_SYNC.match(subject):
             continue  # carried the change from another branch; who made it is further down
         number, _ = landing_pr(subject)
-        landings.append(Landing(commit=sha, number=number, title=subject, lines=(text,)))
+        landings.append(
+            Landing(
+                commit=sha,
+                number=number,
+                title=subject,
+                lines=(text,),
+                author=author or None,
+                author_email=email or None,
+                mentions=frozenset(int(n) for n in _MENTION.findall(f"{subject}\n{body}")),
+            )
+        )
     return landings

@@ -56,6 +56,8 @@ class Replayer:
         self._settings = settings
         self._landed_patches = landed_patches  # which of these patches some merged change has
         self._on_target: bool | None = None
+        self._own_patches: set[str] | None = None  # of this change's own commits, once read
+        self._patches: dict[tuple[str, str], set[str]] = {}
         self._blobs = gitsource.BlobReader(repo)
         self._history = history
         self._files = [f for f in change.files if f.hunks and f.status != "binary"][:MAX_FILES]
@@ -105,10 +107,13 @@ class Replayer:
         repo = self._repo
         after_query = own_landing = False
         if candidate.number is None:
-            # A commit with no PR of its own that holds this change's head, or whose subject
-            # names it ("Merge branch 'hotfix/#6464-...'"): this change's own landing.
-            own_landing = names_pr(candidate.title, history.number) or bool(
-                history.head and gitsource.is_ancestor(repo, history.head, after)
+            # A commit with no PR of its own that holds this change's head, or whose message
+            # names it ("Merge branch 'hotfix/#6464-...'", "Closes #6464"): this change's own
+            # landing.
+            own_landing = (
+                names_pr(candidate.title, history.number)
+                or (history.number is not None and f"#{history.number}" in candidate.issues)
+                or bool(history.head and gitsource.is_ancestor(repo, history.head, after))
             )
         if candidate.state == "merged":
             if history.base:
@@ -134,11 +139,13 @@ class Replayer:
                 # whose base branch no metadata names): that branch having it says nothing.
                 other_line = candidate.branch or history.line_name or "another branch"
         else:
+            # Opened once this change had landed: whatever its branch holds, it came after.
+            after_query = history.merged and earlier(history.merged_at, candidate.created_at)
             carries = any(
                 gitsource.is_ancestor(repo, own, after)
                 for own in dict.fromkeys((history.head, history.landing))
                 if own
-            )
+            ) or self._carries_copies(candidate, after)
         return Proof(
             replay=result,
             in_query_base=bool(in_base),
@@ -148,6 +155,18 @@ class Replayer:
             after_query=after_query,
             own_landing=own_landing,
         )
+
+    def _carries_copies(self, candidate: ChangeEvidence, head: str) -> bool:
+        """The candidate's range holds copies of this change's own commits (cherry-picked or
+        rebased) beside work of its own. A range that is nothing but such copies is this
+        change proposed again: that is a duplicate, not a carrier."""
+        history = self._history
+        if not (candidate.base_commit and history.base and history.head):
+            return False
+        if self._own_patches is None:
+            self._own_patches = self._range_patches(history.base, history.head)
+        theirs = self._range_patches(candidate.base_commit, head)
+        return bool(self._own_patches & theirs) and bool(theirs - self._own_patches)
 
     def _via_target(self, candidate: ChangeEvidence, head: str) -> bool:
         """The open candidate's range holds copies of commits already merged (a rebase that
@@ -164,6 +183,12 @@ class Replayer:
         return bool(copies) and bool(patches - copies)
 
     def _range_patches(self, base: str, head: str) -> set[str]:
+        """Patch ids of the commits in `base..head` (the newest 100), read once per range."""
+        if (base, head) not in self._patches:
+            self._patches[base, head] = self._read_range_patches(base, head)
+        return self._patches[base, head]
+
+    def _read_range_patches(self, base: str, head: str) -> set[str]:
         try:
             listed = self._repo.git.rev_list(
                 "--no-merges", "--parents", f"--max-count={MAX_RANGE_COMMITS}", f"{base}..{head}"
@@ -260,6 +285,9 @@ def landing_candidates(
             commit=landing.commit,
             state="merged",
             title=landing.title,
+            author=landing.author,
+            author_email=landing.author_email,
+            issues=frozenset(f"#{number}" for number in landing.mentions),
         )
         for landing in landings
     ]

@@ -7,6 +7,7 @@ by running them all.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Callable
 
@@ -287,6 +288,78 @@ def _lines_by_change(conn: sqlite3.Connection) -> None:
         )
 
 
+def _fork_points_by_landing(conn: sqlite3.Connection) -> None:
+    """A merged PR that no merge names as a parent was delimited by walking back to a
+    first-parent line, which takes along the upstream commits its branch was cut from when
+    those are not on the line themselves (a branch cut from a side branch): its change is now
+    what the target lacked before the commit that brought it in. Such rows are read again by
+    the next `prdup index`; until then `check` warns that the index is out of date."""
+    if conn.execute("SELECT 1 FROM changes LIMIT 1").fetchone() is not None:
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('reread_all', '1'), "
+            "('derived_stale', '1')"
+        )
+
+
+def _dismissals_from_github(conn: sqlite3.Connection) -> None:
+    """Dismissals remember which GitHub fact made them (the label on a PR, or a maintainer's
+    command comment), so removing the label or the comment undoes exactly those; the metadata
+    an import fetched waits in `github_pulls` until the indexer has applied it, so an import
+    interrupted by a rate limit keeps every page. Rows from before know no source: a row by
+    "label" is taken as the label's, any other as a command's."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(dismissals)")}
+    if "source" not in columns:
+        conn.executescript(
+            """
+            CREATE TABLE dismissals_by_source (
+                number INTEGER NOT NULL,
+                other INTEGER NOT NULL,
+                by TEXT,
+                at TEXT,
+                -- 'label': PR `pr` carries the label; 'command': comment `comment_id` on PR
+                -- `pr` says so. 0: recorded before prdup kept where a dismissal came from.
+                source TEXT NOT NULL,
+                pr INTEGER NOT NULL DEFAULT 0,
+                comment_id INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (number, other, source, pr, comment_id)
+            );
+            INSERT INTO dismissals_by_source(number, other, by, at, source)
+                SELECT number, other, by, at,
+                       CASE WHEN by = 'label' THEN 'label' ELSE 'command' END
+                FROM dismissals;
+            DROP TABLE dismissals;
+            ALTER TABLE dismissals_by_source RENAME TO dismissals;
+            """
+        )
+    conn.executescript(
+        """
+        CREATE INDEX IF NOT EXISTS dismissals_pr ON dismissals(pr, source);
+        CREATE INDEX IF NOT EXISTS dismissals_comment ON dismissals(comment_id);
+        -- Command comments the bot has reacted to (so it reacts once).
+        CREATE TABLE IF NOT EXISTS acknowledged_commands (comment_id INTEGER PRIMARY KEY);
+        -- PR metadata as GitHub listed it, kept page by page until the index reflects it and
+        -- a `prdup: not a duplicate` label on it is recorded.
+        CREATE TABLE IF NOT EXISTS github_pulls (
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            title TEXT,
+            body TEXT,
+            state TEXT,
+            created_at TEXT,
+            closed_at TEXT,
+            merged_at TEXT,
+            head_sha TEXT,
+            base_ref TEXT,
+            author TEXT,
+            updated_at TEXT,
+            not_duplicate INTEGER NOT NULL DEFAULT 0,
+            label_recorded INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (repo, number)
+        );
+        """
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -295,37 +368,31 @@ MIGRATIONS: tuple[Migration, ...] = (
     _sweep_seen_details,
     _code_words,
     _lines_by_change,
+    _fork_points_by_landing,
+    _dismissals_from_github,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-# Every table a migration leaves or passes through: a database holding others (and no
-# `schema_version`) is another program's, and prdup must not add its tables to it.
-_OWN_TABLES = frozenset(
-    {
-        "meta",
-        "changes",
-        "files",
-        "hunks",
-        "lines",
-        "lines_by_change",
-        "line_texts",
-        "line_texts_pending",
-        "line_df",
-        "symbols",
-        "issue_refs",
-        "terms",
-        "term_idf",
-        "dismissals",
-        "sweep_results",
-        "sweep_seen",
-        "code_words",
-        "code_words_by_change",
-        "code_word_df",
-        "code_terms",
-        "code_terms_by_change",
-    }
+# Tables a migration creates and renames within itself: an interrupted first run may leave one.
+_TRANSIENT_TABLES = frozenset(
+    {"lines_by_change", "code_words_by_change", "code_terms_by_change", "dismissals_by_source"}
 )
+
+
+@functools.cache
+def own_tables() -> frozenset[str]:
+    """Every table an index has, or passes through while its migrations run: a database holding
+    others (and no `schema_version`) is another program's, and prdup must not add its tables to
+    it. Read from a fresh index built in memory, so a new migration's tables are counted."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        migrate(conn)
+        return _TRANSIENT_TABLES | {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+    finally:
+        conn.close()
 
 
 def recorded_version(conn: sqlite3.Connection) -> int | None:
@@ -352,7 +419,7 @@ def foreign_tables(conn: sqlite3.Connection) -> list[str]:
             "AND name NOT LIKE 'sqlite_%'"
         )
     }
-    return sorted(names - _OWN_TABLES)
+    return sorted(names - own_tables())
 
 
 def migrate(conn: sqlite3.Connection) -> None:

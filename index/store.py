@@ -668,9 +668,12 @@ class IndexStore:
         self._write(action)
 
     def add_dismissal(self, number: int, other: int, by: str | None, at: str | None) -> None:
+        """One way, and backed by no GitHub fact (a script's): no label or comment takes it
+        back, and a fresh index does not have it. The bot's go through `index.dismissals`."""
         self._write(
             lambda: self.conn.execute(
-                "INSERT OR REPLACE INTO dismissals(number, other, by, at) VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO dismissals(number, other, by, at, source) "
+                "VALUES (?, ?, ?, ?, 'local')",
                 (number, other, by, at),
             )
         )

@@ -91,6 +91,12 @@ def comment(
             f" (by {dismissal.by or 'unknown'})",
             err=True,
         )
+    if run.undone:
+        click.echo(
+            f"prdup: taken back: {run.undone} dismissed pair(s) whose label or command is no"
+            " longer on the PR",
+            err=True,
+        )
     if run.action == "skipped":
         line = f"skipped {github_repo}#{number}: {run.note}"
     elif run.action == "none":

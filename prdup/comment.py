@@ -8,7 +8,9 @@ Three parts, each usable alone:
 * :func:`sync_comment` keeps exactly one comment per PR, found by a hidden marker *and* the bot's
   own login, and edits it only when the findings' fingerprint changed;
 * dismissals: a reply ``/prdup not-duplicate #N`` or the label ``prdup: not a duplicate`` is
-  recorded in the index's ``dismissals`` table, so that pair is never reported again.
+  recorded in the index's ``dismissals`` table, so that pair is never reported again; each run
+  records the PR's commands and label as they are now, so a deleted or hidden command and a
+  removed label take back what they said (see `index.dismissals`).
 
 Which findings the bot reports: only those that *decide* (already-merged, duplicate, covered) at
 or above ``min_score``. An "overlap" never triggers a comment, however high its score: a bot that
@@ -29,13 +31,14 @@ from pathlib import Path
 from typing import Literal
 
 from detector.evidence import Finding
-from index import gitsource
+from index import dismissals, gitsource
 from index.config import Settings
+from index.dismissals import Dismissal
 from index.errors import IndexMissing, PrdupError, UnknownPullRequest
 from index.store import IndexStore, default_db_path
 from prdup.checking import CheckResult, check
 from prdup.escaping import code_line, fence_for, inline, plain, reason_markdown
-from prdup.github import Comment, GitHubClient, WriteForbidden
+from prdup.github import Comment, GitHubClient, PullRequestMeta, WriteForbidden
 from prdup.render import headline
 
 MARKER = "<!-- prdup:comment v1 -->"
@@ -54,7 +57,9 @@ MAX_LINES = 12  # shared lines shown per side and finding
 
 # Line-initial command, anywhere in a reply: "/prdup not-duplicate #12" (several numbers allowed).
 # A quoted reply ("> /prdup ...") does not start the line, so quoting never repeats a command.
-_COMMAND = re.compile(r"^[ \t]*/prdup[ \t]+not-duplicate\b([^\n]*)", re.IGNORECASE | re.MULTILINE)
+COMMAND_PATTERN = re.compile(
+    r"^[ \t]*/prdup[ \t]+not-duplicate\b([^\n]*)", re.IGNORECASE | re.MULTILINE
+)
 # The PR numbers right after the command, "#12" or "12", separated by spaces or commas; later on
 # the line a bare number is free text ("/prdup not-duplicate 12, it fixes 3 other things").
 _NUMBERS = re.compile(r"(?:[ \t,]*#?\d+\b)+")
@@ -73,28 +78,19 @@ class BotLoginUnknown(PrdupError):
 
 
 @dataclass(frozen=True, slots=True)
-class Dismissal:
-    """Someone said PR `number` is not a duplicate of PR `other`."""
-
-    number: int
-    other: int
-    by: str | None
-    at: str | None
-    comment_id: int | None = None  # the reply that said so, if it was a reply
-
-
-@dataclass(frozen=True, slots=True)
 class BotRun:
     """What one bot run on a PR did: the comment action, the body it wanted, new dismissals.
 
     `note` says why nothing was checked or posted (a closed PR, a PR without a diff, a
-    read-only token), for the job summary.
+    read-only token), for the job summary. `undone` counts the pairs a removed label or a
+    command no longer on the PR took back.
     """
 
     action: Action
     body: str | None
     dismissals: tuple[Dismissal, ...] = ()
     note: str | None = None
+    undone: int = 0
 
 
 # --------------------------------------------------------------------------------------------------
@@ -344,7 +340,7 @@ def reply_dismissals(
             continue
         if bot_login and (comment.author or "").lower() == bot_login.lower():
             continue
-        for match in _COMMAND.finditer(comment.body):
+        for match in COMMAND_PATTERN.finditer(comment.body):
             for other in _command_numbers(match.group(1)):
                 if other != number:
                     found.append(
@@ -360,27 +356,6 @@ def _command_numbers(arguments: str) -> list[int]:
     numbers = re.findall(r"\d+", leading.group(0) if leading else "")
     numbers += re.findall(r"#(\d+)\b", arguments)
     return [int(n) for n in dict.fromkeys(numbers)]
-
-
-def record_dismissals(store: IndexStore, dismissals: Iterable[Dismissal]) -> list[Dismissal]:
-    """Store each new pair both ways (if B is no duplicate of A, A is none of B); returns those.
-
-    A reply stays on the PR and is read again on every run; it is recorded once, with its author.
-    """
-    new: list[Dismissal] = []
-    for dismissal in dismissals:
-        if _is_dismissed(store, dismissal.number, dismissal.other):
-            continue
-        store.add_dismissal(dismissal.number, dismissal.other, dismissal.by, dismissal.at)
-        if not _is_dismissed(store, dismissal.other, dismissal.number):
-            store.add_dismissal(dismissal.other, dismissal.number, dismissal.by, dismissal.at)
-        new.append(dismissal)
-    return new
-
-
-def _is_dismissed(store: IndexStore, number: int, other: int) -> bool:
-    found = store.query("SELECT 1 FROM dismissals WHERE number = ? AND other = ?", (number, other))
-    return bool(found)
 
 
 def has_not_duplicate_label(labels: Iterable[str]) -> bool:
@@ -436,18 +411,16 @@ def comment_on_pull(
         )
     login = bot_login or client.viewer_login()
     comments = client.list_comments(number)
-    if any(_is_marked(c) or _COMMAND.search(c.body) for c in comments):
+    if any(_is_marked(c) or COMMAND_PATTERN.search(c.body) for c in comments):
         comments = client.with_minimized(comments)
     path = index_path(repo_path, db_path)
-    replies = reply_dismissals(number, comments, login)
-    if replies:
-        with IndexStore(path, create=False) as store:
-            replies = record_dismissals(store, replies)
-        _acknowledge(client, replies)
+    with IndexStore(path, create=False) as store:
+        accepted, undone = _sync_dismissals(client, store, pull, comments, login)
     try:
         result = check(repo_path, path, pr=number, settings=settings)
     except UnknownPullRequest as error:
-        return BotRun("skipped", None, tuple(replies), note=f"nothing to check: {error}")
+        note = f"nothing to check: {error}"
+        return BotRun("skipped", None, tuple(accepted), note=note, undone=undone)
     body = render_comment(result, settings.min_score, settings.top)
     labelled: list[Dismissal] = []
     if has_not_duplicate_label(pull.labels):
@@ -455,47 +428,74 @@ def comment_on_pull(
             number, reported_findings(result, settings.min_score, settings.top)
         )
         with IndexStore(path, create=False) as store:
-            labelled = record_dismissals(store, labelled)
+            labelled = dismissals.record(store, labelled, dismissals.LABEL)
         body = None
-    dismissed = tuple(replies + labelled)
+    dismissed = tuple(accepted + labelled)
     try:
         action = sync_comment(client, number, body, login, comments=comments, on_resolve=on_resolve)
     except WriteForbidden as error:
-        return BotRun("skipped", body, dismissed, note=f"could not post: {error}")
-    return BotRun(action, body, dismissed)
+        note = f"could not post: {error}"
+        return BotRun("skipped", body, dismissed, note=note, undone=undone)
+    return BotRun(action, body, dismissed, undone=undone)
 
 
-def _acknowledge(client: GitHubClient, accepted: Sequence[Dismissal]) -> None:
-    """A thumbs-up on each reply whose command was recorded, so its author sees it worked."""
-    for comment_id in dict.fromkeys(d.comment_id for d in accepted if d.comment_id is not None):
-        # A read-only token cannot react: the dismissal is recorded all the same.
+def _sync_dismissals(
+    client: GitHubClient,
+    store: IndexStore,
+    pull: PullRequestMeta,
+    comments: Sequence[Comment],
+    login: str | None,
+) -> tuple[list[Dismissal], int]:
+    """Record the PR's commands and label as they are now; returns the commands accepted in
+    this run and how many pairs were taken back.
+
+    A command no longer on the PR (deleted, edited away, hidden) and a label no longer on it
+    take back what they dismissed. Each accepted command gets a thumbs-up once, also when an
+    import recorded it first.
+    """
+    replies = reply_dismissals(pull.number, comments, login)
+    new, undone = dismissals.replace_commands(store, pull.number, replies)
+    if not has_not_duplicate_label(pull.labels):
+        undone += dismissals.undo_label(store, pull.number)
+    waiting = {d.comment_id for d in replies if d.comment_id is not None}
+    waiting -= dismissals.acknowledged(store, waiting)
+    reacted = _acknowledge(client, sorted(waiting))
+    dismissals.acknowledge(store, reacted)
+    accepted = [d for d in replies if d in new or d.comment_id in reacted]
+    return accepted, undone
+
+
+def _acknowledge(client: GitHubClient, comment_ids: Sequence[int]) -> list[int]:
+    """A thumbs-up on each reply whose command was recorded, so its author sees it worked;
+    returns those that got it."""
+    reacted = []
+    for comment_id in comment_ids:
+        # A read-only token cannot react: the dismissal is recorded all the same, and the
+        # next run with a token that can write reacts.
         with contextlib.suppress(WriteForbidden):
             client.add_reaction(comment_id, "+1")
+            reacted.append(comment_id)
+    return reacted
 
 
-def dismiss_labelled(
+def labelled_findings(
     repo_path: str | Path,
     db_path: str | Path | None,
     number: int,
     settings: Settings,
     at: str | None = None,
-) -> list[Dismissal]:
-    """Record the label on PR `number`: dismiss what the bot reports for it now.
+) -> list[Dismissal] | None:
+    """What the label on PR `number` dismisses: every earlier PR the bot reports for it now.
 
-    Quietly does nothing when the PR is not (yet) indexed with a diff: the comment run will see
-    the label again once it is.
+    None when the index cannot check the PR (not indexed, or without a diff yet).
     """
     try:
         result = check(repo_path, db_path, pr=number, settings=settings)
     except (IndexMissing, UnknownPullRequest):
-        return []
-    dismissals = label_dismissals(
+        return None
+    return label_dismissals(
         number, reported_findings(result, settings.min_score, settings.top), at=at
     )
-    if not dismissals:
-        return []
-    with IndexStore(index_path(repo_path, db_path), create=False) as store:
-        return record_dismissals(store, dismissals)
 
 
 __all__ = [
@@ -503,14 +503,14 @@ __all__ = [
     "NOT_DUPLICATE_LABEL",
     "REPLY_COMMAND",
     "BotLoginUnknown",
+    "COMMAND_PATTERN",
     "BotRun",
     "Dismissal",
     "comment_on_pull",
-    "dismiss_labelled",
+    "labelled_findings",
     "fingerprint",
     "fingerprint_of",
     "inline",
-    "record_dismissals",
     "render_comment",
     "reply_dismissals",
     "resolved_body",

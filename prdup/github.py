@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn
 from urllib.parse import urlparse
 
@@ -81,6 +81,8 @@ class Comment:
     association: str | None = None  # GitHub's author_association: OWNER, MEMBER, NONE...
     node_id: str | None = None  # the GraphQL id, to ask what REST does not say (minimized)
     minimized: bool = False  # hidden by a maintainer; only known after `with_minimized`
+    updated_at: str | None = None
+    issue: int | None = None  # the issue or pull request it is on
 
 
 class GitHubError(PrdupError):
@@ -242,7 +244,11 @@ def _pull_meta(pr: PullRequest) -> PullRequestMeta:
     )
 
 
+_ISSUE_URL = re.compile(r"/issues/(\d+)$")
+
+
 def _comment(c: IssueComment) -> Comment:
+    issue = _ISSUE_URL.search(c.issue_url or "")
     return Comment(
         id=c.id,
         body=c.body or "",
@@ -250,6 +256,8 @@ def _comment(c: IssueComment) -> Comment:
         created_at=_iso(c.created_at),
         association=c.author_association,
         node_id=c.node_id,
+        updated_at=_iso(c.updated_at),
+        issue=int(issue.group(1)) if issue else None,
     )
 
 
@@ -299,6 +307,7 @@ class GitHubClient:
 
         self.repo = repo
         self.base_url = base_url
+        self.per_page = per_page
         self.max_wait_seconds = float(max_wait_seconds)
         self.retries = retries
         self._token = token or None
@@ -414,6 +423,35 @@ class GitHubClient:
                 if since is not None and pr.updated_at is not None and pr.updated_at < since:
                     return
                 yield _pull_meta(pr)
+
+    def pulls_page(self, page: int) -> list[PullRequestMeta]:
+        """Page `page` (from 0) of every pull request, most recently updated first.
+
+        Asked for by number, so an import interrupted by the rate limit resumes where it
+        stopped. A PR updated meanwhile moves to the front: pages shift back, so a resumed
+        listing may see a PR twice but skips none (the moved one is newer than the listing).
+        """
+        with self._errors(f"pull requests of {self.repo}"):
+            pulls = self._repo.get_pulls(state="all", sort="updated", direction="desc")
+            return [_pull_meta(pr) for pr in pulls.get_page(page)]
+
+    def comments_page(self, since: str | None, page: int = 0) -> list[Comment]:
+        """Page `page` (from 0) of the comments on the repository's issues and pull requests
+        updated at or after `since`, least recently updated first (one listing for the whole
+        repository: what changed since the last import, in a few requests).
+
+        GitHub's `since` reads "updated after": it is asked for one second earlier, so no
+        comment updated in that very second is missed (one read twice changes nothing).
+        """
+        when = _parse_iso(since) - timedelta(seconds=1) if since else None
+        with self._errors(f"comments in {self.repo}"):
+            if when is None:
+                comments = self._repo.get_issues_comments(sort="updated", direction="asc")
+            else:
+                comments = self._repo.get_issues_comments(
+                    sort="updated", direction="asc", since=when
+                )
+            return [_comment(c) for c in comments.get_page(page)]
 
     def pull(self, number: int) -> PullRequestMeta:
         with self._errors(f"pull request #{number} in {self.repo}"):

@@ -442,7 +442,7 @@ def _fingerprints(store: IndexStore, numbers: Iterable[int]) -> dict[int, str]:
     """The matcher's fingerprint plus the PR's dismissals (`check` never names those)."""
     base = matcher_fingerprint()
     dismissed: dict[int, list[int]] = {}
-    for number, other in store.rows("SELECT number, other FROM dismissals ORDER BY other"):
+    for number, other in store.rows("SELECT DISTINCT number, other FROM dismissals ORDER BY other"):
         dismissed.setdefault(number, []).append(other)
     return {n: f"{base}:{','.join(map(str, dismissed.get(n, [])))}" for n in numbers}
 

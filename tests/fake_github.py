@@ -75,6 +75,8 @@ class Fault:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     hits: int = 0
+    after: int = 0  # let this many matching requests through first (fail "on page 3")
+    passed: int = 0
 
     def matches(self, method: str, path: str) -> bool:
         if self.times is not None and self.hits >= self.times:
@@ -86,6 +88,16 @@ class Fault:
         if isinstance(self.path, re.Pattern):
             return self.path.fullmatch(path) is not None
         return self.path == path
+
+    def applies(self, method: str, path: str) -> bool:
+        """Whether this request gets the fault (counting the ones let through first)."""
+        if not self.matches(method, path):
+            return False
+        if self.passed < self.after:
+            self.passed += 1
+            return False
+        self.hits += 1
+        return True
 
 
 class FakeGitHub:
@@ -232,6 +244,19 @@ class FakeGitHub:
             self.comments[comment_id] = comment
             return comment
 
+    def set_labels(self, number: int, labels: list[str], updated_at: str | None = None) -> None:
+        """Label or unlabel a pull request; like GitHub, that counts as an update of it."""
+        with self._lock:
+            pull = self.pulls[number]
+            pull["labels"] = list(labels)
+            pull["updated_at"] = updated_at or _now()
+
+    def edit_comment(self, comment_id: int, body: str, updated_at: str | None = None) -> None:
+        with self._lock:
+            comment = self.comments[comment_id]
+            comment["body"] = body
+            comment["updated_at"] = updated_at or _now()
+
     def comments_on(self, number: int) -> list[dict[str, Any]]:
         with self._lock:
             return [c for c in self.comments.values() if c["issue"] == number]
@@ -247,11 +272,13 @@ class FakeGitHub:
         method: str | None = None,
         body: Any = None,
         headers: dict[str, str] | None = None,
+        after: int = 0,
     ) -> Fault:
-        """Next ``times`` requests to ``path`` answer ``status`` (None times = forever)."""
+        """Next ``times`` requests to ``path`` answer ``status`` (None times = forever), once
+        ``after`` of them went through."""
         if body is None:
             body = {"message": _REASONS.get(status, "Error"), "documentation_url": DOCS}
-        fault = Fault(status, path, method, times, body, dict(headers or {}))
+        fault = Fault(status, path, method, times, body, dict(headers or {}), after=after)
         with self._lock:
             self.faults.append(fault)
         return fault
@@ -267,6 +294,7 @@ class FakeGitHub:
         *,
         status: int = 403,
         method: str | None = None,
+        after: int = 0,
     ) -> Fault:
         """Primary rate limit: ``status``, X-RateLimit-Remaining 0, reset at epoch ``reset``."""
         headers = {
@@ -277,7 +305,9 @@ class FakeGitHub:
             "X-RateLimit-Resource": "core",
         }
         body = {"message": RATE_LIMIT_MESSAGE, "documentation_url": DOCS}
-        return self.fail(path, status, times, method=method, body=body, headers=headers)
+        return self.fail(
+            path, status, times, method=method, body=body, headers=headers, after=after
+        )
 
     def secondary_rate_limit(
         self,
@@ -286,10 +316,16 @@ class FakeGitHub:
         *,
         retry_after: int | None = None,
         status: int = 403,
+        after: int = 0,
     ) -> Fault:
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
         body = {"message": SECONDARY_RATE_LIMIT_MESSAGE, "documentation_url": DOCS}
-        return self.fail(path, status, times, body=body, headers=headers)
+        return self.fail(path, status, times, body=body, headers=headers, after=after)
+
+    def clear_faults(self) -> None:
+        """The limit has reset, the outage is over: every scripted fault is gone."""
+        with self._lock:
+            self.faults.clear()
 
     # ---------------------------------------------------------------------------- inspection
 
@@ -415,8 +451,7 @@ class FakeGitHub:
         """(status, extra headers, JSON body or None) for one request."""
         with self._lock:
             for fault in self.faults:
-                if fault.matches(req.method, req.path):
-                    fault.hits += 1
+                if fault.applies(req.method, req.path):
                     return fault.status, dict(fault.headers), fault.body
 
             token = req.token
@@ -462,6 +497,8 @@ class FakeGitHub:
             if pull is None or method != "GET":
                 return _error(404, "Not Found")
             return 200, {}, self._pull_json(pull, full=True)
+        if sub == "/issues/comments" and method == "GET":
+            return self._list_repo_comments(req)
         if m := re.fullmatch(r"/issues/(\d+)/comments", sub):
             number = int(m[1])
             if number not in self.pulls:
@@ -495,8 +532,12 @@ class FakeGitHub:
             if int(m[1]) not in self.comments:
                 return _error(404, "Not Found")
             content = req.body.get("content") if isinstance(req.body, dict) else None
+            existing = self.reactions.setdefault(int(m[1]), [])
+            for reaction in existing:  # GitHub answers 200 with the reaction already there
+                if (reaction["content"], reaction["user"]) == (content, self.viewer):
+                    return 200, {}, {**reaction, "user": self._user(self.viewer)}
             reaction = {"id": 9000 + len(self.reactions), "content": content, "user": self.viewer}
-            self.reactions.setdefault(int(m[1]), []).append(reaction)
+            existing.append(reaction)
             return 201, {}, {**reaction, "user": self._user(self.viewer), "created_at": _now()}
         if (m := re.fullmatch(r"/issues/(\d+)/labels", sub)) and method == "GET":
             pull = self.pulls.get(int(m[1]))
@@ -544,6 +585,17 @@ class FakeGitHub:
         pulls = [p for p in self.pulls.values() if state == "all" or p["state"] == state]
         pulls.sort(key=lambda p: (p[key], p["number"]), reverse=descending)
         return self._paginate(req, [self._pull_json(p) for p in pulls])
+
+    def _list_repo_comments(self, req: Request) -> tuple[int, dict[str, str], Any]:
+        """GET /repos/{owner}/{repo}/issues/comments: every issue's and PR's comments,
+        `since` (updated at or after), sorted by `sort` (created or updated) in `direction`
+        (ascending by default)."""
+        key = "updated_at" if req.query.get("sort") == "updated" else "created_at"
+        descending = req.query.get("direction", "asc") == "desc"
+        since = req.query.get("since")
+        comments = [c for c in self.comments.values() if not since or c["updated_at"] >= since]
+        comments.sort(key=lambda c: (c[key], c["id"]), reverse=descending)
+        return self._paginate(req, [self._comment_json(c) for c in comments])
 
     def _paginate(self, req: Request, items: list[Any]) -> tuple[int, dict[str, str], Any]:
         try:

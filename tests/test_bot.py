@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from index.indexer import index_repository
+from index.schema import SCHEMA_VERSION
 from index.store import IndexStore
 from prdup.checking import check
 from prdup.comment import (
@@ -90,8 +91,8 @@ def story(builder: RepoBuilder) -> RepoBuilder:
 
 @pytest.fixture
 def server(fake_github: FakeGitHub) -> FakeGitHub:
-    for number in (20, 21, 22):
-        fake_github.add_pull(number)
+    for number, author in ((20, "alice"), (21, "bob"), (22, "carol")):
+        fake_github.add_pull(number, author=author)
     return fake_github
 
 
@@ -447,7 +448,7 @@ def test_pr_text_cannot_ping_inject_html_or_break_the_table(builder: RepoBuilder
 
 def dismissals(db_path: Path) -> set[tuple[int, int, str]]:
     with IndexStore(db_path) as store:
-        return {(n, o, by) for n, o, by, _ in store.rows("SELECT * FROM dismissals")}
+        return set(store.rows("SELECT number, other, by FROM dismissals"))
 
 
 def test_dismissal_by_reply_is_recorded_and_the_pair_disappears(
@@ -704,7 +705,9 @@ def test_the_documented_workflow_filters_comments_and_closed_prs_at_the_job_leve
     assert "github.event.issue.pull_request" in condition
     assert "== 'open'" in condition
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
-    assert triggers["issue_comment"] == {"types": ["created"]}
+    assert triggers["issue_comment"] == {"types": ["created", "edited", "deleted"]}
+    # Removing the label takes its dismissals back at once.
+    assert {"labeled", "unlabeled"} <= set(triggers["pull_request_target"]["types"])
     # A workflow-level group would let a filtered-out comment cancel the PR's run in progress.
     assert "concurrency" not in workflow and "concurrency" in workflow["jobs"]["prdup"]
 
@@ -777,7 +780,13 @@ def test_index_github_imports_titles_and_states_then_only_updated_prs(
     code, _, err = run_cli(story.path, "index", "--github", REPO, "--db", str(db_path), "--quiet")
 
     assert code == 0, err
-    assert [r.query.get("page", "1") for r in fake_github.requests] == ["1"]  # stops early
+    pages = [r.query.get("page", "1") for r in fake_github.requests_to("/repos/octo/demo/pulls")]
+    assert pages == ["1"]  # stops early
+    # ... and the comments: one request, from where the first import stopped reading them.
+    assert [r.path for r in fake_github.requests] == [
+        "/repos/octo/demo/pulls",
+        "/repos/octo/demo/issues/comments",
+    ]
     with IndexStore(db_path) as store:
         assert store.change_row(21)["title"] == "Drop the legacy flag, take two"
         assert store.change_row(21)["state"] == "merged"
@@ -800,13 +809,169 @@ def test_import_lists_again_what_the_index_never_recorded(
     assert import_metadata(REPO, story.path, db_path, client=client) == {21: again[21]}
 
 
-def test_import_records_label_dismissals(
+# ------------------------------------------------------------------- dismissals that last
+
+
+def index_from_github(story: RepoBuilder, db_path: Path) -> None:
+    code, _, err = run_cli(story.path, "index", "--github", REPO, "--db", str(db_path), "--quiet")
+    assert code == 0, err
+
+
+def delete_index(db_path: Path) -> None:
+    """What an expired cache or a lost concurrent run leaves: no index at all."""
+    for path in (db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm")):
+        path.unlink(missing_ok=True)
+
+
+def pairs(db_path: Path) -> set[tuple[int, int]]:
+    with IndexStore(db_path) as store:
+        return set(store.rows("SELECT DISTINCT number, other FROM dismissals"))
+
+
+def reported(story: RepoBuilder, db_path: Path, number: int) -> set[int | None]:
+    return {f.candidate.number for f in check(story.path, db_path, pr=number).findings}
+
+
+@pytest.fixture
+def github_env(server: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
+    monkeypatch.setenv("GITHUB_API_URL", server.url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    return server
+
+
+def test_a_label_survives_a_fresh_index_and_removing_it_undoes_the_dismissal(
+    story: RepoBuilder, db_path: Path, github_env: FakeGitHub
+):
+    github_env.set_labels(21, [NOT_DUPLICATE_LABEL], updated_at="2024-04-01T00:00:00Z")
+    index_from_github(story, db_path)  # titles and authors from GitHub: still a duplicate
+    assert pairs(db_path) == {(21, 20), (20, 21)}
+    assert 20 not in reported(story, db_path, 21) and 21 not in reported(story, db_path, 20)
+
+    delete_index(db_path)
+    index_from_github(story, db_path)  # GitHub is the record: the label is read again
+
+    assert pairs(db_path) == {(21, 20), (20, 21)}
+    assert 20 not in reported(story, db_path, 21)
+
+    github_env.set_labels(21, [], updated_at="2024-04-02T00:00:00Z")
+    index_from_github(story, db_path)
+
+    assert pairs(db_path) == set()
+    assert 20 in reported(story, db_path, 21)
+
+
+def test_a_maintainers_command_survives_a_fresh_index_and_a_strangers_never_counts(
+    story: RepoBuilder, db_path: Path, github_env: FakeGitHub, client: GitHubClient
+):
+    command = github_env.add_comment(
+        21,
+        "/prdup not-duplicate 20",
+        author="maint",
+        association="COLLABORATOR",
+        created_at="2024-04-01T00:00:00Z",
+    )
+    stranger = github_env.add_comment(
+        22, "/prdup not-duplicate 20", author="eve", created_at="2024-04-01T00:00:01Z"
+    )
+    github_env.add_comment(
+        22,
+        "/prdup not-duplicate 20",
+        author="maint",
+        association="OWNER",
+        created_at="2024-04-01T00:00:02Z",
+        minimized="OUTDATED",
+    )
+    index_from_github(story, db_path)
+    # Neither the stranger's (22, 20) nor the one a maintainer hid.
+    assert pairs(db_path) == {(21, 20), (20, 21)}
+
+    run = comment_on_pull(client, 21, story.path, db_path)  # the run the reply triggers
+
+    assert [(d.number, d.other, d.by) for d in run.dismissals] == [(21, 20, "maint")]
+    assert [r["content"] for r in github_env.reactions[command["id"]]] == ["+1"]
+    assert stranger["id"] not in github_env.reactions
+    assert 20 not in reported(story, db_path, 21)
+
+    delete_index(db_path)
+    index_from_github(story, db_path)
+
+    assert pairs(db_path) == {(21, 20), (20, 21)}
+    assert 21 not in reported(story, db_path, 20)
+
+    # An edited command says what it says now: the next import takes the pair back.
+    github_env.edit_comment(command["id"], "never mind", updated_at="2024-04-03T00:00:00Z")
+    index_from_github(story, db_path)
+    assert pairs(db_path) == set()
+
+
+def test_the_bot_run_takes_back_a_removed_label_and_a_deleted_command(
     story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
 ):
     index(story, db_path)
-    server.add_pull(21, labels=[NOT_DUPLICATE_LABEL], updated_at="2024-04-01T00:00:00Z")
+    server.set_labels(21, [NOT_DUPLICATE_LABEL])
+    assert comment_on_pull(client, 21, story.path, db_path).action == "none"
+    assert pairs(db_path) == {(21, 20), (20, 21)}
 
-    import_metadata(REPO, story.path, db_path, client=client)
+    server.set_labels(21, [])  # the `unlabeled` event
+    run = comment_on_pull(client, 21, story.path, db_path)
 
-    assert (21, 20, "label") in dismissals(db_path)
-    assert (20, 21, "label") in dismissals(db_path)
+    assert (run.action, run.undone) == ("created", 1)
+    assert pairs(db_path) == set()
+
+    command = server.add_comment(21, "/prdup not-duplicate #20", author="m", association="OWNER")
+    assert comment_on_pull(client, 21, story.path, db_path).action == "resolved"
+    assert pairs(db_path) == {(21, 20), (20, 21)}
+
+    del server.comments[command["id"]]
+    run = comment_on_pull(client, 21, story.path, db_path)
+
+    assert (run.action, run.undone) == ("updated", 1)
+    assert pairs(db_path) == set()
+
+
+def test_a_label_and_a_command_on_the_same_pair_are_taken_back_separately(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    index(story, db_path)
+    server.set_labels(21, [NOT_DUPLICATE_LABEL])
+    server.add_comment(20, "/prdup not-duplicate 21", author="m", association="MEMBER")
+    comment_on_pull(client, 21, story.path, db_path)
+    comment_on_pull(client, 20, story.path, db_path)
+
+    server.set_labels(21, [])
+    comment_on_pull(client, 21, story.path, db_path)
+
+    assert pairs(db_path) == {(21, 20), (20, 21)}  # the command on #20 still says so
+    assert 20 not in reported(story, db_path, 21)
+
+
+def test_dismissals_of_an_older_index_keep_counting_and_a_label_still_takes_its_own_back(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    """An index from before dismissals knew their source: rows by "label" are the label's,
+    the others a command's; an import interrupted then is listed again from its oldest PR."""
+    index(story, db_path)
+    with IndexStore(db_path) as store:
+        store.conn.executescript(
+            f"""
+            DROP TABLE dismissals;
+            DROP TABLE github_pulls;
+            DROP TABLE acknowledged_commands;
+            CREATE TABLE dismissals (number INTEGER NOT NULL, other INTEGER NOT NULL, by TEXT,
+                at TEXT, PRIMARY KEY (number, other));
+            INSERT INTO dismissals VALUES (21, 20, 'label', NULL), (20, 21, 'label', NULL),
+                (22, 20, 'maint', NULL), (20, 22, 'maint', NULL);
+            INSERT INTO meta VALUES ('{watermark_key(REPO)}', '2024-03-05T00:00:00Z'),
+                ('github:{REPO}:pending', '[[22, "2024-01-01T22:00:00Z", "t", "open"]]');
+            UPDATE meta SET value = '{SCHEMA_VERSION - 1}' WHERE key = 'schema_version';
+            """
+        )
+
+    assert 20 not in reported(story, db_path, 21)  # opening it migrates the table
+    assert set(import_metadata(REPO, story.path, db_path, client=client)) == {22}
+    server.set_labels(21, [])
+    comment_on_pull(client, 21, story.path, db_path)
+
+    assert pairs(db_path) == {(22, 20), (20, 22)}
+    with IndexStore(db_path) as store:
+        assert store.get_meta(f"github:{REPO}:pending") is None

@@ -181,3 +181,15 @@ def test_sweep_out_into_a_missing_or_unwritable_folder_fails_before_sweeping(
     code, _, err = run_cli(repo.path, "sweep", "--out", str(folder / "report.txt"))
     assert code in (0, 1), err
     assert (folder / "report.txt").read_text().startswith("prdup: swept")
+
+
+def test_every_table_the_schema_creates_counts_as_prdup_s():
+    """A table a migration creates but `own_tables` does not know would make an index whose
+    first run stopped early look like another program's database."""
+    import re
+
+    from index import schema
+
+    source = Path(schema.__file__).read_text()
+    created = set(re.findall(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)", source))
+    assert created and created <= schema.own_tables()

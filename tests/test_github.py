@@ -161,6 +161,8 @@ def test_comments_and_labels(server: FakeGitHub) -> None:
             created_at="2024-05-01T00:00:00Z",
             association="MEMBER",
             node_id="IC_1001",
+            updated_at="2024-05-01T00:00:00Z",
+            issue=5,
         )
     ]
     assert gh.pull_labels(5) == ("duplicate",)
@@ -188,6 +190,8 @@ def test_create_update_delete_comment_requests(server: FakeGitHub) -> None:
         created_at=created.created_at,
         association="NONE",
         node_id=f"IC_{created.id}",
+        updated_at=updated.updated_at,
+        issue=3,
     )
     assert [(r.method, r.path, r.body, r.status) for r in server.requests] == [
         (

@@ -624,6 +624,32 @@ def test_progress_is_plain_lines_off_a_terminal_and_nothing_when_quiet(
     assert code == 0 and "prdup index: history of main" in err and ": 12 merged" in err
 
 
+def test_a_pr_landed_as_a_rewritten_commit_that_closes_it_is_merged_there(tmp_path: Path):
+    """Projects that land PRs by rebasing with rewritten messages leave no sha of the PR on
+    main, only "Closes #N". #110 landed so (its commit reworded, a comment added); a commit
+    that closes #112 while doing something else is not #112's landing."""
+    from tests.test_check import LEGACY, PIPELINE
+
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE, "notes.txt": "a\n"})
+    fix = PIPELINE.replace(LEGACY, "        if config.offload_strategy == 'cpu':\n")
+    builder.pr_branch(110, [("Read the strategy", {"pipelines/pipeline.py": fix})])
+    builder.pr_branch(112, [("Note b", {"notes.txt": "a\nb\n"})])
+    builder.commit(
+        "fix(pipeline): read the offload strategy\n\nCloses #110",
+        {"pipelines/pipeline.py": "# strategy\n" + fix},
+    )
+    landing = builder.head()
+    builder.commit("docs: tidy\n\nCloses #112", {"README.md": "tidy\n"})
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, _ = run_cli(builder.path, "show", "110")
+    assert "[merged]" in out and landing in out
+    code, out, _ = run_cli(builder.path, "show", "112")
+    assert "[merged]" not in out
+
+
 def test_a_pr_whose_head_moves_to_another_authors_commit_takes_that_author(
     builder: RepoBuilder, db_path: Path
 ):

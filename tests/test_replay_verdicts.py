@@ -329,6 +329,57 @@ def test_the_same_lines_replaced_with_the_same_names_is_the_same_fix():
     assert not _replayed(DIFF, BEFORE, BEFORE, bumped).complete
 
 
+GO_BEFORE = """func create(err error) error {
+	if err != nil {
+		return fmt.Errorf("create failed: %s", err)
+	}
+	return nil
+}
+"""
+SKIP_EXISTING = """diff --git a/m.go b/m.go
+--- a/m.go
++++ b/m.go
+@@ -3 +3,3 @@
+-		return fmt.Errorf("create failed: %s", err)
++		if awsErr, ok := err.(awserr.Error); ok && awsErr.Code() != "AlreadyExists" {
++			return fmt.Errorf("create failed: %s", err)
++		}
+"""
+
+
+def test_the_same_names_around_another_value_or_the_opposite_test_are_another_change():
+    """Two fixes of one error path: one skips "AlreadyExists", the other reports it; two
+    settings changes: one renames the variable read, the other adds a second one."""
+    reports = GO_BEFORE.replace(
+        '\t\treturn fmt.Errorf("create failed: %s", err)\n',
+        '\t\tif awsErr, ok := err.(awserr.Error); ok && awsErr.Code() == "AlreadyExists" {\n'
+        '\t\t\treturn fmt.Errorf("create failed: %s: it exists", err)\n\t\t}\n'
+        '\t\treturn fmt.Errorf("create failed: %s", err)\n',
+    )
+    assert not _replayed(SKIP_EXISTING, GO_BEFORE, GO_BEFORE, reports).complete
+    skips = GO_BEFORE.replace(
+        '\t\treturn fmt.Errorf("create failed: %s", err)\n',
+        '\t\tif e, ok := err.(awserr.Error); !ok || e.Code() != "AlreadyExists" {\n'
+        '\t\t\treturn fmt.Errorf("create failed: %s", err)\n\t\t}\n',
+    )
+    assert _replayed(SKIP_EXISTING, GO_BEFORE, GO_BEFORE, skips).complete
+
+    settings = 'x = 1\nDefault = env_default("CREDENTIALS", None)\ny = 2\n'
+    rename = """diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -2 +2 @@
+-Default = env_default("CREDENTIALS", None)
++Default = env_default("KEYFILE", None)
+"""
+    also = settings.replace(
+        'env_default("CREDENTIALS", None)', 'multi_env_default(["CREDENTIALS", "KEYFILE_JSON"])'
+    )
+    assert not _replayed(rename, settings, settings, also).complete
+    same = settings.replace('env_default("CREDENTIALS", None)', "env_default('KEYFILE')")
+    assert _replayed(rename, settings, settings, same).complete
+
+
 def test_file_kinds():
     assert file_kind("tests/test_pipeline.py") == "test"
     assert file_kind("pkg/module_test.go") == "test"
@@ -528,3 +579,126 @@ def test_a_backport_with_no_metadata_is_a_port_not_already_done(builder: RepoBui
     assert deciding(found) == []
     [about_60] = [f for f in found if f["pr"] == 60]
     assert any("a port" in reason for reason in about_60["reasons"])
+
+
+def test_a_pr_cut_from_a_merged_side_branch_did_not_do_that_branchs_work(builder: RepoBuilder):
+    """A side branch fixed the pipeline and was merged by hand (no PR). #70 was cut from that
+    branch, not from main, and landed through a later commit of its own branch, so no merge
+    has #70's head as a parent. #70's work is its docs page; the side branch's fix is not #70's,
+    and #71, making the same fix, is not "already done in #70"."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    start = builder.head()
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.checkout("side", start)
+    builder.commit("Ask the offload strategy", fixed)
+    side_tip = builder.commit("Log the strategy", {"pipelines/log.py": "LOG = True\n"})
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "side", "-m", "Merge branch 'side'")
+    builder.git("branch", "-q", "-D", "side")
+    builder.pr_branch(
+        70, [("Document the pipeline", {"docs/pipeline.md": "# Pipeline\n"})], start=side_tip
+    )
+    builder.checkout("pr-70")
+    builder.commit("Polish the docs", {"docs/pipeline.md": "# The pipeline\n"})
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "pr-70", "-m", "Merge branch 'docs'")
+    builder.delete_pr_branch(70)
+    builder.pr_branch(71, [("Use the offload strategy", fixed)], start=start)
+    index(builder)
+
+    code, out, err = run_cli(builder.path, "show", "70")
+    assert code == 0, err
+    assert "docs/pipeline.md" in out and "pipelines/pipeline.py" not in out
+    _, found = check_json(builder.path, "--pr", "71")
+    assert 70 not in {pr for pr, _ in deciding(found)}
+
+
+def test_a_pr_opened_after_a_merged_change_landed_did_not_do_it_first(builder: RepoBuilder):
+    """#80 landed; #81 was opened a month later from a branch that holds a copy of #80's
+    fix (rebased with a conflict resolved, so no patch identity ties the two) beside its own
+    work. Asked about #80, #81 came after: no verdict names it."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    start = builder.head()
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(80, [("Ask the offload strategy", fixed)])
+    builder.merge_pr(80)
+    resolved = {"pipelines/pipeline.py": fixed["pipelines/pipeline.py"] + "# resolved\n"}
+    builder.pr_branch(
+        81,
+        [("Ask the offload strategy", resolved), ("Log it", {"pipelines/log.py": "LOG = 1\n"})],
+        start=start,
+    )
+    prs = [
+        {
+            "number": 80,
+            "state": "MERGED",
+            "createdAt": "2024-01-01T10:00:00Z",
+            "mergedAt": "2024-01-02T10:00:00Z",
+        },
+        {"number": 81, "state": "OPEN", "createdAt": "2024-02-01T10:00:00Z"},
+    ]
+    prs_json = builder.path / "prs.json"
+    prs_json.write_text(json.dumps(prs))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(prs_json))
+    assert code == 0, err
+
+    _, found = check_json(builder.path, "--pr", "80")
+    assert 81 not in {pr for pr, _ in deciding(found)}
+    assert any(
+        "was opened after this change landed" in r
+        for f in found
+        if f["pr"] == 81
+        for r in f["reasons"]
+    )
+
+
+def test_a_commit_landing_the_prs_own_change_after_the_index_is_not_another_change(
+    builder: RepoBuilder,
+):
+    """After the last index run, a maintainer landed #90's change by hand, re-authored, with
+    "Closes #90" in its message, and cherry-picked #91's commit (its author kept). Neither
+    commit is known to the index; the tip probe finds them. Each is its PR's own landing."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE, "notes.py": "A = 1\n"})
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(90, [("Ask the offload strategy", fixed)])
+    head_91 = builder.pr_branch(91, [("Raise the note", {"notes.py": "A = 2\n"})])
+    index(builder)
+    builder.commit("pipeline: ask the offload strategy\n\nCloses #90", fixed)
+    builder.git("cherry-pick", head_91)
+
+    for number in (90, 91):
+        _, found = check_json(builder.path, "--pr", str(number))
+        assert deciding(found) == [], found
+        assert any("own commits landed" in r for f in found for r in f["reasons"]), found
+
+
+def test_a_pr_built_on_another_or_carrying_its_commits_does_not_make_it_a_duplicate(
+    builder: RepoBuilder,
+):
+    """#101 is stacked on open #100; #102 cherry-picked #100's commit under its own work. Both
+    carry #100 along: #100 is no duplicate of either. #103 is nothing but a copy of #100's
+    commit: the same change proposed again, still named."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    head_100 = builder.pr_branch(100, [("Ask the offload strategy", fixed)])
+    builder.pr_branch(101, [("Log it", {"pipelines/log.py": "LOG = 1\n"})], start=head_100)
+    builder.pr_branch(102, [("Trace it", {"pipelines/trace.py": "TRACE = 1\n"})])
+    builder.checkout("pr-102")
+    builder.git("cherry-pick", head_100)
+    builder.git("update-ref", "refs/pull/102/head", "HEAD")
+    builder.pr_branch(103, [])
+    builder.checkout("pr-103")
+    builder.git("cherry-pick", head_100)
+    builder.git("commit", "-q", "--amend", "--no-edit", "--author", "Contributor 103 <c@e.org>")
+    builder.git("update-ref", "refs/pull/103/head", "HEAD")
+    builder.checkout("main")
+    for number in (100, 101, 102, 103):
+        builder.delete_pr_branch(number)  # as in a clone: the PRs are refs/pull/N/head only
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "100")
+    named = dict(deciding(found))
+    assert 101 not in named and 102 not in named, found
+    assert named.get(103) == "duplicate", found
+    carried = {f["pr"] for f in found if any("carries this change" in r for r in f["reasons"])}
+    assert {101, 102} <= carried, found
