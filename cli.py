@@ -110,9 +110,10 @@ def index(
 @click.option(
     "--format",
     "output",
-    type=click.Choice(["text", "json", "markdown"]),
+    type=click.Choice(["text", "json", "markdown", "github", "sarif"]),
     default="text",
     show_default=True,
+    help="github: workflow annotations on the shared lines; sarif: SARIF 2.1.0 for code scanning.",
 )
 @click.option("--top", type=int, default=None, help="Show at most K findings [default: 5].")
 @click.option(
@@ -172,10 +173,33 @@ def check(
         click.echo(render.to_json(result.query, shown, result.warnings))
     elif output == "markdown":
         click.echo(render.to_markdown(result.query, shown))
+    elif output in ("github", "sarif"):
+        _check_for_ci(result, shown, output, repo_path, db_path, settings)
     else:
         click.echo(render.to_text(result.query, shown))
     if shown and not exit_zero:
         sys.exit(EXIT_FINDINGS)
+
+
+def _check_for_ci(
+    result: Any, shown: list[Any], output: str, repo_path: Path, db_path: Path | None, settings: Any
+) -> None:
+    """Annotations (and, in Actions, a job summary) or SARIF: both point at changed lines."""
+    from prdup import render
+    from prdup.checking import with_change
+
+    if shown:
+        result = with_change(result, repo_path, db_path, settings)
+    if output == "sarif":
+        from prdup.sarif import to_sarif
+
+        click.echo(to_sarif(result.query, shown, result.change))
+        return
+    from prdup.annotations import to_workflow_commands
+    from prdup.cli_support import job_summary
+
+    click.echo(to_workflow_commands(result.query, shown, result.change))
+    job_summary(render.to_markdown(result.query, shown))
 
 
 @main.command()
@@ -224,12 +248,14 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
 
 
 # --- commands defined in other modules are registered below, one line each ---
-from prdup.commands_bot import comment  # noqa: E402
+from prdup.commands_bot import comment, pr_refspecs  # noqa: E402
 
 main.add_command(comment)
-from prdup.commands_sweep import sweep  # noqa: E402
+main.add_command(pr_refspecs)
+from prdup.commands_sweep import dashboard, sweep  # noqa: E402
 
 main.add_command(sweep)
+main.add_command(dashboard)
 from prdup.commands_hook import pre_push  # noqa: E402
 
 main.add_command(pre_push)

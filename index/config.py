@@ -58,6 +58,9 @@ class Settings:
     jobs: int = 0
     min_score: float = 0.7
     top: int = 5
+    # A remote to fetch the PR heads a replay needs from, where the clone lacks them (a CI
+    # runner fetches only the PR heads that changed); "" never fetches.
+    fetch_remote: str = ""
 
     def is_ignored(self, path: str) -> str | None:
         """The pattern that ignores `path`, or None."""

@@ -308,6 +308,31 @@ def pull_refs(
     return sorted(usable, key=lambda p: p.number), sorted(missing, key=lambda p: p.number)
 
 
+def pull_head_refspec(number: int) -> str:
+    """The refspec that fetches PR `number`'s head as GitHub exposes it (from forks too)."""
+    return f"+refs/pull/{number}/head:refs/pull/{number}/head"
+
+
+def fetch_missing_pull_heads(
+    repo: git.Repo, remote: str, heads: Iterable[tuple[int, str]]
+) -> list[int]:
+    """Fetch the PR heads (number, head sha) whose commit this clone lacks, in one `git fetch`;
+    returns the PR numbers asked for.
+
+    A CI runner's clone holds only the PR heads it fetched for this run; a replay at another
+    open PR's head needs that head's commits. A failed fetch (a ref GitHub no longer has, no
+    network) leaves them missing, as they were: the replay then proves less, never fails.
+    """
+    heads = list(heads)
+    kinds = object_types(repo, [head for _, head in heads])
+    missing = sorted({number for number, head in heads if kinds.get(head) != "commit"})
+    if missing:
+        refspecs = [pull_head_refspec(number) for number in missing]
+        with contextlib.suppress(git.GitCommandError):
+            repo.git.fetch("--quiet", "--no-tags", remote, *refspecs)
+    return missing
+
+
 def object_types(repo: git.Repo, shas: list[str]) -> dict[str, str]:
     """sha -> "commit" / "blob" / ... / "missing", through one `git cat-file --batch-check`."""
     if not shas:

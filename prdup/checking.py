@@ -47,6 +47,8 @@ class CheckResult:
     query: QueryInfo
     findings: list[Finding] = field(default_factory=list)
     warnings: tuple[str, ...] = ()
+    # The checked change, where it was read: where its lines sit, for annotations and SARIF.
+    change: Change | None = field(default=None, compare=False, repr=False)
 
     def shown(self, min_score: float, top: int | None) -> list[Finding]:
         kept = [f for f in self.findings if f.score >= min_score]
@@ -209,6 +211,16 @@ def prove(
     at_landings = landing_candidates(landings, known)
     chosen.update((c.key, c) for c in at_landings if c.key in known)
     unknown = [c for c in at_landings if c.key not in known and c.number not in dismissed]
+    if settings.fetch_remote:
+        gitsource.fetch_missing_pull_heads(
+            repo,
+            settings.fetch_remote,
+            [
+                (c.number, c.head_commit)
+                for c in [*chosen.values(), *unknown]
+                if c.state != "merged" and c.number is not None and c.head_commit
+            ],
+        )
     replayer = Replayer(repo, change, history, settings, store.landed_patches)
     proofs = prove_all(replayer, [*chosen.values(), *unknown])
     return settle(query, findings, proofs, [(c, proofs[c.key]) for c in unknown if c.key in proofs])
@@ -277,7 +289,7 @@ def _check_diff(
         removed=change.removed_count,
     )
     findings = check_change(store, repo, change, info, settings)
-    return CheckResult(info, findings, index_warnings(store))
+    return CheckResult(info, findings, index_warnings(store), change)
 
 
 def _check_branch(
@@ -322,7 +334,7 @@ def _check_branch(
         author_email=author_email,
     )
     warnings = _stale_warning(repo, store, target, tip) + index_warnings(store)
-    return CheckResult(info, findings, warnings)
+    return CheckResult(info, findings, warnings, change)
 
 
 def _check_pr(
@@ -364,6 +376,8 @@ def _check_pr(
     line_tip = pr_line_tip(repo, row, target) if repo is not None else None
     change: Change | None = None
     tip: str | None = None
+    if repo is not None and settings.fetch_remote and row["state"] != "merged":
+        gitsource.fetch_missing_pull_heads(repo, settings.fetch_remote, [(number, row["head_sha"])])
     if repo is not None and row["state"] != "merged":
         # The tip probe looks for landings the index does not know; it reads the diff now.
         # A merged PR's own landing is known: its diff is read only if a replay needs it.
@@ -381,7 +395,27 @@ def _check_pr(
         history,
         load_change=(lambda: pr_change(repo, row, settings)) if repo is not None else None,
     )
-    return CheckResult(info, findings, index_warnings(store))
+    return CheckResult(info, findings, index_warnings(store), change)
+
+
+def with_change(
+    result: CheckResult,
+    repo_path: str | Path = ".",
+    db_path: str | Path | None = None,
+    settings: Settings | None = None,
+) -> CheckResult:
+    """`result` carrying the checked change, read now if the check did not need it (a merged
+    PR's own diff is read only for a replay): annotations and SARIF point at its lines."""
+    if result.change is not None or result.query.kind != "pr" or result.query.number is None:
+        return result
+    repo = gitsource.open_repository(repo_path)
+    store = open_index(repo, db_path)
+    try:
+        row = store.change_row(result.query.number)
+    finally:
+        store.close()
+    change = pr_change(repo, row, settings or Settings()) if row is not None else None
+    return replace(result, change=change)
 
 
 def pr_line_tip(repo: git.Repo, row: Mapping[str, Any], target: str | None) -> str | None:

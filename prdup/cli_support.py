@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -80,6 +81,24 @@ def job_summary(markdown: str) -> None:
         return
     with open(path, "a", encoding="utf-8") as summary:
         summary.write(markdown.rstrip("\n") + "\n\n")
+
+
+def step_outputs(**values: str) -> None:
+    """Set the step's outputs ($GITHUB_OUTPUT) when running in GitHub Actions.
+
+    Only prdup's own words and numbers go here, one line each (a newline would start another
+    output); anything else is dropped rather than written.
+    """
+    path = os.environ.get("GITHUB_OUTPUT")
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as outputs:
+        for name, value in values.items():
+            if _OUTPUT_VALUE.fullmatch(value):
+                outputs.write(f"{name}={value}\n")
+
+
+_OUTPUT_VALUE = re.compile(r"[\w\[\], .:-]*")
 
 
 def work_tree(path: Path) -> Path | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from prdup.cli_support import (
     job_summary,
     nothing_to_compare,
     repo_option,
+    step_outputs,
     work_tree,
 )
 
@@ -52,7 +54,9 @@ def comment(
     Exits 0 whether or not there is something to say, and also when there is nothing to check (a
     closed PR, a PR without a text diff) or the token may not post (a fork's PR): a contributor's
     PR must never go red because of prdup. Only errors (a broken configuration) exit 2. With
-    --post, what happened and why also goes to the Actions job summary ($GITHUB_STEP_SUMMARY).
+    --post, what happened and why also goes to the Actions job summary ($GITHUB_STEP_SUMMARY),
+    with the comment itself, and the verdict and PR numbers to the step's outputs
+    ($GITHUB_OUTPUT: comment, verdict, pr, prs).
     """
     from index.config import load_settings
     from index.errors import UnknownPullRequest
@@ -104,4 +108,55 @@ def comment(
     else:
         line = f"{run.action} comment on {github_repo}#{number}"
     click.echo(line)
-    job_summary(f"**prdup**: {line}")
+    # The comment is escaped markdown already; a run that could not post (a fork's PR) shows
+    # it here, where the maintainer still sees it.
+    job_summary(f"**prdup**: {line}" + (f"\n\n{run.body}" if run.body else ""))
+    numbers = [f.candidate.number for f in run.reported if f.candidate.number is not None]
+    step_outputs(
+        comment=run.action,
+        verdict=run.reported[0].verdict if run.reported else "none",
+        pr=str(numbers[0]) if numbers else "",
+        prs=json.dumps(numbers),
+    )
+
+
+@click.command("pr-refspecs")
+@repo_option
+@db_option
+@click.option(
+    "--github",
+    "github_repo",
+    metavar="OWNER/REPO",
+    help="The repository whose PRs to ask about (default: $GITHUB_REPOSITORY).",
+)
+@click.option(
+    "--pr", "always", type=int, multiple=True, help="Fetch this PR's head too; repeatable."
+)
+@click.option("--open", "open_prs", is_flag=True, help="Fetch every open PR's head too.")
+@handles_errors
+def pr_refspecs(
+    repo_path: Path,
+    db_path: Path | None,
+    github_repo: str | None,
+    always: tuple[int, ...],
+    open_prs: bool,
+) -> None:
+    """Print the refspecs of the PR heads to fetch before 'prdup index --github': those that
+    changed since the index's last import (every one on a first run).
+
+    For a CI runner that restores the index from a cache: pipe the output to
+    `git fetch --no-tags origin --stdin`.
+    """
+    from prdup.fetch_plan import plan_fetch
+
+    github_repo = github_repo or os.environ.get("GITHUB_REPOSITORY")
+    if not github_repo:
+        raise click.UsageError("give --github OWNER/REPO (or set GITHUB_REPOSITORY)")
+    plan = plan_fetch(github_repo, repo_path, db_path, always=always, open_prs=open_prs)
+    for refspec in plan.refspecs:
+        click.echo(refspec)
+    if plan.first_run:
+        why = "every PR head: the index has no earlier import to compare with"
+    else:
+        why = f"{len(plan.refspecs)} PR head(s), {plan.changed} changed since the last import"
+    click.echo(f"prdup: to fetch: {why}", err=True)

@@ -225,3 +225,83 @@ def to_markdown(result: SweepResult) -> str:
             by = f"#{done.by}" if done.by is not None else f"`{(done.commit or '')[:10]}`"
             lines.append(f"| #{done.pr} | {by} | {done.score:.2f} |")
     return "\n".join(lines)
+
+
+@click.command("dashboard")
+@repo_option
+@db_option
+@click.option(
+    "--github",
+    "github_repo",
+    metavar="OWNER/REPO",
+    help="The repository whose dashboard issue to keep (default: $GITHUB_REPOSITORY).",
+)
+@click.option(
+    "--min-score",
+    type=float,
+    default=None,
+    help=f"Ignore findings scoring below S [default: {Settings().min_score}].",
+)
+@click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option(
+    "--report-url",
+    help="Where the full report is (default in Actions: this workflow run's page).",
+)
+@handles_errors
+def dashboard(
+    repo_path: Path,
+    db_path: Path | None,
+    github_repo: str | None,
+    min_score: float | None,
+    jobs: int,
+    report_url: str | None,
+) -> None:
+    """Sweep, then keep one dashboard issue on GitHub listing the open PRs to close.
+
+    The issue is created once and edited in place; nothing is posted on the PRs. A closed
+    dashboard is left alone (reopen it to resume). Exits 0 whatever the sweep found.
+    """
+    import os
+
+    from index.config import load_settings
+    from prdup.cli_support import job_summary, step_outputs
+    from prdup.dashboard import sync_dashboard
+    from prdup.github import GitHubClient
+    from prdup.sweep import stderr_progress
+    from prdup.sweep import sweep as run_sweep
+
+    github_repo = github_repo or os.environ.get("GITHUB_REPOSITORY")
+    if not github_repo:
+        raise click.UsageError("give --github OWNER/REPO (or set GITHUB_REPOSITORY)")
+    settings = load_settings(work_tree(repo_path), min_score=min_score)
+    result = run_sweep(
+        repo_path,
+        db_path,
+        min_score=settings.min_score,
+        jobs=jobs,
+        progress=stderr_progress,
+        settings=settings,
+    )
+    run = sync_dashboard(
+        GitHubClient(github_repo),
+        result,
+        bot_login=os.environ.get("PRDUP_BOT_LOGIN") or None,
+        report_url=report_url or _run_url(),
+    )
+    where = f"{github_repo}#{run.issue}" if run.issue is not None else github_repo
+    line = f"{run.action} dashboard {where}" + (f": {run.note}" if run.note else "")
+    click.echo(f"{summary_line(result)}", err=True)
+    click.echo(line)
+    job_summary(f"**prdup**: {line}")
+    step_outputs(dashboard=run.action, issue=str(run.issue) if run.issue is not None else "")
+
+
+def _run_url() -> str | None:
+    """This Actions run's page, where its artifacts (the HTML report) are listed."""
+    import os
+
+    server = os.environ.get("GITHUB_SERVER_URL") or "https://github.com"
+    repo, run_id = os.environ.get("GITHUB_REPOSITORY"), os.environ.get("GITHUB_RUN_ID")
+    if not (repo and run_id and run_id.isdigit()):
+        return None
+    return f"{server.rstrip('/')}/{repo}/actions/runs/{run_id}"

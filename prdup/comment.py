@@ -91,6 +91,7 @@ class BotRun:
     dismissals: tuple[Dismissal, ...] = ()
     note: str | None = None
     undone: int = 0
+    reported: tuple[Finding, ...] = ()  # what `body` reports: the action's outputs name them
 
 
 # --------------------------------------------------------------------------------------------------
@@ -431,12 +432,13 @@ def comment_on_pull(
             labelled = dismissals.record(store, labelled, dismissals.LABEL)
         body = None
     dismissed = tuple(accepted + labelled)
+    reported = tuple(reported_findings(result, settings.min_score, settings.top)) if body else ()
     try:
         action = sync_comment(client, number, body, login, comments=comments, on_resolve=on_resolve)
     except WriteForbidden as error:
         note = f"could not post: {error}"
-        return BotRun("skipped", body, dismissed, note=note, undone=undone)
-    return BotRun(action, body, dismissed, undone=undone)
+        return BotRun("skipped", body, dismissed, note=note, undone=undone, reported=reported)
+    return BotRun(action, body, dismissed, undone=undone, reported=reported)
 
 
 def _sync_dismissals(

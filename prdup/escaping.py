@@ -110,3 +110,23 @@ def fence_for(lines: Iterable[str]) -> str:
     """A backtick fence longer than any backtick run in `lines` (CommonMark closes on >= length)."""
     longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
     return "`" * max(3, longest + 1)
+
+
+def one_line(text: str | None, limit: int = MAX_REASON) -> str:
+    """PR text for a plain-text channel (an annotation, a SARIF message): one line, visible
+    characters only (no escape sequences, no bidi overrides), truncated. Nothing there renders
+    markdown or HTML, so nothing else needs escaping."""
+    return truncate(" ".join(_INVISIBLE.sub("", without_controls(text)).split()), limit)
+
+
+def workflow_data(text: str) -> str:
+    """The message of a workflow command (`::warning ...::MESSAGE`), escaped as the runner
+    unescapes it (actions/toolkit's `escapeData`): a newline in PR text cannot start a command
+    of its own on the next line."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def workflow_property(text: str) -> str:
+    """A workflow command's property value (`file=`, `title=`): also `:` and `,`, which end a
+    value (actions/toolkit's `escapeProperty`)."""
+    return workflow_data(text).replace(":", "%3A").replace(",", "%2C")

@@ -39,6 +39,7 @@ from github.GithubException import (
     RateLimitExceededException,
     UnknownObjectException,
 )
+from github.Issue import Issue
 from github.IssueComment import IssueComment
 from github.PullRequest import PullRequest
 from urllib3.util.retry import Retry
@@ -83,6 +84,17 @@ class Comment:
     minimized: bool = False  # hidden by a maintainer; only known after `with_minimized`
     updated_at: str | None = None
     issue: int | None = None  # the issue or pull request it is on
+
+
+@dataclass(frozen=True, slots=True)
+class IssueMeta:
+    """An issue as the sweep's dashboard needs it."""
+
+    number: int
+    title: str
+    body: str
+    state: str  # "open" | "closed"
+    author: str | None
 
 
 class GitHubError(PrdupError):
@@ -258,6 +270,16 @@ def _comment(c: IssueComment) -> Comment:
         node_id=c.node_id,
         updated_at=_iso(c.updated_at),
         issue=int(issue.group(1)) if issue else None,
+    )
+
+
+def _issue(issue: Issue) -> IssueMeta:
+    return IssueMeta(
+        number=issue.number,
+        title=issue.title or "",
+        body=issue.body or "",
+        state=issue.state,
+        author=issue.user.login if issue.user is not None else None,
     )
 
 
@@ -485,6 +507,29 @@ class GitHubClient:
         with self._errors(f"labels of #{number} in {self.repo}"):
             return tuple(label.name for label in self._repo.get_issue(number).get_labels())
 
+    # ------------------------------------------------------------------ issues (the dashboard)
+
+    def labelled_issues(self, label: str) -> list[IssueMeta]:
+        """Issues (not pull requests) carrying `label`, open and closed, oldest first.
+
+        A label narrows the listing to a page, where listing every issue of a busy repository
+        would take hundreds.
+        """
+        with self._errors(f"issues labelled {label!r} in {self.repo}"):
+            found = self._repo.get_issues(
+                state="all", labels=[label], sort="created", direction="asc"
+            )
+            return [_issue(issue) for issue in found if issue.pull_request is None]
+
+    def create_issue(self, title: str, body: str, labels: tuple[str, ...] = ()) -> IssueMeta:
+        with self._errors(f"an issue in {self.repo}", action="creating"):
+            return _issue(self._repo.create_issue(title=title, body=body, labels=list(labels)))
+
+    def update_issue(self, number: int, body: str) -> None:
+        with self._errors(f"issue #{number} in {self.repo}", action="updating"):
+            # A lazy Issue: PATCH /repos/{owner}/{repo}/issues/{number} without a GET first.
+            Issue(self._repo.requester, url=f"{self._repo.url}/issues/{number}").edit(body=body)
+
     # ---------------------------------------------------------------------------------- internals
 
     def _issue_comment(self, comment_id: int) -> IssueComment:
@@ -588,6 +633,7 @@ __all__ = [
     "Comment",
     "GitHubClient",
     "GitHubError",
+    "IssueMeta",
     "PullRequestMeta",
     "RateLimited",
     "WriteForbidden",

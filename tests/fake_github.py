@@ -124,6 +124,8 @@ class FakeGitHub:
         self.viewer_app: str | None = None
         # comment id -> reactions created on it, as {"content": ..., "user": login}
         self.reactions: dict[int, list[dict[str, Any]]] = {}
+        # Issues (not pull requests), numbered after the pulls as GitHub numbers both.
+        self.issues: dict[int, dict[str, Any]] = {}
         self._next_comment_id = 1001
         self._lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
@@ -256,6 +258,31 @@ class FakeGitHub:
             comment = self.comments[comment_id]
             comment["body"] = body
             comment["updated_at"] = updated_at or _now()
+
+    def add_issue(
+        self,
+        title: str,
+        body: str = "",
+        *,
+        author: str | None = None,
+        state: str = "open",
+        labels: tuple[str, ...] | list[str] = (),
+    ) -> dict[str, Any]:
+        """An issue, numbered after every pull request and issue so far; by the viewer."""
+        with self._lock:
+            number = max([0, *self.pulls, *self.issues]) + 1
+            issue = {
+                "number": number,
+                "title": title,
+                "body": body,
+                "state": state,
+                "user": author if author is not None else self.viewer,
+                "labels": list(labels),
+                "created_at": _now(),
+                "updated_at": _now(),
+            }
+            self.issues[number] = issue
+            return issue
 
     def comments_on(self, number: int) -> list[dict[str, Any]]:
         with self._lock:
@@ -488,6 +515,8 @@ class FakeGitHub:
 
     def _route_repo(self, req: Request, sub: str) -> tuple[int, dict[str, str], Any]:
         method = req.method
+        if issue_answer := self._route_issues(req, sub):
+            return issue_answer
         if sub == "" and method == "GET":
             return 200, {}, self._repo_json()
         if sub == "/pulls" and method == "GET":
@@ -545,6 +574,67 @@ class FakeGitHub:
                 return _error(404, "Not Found")
             return self._paginate(req, [self._label_json(name) for name in pull["labels"]])
         return _error(404, "Not Found")
+
+    def _issue_json(self, issue: dict[str, Any]) -> dict[str, Any]:
+        n = issue["number"]
+        return {
+            "url": f"{self.url}{self.repo_path}/issues/{n}",
+            "id": 700000 + n,
+            "node_id": f"I_{n}",
+            "html_url": f"https://github.com/{self.full_name}/issues/{n}",
+            "comments_url": f"{self.url}{self.repo_path}/issues/{n}/comments",
+            "number": n,
+            "state": issue["state"],
+            "title": issue["title"],
+            "body": issue["body"],
+            "user": self._user(issue["user"]),
+            "labels": [self._label_json(name) for name in issue["labels"]],
+            "created_at": issue["created_at"],
+            "updated_at": issue["updated_at"],
+            "closed_at": issue["updated_at"] if issue["state"] == "closed" else None,
+            "comments": 0,
+            "locked": False,
+            "author_association": "NONE",
+        }
+
+    def _route_issues(self, req: Request, sub: str) -> tuple[int, dict[str, str], Any] | None:
+        """Issues proper: list (by state, labels, creator), create, read, edit. None: not one."""
+        if sub == "/issues" and req.method == "GET":
+            state = req.query.get("state", "open")
+            wanted = {name for name in req.query.get("labels", "").split(",") if name}
+            creator = req.query.get("creator")
+            found = [
+                self._issue_json(issue)
+                for issue in sorted(self.issues.values(), key=lambda i: i["number"])
+                if (state == "all" or issue["state"] == state)
+                and wanted <= set(issue["labels"])
+                and (creator is None or issue["user"] == creator)
+            ]
+            if req.query.get("direction", "desc") == "desc":
+                found.reverse()
+            return self._paginate(req, found)
+        if sub == "/issues" and req.method == "POST":
+            body = req.body if isinstance(req.body, dict) else {}
+            if not isinstance(body.get("title"), str) or not body["title"]:
+                return _error(422, "Validation Failed")
+            created = self.add_issue(
+                body["title"], body.get("body") or "", labels=body.get("labels") or []
+            )
+            return 201, {}, self._issue_json(created)
+        match = re.fullmatch(r"/issues/(\d+)", sub)
+        if match is None or int(match[1]) not in self.issues:
+            return None
+        issue = self.issues[int(match[1])]
+        if req.method == "GET":
+            return 200, {}, self._issue_json(issue)
+        if req.method == "PATCH":
+            body = req.body if isinstance(req.body, dict) else {}
+            for key in ("title", "body", "state"):
+                if isinstance(body.get(key), str):
+                    issue[key] = body[key]
+            issue["updated_at"] = _now()
+            return 200, {}, self._issue_json(issue)
+        return None
 
     def _graphql_path(self) -> str:
         # GitHub serves GraphQL at /graphql; GitHub Enterprise at /api/graphql beside /api/v3.

@@ -1,0 +1,233 @@
+"""The sweep's dashboard: one issue that lists the open PRs to close, kept up to date in place.
+
+Like Renovate's dependency dashboard, prdup keeps exactly one issue and edits it after each
+sweep; nothing is posted on the pull requests themselves. The issue is found by its label
+(`prdup: dashboard`, so one short listing finds it), the hidden marker on its first line *and*
+the token's own login: an issue someone else wrote is never edited, whatever it carries.
+
+The rule for a closed dashboard: a maintainer who closes it wants the sweep to stop writing
+there, so a closed dashboard is left as it is and no new one is created; reopening it resumes
+the updates. Without findings no dashboard is created (an empty one is noise), but an existing
+one is updated to say the backlog is clear.
+
+PR numbers are relative links (`[#12](../pull/12)`), never bare `#12` references: a reference
+would add an entry to every listed PR's timeline at each edit, which is posting on them.
+Titles, reasons and paths come from PRs and are escaped as in the bot's comment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from prdup.escaping import inline, reason_markdown
+from prdup.github import GitHubClient, IssueMeta, WriteForbidden
+from prdup.render import HEADLINES
+from prdup.sweep import SweepResult, SweptFinding
+
+MARKER = "<!-- prdup:dashboard v1 -->"
+LABEL = "prdup: dashboard"
+TITLE = "prdup dashboard: pull requests that are already done or duplicated"
+MAX_BODY = 60_000  # GitHub refuses issue bodies over 65,536 characters
+MAX_REASONS = 2  # evidence lines under each PR
+MAX_FILES = 3
+
+DashboardAction = Literal["created", "updated", "unchanged", "none", "skipped"]
+
+
+@dataclass(frozen=True, slots=True)
+class DashboardRun:
+    """What one dashboard update did, on which issue, and why when it did nothing."""
+
+    action: DashboardAction
+    issue: int | None
+    note: str | None = None
+
+
+# --------------------------------------------------------------------------------- rendering
+
+
+def _link(number: int | None, commit: str | None = None) -> str:
+    if number is None:
+        return f"commit `{(commit or '')[:10]}`"
+    return f"[#{number}](../pull/{number})"
+
+
+def _title(result: SweepResult, number: int) -> str:
+    pull = result.pulls.get(number)
+    return f" *{inline(pull.title)}*" if pull and pull.title else ""
+
+
+def _state(result: SweepResult, number: int) -> str:
+    pull = result.pulls.get(number)
+    return inline(pull.state if pull else "unknown", 20)
+
+
+def _verdict(found: SweptFinding) -> str:
+    words = HEADLINES.get(found.verdict, found.verdict.replace("-", " ") + ": {key}")
+    return inline(words.format(key="").rstrip(": ").lower(), 40)
+
+
+def _evidence(found: SweptFinding | None) -> list[str]:
+    if found is None:
+        return []
+    lines = [f"  - {reason_markdown(reason)}" for reason in found.reasons[:MAX_REASONS]]
+    if found.shared_files:
+        files = ", ".join(f"`{inline(path, 80)}`" for path in found.shared_files[:MAX_FILES])
+        more = len(found.shared_files) - MAX_FILES
+        lines.append(f"  - files: {files}" + (f" (+{more} more)" if more > 0 else ""))
+    return lines
+
+
+def open_groups(result: SweepResult) -> list[tuple[int, tuple[int, ...]]]:
+    """(PR to keep, PRs to close) of each group, without the PRs already done on the target:
+    those are listed once, under "already done" (a group kept by a merged PR is only that)."""
+    done = {d.pr for d in result.already_done}
+    groups = [(g.keep, tuple(n for n in g.members[1:] if n not in done)) for g in result.groups]
+    return [(keep, members) for keep, members in groups if members]
+
+
+def _groups(result: SweepResult) -> list[list[str]]:
+    blocks = []
+    for index, (keep, members) in enumerate(open_groups(result), 1):
+        block = [
+            f"### Group {index}: keep {_link(keep)} ({_state(result, keep)}){_title(result, keep)}",
+            "",
+        ]
+        for number in members:
+            found = result.evidence(number, keep)
+            why = f"{_verdict(found)} {_link(keep)}, score {found.score:.2f}" if found else ""
+            block.append(
+                f"- {_link(number)} ({_state(result, number)}): {why} —{_title(result, number)}"
+            )
+            block += _evidence(found)
+        blocks.append([*block, ""])
+    return blocks
+
+
+def _done(result: SweepResult) -> list[list[str]]:
+    blocks = []
+    for done in result.already_done:
+        by = _link(done.by, done.commit)
+        found = result.evidence(done.pr, done.by) if done.by is not None else None
+        if found is None:  # done by a direct commit: its finding names the commit
+            mine = result.findings.get(done.pr, [])
+            found = next((f for f in mine if f.pr is None and f.commit == done.commit), None)
+        by_state = f" ({_state(result, done.by)})" if done.by is not None else ""
+        line = (
+            f"- {_link(done.pr)} ({_state(result, done.pr)}): already done by {by}{by_state}, "
+            f"score {done.score:.2f} —{_title(result, done.pr)}"
+        )
+        blocks.append([line, *_evidence(found)])
+    return blocks
+
+
+def _fitting(blocks: list[list[str]], budget: int) -> tuple[list[str], int]:
+    """As many blocks as fit in `budget` characters; and how many were left out."""
+    lines: list[str] = []
+    used = 0
+    for position, block in enumerate(blocks):
+        size = sum(len(line) + 1 for line in block)
+        if used + size > budget:
+            return lines, len(blocks) - position
+        lines += block
+        used += size
+    return lines, 0
+
+
+def render_dashboard(result: SweepResult, report_url: str | None = None) -> str:
+    """The dashboard's body (markdown). Its second line fingerprints what it lists (not the
+    link to the run, which changes every time), so a sweep that found the same edits nothing."""
+    digest = hashlib.sha1(_body(result, None).encode()).hexdigest()
+    return f"{MARKER}\n<!-- prdup:fingerprint {digest} -->\n{_body(result, report_url)}"
+
+
+def _body(result: SweepResult, report_url: str | None) -> str:
+    stats = result.stats
+    groups = open_groups(result)
+    body = [
+        "prdup's scheduled sweep checks every open pull request against the merged and open "
+        "ones, and lists here those a maintainer can close. This issue is edited in place "
+        "after each sweep; nothing is posted on the pull requests. Not a duplicate? Reply "
+        "`/prdup not-duplicate #N` on the PR, or add the label `prdup: not a duplicate`.",
+        "",
+        f"**{stats.swept} open PRs swept**: {len(groups)} group(s) of open duplicates, "
+        f"{len(result.already_done)} PR(s) already done on the target."
+        + (
+            f" [The full report]({report_url}) is the run's `prdup-sweep-report` artifact."
+            if report_url
+            else ""
+        ),
+        "",
+    ]
+    if not groups and not result.already_done:
+        body += ["Nothing to close: no open PR is already done or duplicated.", ""]
+    budget = MAX_BODY - sum(len(line) + 1 for line in body)
+    if groups:
+        body += ["## Open duplicates: keep one of each group, close the others", ""]
+        lines, left = _fitting(_groups(result), budget // 2)
+        body += lines + ([f"… and {left} more group(s) in the report.", ""] if left else [])
+    if result.already_done:
+        body += ["## Already done on the target: can be closed", ""]
+        lines, left = _fitting(_done(result), budget // 2)
+        body += lines + ([f"… and {left} more PR(s) in the report.", ""] if left else [])
+    return "\n".join(body).rstrip() + "\n"
+
+
+def _fingerprint(body: str) -> str | None:
+    lines = body.splitlines()
+    if len(lines) < 2 or lines[0].strip() != MARKER:
+        return None
+    return lines[1].strip()
+
+
+# --------------------------------------------------------------------------------- updating
+
+
+def find_dashboard(issues: Iterable[IssueMeta], bot_login: str) -> IssueMeta | None:
+    """The bot's dashboard among labelled issues: marked, written by the bot; the newest."""
+    ours = [
+        issue
+        for issue in issues
+        if issue.body.lstrip().startswith(MARKER)
+        and (issue.author or "").lower() == bot_login.lower()
+    ]
+    return max(ours, key=lambda issue: issue.number, default=None)
+
+
+def sync_dashboard(
+    client: GitHubClient,
+    result: SweepResult,
+    bot_login: str | None = None,
+    report_url: str | None = None,
+) -> DashboardRun:
+    """Create the dashboard once, then edit it in place; leave a closed one alone."""
+    from prdup.comment import BotLoginUnknown
+
+    login = bot_login or client.viewer_login()
+    if login is None:
+        raise BotLoginUnknown(
+            "cannot tell prdup's dashboard from other issues: the token's login is unknown; "
+            "set PRDUP_BOT_LOGIN"
+        )
+    body = render_dashboard(result, report_url)
+    found = find_dashboard(client.labelled_issues(LABEL), login)
+    try:
+        if found is None:
+            if not open_groups(result) and not result.already_done:
+                return DashboardRun("none", None, "nothing to close, and no dashboard yet")
+            created = client.create_issue(TITLE, body, labels=(LABEL,))
+            return DashboardRun("created", created.number)
+        if found.state != "open":
+            note = f"the dashboard #{found.number} is closed; reopen it to resume updates"
+            return DashboardRun("skipped", found.number, note)
+        if _fingerprint(found.body) == _fingerprint(body):
+            return DashboardRun("unchanged", found.number)
+        client.update_issue(found.number, body)
+        return DashboardRun("updated", found.number)
+    except WriteForbidden as error:
+        raise WriteForbidden(
+            f"{error} (the dashboard needs the issues: write permission)", error.status
+        ) from None

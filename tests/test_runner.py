@@ -1,0 +1,303 @@
+"""prdup on a CI runner: a fresh clone of the branches, the index restored from the cache, and
+only the PR heads that changed fetched; the workflows that run it.
+
+The story is test_bot's: PR 20 (open) asks a strategy resolver instead of a legacy flag; PR 21
+makes the same fix with other code; PR 22 only touches the docs. "origin" is the builder's
+repository, standing in for GitHub's git side; the fake GitHub answers its API.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from index.config import Settings
+from index.indexer import index_repository
+from prdup.checking import check
+from prdup.fetch_plan import ALL_PULL_HEADS, plan_fetch
+from prdup.github import GitHubClient
+from prdup.github_import import import_metadata
+from tests.fake_github import FakeGitHub
+from tests.repo_builder import RepoBuilder, run_cli, run_in
+from tests.test_bot import FIX_20, FIX_21, LEGACY, PIPELINE, REPO, ROOT, TOKEN
+
+SHA_PIN = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
+
+
+@pytest.fixture
+def origin(builder: RepoBuilder) -> RepoBuilder:
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "README.md": "Pipeline.\n"})
+    builder.pr_branch(
+        20, [("Use the strategy resolver", {"pipeline.py": PIPELINE.replace(LEGACY, FIX_20)})]
+    )
+    builder.pr_branch(
+        21, [("Stop reading the legacy flag", {"pipeline.py": PIPELINE.replace(LEGACY, FIX_21)})]
+    )
+    builder.pr_branch(22, [("Document the pipeline", {"README.md": "The pipeline, in full.\n"})])
+    return builder
+
+
+@pytest.fixture
+def github(fake_github: FakeGitHub, origin: RepoBuilder) -> FakeGitHub:
+    for number in (20, 21, 22):
+        fake_github.add_pull(
+            number,
+            updated_at=f"2024-02-0{number - 19}T00:00:00Z",
+            head_sha=origin.head(f"refs/pull/{number}/head"),
+            author=f"contributor{number}",  # one author's own earlier PR is a follow-up
+        )
+    return fake_github
+
+
+@pytest.fixture
+def client(github: FakeGitHub) -> GitHubClient:
+    return GitHubClient(
+        REPO,
+        token=TOKEN,
+        base_url=github.url,
+        backoff_factor=0.01,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
+    )
+
+
+def _cached_index(origin: RepoBuilder, client: GitHubClient, db_path: Path) -> None:
+    """What an earlier run left in the cache: an index with GitHub's metadata imported."""
+    metadata = import_metadata(REPO, origin.path, db_path, client=client)
+    index_repository(origin.path, db_path=db_path, metadata=metadata)
+
+
+def _runner_clone(origin: RepoBuilder, path: Path) -> RepoBuilder:
+    """A clone as actions/checkout makes one (fetch-depth 0): every branch, no PR ref. The PRs'
+    branches live in their authors' forks, not here."""
+    for number in (20, 21, 22):
+        origin.delete_pr_branch(number)
+    runner = RepoBuilder(path)
+    runner.git("remote", "add", "origin", str(origin.path))
+    runner.git("fetch", "-q", "--no-tags", "origin", "+refs/heads/*:refs/remotes/origin/*")
+    return runner
+
+
+def _refs(repo: RepoBuilder) -> set[str]:
+    listed = repo.git("for-each-ref", "--format=%(refname)", "refs/pull")
+    return set(listed.split())
+
+
+def test_a_first_run_fetches_every_pr_head(origin: RepoBuilder, db_path: Path, client):
+    plan = plan_fetch(REPO, origin.path, db_path, client=client, always=[21])
+    assert (plan.refspecs, plan.first_run) == ((ALL_PULL_HEADS,), True)
+
+
+def test_later_runs_fetch_only_the_heads_that_changed(
+    origin: RepoBuilder, db_path: Path, github: FakeGitHub, client: GitHubClient
+):
+    _cached_index(origin, client, db_path)
+    nothing = plan_fetch(REPO, origin.path, db_path, client=client)
+    assert (nothing.refspecs, nothing.first_run, nothing.changed) == ((), False, 0)
+    # The comment's own PR is fetched whatever changed: its head must be in the clone.
+    assert plan_fetch(REPO, origin.path, db_path, client=client, always=[21]).refspecs == (
+        "+refs/pull/21/head:refs/pull/21/head",
+    )
+
+    # PR 22 gets a new commit, and GitHub lists it as updated; PR 20 is only relabelled.
+    head = origin.pr_branch(22, [("Typo", {"README.md": "The pipeline, fully.\n"})], start="pr-22")
+    github.add_pull(22, updated_at="2024-03-01T00:00:00Z", head_sha=head, author="contributor22")
+    github.add_pull(
+        20,
+        updated_at="2024-03-02T00:00:00Z",
+        head_sha=origin.head("refs/pull/20/head"),
+        labels=["bug"],
+        author="contributor20",
+    )
+    plan = plan_fetch(REPO, origin.path, db_path, client=client, always=[21])
+    assert plan.refspecs == (
+        "+refs/pull/21/head:refs/pull/21/head",
+        "+refs/pull/22/head:refs/pull/22/head",
+    )
+    assert plan.changed == 1
+    swept = plan_fetch(REPO, origin.path, db_path, client=client, open_prs=True)
+    assert [spec.split("/")[2] for spec in swept.refspecs] == ["20", "21", "22"]
+
+
+def test_pr_refspecs_command(
+    origin: RepoBuilder,
+    db_path: Path,
+    github: FakeGitHub,
+    client: GitHubClient,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    monkeypatch.setenv("GITHUB_API_URL", github.url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    code, out, err = run_cli(
+        origin.path, "pr-refspecs", "--github", REPO, "--db", str(db_path), "--pr", "21"
+    )
+    assert (code, out) == (0, ALL_PULL_HEADS + "\n"), err
+    assert "every PR head" in err
+
+    _cached_index(origin, client, db_path)
+    code, out, err = run_cli(
+        origin.path, "pr-refspecs", "--github", REPO, "--db", str(db_path), "--pr", "21"
+    )
+    assert (code, out) == (0, "+refs/pull/21/head:refs/pull/21/head\n"), err
+    assert "0 changed since the last import" in err
+
+
+def test_a_runner_clone_fetches_the_candidate_heads_a_replay_needs(
+    origin: RepoBuilder, db_path: Path, tmp_path: Path, client: GitHubClient
+):
+    _cached_index(origin, client, db_path)
+    runner = _runner_clone(origin, tmp_path / "runner")
+    runner.git("fetch", "-q", "origin", "+refs/pull/21/head:refs/pull/21/head")  # as planned
+    cached = tmp_path / "restored.db"
+    shutil.copy(db_path, cached)
+
+    without = check(runner.path, cached, pr=21)
+    assert "refs/pull/20/head" not in _refs(runner)
+    proven_without = [f.verdict for f in without.findings if f.candidate.number == 20]
+
+    found = check(runner.path, cached, pr=21, settings=Settings(fetch_remote="origin"))
+
+    assert "refs/pull/20/head" in _refs(runner)  # fetched for the replay at #20's head
+    assert "refs/pull/22/head" not in _refs(runner)  # nothing else
+    [best] = [f for f in found.findings if f.candidate.number == 20]
+    assert best.verdict == "duplicate" and any("head" in r for r in best.reasons)
+    assert proven_without != ["duplicate"]  # without #20's commits nothing could be replayed
+
+
+# ---------------------------------------------------------------------------------- workflows
+
+
+def _pins(document: dict) -> list[str]:
+    """Every `uses:` of a workflow's jobs or a composite action's steps."""
+    steps = [
+        step for job in (document.get("jobs") or {}).values() for step in job.get("steps", [])
+    ] + list((document.get("runs") or {}).get("steps", []))
+    return [step["uses"] for step in steps if "uses" in step]
+
+
+def test_every_action_the_workflows_use_is_pinned_by_sha():
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    pins = _pins(action)
+    for name in ("prdup.yml", "prdup-sweep.yml"):
+        pins += [
+            uses
+            for uses in _pins(yaml.safe_load((ROOT / "examples" / "workflows" / name).read_text()))
+            if not uses.startswith("OWNER/prdup@")  # the user's own choice of release
+        ]
+    assert len(pins) == 8  # setup-python, 2 x cache restore and save, upload, 2 x checkout
+    assert all(SHA_PIN.match(uses) for uses in pins), pins
+
+
+def test_the_index_cache_has_one_entry_per_default_branch_state_saved_only_when_new():
+    steps = {
+        s.get("name"): s for s in yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
+    }
+    restore, save = steps["Restore the index"], steps["Save the index"]
+    key = "prdup-index-${{ github.repository }}-${{ steps.state.outputs.tip }}"
+    assert restore["with"]["key"] == save["with"]["key"] == key
+    assert restore["with"]["restore-keys"].strip() == "prdup-index-${{ github.repository }}-"
+    assert "run_id" not in str(restore) + str(save)  # no entry per run
+    condition = " ".join(save["if"].split())
+    assert "steps.index-cache.outputs.cache-hit != 'true'" in condition
+    assert "steps.index.outcome == 'success'" in condition  # a failed index is not saved
+    assert steps["Index merged and open pull requests"]["id"] == "index"
+    # Saved last, with what the comment or the sweep recorded, even when they failed.
+    assert list(steps)[-1] == "Save the index" and condition.startswith("always()")
+    fetch = steps["Fetch the pull request heads that changed"]["run"]
+    assert "prdup pr-refspecs" in fetch and "--stdin" in fetch
+    assert "refs/pull/*" not in fetch  # never every PR head by glob: the plan says so itself
+    venv = steps["Restore the Python environment"]["with"]
+    assert venv["key"] == "${{ steps.venv.outputs.key }}"
+    assert "constraints.txt" in steps["Name the Python environment"]["run"]
+    assert steps["Comment on the pull request"]["env"]["PRDUP_FETCH_REMOTE"] == "origin"
+
+
+def test_the_sweep_workflow_runs_on_a_schedule_and_by_hand():
+    workflow = yaml.safe_load((ROOT / "examples" / "workflows" / "prdup-sweep.yml").read_text())
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
+    assert triggers["schedule"] and all("cron" in entry for entry in triggers["schedule"])
+    assert "workflow_dispatch" in triggers
+    assert workflow["permissions"] == {
+        "contents": "read",
+        "pull-requests": "read",
+        "issues": "write",
+    }
+    [step] = [s for s in workflow["jobs"]["sweep"]["steps"] if s["uses"].startswith("OWNER/")]
+    assert step["with"]["command"] == "sweep"
+
+    steps = {
+        s.get("name"): s for s in yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
+    }
+    assert steps["Upload the sweep report"]["with"]["name"] == "prdup-sweep-report"
+    assert "prdup dashboard" in steps["Update the dashboard issue"]["run"]
+    assert "--open" in steps["Fetch the pull request heads that changed"]["run"]
+
+
+def test_the_docs_show_the_shipped_workflows():
+    text = (ROOT / "docs" / "bot.md").read_text()
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, re.S)]
+    for name in ("prdup.yml", "prdup-sweep.yml"):
+        shipped = yaml.safe_load((ROOT / "examples" / "workflows" / name).read_text())
+        assert shipped in blocks, name
+
+
+def test_the_action_runs_a_sweep_on_any_event_and_refuses_an_unknown_command(tmp_path: Path):
+    from tests.test_bot import _decide
+
+    scheduled = {"COMMAND": "sweep", "EVENT_NAME": "schedule", "ON_PULL_REQUEST": "", "PR": ""}
+    assert _decide(tmp_path, **scheduled) == ("run=true", "")
+    assert _decide(tmp_path, COMMAND="comment")[0] == "run=true"
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        _decide(tmp_path, COMMAND="sweap")
+    assert failed.value.returncode == 2  # a broken configuration fails the job
+
+
+def _run_step(name: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run one of the action's script steps as the runner would, with prdup on the PATH."""
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    [step] = [s for s in action["runs"]["steps"] if s.get("name") == name]
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    return subprocess.run(
+        ["bash", "-e", "-c", step["run"]],
+        cwd=cwd,
+        env={**run_in(cwd), "PATH": path, **env},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_the_fetch_step_fetches_all_heads_first_then_only_what_changed(
+    origin: RepoBuilder, db_path: Path, github: FakeGitHub, client: GitHubClient, tmp_path: Path
+):
+    env = {
+        "GITHUB_API_URL": github.url,
+        "GITHUB_TOKEN": TOKEN,
+        "COMMAND": "comment",
+        "REPO": REPO,
+        "PR": "21",
+        "RUNNER_TEMP_DIR": str(tmp_path),
+        "PRDUP_DB": str(db_path),
+    }
+    first = _runner_clone(origin, tmp_path / "first")
+    _run_step("Fetch the pull request heads that changed", first.path, **env)
+    assert _refs(first) == {f"refs/pull/{n}/head" for n in (20, 21, 22)}
+
+    _cached_index(origin, client, db_path)
+    head = origin.pr_branch(22, [("Typo", {"README.md": "Fully.\n"})], start="refs/pull/22/head")
+    github.add_pull(22, updated_at="2024-03-01T00:00:00Z", head_sha=head, author="contributor22")
+    github.add_pull(23, updated_at="2024-03-02T00:00:00Z", head_sha="f" * 40)  # ref gone
+    later = RepoBuilder(tmp_path / "later")
+    later.git("remote", "add", "origin", str(origin.path))
+    done = _run_step("Fetch the pull request heads that changed", later.path, **env)
+
+    assert _refs(later) == {"refs/pull/21/head", "refs/pull/22/head"}
+    assert later.head("refs/pull/22/head") == head
+    assert "could not fetch +refs/pull/23/head:refs/pull/23/head" in done.stdout
