@@ -103,7 +103,7 @@ def index(
 @click.option(
     "--diff",
     "diff_file",
-    type=click.File("r", encoding="utf-8", errors="replace"),
+    type=click.File("rb"),
     help="Check a patch file, or - for stdin.",
 )
 @click.option("--target", help="Target branch (default: the indexed one).")
@@ -147,6 +147,7 @@ def check(
 
     if sum(x is not None for x in (rev, pr, diff_file)) > 1:
         raise click.UsageError("give one of REV, --pr N or --diff FILE")
+    from index.decoding import decode_text
     from index.errors import BadDiff, UnknownPullRequest
 
     settings = load_settings(_work_tree(repo_path), min_score=min_score, top=top)
@@ -156,7 +157,7 @@ def check(
             db_path=db_path,
             rev=rev,
             pr=pr,
-            diff_text=diff_file.read() if diff_file is not None else None,
+            diff_text=decode_text(diff_file.read()) if diff_file is not None else None,
             target=target,
             settings=settings,
         )

@@ -27,6 +27,18 @@ class IndexCorrupt(PrdupError):
     pass
 
 
+class IndexReadOnly(PrdupError):
+    """The index cannot be written (read-only media, folder or file) and this needs to."""
+
+
+class NotAnIndex(PrdupError):
+    """The file is another program's database: prdup must not add its tables to it."""
+
+
+class BadOutput(PrdupError):
+    """A report cannot be written where it was asked to go."""
+
+
 class IndexMissing(PrdupError):
     pass
 

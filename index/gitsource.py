@@ -15,6 +15,7 @@ from pathlib import Path
 
 import git
 
+from index.decoding import as_utf8, decode_text
 from index.errors import EmptyRepository, MissingRevision, NotAGitRepository
 from index.hunk_symbols import attribute_environment
 
@@ -53,6 +54,8 @@ class PullRef:
 
 def open_repository(path: str | Path) -> git.Repo:
     """Open a work tree, bare repository or mirror clone, or say clearly why not."""
+    if not Path(path).exists():
+        raise NotAGitRepository(f"{path}: no such folder (give a clone's path)")
     try:
         repo = git.Repo(path, search_parent_directories=True)
     except (git.NoSuchPathError, git.InvalidGitRepositoryError):
@@ -245,8 +248,9 @@ def first_parent_log(
 
 
 def _decode(raw: bytes) -> str:
-    # Non-UTF-8 files (latin-1 sources, stray bytes) must not stop the index: replace, not fail.
-    return raw.decode("utf-8", "replace")
+    # Non-UTF-8 files (latin-1 sources, stray bytes) must not stop the index, and their lines
+    # read as Latin-1 rather than as replacement characters.
+    return decode_text(raw)
 
 
 def _parse_log_stream(stream: Iterable[bytes]) -> Iterator[LoggedCommit]:
@@ -473,7 +477,8 @@ def is_ancestor(repo: git.Repo, ancestor: str, descendant: str) -> bool:
 
 
 class BlobReader:
-    """Blob contents through GitPython's persistent `git cat-file --batch` process."""
+    """Blob contents, as UTF-8 text (`as_utf8`), through GitPython's persistent
+    `git cat-file --batch` process."""
 
     def __init__(self, repo: git.Repo) -> None:
         self._repo = repo
@@ -485,4 +490,6 @@ class BlobReader:
             return None
         if kind != b"blob" or size > limit:
             return None
-        return data
+        # Its readers decode it as UTF-8: lines that are not are given to them as diffs read
+        # them (Latin-1), so a replayed line is found in the file it was taken from.
+        return as_utf8(data)

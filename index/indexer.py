@@ -258,6 +258,7 @@ class Indexer:
             missing = [pull for pull in missing if pull.number in only]
         if missing:
             self.summary.skipped["head object missing"] += len(missing)
+            self._save_missing_heads([pull for pull in missing if pull.number not in known])
         if not refs:
             return
         todo: list[gitsource.PullRef] = []
@@ -371,6 +372,26 @@ class Indexer:
             return
         if self._stage(record, diff):
             setattr(self.summary, record.state, getattr(self.summary, record.state) + 1)
+
+    def _save_missing_heads(self, pulls: list[gitsource.PullRef]) -> None:
+        """Record why PRs never read were skipped: their head commit is not in the repository
+        (a partial fetch, a pruned fork). Without a sha (git cannot read it): once fetched, a
+        run reads them; a PR read before keeps what was read."""
+        for pull in pulls:
+            record = ChangeRecord(
+                kind="pr",
+                number=pull.number,
+                state="open",
+                source="ref",
+                status="skipped",
+                skip_reason=f"head commit {pull.head[:12]} is missing from the repository "
+                f"(fetch {pull.ref} again)",
+            )
+            meta = self.metadata.get(pull.number)
+            if meta is not None:
+                _apply_metadata(record, meta, keep_state=False)
+            self._mark_changed()
+            self.store.save_change(record, None)
 
     def _untitled(self, number: int) -> bool:
         meta = self.metadata.get(number)

@@ -48,7 +48,7 @@ def _tip_text(blobs: gitsource.BlobReader, tip: str, file: FileChange) -> _TipTe
     for path in dict.fromkeys((file.path, file.old_path)):
         data = blobs.read(f"{tip}:{path}", MAX_FILE_BYTES)
         if data is not None:
-            return _TipText(data.decode("utf-8", "replace"))
+            return _TipText(data.decode("utf-8"))  # the reader gives UTF-8
     return None
 
 

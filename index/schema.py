@@ -7,6 +7,7 @@ by running them all.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Callable
 
@@ -371,6 +372,54 @@ MIGRATIONS: tuple[Migration, ...] = (
     _dismissals_from_github,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+# Tables a migration creates and renames within itself: an interrupted first run may leave one.
+_TRANSIENT_TABLES = frozenset(
+    {"lines_by_change", "code_words_by_change", "code_terms_by_change", "dismissals_by_source"}
+)
+
+
+@functools.cache
+def own_tables() -> frozenset[str]:
+    """Every table an index has, or passes through while its migrations run: a database holding
+    others (and no `schema_version`) is another program's, and prdup must not add its tables to
+    it. Read from a fresh index built in memory, so a new migration's tables are counted."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        migrate(conn)
+        return _TRANSIENT_TABLES | {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+    finally:
+        conn.close()
+
+
+def recorded_version(conn: sqlite3.Connection) -> int | None:
+    """The schema version a prdup index records, None when the database records none."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:  # no `meta` table, or another program's
+        return None
+    try:
+        return int(row[0]) if row else None
+    except (TypeError, ValueError):
+        return None
+
+
+def foreign_tables(conn: sqlite3.Connection) -> list[str]:
+    """The tables that make this database another program's; none for a prdup index (also one
+    whose first run stopped early) and for a new, empty database."""
+    if recorded_version(conn) is not None:
+        return []
+    names = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%'"
+        )
+    }
+    return sorted(names - own_tables())
 
 
 def migrate(conn: sqlite3.Connection) -> None:

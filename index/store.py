@@ -5,14 +5,23 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from index.errors import IndexCorrupt, IndexLocked, IndexMissing
-from index.schema import create_lookup_indexes, drop_lookup_indexes, migrate
+from index.errors import IndexCorrupt, IndexLocked, IndexMissing, IndexReadOnly, NotAnIndex
+from index.file_holders import processes_holding
+from index.schema import (
+    SCHEMA_VERSION,
+    create_lookup_indexes,
+    drop_lookup_indexes,
+    foreign_tables,
+    migrate,
+    recorded_version,
+)
 from index.stored_diff import StoredChange
 
 DEFAULT_DB_NAME = "prdup.db"
@@ -57,10 +66,57 @@ class ChangeRecord:
 def _translate(error: sqlite3.DatabaseError, path: Path) -> Exception:
     message = str(error).lower()
     if "locked" in message or "busy" in message:
-        return IndexLocked(f"{path}: the index is locked by another prdup; wait and run again")
+        holders = processes_holding(path)
+        if holders:
+            who = f"processes with it open: {', '.join(holders)}"
+        else:
+            who = "which process holds it is not known"
+        return IndexLocked(
+            f"{path}: the index is locked for writing; {who}; wait for it and run again"
+        )
+    read_only = read_only_reason(path)
+    if "readonly" in message or (read_only and "unable to open" in message):
+        return IndexReadOnly(
+            f"{path}: the index is read-only ({read_only or 'opened for reading only'}) and "
+            "this needs to write it: make it writable, or give --db a writable file"
+        )
+    if "unable to open" in message and not path.parent.is_dir():
+        return IndexMissing(f"{path}: cannot create the index: {path.parent} does not exist")
+    if "not a database" in message and not _has_sqlite_header(path):
+        return IndexCorrupt(
+            f"{path}: not an SQLite database (a damaged index, or another kind of file); if it "
+            "is prdup's index, delete it and run 'prdup index' again"
+        )
     return IndexCorrupt(
         f"{path}: the index file is damaged ({error}); delete it and run 'prdup index' again"
     )
+
+
+def _has_sqlite_header(path: Path) -> bool:
+    try:
+        with open(path, "rb") as file:
+            return file.read(16) == b"SQLite format 3\0"
+    except OSError:
+        return False
+
+
+def read_only_reason(path: Path) -> str | None:
+    """Why the index at `path` cannot be written (or created) by this process, or None.
+
+    `os.access` asks the kernel, which also knows read-only media and immutable files (which
+    bind root too); SQLite needs the folder writable as well, for its -wal and -shm files.
+    """
+    folder = path.parent
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "on read-only media"
+    except OSError:
+        return None  # no such folder: nothing to say about writing there
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is read-only"
+    if not os.access(folder, os.W_OK):
+        return f"its folder {folder} is read-only"
+    return None
 
 
 def default_db_path(repo: Any) -> Path:
@@ -76,25 +132,76 @@ class IndexStore:
     """An open index. Writers hold WAL mode, so `check` can read while `index` writes."""
 
     def __init__(self, path: str | Path, *, create: bool = True, timeout: float = 5.0) -> None:
+        """`create`: open to write (`prdup index`), creating the file if need be. Otherwise the
+        index must exist, and one that cannot be written is opened read-only (`read_only`)."""
         self.path = Path(path)
         if not create and not self.path.exists():
             raise IndexMissing(
                 f"{self.path}: no index yet; build it with 'prdup index' in the repository"
             )
+        reason = read_only_reason(self.path)
+        if create and reason:
+            raise IndexReadOnly(
+                f"{self.path}: the index is read-only ({reason}) and 'prdup index' writes it: "
+                "make it writable, or give --db a writable file"
+            )
+        self.read_only = reason is not None
         try:
-            self.conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self.conn.execute("PRAGMA foreign_keys=ON")
-            # Indexing inserts line hashes in random order into a B-tree that outgrows SQLite's
-            # default 2 MB page cache within a few hundred PRs; a bigger cache (a ceiling, not
-            # an allocation) keeps those pages in memory.
-            self.conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-            migrate(self.conn)
+            self.conn = (
+                self._connect_read_only(timeout) if self.read_only else self._connect(timeout)
+            )
+            foreign = foreign_tables(self.conn)
+            if foreign:
+                self.conn.close()
+                raise NotAnIndex(
+                    f"{self.path}: not a prdup index (a database with other tables: "
+                    f"{', '.join(foreign[:5])}); give --db a prdup index or a new file"
+                )
+            if self.read_only:
+                self._check_readable()
+            else:
+                self._prepare_for_writing()
         except sqlite3.DatabaseError as error:
             raise _translate(error, self.path) from None
         self.defer_texts = False  # a first run appends line texts, merged at its end
         self._texts_seen: set[int] = set()
+
+    def _connect(self, timeout: float) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+
+    def _connect_read_only(self, timeout: float) -> sqlite3.Connection:
+        """Open for reading only: `mode=ro`, or `immutable=1` where even SQLite's -wal and
+        -shm files cannot be created beside the index (a read-only folder or medium, where
+        nobody can be writing it either; a -wal left there by a crashed writer is ignored)."""
+        uri = f"{self.path.resolve().as_uri()}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+        return sqlite3.connect(
+            f"{uri}&immutable=1", uri=True, timeout=timeout, isolation_level=None
+        )
+
+    def _check_readable(self) -> None:
+        """A read-only index is read as it is: one an older prdup wrote cannot be upgraded."""
+        version = recorded_version(self.conn) or 0
+        if version < SCHEMA_VERSION:
+            raise IndexReadOnly(
+                f"{self.path}: the index is read-only ({read_only_reason(self.path)}) and an "
+                "older prdup wrote it; run 'prdup index' where it can be written to upgrade it"
+            )
+
+    def _prepare_for_writing(self) -> None:
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        # Indexing inserts line hashes in random order into a B-tree that outgrows SQLite's
+        # default 2 MB page cache within a few hundred PRs; a bigger cache (a ceiling, not
+        # an allocation) keeps those pages in memory.
+        self.conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        migrate(self.conn)
 
     @functools.cached_property
     def db(self) -> Any:
@@ -236,6 +343,9 @@ class IndexStore:
             "title": record.title,
             "body": record.body,
             "author": record.author,
+            # Whoever wrote the change's head now: a PR whose head moved to another author's
+            # commit must not keep the e-mail of the old one (`fill_author_emails` reads it).
+            "author_email": None,
             "created_at": record.created_at,
             "merged_at": record.merged_at,
             "closed_at": record.closed_at,
@@ -613,6 +723,13 @@ class IndexStore:
 
     def indexed_commits(self) -> set[str]:
         return {sha for (sha,) in self.rows("SELECT sha FROM changes WHERE sha IS NOT NULL")}
+
+    def finished_targets(self) -> list[str]:
+        """The target branches whose history a run read to its end (it notes their tip)."""
+        return [
+            key.removeprefix("target:")
+            for (key,) in self.rows("SELECT key FROM meta WHERE key LIKE 'target:%' ORDER BY key")
+        ]
 
     def counts(self) -> dict[str, int]:
         return {

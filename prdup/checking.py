@@ -61,10 +61,32 @@ def open_index(repo: git.Repo | None, db_path: str | Path | None) -> IndexStore:
             raise IndexMissing("no index given: pass --db FILE or run inside the repository")
         db_path = default_db_path(repo)
     store = IndexStore(db_path, create=False)
-    if not store.get_meta("change_count"):
+    if not store.get_meta("change_count"):  # written as a run's last step
+        message = unfinished_index(store)
         store.close()
-        raise IndexMissing(f"{db_path}: the index is empty; run 'prdup index' first")
+        raise IndexMissing(f"{db_path}: {message}")
     return store
+
+
+def unfinished_index(store: IndexStore) -> str:
+    """What an index that no run finished holds: nothing, or what an interrupted run wrote."""
+    counts = store.counts()
+    if not counts:
+        return "the index is empty; run 'prdup index' first"
+    merged = counts.get("pr:merged", 0)
+    proposed = counts.get("pr:open", 0) + counts.get("pr:closed", 0)
+    commits = sum(n for key, n in counts.items() if key.startswith("commit:"))
+    finished = store.finished_targets()
+    history = (
+        f"the history of {', '.join(finished)} was read to its end"
+        if finished
+        else "no target's history was read to its end"
+    )
+    return (
+        f"the index is unfinished: an interrupted 'prdup index' recorded {merged} merged PR(s), "
+        f"{proposed} open or closed PR(s) and {commits} direct commit(s) ({history}); "
+        "run 'prdup index' to finish it"
+    )
 
 
 def index_warnings(store: IndexStore) -> tuple[str, ...]:

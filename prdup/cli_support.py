@@ -39,9 +39,11 @@ def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         import git
 
         from prdup.github_import import ImportInterrupted
+        from prdup.lifetime import Terminated, sigterm_as_interrupt
 
         try:
-            return command(*args, **kwargs)
+            with sigterm_as_interrupt():
+                return command(*args, **kwargs)
         except ImportInterrupted as error:
             click.echo(f"prdup: stopped: {error}", err=True)
             from prdup.escaping import inline
@@ -53,8 +55,9 @@ def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         except git.GitCommandError as error:
             detail = (error.stderr or "").strip().replace("\n", " ") or str(error)
             _fail(f"git failed: {detail}")
-        except KeyboardInterrupt:
-            _fail("interrupted; the index keeps every PR written so far")
+        except KeyboardInterrupt as error:
+            how = "stopped by SIGTERM" if isinstance(error, Terminated) else "interrupted"
+            _fail(f"{how}; the index keeps every PR written so far")
 
     return wrapper
 

@@ -78,6 +78,8 @@ def sweep(
     from prdup.sweep import sweep as run_sweep
 
     settings = load_settings(work_tree(repo_path), min_score=min_score)
+    if out_path is not None:
+        check_writable(out_path)  # before the sweep, which can take minutes
     result = run_sweep(
         repo_path,
         db_path,
@@ -93,12 +95,44 @@ def sweep(
         pulls_url = _pulls_url(github_repo or _imported_repository(repo_path, db_path))
     report = render(result, output, title=_title(repo_path, db_path), pulls_url=pulls_url)
     if out_path is not None:
-        out_path.write_text(report, encoding="utf-8")
+        write_report(out_path, report)
         click.echo(f"{summary_line(result)} -> {out_path}", err=True)
     else:
         click.echo(report)
     if (result.groups or result.already_done) and not exit_zero:
         raise SystemExit(EXIT_FINDINGS)
+
+
+def check_writable(path: Path) -> None:
+    """Fail now, in one line, where the report could not be written later."""
+    import tempfile
+
+    from index.errors import BadOutput
+
+    folder = path.parent
+    if not folder.is_dir():
+        raise BadOutput(f"--out {path}: the folder {folder} does not exist")
+    if path.is_dir():
+        raise BadOutput(f"--out {path}: is a folder; give a file's path")
+    try:
+        if path.exists():
+            with open(path, "a", encoding="utf-8"):  # appends nothing: only asks
+                pass
+        else:
+            # A real file, not os.access: that says yes to root where nothing can be written.
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+    except OSError as error:
+        raise BadOutput(f"--out {path}: cannot write there ({error.strerror})") from None
+
+
+def write_report(path: Path, report: str) -> None:
+    from index.errors import BadOutput
+
+    try:
+        path.write_text(report, encoding="utf-8")
+    except OSError as error:
+        raise BadOutput(f"--out {path}: cannot write the report ({error.strerror})") from None
 
 
 def _title(repo_path: Path, db_path: Path | None) -> str:

@@ -58,6 +58,7 @@ from index.config import Settings
 from index.errors import IndexLocked, PrdupError
 from index.store import IndexStore
 from prdup.checking import open_index, pr_change, pr_history, pr_line_tip, prove
+from prdup.lifetime import die_with_parent
 
 SCHEMA_VERSION = 1
 CACHE_VERSION = "1"  # bump when what a cached row means changes
@@ -277,7 +278,8 @@ def _findings(
     todo = [n for n in swept if full or n not in cache or n in stale]
     fresh = _run(store.path, todo, snapshot, jobs, progress, source)
     # Stale rows this sweep did not redo (outside --limit) go: a later sweep redoes them.
-    _save_cache(store, fresh, stale - set(fresh), snapshot)
+    if not store.read_only:  # a read-only index is swept all the same, and caches nothing
+        _save_cache(store, fresh, stale - set(fresh), snapshot)
     reused = {n: _current(cache[n].findings, snapshot) for n in swept if n not in fresh}
     return {n: fresh[n] if n in fresh else reused[n] for n in swept}, todo
 
@@ -616,6 +618,15 @@ class _Matcher:
             self.store.conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         return self.store
 
+    def close(self) -> None:
+        """This process's connection and git readers (a forked worker's end with it)."""
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+        if self.repo is not None:
+            self.repo.close()
+            self.repo = None
+
     def check(self, number: int) -> list[SweptFinding]:
         """`check --pr N`'s deciding findings (no target probe) among merged and open changes.
 
@@ -760,15 +771,18 @@ def _run(
     report = progress or (lambda done, total: None)
     can_fork = "fork" in multiprocessing.get_all_start_methods()
     if jobs <= 1 or len(numbers) < MIN_PARALLEL or not can_fork:
-        for done, number in enumerate(numbers, 1):
-            results[number] = matcher.check(number)
-            report(done, len(numbers))
+        try:
+            for done, number in enumerate(numbers, 1):
+                results[number] = matcher.check(number)
+                report(done, len(numbers))
+        finally:
+            matcher.close()
         return results
     # Fork after reading the lines, so the workers share them instead of each reading them
     # again; every worker then opens its own connection (never share one across a fork).
     _worker = matcher
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with multiprocessing.get_context("fork").Pool(jobs, die_with_parent) as pool:
             chunk = max(1, min(64, len(numbers) // (jobs * 8)))
             for done, (number, found) in enumerate(
                 pool.imap_unordered(_check_in_worker, numbers, chunksize=chunk), 1

@@ -391,7 +391,9 @@ def test_pr_ref_to_missing_object_is_skipped(history: RepoBuilder, db_path: Path
     (refs / "head").write_text("1234567890123456789012345678901234567890\n")
     summary = index_repository(history.path, db_path=db_path)
     assert summary.open == 1  # PR 3 still indexed
-    assert change(db_path, 13) == {}
+    skipped = change(db_path, 13)  # recorded with its reason, for `prdup show 13`
+    assert (skipped["status"], skipped["sha"], skipped["head_sha"]) == ("skipped", None, None)
+    assert "is missing from the repository" in skipped["skip_reason"]
 
 
 def _delete_blob(builder: RepoBuilder, rev_path: str) -> None:
@@ -646,3 +648,28 @@ def test_a_pr_landed_as_a_rewritten_commit_that_closes_it_is_merged_there(tmp_pa
     assert "[merged]" in out and landing in out
     code, out, _ = run_cli(builder.path, "show", "112")
     assert "[merged]" not in out
+
+
+def test_a_pr_whose_head_moves_to_another_authors_commit_takes_that_author(
+    builder: RepoBuilder, db_path: Path
+):
+    """Alice opens PR 3 (a tidy-up) and PR 7 (a fix). Carol takes PR 3 over and pushes the very
+    same fix to it: the two PRs are duplicates by different people, not Alice's own pair."""
+    body = "".join(f"def step_{i}(x):\n    return x + {i}\n" for i in range(20))
+    fix = body.replace("return x + 7", "return x - 7")
+    builder.commit("Start", {"calc.py": body})
+    alice = {"author": "Alice", "email": "alice@mail.test"}
+    builder.pr_branch(3, [("Tidy step_2", {"calc.py": body.replace("x + 2", "2 + x")})], **alice)
+    builder.pr_branch(7, [("Fix the sign of step_7", {"calc.py": fix})], **alice)
+    index_repository(builder.path, db_path=db_path)
+    carol = {"author": "Carol", "email": "carol@mail.test"}
+    builder.pr_branch(3, [("step_7 subtracts", {"calc.py": fix})], **carol)
+    index_repository(builder.path, db_path=db_path)
+    row = change(db_path, 3)
+    assert (row["author"], row["author_email"]) == ("Carol", "carol@mail.test")
+    code, out, err = run_cli(
+        builder.path, "check", "--pr", "7", "--format", "json", "--db", str(db_path)
+    )
+    findings = {f["pr"]: f for f in json.loads(out)["findings"]}
+    assert findings[3]["verdict"] == "duplicate", err
+    assert not findings[3]["signals"]["same_author"]
