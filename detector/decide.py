@@ -154,6 +154,7 @@ Override = Literal[
     "sliver",
     "carries-query",
     "carried",
+    "stacked",
 ]
 
 
@@ -194,6 +195,10 @@ def overriding_rule(
         return "sliver"
     if proof.via_target:
         return "carried"  # copies of merged commits brought it, not the candidate's own work
+    if proof.stacked and not landed:
+        # This change is built on the candidate's unmerged commits: it carries that work, it
+        # does not repeat it. (Once the candidate lands, the rest is "partly done: rebase".)
+        return "stacked"
     if proof.carries_query and query_state != "closed":
         # Its branch holds this change's own commits: built on this change (stacked), or
         # carrying it along after it landed. Only a PR that took over an abandoned (closed)

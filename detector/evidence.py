@@ -255,3 +255,4 @@ class Proof:
     via_target: bool = False  # the candidate's branch got this change from the target branch
     after_query: bool = False  # the candidate landed after this (merged) change landed
     own_landing: bool = False  # the candidate is the commit where this change's own commits landed
+    stacked: bool = False  # this change's branch holds the (unmerged) candidate's commits

@@ -40,6 +40,10 @@ _OVERRIDE_REASONS = {
         "{other}'s branch has this change among much other work (it is {share} of {other}): "
         "carried along, not made there"
     ),
+    "stacked": (
+        "this change's branch is built on {other}'s commits: it carries that work, it does not "
+        "repeat it"
+    ),
     "carried": (
         "{other}'s branch carries copies of merged commits, and the target already has this "
         "change: it came from there"

@@ -105,7 +105,7 @@ class Replayer:
         in_base = other_line = None
         carries = False
         repo = self._repo
-        after_query = own_landing = False
+        after_query = own_landing = stacked = False
         if candidate.number is None:
             # A commit with no PR of its own that holds this change's head, or whose message
             # names it ("Merge branch 'hotfix/#6464-...'", "Closes #6464"): this change's own
@@ -146,6 +146,7 @@ class Replayer:
                 for own in dict.fromkeys((history.head, history.landing))
                 if own
             ) or self._carries_copies(candidate, after)
+            stacked = self._stacked_on(candidate, after)
         return Proof(
             replay=result,
             in_query_base=bool(in_base),
@@ -154,7 +155,23 @@ class Replayer:
             via_target=candidate.state != "merged" and self._via_target(candidate, after),
             after_query=after_query,
             own_landing=own_landing,
+            stacked=stacked,
         )
+
+    def _stacked_on(self, candidate: ChangeEvidence, head: str) -> bool:
+        """This change's branch holds the unmerged candidate's commits (built on it, or
+        carrying copies of them): what of it is there is the candidate's work carried here."""
+        history = self._history
+        if not history.head or history.head == head:
+            return False
+        if gitsource.is_ancestor(self._repo, head, history.head):
+            return True
+        if not (candidate.base_commit and history.base):
+            return False
+        if self._own_patches is None:
+            self._own_patches = self._range_patches(history.base, history.head)
+        theirs = self._range_patches(candidate.base_commit, head)
+        return bool(theirs) and theirs <= self._own_patches and theirs != self._own_patches
 
     def _carries_copies(self, candidate: ChangeEvidence, head: str) -> bool:
         """The candidate's range holds copies of this change's own commits (cherry-picked or

@@ -702,3 +702,25 @@ def test_a_pr_built_on_another_or_carrying_its_commits_does_not_make_it_a_duplic
     assert named.get(103) == "duplicate", found
     carried = {f["pr"] for f in found if any("carries this change" in r for r in f["reasons"])}
     assert {101, 102} <= carried, found
+
+
+def test_a_pr_built_on_another_open_pr_is_not_its_duplicate(builder: RepoBuilder):
+    """#121 is stacked on open #120: its branch holds #120's two commits and one small commit
+    of its own. Most of #121's diff is at #120's head, but as #120's work carried along."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    docs = "# Pipeline\n\n" + "".join(f"Step {n} runs the stage {n}.\n" for n in range(12))
+    head_120 = builder.pr_branch(
+        120,
+        [
+            ("Document the pipeline", {"docs/pipeline.md": docs}),
+            ("Document the stages", {"docs/stages.md": docs.replace("Step", "Stage")}),
+        ],
+    )
+    builder.pr_branch(121, [("Link the docs", {"README.md": "See docs/.\n"})], start=head_120)
+    for number in (120, 121):
+        builder.delete_pr_branch(number)
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "121")
+    assert 120 not in {pr for pr, _ in deciding(found)}, found
+    assert any("built on #120's commits" in r for f in found for r in f["reasons"]), found
