@@ -155,6 +155,7 @@ Override = Literal[
     "carries-query",
     "carried",
     "stacked",
+    "unlanded",
 ]
 
 
@@ -189,6 +190,8 @@ def overriding_rule(
         return "undone"  # made, and undone before this change started
     if landed and proof.other_line:
         return "other-line"  # made on another release line: a port
+    if landed and proof.unlanded:
+        return "unlanded"  # what its head holds is not what landed, or not where
     if not landed and not signals.same_patch and signals.candidate_coverage < THRESHOLDS.sweeping:
         # An unmerged branch of which this change is a sliver: a branch that squashed or
         # merged the target in carries everything; it proves nothing about this change.

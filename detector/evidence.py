@@ -256,3 +256,4 @@ class Proof:
     after_query: bool = False  # the candidate landed after this (merged) change landed
     own_landing: bool = False  # the candidate is the commit where this change's own commits landed
     stacked: bool = False  # this change's branch holds the (unmerged) candidate's commits
+    unlanded: bool = False  # merged, but no landing is known and its head is on no branch

@@ -40,6 +40,10 @@ _OVERRIDE_REASONS = {
         "{other}'s branch has this change among much other work (it is {share} of {other}): "
         "carried along, not made there"
     ),
+    "unlanded": (
+        "{other} is merged, but its head is on no branch and no commit is known to have landed "
+        "it: what landed, and where, is not known"
+    ),
     "stacked": (
         "this change's branch is built on {other}'s commits: it carries that work, it does not "
         "repeat it"

@@ -489,7 +489,8 @@ class Indexer:
         self.store.set_author_emails((cid, found.get(sha, "")) for cid, sha in wanted)
 
     def match_rebased(self) -> None:
-        """A PR whose whole patch equals a direct commit's landed by rebase: record it merged.
+        """A PR whose whole patch equals a direct commit's landed by rebase: record it merged
+        there (also a PR GitHub calls merged whose landing git could not name).
 
         Only a commit that landed after the PR was opened: an older commit with the same patch
         is an earlier change (often one that was reverted), not this PR's landing.
@@ -497,7 +498,8 @@ class Indexer:
         rows = self.store.query(
             "SELECT p.number, p.created_at, c.id AS commit_id, c.sha, c.merged_at, c.target "
             "FROM changes p JOIN changes c ON c.patch_id = p.patch_id AND c.kind = 'commit' "
-            "WHERE p.kind = 'pr' AND p.state != 'merged' AND p.patch_id IS NOT NULL"
+            "WHERE p.kind = 'pr' AND p.patch_id IS NOT NULL AND p.merge_commit IS NULL "
+            "AND (p.state != 'merged' OR p.sha = p.head_sha)"
         )
         for row in rows:
             if earlier(row["merged_at"], row["created_at"]):

@@ -105,7 +105,7 @@ class Replayer:
         in_base = other_line = None
         carries = False
         repo = self._repo
-        after_query = own_landing = stacked = False
+        after_query = own_landing = stacked = unlanded = False
         if candidate.number is None:
             # A commit with no PR of its own that holds this change's head, or whose message
             # names it ("Merge branch 'hotfix/#6464-...'", "Closes #6464"): this change's own
@@ -123,13 +123,12 @@ class Replayer:
             # A landing the index does not know (the query was merged by hand, or its commits
             # were rewritten) leaves the dates: a change merged later did not do it first.
             after_query = after_query or earlier(history.merged_at, candidate.merged_at)
-            rebased = after == candidate.head_commit  # landed as copies git cannot tell apart
-            if (
-                history.line_tip
-                and not rebased
-                and not gitsource.is_ancestor(repo, after, history.line_tip)
-            ):
-                other_line = candidate.branch or "another branch"
+            if history.line_tip and not gitsource.is_ancestor(repo, after, history.line_tip):
+                # Not on this change's branch: landed on another one (a port), or, where the
+                # index knows no landing and the head is on no branch, landed rewritten where
+                # no commit says so; either way its head's content proves nothing about here.
+                unlanded = after == candidate.head_commit
+                other_line = None if unlanded else candidate.branch or "another branch"
             elif (
                 history.line_tip
                 and history.base
@@ -149,6 +148,7 @@ class Replayer:
             stacked = self._stacked_on(candidate, after)
         return Proof(
             replay=result,
+            unlanded=unlanded,
             in_query_base=bool(in_base),
             other_line=other_line,
             carries_query=carries,

@@ -673,3 +673,21 @@ def test_a_pr_whose_head_moves_to_another_authors_commit_takes_that_author(
     findings = {f["pr"]: f for f in json.loads(out)["findings"]}
     assert findings[3]["verdict"] == "duplicate", err
     assert not findings[3]["signals"]["same_author"]
+
+
+def test_a_merged_pr_whose_commit_was_rebased_onto_main_is_landed_there(tmp_path: Path):
+    """GitHub says #115 merged ("Rebase and merge": new commits, no PR number in them); the
+    commit on main with #115's whole patch is its landing."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Start", {"app.py": "VALUE = 1\n"})
+    builder.pr_branch(115, [("Raise the value", {"app.py": "VALUE = 2\n"})])
+    builder.commit("Raise the value", {"app.py": "VALUE = 2\n"})
+    landing = builder.head()
+    builder.delete_pr_branch(115)
+    prs_json = tmp_path / "prs.json"
+    prs_json.write_text(json.dumps([{"number": 115, "state": "MERGED"}]))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(prs_json))
+    assert code == 0, err
+
+    code, out, _ = run_cli(builder.path, "show", "115")
+    assert "[merged]" in out and landing in out

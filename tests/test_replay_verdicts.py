@@ -15,6 +15,7 @@ from tests.repo_builder import RepoBuilder, run_cli
 from tests.test_check import LEGACY, PIPELINE
 
 DECIDING = ("already-merged", "duplicate", "covered", "partly-merged")
+PIPELINE_PY = "pipelines/pipeline.py"
 
 # The merged fix asks the strategy resolver through its class.
 MERGED_FIX = "        if OffloadStrategy.resolve(config).wants_cpu_offload:\n"
@@ -724,3 +725,31 @@ def test_a_pr_built_on_another_open_pr_is_not_its_duplicate(builder: RepoBuilder
     _, found = check_json(builder.path, "--pr", "121")
     assert 120 not in {pr for pr, _ in deciding(found)}, found
     assert any("built on #120's commits" in r for f in found for r in f["reasons"]), found
+
+
+def test_a_merged_pr_whose_landing_is_unknown_proves_nothing_by_its_head(builder: RepoBuilder):
+    """GitHub says #130 merged, but its commits are on no branch and no commit says it landed
+    it (a maintainer rewrote it into a commit of their own). Its head's content is not proof of
+    what landed: #131's same fix is done by the commit on main, and #130 decides nothing."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    start = builder.head()
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(130, [("Ask the offload strategy", fixed)])
+    reworked = {"pipelines/pipeline.py": "# offload: see the strategy\n" + fixed[PIPELINE_PY]}
+    builder.commit("pipeline: ask the strategy", reworked)
+    landing = builder.head()
+    builder.pr_branch(131, [("Use the offload strategy", fixed)], start=start)
+    for number in (130, 131):
+        builder.delete_pr_branch(number)
+    prs = [{"number": 130, "state": "MERGED", "mergedAt": "2023-11-14T22:20:00Z"}]
+    prs_json = builder.path / "prs.json"
+    prs_json.write_text(json.dumps(prs))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(prs_json))
+    assert code == 0, err
+
+    _, found = check_json(builder.path, "--pr", "131")
+    named = [(f["pr"], f["commit"], f["verdict"]) for f in found if f["verdict"] in DECIDING]
+    assert named and all(pr is None and commit == landing for pr, commit, _ in named), found
+    [about_130] = [f for f in found if f["pr"] == 130]
+    assert about_130["verdict"] not in DECIDING
+    assert any("no commit is known to have landed it" in r for r in about_130["reasons"])
