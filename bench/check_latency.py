@@ -57,9 +57,10 @@ def shrink_copy(full: Path, small: Path, keep: int) -> None:
         "hunks",
         "symbols",
         "issue_refs",
-        "terms",
         "code_words",
         "code_terms",
+        "term_tf",
+        "text_norms",
     )
     for table in tables:
         conn.execute(f"DELETE FROM {table} WHERE change_id IN (SELECT id FROM gone)")
@@ -67,7 +68,7 @@ def shrink_copy(full: Path, small: Path, keep: int) -> None:
     conn.commit()
     conn.close()
     with IndexStore(small) as store:
-        store.rebuild_line_df()
+        store.refresh_derived()  # rarity and the text model, counted anew
         store.rebuild_code_word_df()
 
 

@@ -67,8 +67,8 @@ def fill_code_words(store: IndexStore, counted: Sequence[int] = ()) -> int:
             for word, n in most_used(count_words(lines.values(), words_of))
         ]
         store.save_code_words(batch, rows)
-    if pending or counted:
-        store.rebuild_code_word_df()
+    if pending or counted or store.get_meta("derived_stale") != "0":
+        store.settle_code_word_df()
     weigh_code_words(store, sorted({*pending, *counted}))
     return len(pending)
 

@@ -857,6 +857,7 @@ def index_repository(
             report("rebuilding an index from an older prdup", 0, None)
             _start_over(store, indexer)
         store.prepare_lookup_indexes()  # a first run builds them at its end
+        store.follow_counts()
         for name in names:
             indexer.index_target(name)
         indexer.index_pull_refs(names, only_numbers)
@@ -870,12 +871,8 @@ def index_repository(
         fill_code_words(store, indexer.counted)
         store.build_lookup_indexes()
         if indexer.changed or store.get_meta("derived_stale") != "0":
-            from index.text_model import rebuild_text_model
-
             report("rarity and text model", 0, None)
-            store.rebuild_line_df()
-            rebuild_text_model(store)
-            store.set_meta("derived_stale", "0")
+            store.refresh_derived()
         store.set_meta("targets", ",".join(names))
         store.set_meta("reread_all", "0")
         return indexer.summary

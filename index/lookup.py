@@ -28,6 +28,12 @@ TEXT_CANDIDATES = 40
 CODE_WORD_CANDIDATES = 20
 COMMON_CODE_WORD = 0.05  # a word in more than this share of changes retrieves nothing
 _CHUNK = 500
+# A change's text vector is stored as term frequencies (`index.text_model`): its weight under
+# the current idf, the value `detector.text.weigh` gives for its text.
+TERM_WEIGHT = "t.tf * i.idf / n.norm"
+TERM_WEIGHT_JOINS = (
+    "JOIN term_idf i ON i.term = t.term JOIN text_norms n ON n.change_id = t.change_id"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,8 +292,8 @@ def _by_text(store: IndexStore, query: ChangeEvidence, where: str, params: list[
     scores: dict[int, float] = defaultdict(float)
     for term, weight in query.terms.items():
         for change_id, other in store.rows(
-            f"SELECT t.change_id, t.weight FROM terms t JOIN changes c ON c.id = t.change_id "
-            f"WHERE t.term = ? AND {where}",
+            f"SELECT t.change_id, {TERM_WEIGHT} FROM term_tf t {TERM_WEIGHT_JOINS} "
+            f"JOIN changes c ON c.id = t.change_id WHERE t.term = ? AND {where}",
             [term, *params],
         ):
             scores[change_id] += weight * other
@@ -390,9 +396,10 @@ def load_evidence(
             f"SELECT change_id, issue FROM issue_refs WHERE change_id IN ({marks})", chunk
         ):
             issues[cid].add(issue)
-        only, params = _shared_only(shared_with, "term", lambda q: q.terms.keys())
+        only, params = _shared_only(shared_with, "t.term", lambda q: q.terms.keys())
         for cid, term, weight in store.rows(
-            f"SELECT change_id, term, weight FROM terms WHERE change_id IN ({marks}) {only}",
+            f"SELECT t.change_id, t.term, {TERM_WEIGHT} FROM term_tf t {TERM_WEIGHT_JOINS} "
+            f"WHERE t.change_id IN ({marks}) {only}",
             [*chunk, *params],
         ):
             terms[cid][term] = weight

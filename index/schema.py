@@ -360,6 +360,63 @@ def _dismissals_from_github(conn: sqlite3.Connection) -> None:
     )
 
 
+def _incremental_derived(conn: sqlite3.Connection) -> None:
+    """What lets a run that adds a few changes update rarity and the text model for those
+    alone, with the values a full rebuild would give: per-side change counts of each line hash,
+    each change's line count and summed log rarity per side (fixed point, so adding and taking
+    away is exact), each term's document count, each change's title and body terms as counted
+    (`text_docs`), and its text vector as sublinear term frequencies (`term_tf`) whose weight is
+    `tf * idf / norm`, read with the current idf: a new document moves every idf, and storing
+    the product would rewrite every vector. The old vectors are carried over (tf = weight / idf,
+    norm 1: the same weights); the next `prdup index` recounts everything once."""
+    for table, column in (("line_df", "removed"), ("line_df", "added"), ("term_idf", "df")):
+        if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+    conn.executescript(
+        """
+        -- Per change and side: how many line rows, and the sum of round(ln(df + 1) * 2^32)
+        -- over them; its rarity weight is rows * (ln(N + 1) + 0.05) - sum / 2^32.
+        CREATE TABLE IF NOT EXISTS rarity_sums (
+            change_id INTEGER PRIMARY KEY,
+            removed_rows INTEGER NOT NULL,
+            added_rows INTEGER NOT NULL,
+            removed_log INTEGER NOT NULL,
+            added_log INTEGER NOT NULL
+        );
+        -- Each change's title and body terms with their counts, in first-seen order, and a
+        -- digest of the text they were counted from.
+        CREATE TABLE IF NOT EXISTS text_docs (
+            change_id INTEGER PRIMARY KEY,
+            digest INTEGER NOT NULL,
+            counts TEXT NOT NULL,
+            terms INTEGER NOT NULL
+        );
+        -- A change's (up to 40) heaviest terms: weight = tf * term_idf.idf / text_norms.norm.
+        CREATE TABLE IF NOT EXISTS term_tf (
+            change_id INTEGER NOT NULL,
+            term TEXT NOT NULL,
+            tf REAL NOT NULL,
+            PRIMARY KEY (change_id, term)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS term_tf_term ON term_tf(term, tf);
+        CREATE TABLE IF NOT EXISTS text_norms (change_id INTEGER PRIMARY KEY, norm REAL NOT NULL);
+        """
+    )
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "terms" in tables:
+        conn.executescript(
+            """
+            INSERT OR IGNORE INTO term_tf(change_id, term, tf)
+                SELECT t.change_id, t.term, t.weight / i.idf FROM terms t
+                JOIN term_idf i ON i.term = t.term WHERE i.idf > 0;
+            INSERT OR IGNORE INTO text_norms(change_id, norm)
+                SELECT DISTINCT change_id, 1.0 FROM term_tf;
+            DROP TABLE terms;
+            """
+        )
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('derived_stale', '1')")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -370,13 +427,20 @@ MIGRATIONS: tuple[Migration, ...] = (
     _lines_by_change,
     _fork_points_by_landing,
     _dismissals_from_github,
+    _incremental_derived,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 # Tables a migration creates and renames within itself: an interrupted first run may leave one.
 _TRANSIENT_TABLES = frozenset(
-    {"lines_by_change", "code_words_by_change", "code_terms_by_change", "dismissals_by_source"}
+    {
+        "lines_by_change",
+        "code_words_by_change",
+        "code_terms_by_change",
+        "dismissals_by_source",
+        "terms",  # replaced by term_tf
+    }
 )
 
 

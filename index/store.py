@@ -14,6 +14,7 @@ from typing import Any
 
 from index.errors import IndexCorrupt, IndexLocked, IndexMissing, IndexReadOnly, NotAnIndex
 from index.file_holders import processes_holding
+from index.rarity import LineCounts
 from index.schema import (
     SCHEMA_VERSION,
     create_lookup_indexes,
@@ -23,6 +24,7 @@ from index.schema import (
     recorded_version,
 )
 from index.stored_diff import StoredChange
+from index.word_counts import WordCounts
 
 DEFAULT_DB_NAME = "prdup.db"
 HEADER_SYMBOL = "hunk-header"  # the kind of a symbol named by git's hunk header
@@ -165,6 +167,10 @@ class IndexStore:
             raise _translate(error, self.path) from None
         self.defer_texts = False  # a first run appends line texts, merged at its end
         self._texts_seen: set[int] = set()
+        # Set by `follow_counts` when a run starts on an index whose derived counts are
+        # settled: they then follow each write, and the run's end settles only what moved.
+        self.line_counts: LineCounts | None = None
+        self.word_counts: WordCounts | None = None
 
     def _connect(self, timeout: float) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
@@ -317,7 +323,12 @@ class IndexStore:
         return row[0] if row else None
 
     def _delete_children(self, change_id: int) -> None:
-        children = ("files", "hunks", "lines", "symbols", "issue_refs", "terms", "code_words")
+        # The text model's rows stay: its refresh tells a changed or deleted text by its digest.
+        if self.line_counts is not None:
+            self.line_counts.remove(self.conn, change_id)
+        if self.word_counts is not None:
+            self.word_counts.remove(self.conn, [change_id])
+        children = ("files", "hunks", "lines", "symbols", "issue_refs", "code_words")
         for table in (*children, "code_terms"):
             self.conn.execute(f"DELETE FROM {table} WHERE change_id = ?", (change_id,))
 
@@ -428,19 +439,6 @@ class IndexStore:
                 )
             )
 
-    def replace_text_model(
-        self, idf: dict[str, float], weights: Iterable[tuple[int, str, float]]
-    ) -> None:
-        def action() -> None:
-            self.conn.execute("DELETE FROM terms")
-            self.conn.execute("DELETE FROM term_idf")
-            self.conn.executemany("INSERT INTO term_idf(term, idf) VALUES (?, ?)", idf.items())
-            self.conn.executemany(
-                "INSERT INTO terms(change_id, term, weight) VALUES (?, ?, ?)", weights
-            )
-
-        self._write(action)
-
     def changes_without_code_words(self) -> list[int]:
         """Changes whose words were never counted (new, or re-read since)."""
         return [
@@ -468,6 +466,9 @@ class IndexStore:
         """The words of these changes (all of them: a change may have none)."""
 
         def action() -> None:
+            if self.word_counts is not None:
+                self.word_counts.remove(self.conn, change_ids)
+                self.word_counts.add(self.conn, rows)
             self._replace_rows("code_words", ("word", "count"), change_ids, rows)
             self.conn.executemany(
                 "UPDATE changes SET words_counted = 1 WHERE id = ?", [(i,) for i in change_ids]
@@ -522,6 +523,15 @@ class IndexStore:
         self.conn.executemany(
             f"INSERT INTO {table}(change_id, {', '.join(columns)}) VALUES (?, ?, ?)", rows
         )
+
+    def settle_code_word_df(self) -> None:
+        """Bring the words' document frequencies up to date after a run: only the words its
+        writes touched when it followed them (`follow_counts`), else all of them."""
+        counts = self.word_counts
+        if counts is None:
+            self.rebuild_code_word_df()
+        else:
+            self._write(lambda: counts.settle(self.conn))
 
     def rebuild_code_word_df(self) -> None:
         """In how many changes each word appears, and how many changes have words."""
@@ -587,9 +597,13 @@ class IndexStore:
     def clear_changes(self) -> None:
         """Delete every change and what was derived from it; dismissals stay."""
 
+        self.line_counts = self.word_counts = None  # nothing left to follow: count anew
+
         def action() -> None:
-            children = ("files", "hunks", "lines", "symbols", "issue_refs", "terms")
-            for table in (*children, "code_words", "code_terms", "line_texts", "line_df"):
+            children = ("files", "hunks", "lines", "symbols", "issue_refs", "code_words")
+            derived = ("code_terms", "line_texts", "line_df", "rarity_sums")
+            text_model = ("text_docs", "term_tf", "text_norms", "term_idf")
+            for table in (*children, *derived, *text_model):
                 self.conn.execute(f"DELETE FROM {table}")
             self.conn.execute("DELETE FROM changes")
             self.conn.execute("DELETE FROM meta WHERE key LIKE 'target:%'")
@@ -634,38 +648,43 @@ class IndexStore:
         self.defer_texts = False
         self._texts_seen.clear()
 
-    def rebuild_line_df(self) -> None:
-        """Recount document frequency per line hash (rarity), after changes were written."""
+    def follow_counts(self) -> None:
+        """At a run's start: on an index whose rarity counts, code-word frequencies and text
+        model the last run settled, follow the counts through this run's writes, so that its
+        end settles only what moved; otherwise the end counts everything again."""
+        settled = not self.defer_texts and self.get_meta("derived_stale") == "0"
+        self.line_counts = LineCounts() if settled else None
+        self.word_counts = WordCounts() if settled else None
+
+    def refresh_derived(self) -> None:
+        """Rarity and the text model after a run that wrote something (or after one that was
+        interrupted): only what moved when the counts were followed, else from scratch."""
+        from index import rarity
+        from index.text_model import refresh_text_model
+
+        counts = self.line_counts
 
         def action() -> None:
-            self.conn.execute("DELETE FROM line_df")
-            # Per side, then the larger: a line that one change added and two removed is in
-            # two changes' worth of evidence, not three (its introduction is expected).
+            if counts is None:
+                rarity.rebuild(self.conn)
+            else:
+                rarity.refresh(self.conn, counts.touched, counts.written)
+            refresh_text_model(self.conn, full=counts is None)
             self.conn.execute(
-                "INSERT INTO line_df(hash, df) SELECT hash, max(n) FROM "
-                "(SELECT hash, count(DISTINCT change_id) AS n FROM lines GROUP BY hash, side) "
-                "GROUP BY hash"
-            )
-            self.conn.execute(
-                "INSERT OR REPLACE INTO meta(key, value) "
-                "SELECT 'change_count', count(*) FROM changes WHERE status = 'indexed'"
-            )
-            # Same formula as detector.evidence.LineWeights, summed per change and side.
-            total = self.conn.execute(
-                "SELECT value FROM meta WHERE key = 'change_count'"
-            ).fetchone()[0]
-            self.conn.execute("UPDATE changes SET removed_weight = 0, added_weight = 0")
-            self.conn.execute(
-                "WITH sums AS (SELECT l.change_id AS id, "
-                "sum(CASE WHEN l.side = '-' THEN ln((? + 1.0) / (d.df + 1)) + 0.05 END) AS r, "
-                "sum(CASE WHEN l.side = '+' THEN ln((? + 1.0) / (d.df + 1)) + 0.05 END) AS a "
-                "FROM lines l JOIN line_df d ON d.hash = l.hash GROUP BY l.change_id) "
-                "UPDATE changes SET removed_weight = coalesce(sums.r, 0), "
-                "added_weight = coalesce(sums.a, 0) FROM sums WHERE changes.id = sums.id",
-                (int(total), int(total)),
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('derived_stale', '0')"
             )
 
         self._write(action)
+        if counts is not None:
+            counts.touched.clear()
+            counts.written.clear()
+
+    def rebuild_line_df(self) -> None:
+        """Recount rarity from every line row (after rows were changed behind the index's
+        back, as the latency benchmark does)."""
+        from index import rarity
+
+        self._write(lambda: rarity.rebuild(self.conn))
 
     def add_dismissal(self, number: int, other: int, by: str | None, at: str | None) -> None:
         """One way, and backed by no GitHub fact (a script's): no label or comment takes it
@@ -812,6 +831,8 @@ class _Rows:
         conn.executemany(
             "INSERT INTO lines(change_id, file_id, side, hash) VALUES (?, ?, ?, ?)", self.lines
         )
+        if store.line_counts is not None:
+            store.line_counts.add(conn, self.lines)
         store.save_line_texts(self.texts)
         conn.executemany(
             "INSERT INTO symbols(change_id, path, qualified, kind, side) VALUES (?, ?, ?, ?, ?)",
@@ -821,3 +842,5 @@ class _Rows:
         conn.executemany(
             "INSERT INTO code_words(change_id, word, count) VALUES (?, ?, ?)", self.code_words
         )
+        if store.word_counts is not None:
+            store.word_counts.add(conn, self.code_words)

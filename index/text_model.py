@@ -1,41 +1,178 @@
-"""Fit the text model (tf-idf over titles, bodies and messages) at index time.
+"""The text model: tf-idf over each change's title and body, kept at index time so that
+`check` reads a change's text vector with plain SQL.
 
-scikit-learn is imported here only, so `check` reads precomputed weights with plain SQL.
+idf is the smooth idf `ln((N + 1) / (df + 1)) + 1` over all N changes, and a change's vector
+its 40 heaviest terms by `(1 + ln count) * idf`, L2-normalised: `detector.text.weigh` of its
+text under that idf. One more change moves every idf, and with it every vector, so a vector
+is not stored as weights: `term_tf` keeps each top term's `1 + ln count` and `text_norms` the
+change's norm, and `check` reads `tf * idf / norm`. A run then tokenises only the texts that
+changed (each change's counted terms wait in `text_docs`, with a digest of the text they came
+from), updates the df of their terms, and recomputes only what depends on every idf: the
+norms, and which terms are the heaviest 40 of a change that has more. The result is the one a
+count from scratch gives (`full=True`, run after a first or interrupted run).
 """
 
 from __future__ import annotations
 
-from detector.text import tokenize, weigh
-from index.store import IndexStore
+import math
+import sqlite3
+from collections import Counter
+from collections.abc import Mapping
+from hashlib import blake2b
+from itertools import groupby
+
+from detector.text import tokenize
 
 TERMS_PER_CHANGE = 40
+_TEXTS = "SELECT id, coalesce(title, '') || '\n' || coalesce(body, '') FROM changes"
 
 
-def rebuild_text_model(store: IndexStore) -> int:
-    """Refit idf over every change's text and store each change's top terms; returns doc count."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    rows = list(
-        store.rows("SELECT id, coalesce(title, '') || '\n' || coalesce(body, '') FROM changes")
+def refresh_text_model(conn: sqlite3.Connection, full: bool) -> int:
+    """Bring the model up to date with the changes' texts; returns the number of documents.
+    Runs inside the caller's transaction."""
+    if full:
+        for table in ("text_docs", "term_tf", "text_norms", "term_idf"):
+            conn.execute(f"DELETE FROM {table}")
+    texts = conn.execute(_TEXTS).fetchall()
+    counted = _recount(conn, texts)
+    df = dict(conn.execute("SELECT term, df FROM term_idf"))
+    for term, step in counted.df_steps.items():
+        df[term] = df.get(term, 0) + step
+    documents = len(texts)
+    idf = {term: math.log((documents + 1) / (n + 1)) + 1 for term, n in df.items() if n > 0}
+    conn.execute("DELETE FROM term_idf")
+    conn.executemany(
+        "INSERT INTO term_idf(term, idf, df) VALUES (?, ?, ?)",
+        ((term, value, df[term]) for term, value in idf.items()),
     )
-    documents = [text for _, text in rows]
-    if not any(d.strip() for d in documents):
-        store.replace_text_model({}, [])
-        store.set_meta("text_model", "0")
+    _save_documents(conn, counted)
+    if not idf:  # no text has a word (an index of commits without messages)
+        conn.execute("DELETE FROM term_tf")
+        conn.execute("DELETE FROM text_norms")
+        _set_meta(conn, "text_model", "0")
         return 0
-    vectorizer = TfidfVectorizer(analyzer=tokenize, sublinear_tf=True, min_df=1)
-    try:
-        vectorizer.fit(documents)
-    except ValueError:  # every document empty after tokenising
-        store.replace_text_model({}, [])
-        store.set_meta("text_model", "0")
-        return 0
-    idf = {term: float(vectorizer.idf_[index]) for term, index in vectorizer.vocabulary_.items()}
-    weights = (  # streamed into the table: a list of them is hundreds of MB on a big index
-        (change_id, term, weight)
-        for change_id, text in rows
-        for term, weight in weigh(text, idf, TERMS_PER_CHANGE).items()
+    _place_top_terms(conn, counted, idf)
+    _save_norms(conn)
+    _set_meta(conn, "text_model", str(documents))
+    return documents
+
+
+class _Recount:
+    """The texts that changed since the model last read them, counted again."""
+
+    def __init__(self) -> None:
+        self.changed: dict[int, tuple[int, Counter[str]]] = {}  # change -> digest, counts
+        self.deleted: list[int] = []
+        self.df_steps: Counter[str] = Counter()
+
+
+def _digest(text: str) -> int:
+    return int.from_bytes(
+        blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big", signed=True
     )
-    store.replace_text_model(idf, weights)
-    store.set_meta("text_model", str(len(rows)))
-    return len(rows)
+
+
+def _recount(conn: sqlite3.Connection, texts: list[tuple[int, str]]) -> _Recount:
+    known = dict(conn.execute("SELECT change_id, digest FROM text_docs"))
+    result = _Recount()
+    replaced: list[int] = []
+    for change_id, text in texts:
+        digest = _digest(text)
+        before = known.pop(change_id, None)
+        if before != digest:
+            result.changed[change_id] = (digest, Counter(tokenize(text)))
+            if before is not None:
+                replaced.append(change_id)
+    result.deleted = list(known)
+    for change_id in [*replaced, *result.deleted]:
+        (packed,) = conn.execute(
+            "SELECT counts FROM text_docs WHERE change_id = ?", (change_id,)
+        ).fetchone()
+        result.df_steps.subtract(_unpack(packed).keys())
+    for _, counts in result.changed.values():
+        result.df_steps.update(counts.keys())
+    return result
+
+
+def _pack(counts: Mapping[str, int]) -> str:
+    """`term count term count ...` in first-seen order (terms hold no spaces)."""
+    return " ".join(f"{term} {n}" for term, n in counts.items())
+
+
+def _unpack(packed: str) -> Counter[str]:
+    parts = packed.split(" ") if packed else []
+    return Counter(dict(zip(parts[::2], map(int, parts[1::2]), strict=True)))
+
+
+def _save_documents(conn: sqlite3.Connection, counted: _Recount) -> None:
+    conn.executemany(
+        "DELETE FROM text_docs WHERE change_id = ?", ((cid,) for cid in counted.deleted)
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO text_docs(change_id, digest, counts, terms) VALUES (?, ?, ?, ?)",
+        (
+            (cid, digest, _pack(counts), len(counts))
+            for cid, (digest, counts) in counted.changed.items()
+        ),
+    )
+
+
+def _top_terms(counts: Mapping[str, int], idf: Mapping[str, float]) -> dict[str, float]:
+    """The terms `detector.text.weigh` keeps, with their `1 + ln count`: the heaviest by
+    tf * idf, ties in first-seen order (a stable sort, as there)."""
+    tf = {term: 1 + math.log(n) for term, n in counts.items() if term in idf}
+    raw = {term: value * idf[term] for term, value in tf.items()}
+    best = sorted(raw.items(), key=lambda kv: -kv[1])[:TERMS_PER_CHANGE]
+    return {term: tf[term] for term, _ in best}
+
+
+def _place_top_terms(
+    conn: sqlite3.Connection, counted: _Recount, idf: Mapping[str, float]
+) -> None:
+    """Write the top terms of the changed texts, and of every text with more terms than are
+    kept whose heaviest ones moved with the idf."""
+    rewrite: dict[int, dict[str, float]] = {
+        cid: _top_terms(counts, idf) for cid, (_, counts) in counted.changed.items()
+    }
+    long_texts = conn.execute(
+        "SELECT change_id, counts FROM text_docs WHERE terms > ?", (TERMS_PER_CHANGE,)
+    ).fetchall()
+    for change_id, packed in long_texts:
+        if change_id in rewrite:
+            continue
+        top = _top_terms(_unpack(packed), idf)
+        stored = {
+            term
+            for (term,) in conn.execute(
+                "SELECT term FROM term_tf WHERE change_id = ?", (change_id,)
+            )
+        }
+        if stored != top.keys():
+            rewrite[change_id] = top
+    gone = [*counted.deleted, *rewrite]
+    conn.executemany("DELETE FROM term_tf WHERE change_id = ?", ((cid,) for cid in gone))
+    conn.executemany(
+        "INSERT INTO term_tf(change_id, term, tf) VALUES (?, ?, ?)",
+        ((cid, term, tf) for cid, top in rewrite.items() for term, tf in top.items()),
+    )
+
+
+def _save_norms(conn: sqlite3.Connection) -> None:
+    """Each change's norm under the current idf, summed heaviest first as `weigh` sums."""
+    rows = conn.execute(
+        "SELECT t.change_id, t.tf * i.idf FROM term_tf t JOIN term_idf i ON i.term = t.term "
+        "ORDER BY t.change_id"
+    )
+    norms = [
+        (change_id, math.sqrt(sum(v * v for v in sorted((w for _, w in group), reverse=True))))
+        for change_id, group in groupby(rows, key=lambda row: row[0])
+    ]
+    conn.execute("DELETE FROM text_norms")
+    conn.executemany(
+        "INSERT INTO text_norms(change_id, norm) VALUES (?, ?)",
+        ((cid, norm or 1.0) for cid, norm in norms),
+    )
+
+
+def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))

@@ -1,0 +1,145 @@
+"""Rarity: in how many changes each line hash is removed, or added, and each change's weight.
+
+`check` weighs a line by `ln((N + 1) / (df + 1)) + 0.05`, N the indexed changes and df the
+larger of its two per-side change counts (`line_df`), and reads each change's total per side
+(`changes.removed_weight`, `added_weight`) instead of its lines. A first run counts everything
+at its end (`rebuild`). Afterwards the counts follow the writes (`LineCounts`, called in the
+transaction that adds or deletes a change's lines) and `refresh` settles only what moved: the
+hashes those changes touched and the sums of the changes holding one whose df changed.
+
+A change's total is kept as its line count and its summed `ln(df + 1)` per side, the sum in
+fixed point (`SCALE`): integers add and subtract exactly, so a sum moved line by line equals
+one counted afresh, and `weigh_all` turns them into weights for the current N
+(`rows * (ln(N + 1) + 0.05) - sum / SCALE`, the same total up to rounding).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable
+
+SCALE = 4294967296.0  # 2**32: ln(df + 1) to within 1e-10 per line, sums far below 2**63
+
+
+def _fixed(df: str) -> str:
+    """SQL for `ln(df + 1)` in fixed point."""
+    return f"CAST(round(ln({df} + 1) * {SCALE}) AS INTEGER)"
+
+
+_SUMS = (
+    "INSERT INTO rarity_sums(change_id, removed_rows, added_rows, removed_log, added_log) "
+    "SELECT l.change_id, sum(l.side = '-'), sum(l.side = '+'), "
+    f"sum(CASE WHEN l.side = '-' THEN {_fixed('d.df')} ELSE 0 END), "
+    f"sum(CASE WHEN l.side = '+' THEN {_fixed('d.df')} ELSE 0 END) "
+    "FROM lines l JOIN line_df d ON d.hash = l.hash {where} GROUP BY l.change_id"
+)
+
+
+def rebuild(conn: sqlite3.Connection) -> None:
+    """Count everything from the line rows (a first run, or counts not to be trusted)."""
+    conn.execute("DELETE FROM line_df")
+    conn.execute(
+        "INSERT INTO line_df(hash, df, removed, added) SELECT hash, max(r, a), r, a FROM "
+        "(SELECT hash, count(DISTINCT CASE WHEN side = '-' THEN change_id END) AS r, "
+        "count(DISTINCT CASE WHEN side = '+' THEN change_id END) AS a FROM lines GROUP BY hash)"
+    )
+    conn.execute("DELETE FROM rarity_sums")
+    conn.execute(_SUMS.format(where=""))
+    weigh_all(conn)
+
+
+def refresh(conn: sqlite3.Connection, touched: Iterable[int], written: Iterable[int]) -> None:
+    """Settle the counts after `LineCounts` followed a run's writes: `touched` holds every
+    line hash whose counts moved, `written` every change whose lines were added or deleted."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS rarity_touched (hash INTEGER PRIMARY KEY)")
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS rarity_written (id INTEGER PRIMARY KEY)")
+    conn.execute("DELETE FROM temp.rarity_touched")
+    conn.execute("DELETE FROM temp.rarity_written")
+    conn.executemany("INSERT INTO temp.rarity_touched VALUES (?)", ((h,) for h in touched))
+    conn.executemany("INSERT INTO temp.rarity_written VALUES (?)", ((i,) for i in written))
+    # The changes left as they were keep their sums, moved by each hash whose df changed.
+    conn.execute(
+        "WITH moved AS (SELECT d.hash, "
+        f"{_fixed('max(d.removed, d.added)')} - {_fixed('d.df')} AS step "
+        "FROM temp.rarity_touched t JOIN line_df d ON d.hash = t.hash "
+        "WHERE max(d.removed, d.added) != d.df), "
+        "shift AS (SELECT l.change_id AS id, "
+        "sum(CASE WHEN l.side = '-' THEN m.step ELSE 0 END) AS r, "
+        "sum(CASE WHEN l.side = '+' THEN m.step ELSE 0 END) AS a "
+        "FROM moved m JOIN lines l ON l.hash = m.hash GROUP BY l.change_id) "
+        "UPDATE rarity_sums SET removed_log = removed_log + shift.r, "
+        "added_log = added_log + shift.a FROM shift WHERE rarity_sums.change_id = shift.id"
+    )
+    conn.execute(
+        "UPDATE line_df SET df = max(removed, added) "
+        "WHERE hash IN (SELECT hash FROM temp.rarity_touched)"
+    )
+    conn.execute(
+        "DELETE FROM line_df WHERE df = 0 AND hash IN (SELECT hash FROM temp.rarity_touched)"
+    )
+    # The changes written are summed afresh (their rows are new, or gone).
+    conn.execute("DELETE FROM rarity_sums WHERE change_id IN (SELECT id FROM temp.rarity_written)")
+    conn.execute(_SUMS.format(where="WHERE l.change_id IN (SELECT id FROM temp.rarity_written)"))
+    weigh_all(conn)
+
+
+def weigh_all(conn: sqlite3.Connection) -> None:
+    """Every change's weight per side for the current number of indexed changes."""
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(key, value) "
+        "SELECT 'change_count', count(*) FROM changes WHERE status = 'indexed'"
+    )
+    total = int(conn.execute("SELECT value FROM meta WHERE key = 'change_count'").fetchone()[0])
+    conn.execute(
+        "UPDATE changes SET "
+        f"removed_weight = s.removed_rows * (ln(? + 1.0) + 0.05) - s.removed_log / {SCALE}, "
+        f"added_weight = s.added_rows * (ln(? + 1.0) + 0.05) - s.added_log / {SCALE} "
+        "FROM rarity_sums s WHERE s.change_id = changes.id",
+        (total, total),
+    )
+    conn.execute(
+        "UPDATE changes SET removed_weight = 0, added_weight = 0 "
+        "WHERE id NOT IN (SELECT change_id FROM rarity_sums) "
+        "AND (removed_weight IS NOT 0 OR added_weight IS NOT 0)"
+    )
+
+
+class LineCounts:
+    """The per-side change counts of line hashes, kept up to date as a run writes (only on an
+    index whose counts are settled: a first run counts at its end instead)."""
+
+    def __init__(self) -> None:
+        self.touched: set[int] = set()  # line hashes whose counts moved
+        self.written: set[int] = set()  # changes whose lines were added or deleted
+
+    def add(self, conn: sqlite3.Connection, rows: Iterable[tuple[int, int, str, int]]) -> None:
+        """Count the line rows (change, file, side, hash) just inserted."""
+        self._apply(conn, rows, 1)
+
+    def remove(self, conn: sqlite3.Connection, change_id: int) -> None:
+        """Uncount a change's line rows, before they are deleted."""
+        rows = conn.execute(
+            "SELECT change_id, file_id, side, hash FROM lines WHERE change_id = ?", (change_id,)
+        ).fetchall()
+        self.written.add(change_id)
+        self._apply(conn, rows, -1)
+
+    def _apply(
+        self, conn: sqlite3.Connection, rows: Iterable[tuple[int, int, str, int]], sign: int
+    ) -> None:
+        # A change counts once per side for a hash, however many of its files have it.
+        distinct = {(change_id, side, line_hash) for change_id, _, side, line_hash in rows}
+        removed: Counter[int] = Counter()
+        added: Counter[int] = Counter()
+        for change_id, side, line_hash in distinct:
+            (removed if side == "-" else added)[line_hash] += sign
+            self.written.add(change_id)
+        hashes = removed.keys() | added.keys()
+        self.touched |= hashes
+        conn.executemany(
+            "INSERT INTO line_df(hash, df, removed, added) VALUES (?, 0, ?, ?) "
+            "ON CONFLICT(hash) DO UPDATE SET removed = removed + excluded.removed, "
+            "added = added + excluded.added",
+            [(h, removed[h], added[h]) for h in hashes],
+        )
