@@ -30,8 +30,9 @@ DERIVED = (
     "SELECT key, value FROM meta WHERE key IN "
     "('change_count', 'code_word_changes', 'text_model', 'derived_stale') ORDER BY key",
 )
-# Sixty words: more than a text vector keeps, so which ones it keeps depends on the idf.
-LONG_BODY = " ".join(f"topic{n} " * (1 + n % 3) for n in range(60))
+# More words than a text vector keeps: "shared" is among the heaviest 40 while few changes
+# use it, and drops out once more do.
+LONG_BODY = "shared " + " ".join(f"topic{n}" for n in range(41))
 
 
 def _meta(number: int, title: str, body: str | None = None) -> PullMetadata:
@@ -49,11 +50,20 @@ def _recounted(db: Path, copy: Path) -> Path:
 
 
 def _history(builder: RepoBuilder) -> RepoBuilder:
-    """`_busy_history`, then a direct commit that removes a line PR 1 added."""
+    """`_busy_history`, a direct commit that removes a line PR 1 added, and an open PR that
+    alone uses a name."""
     _busy_history(builder)
     pipeline = builder.repo.git.show("main:pkg/a.py")
     builder.commit("Drop step 1", {"pkg/a.py": pipeline.replace("        self.step1 = 1\n", "")})
+    builder.pr_branch(25, [("Helper", {"pkg/h.py": "def obsolete_helper():\n    pass\n"})])
     return builder
+
+
+# PR 3 has the long text; five PRs' titles say "shared" at first.
+FIRST_METADATA = {
+    number: _meta(number, f"Step {number} shared", LONG_BODY if number == 3 else None)
+    for number in range(1, 6)
+}
 
 
 def _a_day_of_work(builder: RepoBuilder) -> None:
@@ -64,17 +74,18 @@ def _a_day_of_work(builder: RepoBuilder) -> None:
     pipeline = builder.repo.git.show(f"{older}:pkg/a.py")
     builder.pr_branch(
         24,
-        [("Drop step 1 too", {"pkg/a.py": pipeline.replace("        self.step1 = 1\n", "")})],
+        [("Drop step 1 too, shared", {"pkg/a.py": pipeline.replace("self.step1 = 1\n", "")})],
         start=older,
     )
     stage = builder.repo.git.show("main:pkg/stage.py")
     pipeline = builder.repo.git.show("main:pkg/a.py")
-    builder.pr_branch(22, [("Tune the stage", {"pkg/stage.py": stage.replace("x * 2", "x * 3")})])
+    builder.pr_branch(22, [("Tune the shared stage", {"pkg/stage.py": stage.replace("* 2", "* 3")})])
     builder.pr_branch(20, [("Open a, again", {"pkg/a.py": pipeline.replace("x * 2", "x - 1")})])
+    builder.pr_branch(25, [("Helper", {"pkg/h.py": "def helper():\n    pass\n"})])  # moved
     builder.merge_pr(21, how="squash")
     builder.pr_branch(23, [("Rebased", {"pkg/c.py": "def c():\n    return 'c'\n"})])
     builder.merge_pr(23, how="rebase")
-    builder.commit("Tidy", {"pkg/a.py": builder.repo.git.show("main:pkg/a.py") + "\nY = 2\n"})
+    builder.commit("Tidy shared", {"pkg/a.py": builder.repo.git.show("main:pkg/a.py") + "\nY = 2\n"})
 
 
 def test_a_run_that_adds_changes_updates_derived_data_as_a_recount_would(
@@ -82,15 +93,22 @@ def test_a_run_that_adds_changes_updates_derived_data_as_a_recount_would(
 ):
     repo = _history(builder)
     db = tmp_path / "index.db"
-    index_repository(repo.path, db_path=db, metadata={3: _meta(3, "Step three", LONG_BODY)})
+    index_repository(repo.path, db_path=db, metadata=FIRST_METADATA)
     with IndexStore(db) as store:  # what the next run sees: counts settled, so it follows them
         store.prepare_lookup_indexes()
         store.follow_counts()
         assert store.line_counts is not None and store.word_counts is not None
+    long_text = "SELECT term FROM term_tf WHERE change_id = ? ORDER BY term"
+    pr3 = rows(db, "SELECT id FROM changes WHERE number = 3")[0]
+    kept = rows(db, long_text, pr3)
+    assert ("shared",) in kept and len(kept) == 40
 
     _a_day_of_work(repo)
     # GitHub retitles a merged PR, and a long text's idf moves with every new change.
-    index_repository(repo.path, db_path=db, metadata={5: _meta(5, "Step five, retitled")})
+    index_repository(repo.path, db_path=db, metadata={6: _meta(6, "Step 6, shared now")})
+
+    assert ("shared",) not in rows(db, long_text, pr3)  # its heaviest 40 were chosen again
+    assert rows(db, "SELECT df FROM code_word_df WHERE word = 'obsolete_helper'") == []
 
     assert rows(db, "SELECT state FROM changes WHERE number IN (21, 22, 23) ORDER BY number") == [
         ("merged",),
@@ -116,7 +134,7 @@ def test_an_interrupted_run_is_followed_by_a_recount(builder: RepoBuilder, tmp_p
 def test_text_weights_read_by_check_are_those_weigh_gives(builder: RepoBuilder, tmp_path: Path):
     repo = _history(builder)
     db = tmp_path / "index.db"
-    index_repository(repo.path, db_path=db, metadata={3: _meta(3, "Step three", LONG_BODY)})
+    index_repository(repo.path, db_path=db, metadata=FIRST_METADATA)
     _a_day_of_work(repo)
     index_repository(repo.path, db_path=db)
 
