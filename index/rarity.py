@@ -52,22 +52,28 @@ def rebuild(conn: sqlite3.Connection) -> None:
 def refresh(conn: sqlite3.Connection, touched: Iterable[int], written: Iterable[int]) -> None:
     """Settle the counts after `LineCounts` followed a run's writes: `touched` holds every
     line hash whose counts moved, `written` every change whose lines were added or deleted."""
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS rarity_touched (hash INTEGER PRIMARY KEY)")
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS rarity_written (id INTEGER PRIMARY KEY)")
-    conn.execute("DELETE FROM temp.rarity_touched")
-    conn.execute("DELETE FROM temp.rarity_written")
+    for table, columns in (
+        ("rarity_touched", "hash INTEGER PRIMARY KEY"),
+        ("rarity_written", "id INTEGER PRIMARY KEY"),
+        ("rarity_moved", "hash INTEGER PRIMARY KEY, step INTEGER NOT NULL"),
+    ):
+        conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {table} ({columns})")
+        conn.execute(f"DELETE FROM temp.{table}")
     conn.executemany("INSERT INTO temp.rarity_touched VALUES (?)", ((h,) for h in touched))
     conn.executemany("INSERT INTO temp.rarity_written VALUES (?)", ((i,) for i in written))
     # The changes left as they were keep their sums, moved by each hash whose df changed.
     conn.execute(
-        "WITH moved AS (SELECT d.hash, "
-        f"{_fixed('max(d.removed, d.added)')} - {_fixed('d.df')} AS step "
+        "INSERT INTO temp.rarity_moved(hash, step) SELECT d.hash, "
+        f"{_fixed('max(d.removed, d.added)')} - {_fixed('d.df')} "
         "FROM temp.rarity_touched t JOIN line_df d ON d.hash = t.hash "
-        "WHERE max(d.removed, d.added) != d.df), "
-        "shift AS (SELECT l.change_id AS id, "
+        "WHERE max(d.removed, d.added) != d.df"
+    )
+    # CROSS JOIN: SQLite then reads the few moved hashes first, and the lines by their hash.
+    conn.execute(
+        "WITH shift AS (SELECT l.change_id AS id, "
         "sum(CASE WHEN l.side = '-' THEN m.step ELSE 0 END) AS r, "
         "sum(CASE WHEN l.side = '+' THEN m.step ELSE 0 END) AS a "
-        "FROM moved m JOIN lines l ON l.hash = m.hash GROUP BY l.change_id) "
+        "FROM temp.rarity_moved m CROSS JOIN lines l ON l.hash = m.hash GROUP BY l.change_id) "
         "UPDATE rarity_sums SET removed_log = removed_log + shift.r, "
         "added_log = added_log + shift.a FROM shift WHERE rarity_sums.change_id = shift.id"
     )

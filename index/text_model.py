@@ -14,12 +14,15 @@ count from scratch gives (`full=True`, run after a first or interrupted run).
 
 from __future__ import annotations
 
+import functools
+import heapq
 import math
 import sqlite3
 from collections import Counter
 from collections.abc import Mapping
 from hashlib import blake2b
 from itertools import groupby
+from operator import itemgetter
 
 from detector.text import tokenize
 
@@ -52,7 +55,7 @@ def refresh_text_model(conn: sqlite3.Connection, full: bool) -> int:
         _set_meta(conn, "text_model", "0")
         return 0
     _place_top_terms(conn, counted, idf)
-    _save_norms(conn)
+    _save_norms(conn, idf)
     _set_meta(conn, "text_model", str(documents))
     return documents
 
@@ -99,9 +102,9 @@ def _pack(counts: Mapping[str, int]) -> str:
     return " ".join(f"{term} {n}" for term, n in counts.items())
 
 
-def _unpack(packed: str) -> Counter[str]:
+def _unpack(packed: str) -> dict[str, int]:
     parts = packed.split(" ") if packed else []
-    return Counter(dict(zip(parts[::2], map(int, parts[1::2]), strict=True)))
+    return dict(zip(parts[::2], map(int, parts[1::2]), strict=True))
 
 
 def _save_documents(conn: sqlite3.Connection, counted: _Recount) -> None:
@@ -117,18 +120,20 @@ def _save_documents(conn: sqlite3.Connection, counted: _Recount) -> None:
     )
 
 
+@functools.cache
+def _tf(count: int) -> float:
+    return 1 + math.log(count)
+
+
 def _top_terms(counts: Mapping[str, int], idf: Mapping[str, float]) -> dict[str, float]:
     """The terms `detector.text.weigh` keeps, with their `1 + ln count`: the heaviest by
-    tf * idf, ties in first-seen order (a stable sort, as there)."""
-    tf = {term: 1 + math.log(n) for term, n in counts.items() if term in idf}
-    raw = {term: value * idf[term] for term, value in tf.items()}
-    best = sorted(raw.items(), key=lambda kv: -kv[1])[:TERMS_PER_CHANGE]
-    return {term: tf[term] for term, _ in best}
+    tf * idf, ties in first-seen order (`nsmallest` is a stable sort's first n, as there)."""
+    raw = {term: _tf(n) * idf[term] for term, n in counts.items() if term in idf}
+    best = heapq.nsmallest(TERMS_PER_CHANGE, raw.items(), key=lambda kv: -kv[1])
+    return {term: _tf(counts[term]) for term, _ in best}
 
 
-def _place_top_terms(
-    conn: sqlite3.Connection, counted: _Recount, idf: Mapping[str, float]
-) -> None:
+def _place_top_terms(conn: sqlite3.Connection, counted: _Recount, idf: Mapping[str, float]) -> None:
     """Write the top terms of the changed texts, and of every text with more terms than are
     kept whose heaviest ones moved with the idf."""
     rewrite: dict[int, dict[str, float]] = {
@@ -157,21 +162,15 @@ def _place_top_terms(
     )
 
 
-def _save_norms(conn: sqlite3.Connection) -> None:
+def _save_norms(conn: sqlite3.Connection, idf: Mapping[str, float]) -> None:
     """Each change's norm under the current idf, summed heaviest first as `weigh` sums."""
-    rows = conn.execute(
-        "SELECT t.change_id, t.tf * i.idf FROM term_tf t JOIN term_idf i ON i.term = t.term "
-        "ORDER BY t.change_id"
-    )
-    norms = [
-        (change_id, math.sqrt(sum(v * v for v in sorted((w for _, w in group), reverse=True))))
-        for change_id, group in groupby(rows, key=lambda row: row[0])
-    ]
+    rows = conn.execute("SELECT change_id, term, tf FROM term_tf ORDER BY change_id, term")
+    norms = []
+    for change_id, group in groupby(rows.fetchall(), itemgetter(0)):
+        values = sorted([tf * idf[term] for _, term, tf in group], reverse=True)
+        norms.append((change_id, math.sqrt(sum([v * v for v in values])) or 1.0))
     conn.execute("DELETE FROM text_norms")
-    conn.executemany(
-        "INSERT INTO text_norms(change_id, norm) VALUES (?, ?)",
-        ((cid, norm or 1.0) for cid, norm in norms),
-    )
+    conn.executemany("INSERT INTO text_norms(change_id, norm) VALUES (?, ?)", norms)
 
 
 def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:

@@ -79,13 +79,17 @@ def _a_day_of_work(builder: RepoBuilder) -> None:
     )
     stage = builder.repo.git.show("main:pkg/stage.py")
     pipeline = builder.repo.git.show("main:pkg/a.py")
-    builder.pr_branch(22, [("Tune the shared stage", {"pkg/stage.py": stage.replace("* 2", "* 3")})])
+    builder.pr_branch(
+        22, [("Tune the shared stage", {"pkg/stage.py": stage.replace("* 2", "* 3")})]
+    )
     builder.pr_branch(20, [("Open a, again", {"pkg/a.py": pipeline.replace("x * 2", "x - 1")})])
     builder.pr_branch(25, [("Helper", {"pkg/h.py": "def helper():\n    pass\n"})])  # moved
     builder.merge_pr(21, how="squash")
     builder.pr_branch(23, [("Rebased", {"pkg/c.py": "def c():\n    return 'c'\n"})])
     builder.merge_pr(23, how="rebase")
-    builder.commit("Tidy shared", {"pkg/a.py": builder.repo.git.show("main:pkg/a.py") + "\nY = 2\n"})
+    builder.commit(
+        "Tidy shared", {"pkg/a.py": builder.repo.git.show("main:pkg/a.py") + "\nY = 2\n"}
+    )
 
 
 def test_a_run_that_adds_changes_updates_derived_data_as_a_recount_would(
