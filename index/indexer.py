@@ -18,10 +18,9 @@ from typing import TypeVar
 
 import git
 
-from detector.code_words import count_words, most_used
 from detector.model import NotADiff
 from index import gitsource
-from index.code_model import cached_tokenizer, fill_code_words
+from index.code_model import code_word_counter, fill_code_words
 from index.config import Settings
 from index.errors import EmptyRepository
 from index.metadata import (
@@ -104,7 +103,7 @@ class Indexer:
         self.batch_size = batch_size
         self._pending: list[tuple[ChangeRecord, StoredChange]] = []
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
-        self.words_of = cached_tokenizer()
+        self.most_used_words = code_word_counter()
         self.counted: list[int] = []  # changes whose code words this run counted
         self.summary = IndexSummary(db_path=store.path)
         self.changed = False
@@ -447,7 +446,7 @@ class Indexer:
             return
         staged, self._pending = self._pending, []
         items = [
-            (record, change, most_used(count_words(change.texts.values(), self.words_of)))
+            (record, change, self.most_used_words(change.texts.values()))
             for record, change in staged
         ]
         self.counted += self.store.save_changes(items)
