@@ -30,6 +30,8 @@ _FIELD = "\x1f"
 _LOG_FORMAT = _FIELD.join(["%H", "%P", "%an", "%aI", "%cI", "%B"]) + _FIELD
 _PULL_REF = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/pr/(\d+))$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+_SHA_LINE = re.compile(rb"^([0-9a-f]{40})\n", re.MULTILINE)
+_BLOCK = 1 << 20  # bytes read from git at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,17 +260,25 @@ def _parse_log_stream(stream: Iterable[bytes]) -> Iterator[LoggedCommit]:
         yield _logged_commit(_decode(chunk))
 
 
-def _records(stream: Iterable[bytes], separator: bytes) -> Iterator[bytes]:
-    buffer = b""
-    for block in iter(lambda: stream.read(1 << 20), b""):  # type: ignore[attr-defined]
+def _records(
+    stream: Iterable[bytes], separator: bytes, block_size: int = _BLOCK
+) -> Iterator[bytes]:
+    """The non-empty parts of a stream between separators, read a block at a time. Each block
+    is searched once: a commit of hundreds of MB spans hundreds of blocks, and searching (or
+    copying) all it held so far at every block took time quadratic in its size."""
+    buffer = bytearray()
+    start = 0  # where the record being read begins in `buffer`
+    for block in iter(lambda: stream.read(block_size), b""):  # type: ignore[attr-defined]
+        search = max(start, len(buffer) - len(separator) + 1)
         buffer += block
-        parts = buffer.split(separator)
-        buffer = parts.pop()
-        for part in parts:
-            if part:
-                yield part
+        while (found := buffer.find(separator, search)) >= 0:
+            if found > start:
+                yield bytes(buffer[start:found])
+            start = search = found + len(separator)
+        del buffer[:start]
+        start = 0
     if buffer:
-        yield buffer
+        yield bytes(buffer)
 
 
 def _logged_commit(record: str) -> LoggedCommit:
@@ -361,17 +371,33 @@ def diff_pairs(repo: git.Repo, pairs: list[tuple[str, str]]) -> Iterator[tuple[s
     feed(process, payload.encode())
     head: str | None = None
     body: list[bytes] = []
-    for raw in process.stdout:
-        line = raw.rstrip(b"\n")
-        if len(line) == 40 and _SHA.match(line.decode("ascii", "replace")):
+    for lines in _line_blocks(process.stdout):
+        # A line of 40 hex digits alone is the head of the next pair: a diff's own lines
+        # all start with a marker (" ", "-", "+", "@@", "diff", "index", ...).
+        start = 0
+        for found in _SHA_LINE.finditer(lines):
+            body.append(lines[start : found.start()])
             if head is not None:
                 yield head, _decode(b"".join(body))
-            head, body = line.decode(), []
-        else:
-            body.append(raw)
+            head, body = found.group(1).decode(), []
+            start = found.end()
+        body.append(lines[start:])
     process.wait()  # before the last pair: git may have died inside its diff
     if head is not None:
         yield head, _decode(b"".join(body))
+
+
+def _line_blocks(stream: Iterable[bytes], block_size: int = _BLOCK) -> Iterator[bytes]:
+    """A stream in blocks of whole lines (the last one may lack its newline)."""
+    carry = b""
+    for block in iter(lambda: stream.read(block_size), b""):  # type: ignore[attr-defined]
+        block = carry + block
+        cut = block.rfind(b"\n") + 1
+        carry = block[cut:]
+        if cut:
+            yield block[:cut]
+    if carry:
+        yield carry + b"\n" if _SHA.match(carry.decode("ascii", "replace")) else carry
 
 
 def _unique_heads(pairs: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
