@@ -57,7 +57,7 @@ def shrink_copy(full: Path, small: Path, keep: int) -> None:
         "hunks",
         "symbols",
         "issue_refs",
-        "code_words",
+        "change_words",
         "code_terms",
         "term_tf",
         "text_norms",

@@ -86,12 +86,12 @@ def fill_code_words(store: IndexStore, counted: Sequence[int] = ()) -> int:
     most_used_words = code_word_counter()
     for start in range(0, len(pending), _BATCH):
         batch = pending[start : start + _BATCH]
-        rows = [
-            (change_id, word, n)
-            for change_id, lines in store.line_texts_of(batch).items()
-            for word, n in most_used_words(lines.values())
-        ]
-        store.save_code_words(batch, rows)
+        store.save_code_words(
+            {
+                cid: most_used_words(lines.values())
+                for cid, lines in store.line_texts_of(batch).items()
+            }
+        )
     if pending or counted or store.get_meta("derived_stale") != "0":
         store.settle_code_word_df()
     weigh_code_words(store, sorted({*pending, *counted}))

@@ -8,8 +8,11 @@ by running them all.
 from __future__ import annotations
 
 import functools
+import itertools
 import sqlite3
 from collections.abc import Callable
+
+from index.packed import pack_counts
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -417,6 +420,30 @@ def _incremental_derived(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('derived_stale', '1')")
 
 
+def _packed_code_words(conn: sqlite3.Connection) -> None:
+    """A change's code words in one row (`word count word count ...`, most used first): they
+    are read and written a change at a time (`check` reads the vectors, `code_terms`), and a
+    row per word cost more to write than the words cost to count."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS change_words "
+        "(change_id INTEGER PRIMARY KEY, words TEXT NOT NULL)"
+    )
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "code_words" not in tables:
+        return
+    rows = conn.execute(
+        "SELECT change_id, word, count FROM code_words ORDER BY change_id, count DESC, word"
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO change_words(change_id, words) VALUES (?, ?)",
+        (
+            (change_id, pack_counts((word, count) for _, word, count in group))
+            for change_id, group in itertools.groupby(rows, key=lambda row: row[0])
+        ),
+    )
+    conn.execute("DROP TABLE code_words")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -428,6 +455,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _fork_points_by_landing,
     _dismissals_from_github,
     _incremental_derived,
+    _packed_code_words,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -440,6 +468,7 @@ _TRANSIENT_TABLES = frozenset(
         "code_terms_by_change",
         "dismissals_by_source",
         "terms",  # replaced by term_tf
+        "code_words",  # replaced by change_words
     }
 )
 

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from index.errors import IndexCorrupt, IndexLocked, IndexMissing, IndexReadOnly, NotAnIndex
 from index.file_holders import processes_holding
+from index.packed import pack_counts, packed_words, unpack_counts
 from index.rarity import LineCounts
 from index.schema import (
     SCHEMA_VERSION,
@@ -328,7 +329,7 @@ class IndexStore:
             self.line_counts.remove(self.conn, change_id)
         if self.word_counts is not None:
             self.word_counts.remove(self.conn, [change_id])
-        children = ("files", "hunks", "lines", "symbols", "issue_refs", "code_words")
+        children = ("files", "hunks", "lines", "symbols", "issue_refs", "change_words")
         for table in (*children, "code_terms"):
             self.conn.execute(f"DELETE FROM {table} WHERE change_id = ?", (change_id,))
 
@@ -392,7 +393,7 @@ class IndexStore:
             rows.add_diff(change_id, change)
         rows.issues.extend((change_id, issue) for issue in sorted(set(record.issues)))
         if code_words:
-            rows.code_words.extend((change_id, word, count) for word, count in code_words)
+            rows.code_words.append((change_id, pack_counts(code_words)))
         return change_id
 
     def save_line_texts(self, texts: dict[int, str]) -> None:
@@ -460,16 +461,19 @@ class IndexStore:
             found[cid][line_hash] = text
         return found
 
-    def save_code_words(
-        self, change_ids: Sequence[int], rows: Sequence[tuple[int, str, int]]
-    ) -> None:
-        """The words of these changes (all of them: a change may have none)."""
+    def save_code_words(self, words: Mapping[int, Sequence[tuple[str, int]]]) -> None:
+        """The words of these changes, most used first (a change may have none)."""
+        rows = [(change_id, pack_counts(found)) for change_id, found in words.items() if found]
+        change_ids = list(words)
 
         def action() -> None:
             if self.word_counts is not None:
                 self.word_counts.remove(self.conn, change_ids)
                 self.word_counts.add(self.conn, rows)
-            self._replace_rows("code_words", ("word", "count"), change_ids, rows)
+            self.conn.executemany(
+                "DELETE FROM change_words WHERE change_id = ?", [(i,) for i in change_ids]
+            )
+            self.conn.executemany("INSERT INTO change_words(change_id, words) VALUES (?, ?)", rows)
             self.conn.executemany(
                 "UPDATE changes SET words_counted = 1 WHERE id = ?", [(i,) for i in change_ids]
             )
@@ -479,11 +483,11 @@ class IndexStore:
     def code_words_of(self, change_ids: Sequence[int]) -> dict[int, dict[str, int]]:
         found: dict[int, dict[str, int]] = {cid: {} for cid in change_ids}
         marks = ",".join("?" * len(change_ids))
-        for cid, word, count in self.conn.execute(
-            f"SELECT change_id, word, count FROM code_words WHERE change_id IN ({marks})",
+        for cid, words in self.conn.execute(
+            f"SELECT change_id, words FROM change_words WHERE change_id IN ({marks})",
             list(change_ids),
         ):
-            found[cid][word] = count
+            found[cid] = unpack_counts(words)
         return found
 
     def code_word_df(self) -> dict[str, int]:
@@ -502,11 +506,10 @@ class IndexStore:
 
     def all_code_words(self) -> Iterator[tuple[int, dict[str, int]]]:
         """(change id, its word counts) for every change with words, in id order."""
-        cursor = self.conn.execute(
-            "SELECT change_id, word, count FROM code_words ORDER BY change_id"
-        )
-        for change_id, group in itertools.groupby(cursor, key=lambda row: row[0]):
-            yield change_id, {word: count for _, word, count in group}
+        for change_id, words in self.conn.execute(
+            "SELECT change_id, words FROM change_words ORDER BY change_id"
+        ):
+            yield change_id, unpack_counts(words)
 
     def replace_code_terms(
         self, change_ids: Sequence[int], rows: Sequence[tuple[int, str, float]]
@@ -537,14 +540,16 @@ class IndexStore:
         """In how many changes each word appears, and how many changes have words."""
 
         def action() -> None:
+            df: Counter[str] = Counter()
+            changes = 0
+            for (words,) in self.conn.execute("SELECT words FROM change_words"):
+                df.update(packed_words(words))
+                changes += 1
             self.conn.execute("DELETE FROM code_word_df")
+            self.conn.executemany("INSERT INTO code_word_df(word, df) VALUES (?, ?)", df.items())
             self.conn.execute(
-                "INSERT INTO code_word_df(word, df) "
-                "SELECT word, count(DISTINCT change_id) FROM code_words GROUP BY word"
-            )
-            self.conn.execute(
-                "INSERT OR REPLACE INTO meta(key, value) "
-                "SELECT 'code_word_changes', count(DISTINCT change_id) FROM code_words"
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('code_word_changes', ?)",
+                (str(changes),),
             )
 
         self._write(action)
@@ -600,7 +605,7 @@ class IndexStore:
         self.line_counts = self.word_counts = None  # nothing left to follow: count anew
 
         def action() -> None:
-            children = ("files", "hunks", "lines", "symbols", "issue_refs", "code_words")
+            children = ("files", "hunks", "lines", "symbols", "issue_refs", "change_words")
             derived = ("code_terms", "line_texts", "line_df", "rarity_sums")
             text_model = ("text_docs", "term_tf", "text_norms", "term_idf")
             for table in (*children, *derived, *text_model):
@@ -771,7 +776,7 @@ class _Rows:
         self.texts: dict[int, str] = {}
         self.symbols: list[tuple[int, str, str, str, str]] = []
         self.issues: list[tuple[int, str]] = []
-        self.code_words: list[tuple[int, str, int]] = []
+        self.code_words: list[tuple[int, str]] = []  # (change, its packed words)
 
     def add_diff(self, change_id: int, change: StoredChange) -> None:
         """Files, hunks and distinct changed lines, and the symbols the hunk headers name."""
@@ -840,7 +845,7 @@ class _Rows:
         )
         conn.executemany("INSERT INTO issue_refs(change_id, issue) VALUES (?, ?)", self.issues)
         conn.executemany(
-            "INSERT INTO code_words(change_id, word, count) VALUES (?, ?, ?)", self.code_words
+            "INSERT INTO change_words(change_id, words) VALUES (?, ?)", self.code_words
         )
         if store.word_counts is not None:
             store.word_counts.add(conn, self.code_words)

@@ -25,6 +25,7 @@ from itertools import groupby
 from operator import itemgetter
 
 from detector.text import tokenize
+from index.packed import pack_counts, unpack_counts
 
 TERMS_PER_CHANGE = 40
 _TEXTS = "SELECT id, coalesce(title, '') || '\n' || coalesce(body, '') FROM changes"
@@ -91,20 +92,10 @@ def _recount(conn: sqlite3.Connection, texts: list[tuple[int, str]]) -> _Recount
         (packed,) = conn.execute(
             "SELECT counts FROM text_docs WHERE change_id = ?", (change_id,)
         ).fetchone()
-        result.df_steps.subtract(_unpack(packed).keys())
+        result.df_steps.subtract(unpack_counts(packed).keys())
     for _, counts in result.changed.values():
         result.df_steps.update(counts.keys())
     return result
-
-
-def _pack(counts: Mapping[str, int]) -> str:
-    """`term count term count ...` in first-seen order (terms hold no spaces)."""
-    return " ".join(f"{term} {n}" for term, n in counts.items())
-
-
-def _unpack(packed: str) -> dict[str, int]:
-    parts = packed.split(" ") if packed else []
-    return dict(zip(parts[::2], map(int, parts[1::2]), strict=True))
 
 
 def _save_documents(conn: sqlite3.Connection, counted: _Recount) -> None:
@@ -114,7 +105,7 @@ def _save_documents(conn: sqlite3.Connection, counted: _Recount) -> None:
     conn.executemany(
         "INSERT OR REPLACE INTO text_docs(change_id, digest, counts, terms) VALUES (?, ?, ?, ?)",
         (
-            (cid, digest, _pack(counts), len(counts))
+            (cid, digest, pack_counts(counts.items()), len(counts))
             for cid, (digest, counts) in counted.changed.items()
         ),
     )
@@ -145,7 +136,7 @@ def _place_top_terms(conn: sqlite3.Connection, counted: _Recount, idf: Mapping[s
     for change_id, packed in long_texts:
         if change_id in rewrite:
             continue
-        top = _top_terms(_unpack(packed), idf)
+        top = _top_terms(unpack_counts(packed), idf)
         stored = {
             term
             for (term,) in conn.execute(

@@ -8,9 +8,12 @@ without reading every change's words again.
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable
+
+from index.packed import packed_words
 
 
 class WordCounts:
@@ -19,20 +22,18 @@ class WordCounts:
     def __init__(self) -> None:
         self.touched: set[str] = set()
 
-    def add(self, conn: sqlite3.Connection, rows: Iterable[tuple[int, str, int]]) -> None:
-        """Count the (change, word, count) rows just inserted: one per change and word."""
-        self._apply(conn, Counter(word for _, word, _ in rows))
+    def add(self, conn: sqlite3.Connection, rows: Iterable[tuple[int, str]]) -> None:
+        """Count the (change, packed words) rows just inserted."""
+        self._apply(conn, Counter(itertools.chain.from_iterable(packed_words(w) for _, w in rows)))
 
     def remove(self, conn: sqlite3.Connection, change_ids: Iterable[int]) -> None:
         """Uncount these changes' words, before their rows are deleted."""
         words: Counter[str] = Counter()
         for change_id in change_ids:
-            words.update(
-                word
-                for (word,) in conn.execute(
-                    "SELECT word FROM code_words WHERE change_id = ?", (change_id,)
-                )
-            )
+            for (packed,) in conn.execute(
+                "SELECT words FROM change_words WHERE change_id = ?", (change_id,)
+            ):
+                words.update(packed_words(packed))
         self._apply(conn, Counter({word: -n for word, n in words.items()}))
 
     def _apply(self, conn: sqlite3.Connection, steps: Counter[str]) -> None:
@@ -50,6 +51,6 @@ class WordCounts:
         )
         self.touched.clear()
         conn.execute(
-            "INSERT OR REPLACE INTO meta(key, value) SELECT 'code_word_changes', count(*) "
-            "FROM changes c WHERE EXISTS (SELECT 1 FROM code_words w WHERE w.change_id = c.id)"
+            "INSERT OR REPLACE INTO meta(key, value) "
+            "SELECT 'code_word_changes', count(*) FROM change_words"
         )

@@ -4,7 +4,7 @@ what moved is counted again, and the index ends up as a recount from scratch lea
 from __future__ import annotations
 
 import math
-import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -41,7 +41,10 @@ def _meta(number: int, title: str, body: str | None = None) -> PullMetadata:
 
 def _recounted(db: Path, copy: Path) -> Path:
     """A copy of the index whose derived data was counted again from every row."""
-    shutil.copy(db, copy)
+    source, target = sqlite3.connect(db), sqlite3.connect(copy)
+    source.backup(target)  # with what is still in the write-ahead log
+    source.close()
+    target.close()
     with IndexStore(copy) as store:
         assert store.line_counts is None  # not following a run: the refresh counts everything
         store.refresh_derived()

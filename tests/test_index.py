@@ -509,18 +509,25 @@ def test_author_emails_are_recorded_and_filled_in_for_old_rows(history: RepoBuil
     assert rows(db_path, "SELECT COUNT(*) FROM changes WHERE author_email IS NULL") == [(0,)]
 
 
+def _code_words(db: Path) -> dict[int, list[tuple[str, int]]]:
+    """Each change's packed code words, most used first."""
+    found = {}
+    for change_id, packed in rows(db, "SELECT change_id, words FROM change_words"):
+        parts = packed.split(" ")
+        found[change_id] = list(zip(parts[::2], map(int, parts[1::2]), strict=True))
+    return found
+
+
 def test_code_words_are_counted_per_change_and_filled_in_for_old_rows(
     history: RepoBuilder, db_path: Path
 ):
     index_repository(history.path, db_path=db_path)
     pr3 = change(db_path, 3)
-    words = dict(
-        rows(db_path, "SELECT word, count FROM code_words WHERE change_id = ?", (pr3["id"],))
-    )
+    words = dict(_code_words(db_path)[pr3["id"]])
     # camelCase and snake_case parts too: `resolve_offload` is found as `offload` elsewhere
     assert {"resolve_offload", "resolve", "offload", "enable_cpu_offload", "config"} <= set(words)
     assert words["config"] == 2  # in the removed and in the added line
-    with_words = rows(db_path, "SELECT count(DISTINCT change_id) FROM code_words")[0][0]
+    with_words = len(_code_words(db_path))
     assert rows(db_path, "SELECT value FROM meta WHERE key = 'code_word_changes'") == [
         (str(with_words),)
     ]
@@ -530,16 +537,16 @@ def test_code_words_are_counted_per_change_and_filled_in_for_old_rows(
     )
     assert "resolve_offload" in vector
     assert sum(w * w for w in vector.values()) == pytest.approx(1.0)  # weighed, normalised
-    before = rows(db_path, "SELECT change_id, word, count FROM code_words ORDER BY 1, 2")
+    before = _code_words(db_path)
 
     with sqlite3.connect(db_path) as conn:  # an index written before words were counted
-        conn.execute("DELETE FROM code_words")
+        conn.execute("DELETE FROM change_words")
         conn.execute("DELETE FROM code_word_df")
         conn.execute("UPDATE changes SET words_counted = 0")  # as the migration leaves it
     summary = index_repository(history.path, db_path=db_path)
 
     assert summary.unchanged > 0 and summary.merged == 0  # nothing re-read from git...
-    assert rows(db_path, "SELECT change_id, word, count FROM code_words ORDER BY 1, 2") == before
+    assert _code_words(db_path) == before
     assert rows(db_path, "SELECT count(*) FROM changes WHERE words_counted = 0") == [(0,)]
     again = dict(
         rows(db_path, "SELECT word, weight FROM code_terms WHERE change_id = ?", (pr3["id"],))

@@ -38,6 +38,7 @@ def _as_previous_schema(db: Path) -> None:
             UPDATE meta SET value = '{PREVIOUS_SCHEMA}' WHERE key = 'schema_version';
             """
         )
+        _code_words_a_row_per_word(conn)
 
 
 def _titled(number: int, title: str) -> PullMetadata:
@@ -81,3 +82,77 @@ def test_an_index_of_the_previous_schema_upgrades_and_gives_the_same_findings(
         assert not warnings
     again = index_repository(repo, db_path=old)
     assert (again.merged, again.open) == (0, 0)  # rebuilt once, then incremental as ever
+
+
+LAYOUT_BEFORE_INCREMENTAL_DERIVED = 9
+
+
+def _as_layout_before_incremental_derived(db: Path) -> None:
+    """Rewrite an index as prdup left it before rarity and the text model followed the writes:
+    text vectors stored as weights, no per-side counts, code words a row per word."""
+    with sqlite3.connect(db) as conn:
+        conn.executescript(
+            f"""
+            CREATE TABLE terms (change_id INTEGER NOT NULL, term TEXT NOT NULL,
+                                weight REAL NOT NULL);
+            INSERT INTO terms SELECT t.change_id, t.term, t.tf * i.idf / n.norm FROM term_tf t
+                JOIN term_idf i ON i.term = t.term JOIN text_norms n USING (change_id);
+            CREATE INDEX terms_term ON terms(term);
+            CREATE INDEX terms_change ON terms(change_id);
+            DROP TABLE term_tf; DROP TABLE text_norms; DROP TABLE text_docs;
+            DROP TABLE rarity_sums;
+            ALTER TABLE term_idf DROP COLUMN df;
+            ALTER TABLE line_df DROP COLUMN removed;
+            ALTER TABLE line_df DROP COLUMN added;
+            UPDATE meta SET value = '{LAYOUT_BEFORE_INCREMENTAL_DERIVED}'
+                WHERE key = 'schema_version';
+            """
+        )
+        _code_words_a_row_per_word(conn)
+
+
+def _code_words_a_row_per_word(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TABLE code_words (change_id INTEGER NOT NULL, word TEXT NOT NULL, "
+        "count INTEGER NOT NULL, PRIMARY KEY (change_id, word)) WITHOUT ROWID"
+    )
+    for change_id, packed in conn.execute("SELECT change_id, words FROM change_words"):
+        parts = packed.split(" ")
+        conn.executemany(
+            "INSERT INTO code_words VALUES (?, ?, ?)",
+            [(change_id, w, int(n)) for w, n in zip(parts[::2], parts[1::2], strict=True)],
+        )
+    conn.execute("DROP TABLE change_words")
+
+
+def _verdicts(findings: list[dict]) -> list[tuple]:
+    return [(f["pr"], f["verdict"], round(f["score"], 6)) for f in findings]
+
+
+def test_an_index_from_before_incremental_rarity_upgrades_and_gives_the_same_findings(
+    builder: RepoBuilder, tmp_path: Path
+):
+    from tests.test_derived import DERIVED
+
+    repo = _busy_history(builder).path
+    fresh, old = tmp_path / "fresh.db", tmp_path / "old.db"
+    index_repository(repo, db_path=fresh)
+    index_repository(repo, db_path=old)
+    _as_layout_before_incremental_derived(old)
+
+    # Opening it upgrades it in place: the old text vectors and code words are carried over.
+    for number in (20, 21):
+        findings, warnings = _findings(repo, old, number)
+        assert _verdicts(findings) == _verdicts(_findings(repo, fresh, number)[0])
+        assert any("out of date" in warning for warning in warnings)
+    assert rows(old, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]
+
+    summary = index_repository(repo, db_path=old)  # recounts the derived data once
+
+    assert (summary.merged, summary.open) == (0, 0)
+    for sql in (*ROWS_TO_COMPARE, *DERIVED):
+        assert rows(old, sql) == rows(fresh, sql), sql
+    for number in (20, 21):
+        assert _findings(repo, old, number) == _findings(repo, fresh, number)

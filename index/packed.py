@@ -1,0 +1,25 @@
+"""Word counts packed into one text per row: `word count word count ...` (words hold no space).
+
+A change's code words, or its title's terms, are read and written whole, never looked up one
+by one: a row per change costs a fraction of a row per word to write and to store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def pack_counts(counts: Iterable[tuple[str, int]]) -> str:
+    """In the order given."""
+    return " ".join(f"{word} {count}" for word, count in counts)
+
+
+def unpack_counts(packed: str) -> dict[str, int]:
+    """The counts, in the order they were packed."""
+    parts = packed.split(" ") if packed else []
+    return dict(zip(parts[::2], map(int, parts[1::2]), strict=True))
+
+
+def packed_words(packed: str) -> list[str]:
+    """Only the words."""
+    return packed.split(" ")[::2] if packed else []
