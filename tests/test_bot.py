@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from index.indexer import index_repository
-from index.schema import SCHEMA_VERSION
+from index.schema import MIGRATIONS, _dismissals_from_github
 from index.store import IndexStore
 from prdup.checking import check
 from prdup.comment import (
@@ -953,6 +953,10 @@ def test_a_label_and_a_command_on_the_same_pair_are_taken_back_separately(
     assert 20 not in reported(story, db_path, 21)
 
 
+# The schema version just before dismissals remembered their source.
+BEFORE_DISMISSAL_SOURCES = MIGRATIONS.index(_dismissals_from_github)
+
+
 def test_dismissals_of_an_older_index_keep_counting_and_a_label_still_takes_its_own_back(
     story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
 ):
@@ -971,7 +975,7 @@ def test_dismissals_of_an_older_index_keep_counting_and_a_label_still_takes_its_
                 (22, 20, 'maint', NULL), (20, 22, 'maint', NULL);
             INSERT INTO meta VALUES ('{watermark_key(REPO)}', '2024-03-05T00:00:00Z'),
                 ('github:{REPO}:pending', '[[22, "2024-01-01T22:00:00Z", "t", "open"]]');
-            UPDATE meta SET value = '{SCHEMA_VERSION - 1}' WHERE key = 'schema_version';
+            UPDATE meta SET value = '{BEFORE_DISMISSAL_SOURCES}' WHERE key = 'schema_version';
             """
         )
 
