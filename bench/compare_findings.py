@@ -3,7 +3,7 @@
 Run by hand (not a test), to show that a change to the indexer keeps the findings:
 
     python bench/compare_findings.py /path/to/mirror --db-a A.db --cli-a /other/checkout/cli.py
-        --db-b B.db [--cli-b cli.py] [--count 30] [--min-score S]
+        --db-b B.db [--cli-b cli.py] [--count 30] [--min-score S] [--newest]
 
 The sample is every k-th indexed PR by number (half unmerged, half merged), the same for both.
 Prints, per PR, whether the findings (PR, verdict, score, shared lines, files and symbols)
@@ -20,6 +20,19 @@ import sys
 from pathlib import Path
 
 DECIDING = ("already-merged", "duplicate", "covered")
+
+
+def newest(db: Path, count: int) -> list[int]:
+    """The `count` highest-numbered indexed PRs."""
+    conn = sqlite3.connect(db)
+    return [
+        n
+        for (n,) in conn.execute(
+            "SELECT number FROM changes WHERE number IS NOT NULL AND status = 'indexed' "
+            "ORDER BY number DESC LIMIT ?",
+            (count,),
+        )
+    ]
 
 
 def sample(db: Path, count: int) -> list[int]:
@@ -73,17 +86,22 @@ def main() -> None:
     )
     parser.add_argument("--count", type=int, default=30)
     parser.add_argument("--min-score")
+    parser.add_argument(
+        "--newest", action="store_true", help="the highest-numbered PRs, not every k-th"
+    )
     args = parser.parse_args()
-    numbers = sample(args.db_a, args.count)
+    numbers = newest(args.db_a, args.count) if args.newest else sample(args.db_a, args.count)
     same = differ = 0
     verdicts_same = deciding_same = 0
     deciding_a = deciding_b = 0
     total_a = total_b = 0
+    whole = 0  # every field of every finding equal, scores unrounded
     for number in numbers:
         a = findings(args.cli_a, args.repo, args.db_a, number, args.min_score)
         b = findings(args.cli_b, args.repo, args.db_b, number, args.min_score)
         total_a, total_b = total_a + len(a), total_b + len(b)
         exact = [key(f, True) for f in a] == [key(f, True) for f in b]
+        whole += a == b
         verdicts = [(f["pr"], f["verdict"]) for f in a] == [(f["pr"], f["verdict"]) for f in b]
         verdicts_same += verdicts
         decided_a = sorted(
@@ -107,7 +125,8 @@ def main() -> None:
                 print(f"   b: {key(found, True)[:3]} symbols {found['shared_symbols'][:3]}")
     print(
         f"{len(numbers)} PRs: {same} identical, {differ} different; same PRs and verdicts in "
-        f"{verdicts_same}; findings {total_a} (a) vs {total_b} (b)"
+        f"{verdicts_same}; findings {total_a} (a) vs {total_b} (b); every field equal "
+        f"(scores unrounded) in {whole}"
     )
     print(
         f"deciding findings (already-merged, duplicate, covered): {deciding_a} (a) vs "
