@@ -1,11 +1,13 @@
 """Rarity: in how many changes each line hash is removed, or added, and each change's weight.
 
-`check` weighs a line by `ln((N + 1) / (df + 1)) + 0.05`, N the indexed changes and df the
-larger of its two per-side change counts (`line_df`), and reads each change's total per side
-(`changes.removed_weight`, `added_weight`) instead of its lines. A first run counts everything
-at its end (`rebuild`). Afterwards the counts follow the writes (`LineCounts`, called in the
-transaction that adds or deletes a change's lines) and `refresh` settles only what moved: the
-hashes those changes touched and the sums of the changes holding one whose df changed.
+`check` weighs a line by `ln((N + 1) / (df + 1)) + 0.05` (`detector.evidence.LineWeights`), N
+the indexed changes and df the larger of its two per-side change counts (`line_df`): a line one
+change added and two removed is in two changes' worth of evidence, not three (its introduction
+is expected). It reads each change's total per side (`changes.removed_weight`,
+`added_weight`) instead of its lines. A first run counts everything at its end (`rebuild`).
+Afterwards the counts follow the writes (`LineCounts`, called in the transaction that adds or
+deletes a change's lines) and `refresh` settles only what moved: the hashes those changes
+touched and the sums of the changes holding one whose df changed.
 
 A change's total is kept as its line count and its summed `ln(df + 1)` per side, the sum in
 fixed point (`SCALE`): integers add and subtract exactly, so a sum moved line by line equals

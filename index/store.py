@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from index import rarity
 from index.errors import IndexCorrupt, IndexLocked, IndexMissing, IndexReadOnly, NotAnIndex
 from index.file_holders import processes_holding
 from index.packed import pack_counts, packed_words, unpack_counts
@@ -664,8 +665,7 @@ class IndexStore:
     def refresh_derived(self) -> None:
         """Rarity and the text model after a run that wrote something (or after one that was
         interrupted): only what moved when the counts were followed, else from scratch."""
-        from index import rarity
-        from index.text_model import refresh_text_model
+        from index.text_model import refresh_text_model  # only a run that wrote needs it
 
         counts = self.line_counts
 
@@ -683,13 +683,6 @@ class IndexStore:
         if counts is not None:
             counts.touched.clear()
             counts.written.clear()
-
-    def rebuild_line_df(self) -> None:
-        """Recount rarity from every line row (after rows were changed behind the index's
-        back, as the latency benchmark does)."""
-        from index import rarity
-
-        self._write(lambda: rarity.rebuild(self.conn))
 
     def add_dismissal(self, number: int, other: int, by: str | None, at: str | None) -> None:
         """One way, and backed by no GitHub fact (a script's): no label or comment takes it
