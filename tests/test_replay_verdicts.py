@@ -753,3 +753,32 @@ def test_a_merged_pr_whose_landing_is_unknown_proves_nothing_by_its_head(builder
     [about_130] = [f for f in found if f["pr"] == 130]
     assert about_130["verdict"] not in DECIDING
     assert any("no commit is known to have landed it" in r for r in about_130["reasons"])
+
+
+def test_a_takeover_that_landed_is_the_same_change_as_the_closed_pr_it_took_over(
+    builder: RepoBuilder,
+):
+    """#141 took over closed #140's commit (picked onto a fresh branch), added a tidy-up and
+    landed: #140's work landed through it, so the two are the same change (as a maintainer
+    labels them)."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    fixed = {
+        "pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX).replace(
+            IMPORT_ANCHOR, IMPORT_ANCHOR + MERGED_IMPORT
+        )
+    }
+    head_140 = builder.pr_branch(140, [("Ask the offload strategy", fixed)])
+    builder.pr_branch(141, [("Name the version", {"pipelines/__init__.py": "VERSION = 2\n"})])
+    builder.checkout("pr-141")
+    builder.git("cherry-pick", head_140)
+    builder.git("update-ref", "refs/pull/141/head", "HEAD")
+    builder.merge_pr(141)
+    for number in (140, 141):
+        builder.delete_pr_branch(number)
+    prs_json = builder.path / "prs.json"
+    prs_json.write_text(json.dumps([{"number": 140, "state": "CLOSED"}]))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(prs_json))
+    assert code == 0, err
+
+    _, found = check_json(builder.path, "--pr", "141")
+    assert 140 in {pr for pr, _ in deciding(found)}, found
