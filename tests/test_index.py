@@ -691,3 +691,35 @@ def test_a_merged_pr_whose_commit_was_rebased_onto_main_is_landed_there(tmp_path
 
     code, out, _ = run_cli(builder.path, "show", "115")
     assert "[merged]" in out and landing in out
+
+
+def test_a_commit_lands_one_pr_even_when_two_propose_its_patch(tmp_path: Path):
+    """#150 and #151 propose the same one-line fix; GitHub calls both merged; main has one
+    commit with that patch, by #150's author. It is #150's landing; #151 is then told its
+    change is already done in #150."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Start", {"app.py": "VALUE = 1\n"})
+    start = builder.head()
+    builder.pr_branch(150, [("Raise the value", {"app.py": "VALUE = 2\n"})])
+    builder.pr_branch(151, [("Bump the value", {"app.py": "VALUE = 2\n"})], start=start)
+    builder.checkout("main")
+    builder.git("cherry-pick", "pr-150")
+    landing = builder.head()
+    for number in (150, 151):
+        builder.delete_pr_branch(number)
+    prs = [
+        {"number": n, "state": "MERGED", "createdAt": f"2023-11-01T0{n - 150}:00:00Z"}
+        for n in (150, 151)
+    ]
+    prs_json = tmp_path / "prs.json"
+    prs_json.write_text(json.dumps(prs))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(prs_json))
+    assert code == 0, err
+
+    _, out, _ = run_cli(builder.path, "show", "150")
+    assert f"merge_commit: {landing}" in out
+    _, out, _ = run_cli(builder.path, "show", "151")
+    assert "merge_commit" not in out
+    code, out, err = run_cli(builder.path, "check", "--pr", "151", "--format", "json")
+    found = json.loads(out)["findings"]
+    assert found and found[0]["pr"] == 150 and found[0]["verdict"] == "already-merged", found
