@@ -782,3 +782,22 @@ def test_a_takeover_that_landed_is_the_same_change_as_the_closed_pr_it_took_over
 
     _, found = check_json(builder.path, "--pr", "141")
     assert 140 in {pr for pr, _ in deciding(found)}, found
+
+
+def test_an_unmerged_pr_carrying_a_closed_prs_commits_does_not_cover_it(builder: RepoBuilder):
+    """#161's branch holds closed #160's commit under its own, unrelated work, and neither
+    landed: #161 did not finish #160, it carries it. Asked about #160, #161 is no verdict."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    head_160 = builder.pr_branch(160, [("Ask the offload strategy", fixed)])
+    builder.pr_branch(161, [("Bump the year", {"LICENSE": "Copyright 2015\n"})], start=head_160)
+    for number in (160, 161):
+        builder.delete_pr_branch(number)
+    prs_json = builder.path / "prs.json"
+    prs_json.write_text(json.dumps([{"number": 160, "state": "CLOSED"}]))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(prs_json))
+    assert code == 0, err
+
+    _, found = check_json(builder.path, "--pr", "160")
+    assert 161 not in {pr for pr, _ in deciding(found)}, found
+    assert any("carries this change's own commits" in r for f in found for r in f["reasons"])
