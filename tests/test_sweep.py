@@ -453,16 +453,25 @@ def test_html_report_is_self_contained_and_escapes_pr_text(backlog: RepoBuilder,
     assert "{{" not in page
 
 
-CHROMIUM = shutil.which("chromium") or (
-    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-)
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def browser(found: str | None = CHROMIUM) -> str:
+    """Headless Chromium, or a skip; in CI (`CI=true`) a missing browser fails the run, so
+    the report is never left untested without anyone noticing."""
+    if found is None:
+        if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+            pytest.fail(
+                "CI=true and chromium is not installed: install it (apt-get install chromium)"
+            )
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return found
 
 
 def dump_dom(page: Path, profile: Path, fragment: str = "") -> str:
-    assert CHROMIUM is not None
     completed = subprocess.run(
         [
-            CHROMIUM,
+            browser(),
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
@@ -482,8 +491,8 @@ def dump_dom(page: Path, profile: Path, fragment: str = "") -> str:
     return completed.stdout
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 def test_html_report_in_a_real_browser(backlog: RepoBuilder, tmp_path: Path):
+    browser()
     page = write_report(backlog.path, tmp_path)
     groups = len(grouped(sweep_json(backlog.path)))
 
@@ -498,6 +507,16 @@ def test_html_report_in_a_real_browser(backlog: RepoBuilder, tmp_path: Path):
     assert 'data-shown-groups="2"' in filtered  # the two groups kept by #31
     assert 'data-sorted-by="keep"' in filtered
     assert f"2 of {groups} groups" in filtered
+
+
+def test_a_missing_browser_fails_in_ci_and_skips_elsewhere(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true and chromium is not installed"):
+        browser(None)
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception):
+        browser(None)
+    assert browser("/usr/bin/chromium") == "/usr/bin/chromium"
 
 
 # --- the grouping rules, on plain values ----------------------------------------------------
