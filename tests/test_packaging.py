@@ -77,8 +77,9 @@ def test_the_tests_import_only_what_the_test_extra_declares():
 
 
 def test_the_license_the_metadata_names_is_shipped():
+    assert PYPROJECT["project"]["license"] == "MIT"
+    assert PYPROJECT["project"]["license-files"] == ["LICENSE"]
     license_text = (ROOT / "LICENSE").read_text()
-    assert PYPROJECT["project"]["license"] == {"text": "MIT"}
     assert license_text.startswith("MIT License")
     assert "Permission is hereby granted, free of charge" in license_text
 
