@@ -50,7 +50,7 @@ from index.errors import PrdupError
 from index.store import IndexStore
 from prdup import checking
 from prdup.checking import match_pr, open_index, pr_info
-from prdup.lifetime import die_with_parent
+from prdup.lifetime import die_with_parent, signals_held
 
 SCHEMA_VERSION = 1
 CACHE_VERSION = "1"  # bump when what a cached row means changes
@@ -538,7 +538,9 @@ def _run(
     # every worker then opens its own connection (never share one across a fork).
     _worker = matcher
     try:
-        with multiprocessing.get_context("fork").Pool(jobs, die_with_parent) as pool:
+        with signals_held():  # a stop met while forking would print a traceback
+            pool = multiprocessing.get_context("fork").Pool(jobs, die_with_parent)
+        with pool:
             chunk = max(1, min(64, len(numbers) // (jobs * 8)))
             for done, (number, found) in enumerate(
                 pool.imap_unordered(_check_in_worker, numbers, chunksize=chunk), 1
