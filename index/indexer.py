@@ -512,8 +512,10 @@ class Indexer:
         sha and often no whole patch with the PR's head.
 
         Only a commit that landed after the PR was opened, and only a PR with no landing yet:
-        a commit closing a PR it merely supersedes still made that PR's change, and one that
-        only mentions a PR shares no changed line with it.
+        a commit that only mentions a PR shares no changed line with it. And only the PR's
+        author's commit (landing by rebase keeps the author): a maintainer's own commit that
+        closes a PR it supersedes, or one that closes related PRs along the way, is a change of
+        its own, found as such.
         """
         self._land_on_commits(
             "closes",
@@ -526,17 +528,21 @@ class Indexer:
                 "AND EXISTS (SELECT 1 FROM lines a JOIN lines b ON b.hash = a.hash "
                 "AND b.side = a.side WHERE a.change_id = p.id AND b.change_id = c.id)"
             ),
+            authored=True,
         )
 
-    def _land_on_commits(self, source: str, rows: list) -> None:
+    def _land_on_commits(self, source: str, rows: list, authored: bool = False) -> None:
         """Record each commit as the landing of one PR: a commit lands one change. Where
         several PRs fit (the same patch proposed twice, one commit closing a PR and its
         duplicates), the one its author wrote, else the first opened, is the PR it landed;
         the others keep no landing (their heads then prove nothing by themselves)."""
         by_commit: dict[int, list] = {}
         for row in rows:
-            if not earlier(row["merged_at"], row["created_at"]):
-                by_commit.setdefault(row["commit_id"], []).append(row)
+            if earlier(row["merged_at"], row["created_at"]):
+                continue
+            if authored and not _same_person(row):
+                continue
+            by_commit.setdefault(row["commit_id"], []).append(row)
         landed: set[int] = set()
         in_order = sorted(by_commit.items(), key=lambda item: item[1][0]["merged_at"] or "")
         for commit_id, fits in in_order:
