@@ -381,6 +381,42 @@ def test_the_same_names_around_another_value_or_the_opposite_test_are_another_ch
     assert _replayed(rename, settings, settings, same).complete
 
 
+CALLS = """def serve(stream):
+    if stream:
+        return stream_generator(
+            request,
+            metadata,
+            include_usage=True,
+        )
+    else:
+        return full_generator(
+            request,
+            metadata,
+        )
+"""
+DROP_ARGUMENT = """diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -6 +5,0 @@ def serve(stream):
+-            include_usage=True,
+"""
+
+
+def test_a_removal_is_done_only_where_its_result_is_made_not_where_it_already_was():
+    """Dropping an argument from one call: with less context its result is two ordinary lines
+    that a sibling call already has. A candidate that replaced the whole call with an error
+    (for another purpose) did not drop the argument; one that dropped it did."""
+    replaced = CALLS.replace(
+        "        return stream_generator(\n            request,\n            metadata,\n"
+        "            include_usage=True,\n        )\n",
+        "        raise RuntimeError('no streaming')\n",
+    )
+    assert replaced != CALLS
+    assert not _replayed(DROP_ARGUMENT, CALLS, CALLS, replaced).complete
+    dropped = CALLS.replace("            include_usage=True,\n", "")
+    assert _replayed(DROP_ARGUMENT, CALLS, CALLS, dropped).complete
+
+
 def test_file_kinds():
     assert file_kind("tests/test_pipeline.py") == "test"
     assert file_kind("pkg/module_test.go") == "test"
