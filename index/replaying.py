@@ -332,5 +332,9 @@ def landing_candidates(
 
 
 def names_pr(subject: str, number: int | None) -> bool:
-    """The subject names PR `number` as `#N` (a merge of a branch named after it)."""
-    return number is not None and re.search(rf"#{number}(?!\d)", subject or "") is not None
+    """The subject names PR `number` as `#N`, or merges a branch named after it
+    (`Merge branch 'hotfix/#6464-...'`, `Merge branch 'merge-5041'`, `pr/5041`)."""
+    if number is None:
+        return False
+    named = rf"(?:#|(?<![\w.])(?:pr|pull|merge)[-/_]?){number}(?!\d)"
+    return re.search(named, subject or "", re.IGNORECASE) is not None

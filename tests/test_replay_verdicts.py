@@ -582,6 +582,10 @@ def test_a_commit_whose_subject_names_the_pr_is_its_own_landing():
     assert names_pr("Merge branch 'hotfix/#6464-allow-non-boolean-autocomplete'", 6464)
     assert not names_pr("Merge pull request #64645 from someone/topic", 6464)
     assert not names_pr("Merge branch 'hotfix/6464'", None)
+    assert names_pr("Merge branch 'merge-5041'", 5041)
+    assert names_pr("Merge remote-tracking branch 'origin/pr/5041'", 5041)
+    assert not names_pr("Merge branch 'merge-50412'", 5041)
+    assert not names_pr("Bump to 1.5041 (merge-friendly)", 5041)
 
 
 def test_the_sweep_groups_no_pr_that_is_only_partly_done(builder: RepoBuilder):
