@@ -2,8 +2,8 @@
 
 Run by hand (not a test), on an index built with `prdup index`:
 
-    python bench/sweep_speed.py --db /tmp/mypy-sweep.db [--limits 1000,all] [--jobs 1,2]
-        [--verify 300]
+    python bench/sweep_speed.py --db "$WORK/mypy.db" [--limits 1000,all] [--jobs 1,2]
+        [--verify 300] [--repo "$MYPY"]
 
 Works on a copy of the index (in --work). For each limit (the N highest-numbered open PRs, or
 all) and process count, times `prdup sweep --full` as a subprocess, interpreter start included;
@@ -12,7 +12,10 @@ indexed (its cache rows forgotten), which re-checks it and the PRs sharing rare 
 Prints each command with its wall time, CPU time (the command and its worker processes), PRs
 per second and the load average: on a shared machine the wall time depends on what else runs,
 the CPU time much less. With --verify N, also checks that N random open PRs' sweep findings
-are exactly `check --pr N`'s deciding findings (without the target probe). Everything runs with
+are exactly `check --pr N`'s deciding findings. Without --repo every sweep and check reads the
+index alone (nothing to replay in); with it, both replay in that repository, and `check` also
+runs its target probe, which the sweep leaves out (differences it alone causes are counted
+apart). Everything runs with
 PYTHONHASHSEED=0: `lookup.candidate_ids` keeps the first 50 symbols and 30 files of a set, and
 which ones are first depends on the string hash seed.
 """
@@ -39,11 +42,12 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed_sweep(db: Path, *flags: str) -> dict:
+def timed_sweep(db: Path, *flags: str, repo: Path | None = None) -> dict:
     command = [
         sys.executable,
         str(ROOT / "cli.py"),
         "sweep",
+        *(["--repo", str(repo)] if repo is not None else []),
         "--db",
         str(db),
         "--format",
@@ -55,7 +59,8 @@ def timed_sweep(db: Path, *flags: str) -> dict:
     load = os.getloadavg()[0]
     cpu = cpu_seconds()
     start = time.perf_counter()
-    completed = subprocess.run(command, capture_output=True, text=True, check=True)
+    # Run outside any repository: without --repo the sweep must find none to replay in.
+    completed = subprocess.run(command, capture_output=True, text=True, check=True, cwd=db.parent)
     wall = time.perf_counter() - start
     data = json.loads(completed.stdout)
     stats = data["stats"]
@@ -90,32 +95,53 @@ def forget_newest(db: Path) -> int:
     return int(number)
 
 
-def verify(db: Path, count: int) -> None:
+def verify(db: Path, count: int, repo_path: Path | None = None) -> None:
     from detector.evidence import DECIDING_VERDICTS
+    from index import gitsource
+    from index.candidates import CandidateEngine
     from index.config import Settings
     from index.store import IndexStore
-    from prdup.checking import _check_pr
+    from prdup.checking import match_pr, pr_info
+
+    repo = gitsource.open_repository(repo_path) if repo_path is not None else None
+    settings = Settings(min_score=0)
+
+    def deciding(findings: list) -> set:
+        return {
+            (f.candidate.number, f.candidate.commit, f.verdict, round(f.score, 4))
+            for f in findings
+            if f.verdict in DECIDING_VERDICTS and f.candidate.state != "closed"
+        }
 
     with IndexStore(db, create=False) as store:
+        target = (store.get_meta("targets") or "").split(",")[0] or None
         cached = {
             number: json.loads(found)
             for number, found in store.rows("SELECT number, findings FROM sweep_results")
         }
         sample = random.Random(7).sample(sorted(cached), min(count, len(cached)))
-        differ = findings = 0
+        differ = by_probe = findings = 0
         for number in sample:
-            checked = _check_pr(store, None, number, None, Settings(min_score=0), None)
-            expected = {
-                (f.candidate.number, f.candidate.commit, f.verdict, round(f.score, 4))
-                for f in checked.findings
-                if f.verdict in DECIDING_VERDICTS and f.candidate.state != "closed"
-            }
+            row = store.change_row(number)
+            assert row is not None
+            info = pr_info(row, target)
+            checked, _ = match_pr(CandidateEngine(store), repo, row, info, settings)
+            expected = deciding(checked)
             got = {(f["pr"], f["commit"], f["verdict"], f["score"]) for f in cached[number]}
             findings += len(expected)
-            if got != expected:
+            if got == expected:
+                continue
+            unprobed, _ = match_pr(CandidateEngine(store), repo, row, info, settings, probe=False)
+            if repo is not None and got == deciding(unprobed):
+                by_probe += 1
+                print(f"  #{number}: only check's target probe finds {expected - got}")
+            else:
                 differ += 1
                 print(f"  #{number}: check only {expected - got}, sweep only {got - expected}")
-    print(f"verify: {len(sample)} PRs, {findings} deciding findings by check, {differ} differ")
+    print(
+        f"verify: {len(sample)} PRs, {findings} deciding findings by check, {differ} differ, "
+        f"{by_probe} more by check's target probe alone"
+    )
 
 
 def main() -> None:
@@ -128,6 +154,7 @@ def main() -> None:
     parser.add_argument("--limits", default="1000,all")
     parser.add_argument("--jobs", default="1,2")
     parser.add_argument("--verify", type=int, default=0)
+    parser.add_argument("--repo", type=Path, help="replay in this repository, as users do")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     db = args.work / "sweep.db"
@@ -139,14 +166,14 @@ def main() -> None:
     for limit in args.limits.split(","):
         limit_flags = [] if limit == "all" else ["--limit", limit]
         for jobs in args.jobs.split(","):
-            timed_sweep(db, "--full", "--jobs", jobs, *limit_flags)
-        timed_sweep(db, *limit_flags)
+            timed_sweep(db, "--full", "--jobs", jobs, *limit_flags, repo=args.repo)
+        timed_sweep(db, *limit_flags, repo=args.repo)
     number = forget_newest(db)
     print(f"PR #{number} now looks freshly indexed:")
-    timed_sweep(db)
+    timed_sweep(db, repo=args.repo)
     if args.verify:
-        timed_sweep(db, "--full")
-        verify(db, args.verify)
+        timed_sweep(db, "--full", repo=args.repo)
+        verify(db, args.verify, args.repo)
 
 
 if __name__ == "__main__":

@@ -198,14 +198,19 @@ def overriding_rule(
         return "sliver"
     if proof.via_target:
         return "carried"  # copies of merged commits brought it, not the candidate's own work
-    if proof.stacked and not landed:
+    if (
+        proof.stacked
+        and not landed
+        and not (candidate_state == "closed" and query_state == "merged")
+    ):
         # This change is built on the candidate's unmerged commits: it carries that work, it
         # does not repeat it. (Once the candidate lands, the rest is "partly done: rebase".)
+        # A takeover that landed is the exception: the closed PR's work landed through it.
         return "stacked"
-    if proof.carries_query and query_state != "closed":
-        # Its branch holds this change's own commits: built on this change (stacked), or
-        # carrying it along after it landed. Only a PR that took over an abandoned (closed)
-        # change and finished it is that change done by another.
+    if proof.carries_query:
+        # Its unmerged branch holds this change's own commits: built on this change (stacked),
+        # or carrying it along after it landed. (A takeover that landed them is replayed at
+        # its landing, where they are its work done.)
         return "carries-query"
     return None
 

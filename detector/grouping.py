@@ -143,7 +143,8 @@ def shares_code(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
     """Whether the pair shares code: the same patch or a changed line on the same side.
 
     Without a target probe, `decide.verdict` gives a deciding verdict only to pairs that do
-    (its rules and its score threshold alike), so the sweep matches no other pair.
+    (its rules and its score threshold alike); a replay can also prove a pair that shares only
+    a file and its names (`index.candidates.could_decide` says which pairs the sweep matches).
     """
     return bool(
         (query.patch_id and query.patch_id == candidate.patch_id)

@@ -299,7 +299,7 @@ def _replay_file(
             state_before = state_after = "new"
         else:
             state_before = _state(blocks, before, file)
-            state_after = _state(blocks, after, file)
+            state_after = _state(blocks, after, file, since=before)
         how: How = ""
         if state_after == "there" and _fresh(hunk, before):
             how = "identical"
@@ -356,6 +356,9 @@ class _Text:
 
     def has(self, block: Sequence[str]) -> bool:
         return bool(block) and _needle(block) in self._joined
+
+    def count(self, block: Sequence[str]) -> int:
+        return self._joined.count(_needle(block)) if block else 0
 
     def find(self, block: Sequence[str]) -> list[int]:
         """Where `block` occurs as consecutive lines (the index of its first line)."""
@@ -480,13 +483,20 @@ def _says_something(block: Sequence[str]) -> bool:
     return any(not is_trivial(normalise_line(line)) for line in block)
 
 
-def _state(blocks: _Blocks, text: _Text | None, file: FileChange) -> HunkState:
+def _state(
+    blocks: _Blocks, text: _Text | None, file: FileChange, since: _Text | None = None
+) -> HunkState:
+    """Where `since` is given (the file before the candidate), a result counts as there only
+    where the candidate made one more of it: with less context a removal's result is two
+    ordinary lines, and the same two lines elsewhere in the file (a sibling call) say nothing."""
     if text is None:
         # A file the change deletes is done where it is gone; any other is not there yet.
         return "there" if file.status == "removed" else "new"
     for pre, post, _ in blocks.variants():
         pre_found = text.has(pre)
-        post_found = _says_something(post) and text.has(post)
+        post_found = _says_something(post) and (
+            text.count(post) > since.count(post) if since is not None else text.has(post)
+        )
         if pre_found:
             return "new"  # it still applies: whatever else is there, this edit is not made
         if post_found:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import git
 
@@ -494,28 +494,15 @@ class Indexer:
         Only a commit that landed after the PR was opened: an older commit with the same patch
         is an earlier change (often one that was reverted), not this PR's landing.
         """
-        rows = self.store.query(
-            "SELECT p.number, p.created_at, c.id AS commit_id, c.sha, c.merged_at, c.target "
-            "FROM changes p JOIN changes c ON c.patch_id = p.patch_id AND c.kind = 'commit' "
-            "WHERE p.kind = 'pr' AND p.patch_id IS NOT NULL AND p.merge_commit IS NULL "
-            "AND (p.state != 'merged' OR p.sha = p.head_sha)"
+        self._land_on_commits(
+            "rebase",
+            self.store.query(
+                f"SELECT {_LANDING_COLUMNS} "
+                "FROM changes p JOIN changes c ON c.patch_id = p.patch_id AND c.kind = 'commit' "
+                "WHERE p.kind = 'pr' AND p.patch_id IS NOT NULL AND p.merge_commit IS NULL "
+                "AND (p.state != 'merged' OR p.sha = p.head_sha)"
+            ),
         )
-        for row in rows:
-            if earlier(row["merged_at"], row["created_at"]):
-                continue
-            self.store.update_metadata(
-                row["number"],
-                {
-                    "state": "merged",
-                    "source": "rebase",
-                    "merge_commit": row["sha"],
-                    "merged_at": row["merged_at"],
-                    "target": row["target"],
-                },
-                (),
-            )
-            self.store.delete_change(row["commit_id"])
-            self._mark_changed()
 
     def match_closing(self) -> None:
         """A PR that a target commit says it closes (`Closes #N`, as projects that land PRs
@@ -524,38 +511,70 @@ class Indexer:
         sha and often no whole patch with the PR's head.
 
         Only a commit that landed after the PR was opened, and only a PR with no landing yet:
-        a commit closing a PR it merely supersedes still made that PR's change, and one that
-        only mentions a PR shares no changed line with it.
+        a commit that only mentions a PR shares no changed line with it. And only the PR's
+        author's commit (landing by rebase keeps the author): a maintainer's own commit that
+        closes a PR it supersedes, or one that closes related PRs along the way, is a change of
+        its own, found as such.
         """
-        rows = self.store.query(
-            "SELECT p.number, p.created_at, c.id AS commit_id, c.sha, c.merged_at, c.target "
-            "FROM issue_refs r "
-            "JOIN changes c ON c.id = r.change_id AND c.kind = 'commit' "
-            "JOIN changes p ON p.kind = 'pr' AND r.issue = '#' || p.number "
-            "WHERE p.merge_commit IS NULL AND p.status = 'indexed' "
-            "AND (p.state != 'merged' OR p.sha = p.head_sha) "
-            "AND EXISTS (SELECT 1 FROM lines a JOIN lines b ON b.hash = a.hash "
-            "AND b.side = a.side WHERE a.change_id = p.id AND b.change_id = c.id) "
-            "ORDER BY c.merged_at"
+        self._land_on_commits(
+            "closes",
+            self.store.query(
+                f"SELECT {_LANDING_COLUMNS} FROM issue_refs r "
+                "JOIN changes c ON c.id = r.change_id AND c.kind = 'commit' "
+                "JOIN changes p ON p.kind = 'pr' AND r.issue = '#' || p.number "
+                "WHERE p.merge_commit IS NULL AND p.status = 'indexed' "
+                "AND (p.state != 'merged' OR p.sha = p.head_sha) "
+                "AND EXISTS (SELECT 1 FROM lines a JOIN lines b ON b.hash = a.hash "
+                "AND b.side = a.side WHERE a.change_id = p.id AND b.change_id = c.id)"
+            ),
+            authored=True,
         )
-        landed: set[int] = set()
+
+    def _land_on_commits(self, source: str, rows: list, authored: bool = False) -> None:
+        """Record each commit as the landing of one PR: a commit lands one change. Where
+        several PRs fit (the same patch proposed twice, one commit closing a PR and its
+        duplicates), the one its author wrote, else the first opened, is the PR it landed;
+        the others keep no landing (their heads then prove nothing by themselves)."""
+        by_commit: dict[int, list] = {}
         for row in rows:
-            if row["number"] in landed or earlier(row["merged_at"], row["created_at"]):
+            if earlier(row["merged_at"], row["created_at"]):
                 continue
+            if authored and not _same_person(row):
+                continue
+            by_commit.setdefault(row["commit_id"], []).append(row)
+        landed: set[int] = set()
+        in_order = sorted(by_commit.items(), key=lambda item: item[1][0]["merged_at"] or "")
+        for commit_id, fits in in_order:
+            fits = [row for row in fits if row["number"] not in landed]
+            if not fits:
+                continue
+            row = min(fits, key=lambda r: (not _same_person(r), r["created_at"] or "", r["number"]))
             landed.add(row["number"])
             self.store.update_metadata(
                 row["number"],
                 {
                     "state": "merged",
-                    "source": "closes",
+                    "source": source,
                     "merge_commit": row["sha"],
                     "merged_at": row["merged_at"],
                     "target": row["target"],
                 },
                 (),
             )
-            self.store.delete_change(row["commit_id"])
+            self.store.delete_change(commit_id)
             self._mark_changed()
+
+
+_LANDING_COLUMNS = (
+    "p.number, p.created_at, p.author AS pr_author, p.author_email AS pr_email, "
+    "c.id AS commit_id, c.sha, c.merged_at, c.target, c.author, c.author_email"
+)
+
+
+def _same_person(row: Mapping[str, Any]) -> bool:
+    """The commit's author is the PR's (by name or e-mail)."""
+    names = {v.strip().lower() for v in (row["pr_author"], row["pr_email"]) if v and v.strip()}
+    return bool(names & {v.strip().lower() for v in (row["author"], row["author_email"]) if v})
 
 
 class ForkPoints:

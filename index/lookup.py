@@ -66,7 +66,8 @@ class Scope:
         return " AND ".join(clauses), params
 
 
-def _chunks(items: Sequence, size: int = _CHUNK) -> Iterable[Sequence]:
+def chunks(items: Sequence, size: int = _CHUNK) -> Iterable[Sequence]:
+    """`items` in slices small enough for one `IN (...)` list."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
 
@@ -74,7 +75,7 @@ def _chunks(items: Sequence, size: int = _CHUNK) -> Iterable[Sequence]:
 def _values_for(store: IndexStore, table: str, key: str, value: str, keys: Iterable) -> dict:
     """`{key: value}` for the given keys of a two-column lookup table, in chunked IN queries."""
     found: dict = {}
-    for chunk in _chunks(list(set(keys))):
+    for chunk in chunks(list(set(keys))):
         marks = ",".join("?" * len(chunk))
         sql = f"SELECT {key}, {value} FROM {table} WHERE {key} IN ({marks})"
         found.update(store.rows(sql, chunk))
@@ -223,10 +224,9 @@ def _by_lines(
 ) -> None:
     hashes = list(query.removed | query.added)
     weights = line_weights(store, hashes)
-    # Lines in more than 2% of all changes pick candidates poorly (and cost most): skip them.
-    limit = max(50, total // 50)
+    limit = rare_line_limit(total)
     rare = [h for h in hashes if weights.document_frequency.get(h, 0) <= limit]
-    for chunk in _chunks(rare):
+    for chunk in chunks(rare):
         marks = ",".join("?" * len(chunk))
         for change_id, line_hash in store.rows(
             f"SELECT l.change_id, l.hash FROM lines l JOIN changes c ON c.id = l.change_id "
@@ -234,6 +234,12 @@ def _by_lines(
             [*chunk, *params],
         ):
             scores[change_id] += weights(line_hash)
+
+
+def rare_line_limit(total: int) -> int:
+    """Lines in more than 2% of all changes (and 50) pick candidates poorly, and cost most:
+    only lines in at most this many changes retrieve any."""
+    return max(50, total // 50)
 
 
 def _ids_matching(
@@ -356,7 +362,7 @@ def load_evidence(
     code_terms: dict[int, dict[str, float]] = defaultdict(dict)
 
     rows: dict[int, Any] = {}  # store rows, read by column name
-    for chunk in _chunks(list(ids)):
+    for chunk in chunks(list(ids)):
         marks = ",".join("?" * len(chunk))
         for row in store.query(f"SELECT * FROM changes WHERE id IN ({marks})", chunk):
             rows[row["id"]] = row
@@ -509,3 +515,23 @@ def dismissed_for(store: IndexStore, number: int | None) -> frozenset[int]:
     return frozenset(
         other for (other,) in store.rows("SELECT other FROM dismissals WHERE number = ?", (number,))
     )
+
+
+def changes_touching(store: IndexStore, ids: Sequence[int], paths: Iterable[str]) -> set[int]:
+    """Which of the given changes change one of `paths` (an ignored file counts for none)."""
+    wanted = sorted(set(paths))
+    found: set[int] = set()
+    if not wanted:
+        return found
+    for chunk in chunks(list(ids)):
+        for paths_chunk in chunks(wanted):
+            marks, path_marks = ",".join("?" * len(chunk)), ",".join("?" * len(paths_chunk))
+            found.update(
+                cid
+                for (cid,) in store.rows(
+                    f"SELECT DISTINCT change_id FROM files WHERE change_id IN ({marks}) "
+                    f"AND path IN ({path_marks}) AND status != 'ignored'",
+                    [*chunk, *paths_chunk],
+                )
+            )
+    return found

@@ -56,8 +56,8 @@ class Replayer:
         self._settings = settings
         self._landed_patches = landed_patches  # which of these patches some merged change has
         self._on_target: bool | None = None
-        self._own_patches: set[str] | None = None  # of this change's own commits, once read
-        self._patches: dict[tuple[str, str], set[str]] = {}
+        self._own_commits: set[str] | None = None  # this change's own commits, once read
+        self._patches: dict[tuple[str, ...], set[str]] = {}
         self._blobs = gitsource.BlobReader(repo)
         self._history = history
         self._files = [f for f in change.files if f.hunks and f.status != "binary"][:MAX_FILES]
@@ -168,10 +168,9 @@ class Replayer:
             return True
         if not (candidate.base_commit and history.base):
             return False
-        if self._own_patches is None:
-            self._own_patches = self._range_patches(history.base, history.head)
-        theirs = self._range_patches(candidate.base_commit, head)
-        return bool(theirs) and theirs <= self._own_patches and theirs != self._own_patches
+        own = self._own(history.base, history.head)
+        theirs = self._range_commits(candidate.base_commit, head)
+        return bool(theirs) and theirs <= own and theirs != own
 
     def _carries_copies(self, candidate: ChangeEvidence, head: str) -> bool:
         """The candidate's range holds copies of this change's own commits (cherry-picked or
@@ -180,10 +179,9 @@ class Replayer:
         history = self._history
         if not (candidate.base_commit and history.base and history.head):
             return False
-        if self._own_patches is None:
-            self._own_patches = self._range_patches(history.base, history.head)
-        theirs = self._range_patches(candidate.base_commit, head)
-        return bool(self._own_patches & theirs) and bool(theirs - self._own_patches)
+        own = self._own(history.base, history.head)
+        theirs = self._range_commits(candidate.base_commit, head)
+        return bool(own & theirs) and bool(theirs - own)
 
     def _via_target(self, candidate: ChangeEvidence, head: str) -> bool:
         """The open candidate's range holds copies of commits already merged (a rebase that
@@ -198,6 +196,29 @@ class Replayer:
         # A range that is nothing but such a copy is that change, proposed again: a duplicate
         # in its own right. Copies beside work of its own were carried along.
         return bool(copies) and bool(patches - copies)
+
+    def _own(self, base: str, head: str) -> set[str]:
+        if self._own_commits is None:
+            self._own_commits = self._range_commits(base, head)
+        return self._own_commits
+
+    def _range_commits(self, base: str, head: str) -> set[str]:
+        """The commits of `base..head` (the newest 100) as who wrote them, when and with what
+        subject: a rebased or cherry-picked copy keeps all three, so copies compare equal
+        without a diff being read (a patch id costs a diff per commit)."""
+        key = ("commits", base, head)
+        if key not in self._patches:
+            try:
+                listed = self._repo.git.log(
+                    "--no-merges",
+                    f"--max-count={MAX_RANGE_COMMITS}",
+                    "--format=%ae%x1f%at%x1f%s",
+                    f"{base}..{head}",
+                )
+            except git.GitCommandError:
+                listed = ""
+            self._patches[key] = set(listed.splitlines())
+        return self._patches[key]
 
     def _range_patches(self, base: str, head: str) -> set[str]:
         """Patch ids of the commits in `base..head` (the newest 100), read once per range."""
@@ -311,5 +332,9 @@ def landing_candidates(
 
 
 def names_pr(subject: str, number: int | None) -> bool:
-    """The subject names PR `number` as `#N` (a merge of a branch named after it)."""
-    return number is not None and re.search(rf"#{number}(?!\d)", subject or "") is not None
+    """The subject names PR `number` as `#N`, or merges a branch named after it
+    (`Merge branch 'hotfix/#6464-...'`, `Merge branch 'merge-5041'`, `pr/5041`)."""
+    if number is None:
+        return False
+    named = rf"(?:#|(?<![\w.])(?:pr|pull|merge)[-/_]?){number}(?!\d)"
+    return re.search(named, subject or "", re.IGNORECASE) is not None

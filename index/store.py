@@ -748,6 +748,43 @@ class IndexStore:
             for (key,) in self.rows("SELECT key FROM meta WHERE key LIKE 'target:%' ORDER BY key")
         ]
 
+    def dismissals(self) -> dict[int, list[int]]:
+        """PR number -> the PRs it was said to be no duplicate of, in number order."""
+        found: dict[int, list[int]] = {}
+        rows = self.rows("SELECT DISTINCT number, other FROM dismissals ORDER BY other")
+        for number, other in rows:
+            found.setdefault(number, []).append(other)
+        return found
+
+    def change_contents(self, change_id: int) -> dict[str, Any]:
+        """What a change's diff holds, as `prdup show` prints it: its files (path, old path,
+        status, why skipped), the symbols it touches, its hunk count and linked issues."""
+        files = self.query(
+            "SELECT path, old_path, status, skip_reason FROM files WHERE change_id = ? ORDER BY id",
+            (change_id,),
+        )
+        symbols = sorted(
+            {
+                f"{path}::{name}"
+                for path, name in self.rows(
+                    "SELECT path, qualified FROM symbols WHERE change_id = ?", (change_id,)
+                )
+            }
+        )
+        hunks = next(self.rows("SELECT count(*) FROM hunks WHERE change_id = ?", (change_id,)))[0]
+        issues = [
+            issue
+            for (issue,) in self.rows(
+                "SELECT issue FROM issue_refs WHERE change_id = ? ORDER BY issue", (change_id,)
+            )
+        ]
+        return {"files": files, "symbols": symbols, "hunks": hunks, "issues": issues}
+
+    def map_into_memory(self, size: int) -> None:
+        """Map up to `size` bytes of the file instead of reading pages through read() calls:
+        thousands of lookups read the same pages (sqlite's page cache is 2 MB by default)."""
+        self.conn.execute(f"PRAGMA mmap_size = {int(size)}")
+
     def counts(self) -> dict[str, int]:
         return {
             f"{kind}:{state}": count

@@ -17,6 +17,7 @@ from detector.evidence import Finding
 from detector.matcher import Query, match, settle, worth_replaying
 from detector.model import Change, NotADiff
 from index import gitsource, lookup
+from index.candidates import CandidateEngine
 from index.changes import extract_symbols, parse_filtered
 from index.config import Settings
 from index.errors import BadDiff, IndexMissing, MissingRevision, UnknownPullRequest
@@ -156,40 +157,59 @@ def check_change(
     query = lookup.query_from_change(
         store, change, symbols, hunk_symbols, title, body, issues, author, author_email, info.target
     )
-    return _match_query(store, repo, query, change, info, scope or lookup.Scope(), tip, settings)
+    history = QueryHistory(base=info.base, head=info.head, line_tip=tip, line_name=info.target)
+    return match_query(
+        CandidateEngine(store),
+        repo,
+        query,
+        info,
+        scope or lookup.Scope(),
+        settings,
+        change=change,
+        tip=tip,
+        history=lambda: history,
+    )
 
 
-def _match_query(
-    store: IndexStore,
+def match_query(
+    engine: CandidateEngine,
     repo: git.Repo | None,
     query: Query,
-    change: Change | None,
     info: QueryInfo,
     scope: lookup.Scope,
-    tip: str | None,
     settings: Settings,
-    history: QueryHistory | None = None,
+    *,
+    change: Change | None = None,
+    tip: str | None = None,
+    history: Callable[[], QueryHistory] | None = None,
     load_change: Callable[[], Change | None] | None = None,
+    deciding_only: bool = False,
 ) -> list[Finding]:
+    """The one path from a query to findings, for `check`, the bot and `sweep`: candidates from
+    the engine, the target probe (with `change` and the target's `tip`), the matcher, then the
+    replay of the candidates that could decide (with a repository and the change, or
+    `load_change` to read it only when some candidate is worth replaying).
+
+    `deciding_only` (the sweep's) reads only the candidates whose finding could decide: the
+    deciding findings are the same, the others may be missing.
+    """
+    store = engine.store
     reference = info.number if info.number is not None else lookup.newest_number(store) + 1
     query = replace(query, reference_number=reference)
-    ids = lookup.candidate_ids(store, query.change, scope, reference)
-    rarity: dict[int, int] = {}
-    candidates = lookup.load_evidence(store, ids, rarity, shared_with=query.change)
-    weights = lookup.weights_with(store, query.change, rarity)
+    replaying = repo is not None and (change is not None or load_change is not None)
+    found = engine.retrieve(
+        query.change, scope, reference, deciding_only=deciding_only, replaying=replaying
+    )
     if repo is not None and change is not None and tip is not None:
-        probe = probe_target(repo, store, change, info.base, tip, weights)
+        probe = probe_target(repo, store, change, info.base, tip, found.weights)
         query = replace(query, probe=probe)
-    dismissed = lookup.dismissed_for(store, info.number)
-    findings = match(query, candidates, weights, dismissed)
+    dismissed = engine.dismissed(info.number)
+    findings = match(query, found.candidates, found.weights, dismissed)
     if change is None and load_change is not None and worth_replaying(findings):
         change = load_change()  # read only when some candidate is worth replaying
-    if repo is None or change is None:
+    if repo is None or change is None or history is None:
         return findings  # nothing to replay at: the index's evidence is all there is
-    history = history or QueryHistory(
-        base=info.base, head=info.head, line_tip=tip, line_name=info.target
-    )
-    return prove(repo, store, settings, query, change, history, findings, dismissed)
+    return prove(repo, store, settings, query, change, history(), findings, dismissed)
 
 
 def prove(
@@ -354,12 +374,19 @@ def _check_pr(
         raise UnknownPullRequest(
             f"PR #{number} is in the index without a diff ({row['skip_reason'] or row['status']})"
         )
-    query = lookup.query_from_index(store, number)
-    assert query is not None
-    info = QueryInfo(
+    info = pr_info(row, target)
+    findings, change = match_pr(
+        CandidateEngine(store), repo, row, info, settings, before_number=before_number
+    )
+    return CheckResult(info, findings, index_warnings(store), change)
+
+
+def pr_info(row: Mapping[str, Any], target: str | None) -> QueryInfo:
+    """An indexed PR as the report's header names it."""
+    return QueryInfo(
         kind="pr",
         target=target,
-        number=number,
+        number=row["number"],
         base=row["base_sha"],
         head=row["head_sha"],
         files=row["file_count"],
@@ -367,35 +394,62 @@ def _check_pr(
         removed=row["removed"],
         title=row["title"] or "",
     )
+
+
+def match_pr(
+    engine: CandidateEngine,
+    repo: git.Repo | None,
+    row: Mapping[str, Any],
+    info: QueryInfo,
+    settings: Settings,
+    *,
+    before_number: int | None = None,
+    probe: bool = True,
+    deciding_only: bool = False,
+) -> tuple[list[Finding], Change | None]:
+    """`check --pr N`'s findings for an indexed PR (its `row`), the sweep's too; and the PR's
+    change where the probe read it.
+
+    The sweep passes `probe=False`: the target probe reads the PR's diff and the target's
+    version of every file it changes (about 0.1 s a PR), to find landings the index does not
+    name. Every other step is the same.
+    """
+    number = row["number"]
+    query = engine.query_of(number)
+    assert query is not None
     scope = lookup.Scope(
         exclude_number=number,
         before_number=before_number,
         own_head=row["head_sha"],
         own_patch=row["patch_id"],
     )
-    line_tip = pr_line_tip(repo, row, target) if repo is not None else None
+    if repo is None:
+        found = match_query(engine, None, query, info, scope, settings, deciding_only=deciding_only)
+        return found, None
+    target = info.target
     change: Change | None = None
     tip: str | None = None
-    if repo is not None and settings.fetch_remote and row["state"] != "merged":
+    if settings.fetch_remote and row["state"] != "merged":
         gitsource.fetch_missing_pull_heads(repo, settings.fetch_remote, [(number, row["head_sha"])])
-    if repo is not None and row["state"] != "merged":
+    if probe and row["state"] != "merged":
         # The tip probe looks for landings the index does not know; it reads the diff now.
         # A merged PR's own landing is known: its diff is read only if a replay needs it.
-        change, tip = pr_change(repo, row, settings), line_tip
-    history = pr_history(row, line_tip, target)
-    findings = _match_query(
-        store,
+        tip = pr_line_tip(repo, row, target)
+        change = pr_change(repo, row, settings)
+    findings = match_query(
+        engine,
         repo,
         query,
-        change,
         info,
         scope,
-        tip,
         settings,
-        history,
-        load_change=(lambda: pr_change(repo, row, settings)) if repo is not None else None,
+        change=change,
+        tip=tip,
+        history=lambda: pr_history(row, tip or pr_line_tip(repo, row, target), target),
+        load_change=lambda: pr_change(repo, row, settings),
+        deciding_only=deciding_only,
     )
-    return CheckResult(info, findings, index_warnings(store), change)
+    return findings, change
 
 
 def with_change(

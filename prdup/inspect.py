@@ -21,26 +21,7 @@ def describe_pr(repo_path: str | Path, db_path: str | Path | None, number: int) 
         row = store.change_row(number)
         if row is None:
             raise UnknownPullRequest(f"PR #{number} is not in the index {db_path}")
-        change_id = row["id"]
-        files = store.query(
-            "SELECT path, old_path, status, skip_reason FROM files WHERE change_id = ? ORDER BY id",
-            (change_id,),
-        )
-        symbols = sorted(
-            {
-                f"{path}::{name}"
-                for path, name in store.rows(
-                    "SELECT path, qualified FROM symbols WHERE change_id = ?", (change_id,)
-                )
-            }
-        )
-        hunks = next(store.rows("SELECT count(*) FROM hunks WHERE change_id = ?", (change_id,)))[0]
-        issues = [
-            i
-            for (i,) in store.rows(
-                "SELECT issue FROM issue_refs WHERE change_id = ? ORDER BY issue", (change_id,)
-            )
-        ]
+        contents = store.change_contents(row["id"])
     description = {k: v for k, v in row.items() if k != "id"}
-    description.update(files=files, symbols=symbols, hunks=hunks, issues=issues)
+    description.update(contents)
     return description

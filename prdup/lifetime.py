@@ -45,6 +45,23 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGTERM and SIGINT wait while the block runs, and arrive at its end.
+
+    For forking: right after a fork the parent runs the at-fork handlers (logging's lock
+    release among them), and a signal met there is printed as an ignored exception with its
+    traceback instead of stopping the command. The threads a block starts keep the signals
+    held, so they reach the main thread, which is where Python handles them anyway.
+    """
+    held = {signal.SIGTERM, signal.SIGINT}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def die_with_parent() -> None:
     """A `multiprocessing.Pool` initializer: this worker ends when its parent does.
 
@@ -55,6 +72,8 @@ def die_with_parent() -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Forked inside `signals_held`: take SIGTERM again (`Pool.terminate` ends workers with it).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     if not sys.platform.startswith("linux"):
         return
     libc = ctypes.CDLL(None, use_errno=True)

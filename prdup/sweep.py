@@ -1,9 +1,10 @@
 """`sweep`: match every open PR against merged PRs and the other open PRs, then group them.
 
-Each open PR goes through the same path as `prdup check --pr N` (`index.lookup` for candidates
-and evidence, `detector.matcher.match` for verdicts), without the target probe, and keeps the
-deciding findings. The candidates' evidence is read once for the whole sweep, and pairs that
-share no code are not matched (no such pair can decide). Grouping is `detector.grouping`'s.
+Each open PR goes through `prdup check --pr N`'s own path (`prdup.checking.match_pr`: the
+candidate engine of `index.candidates`, `detector.matcher.match`, the replay), without the target
+probe, and keeps the deciding findings. The engine reads the lines every swept PR shares once
+for the whole sweep, each candidate's evidence once per process, and only the candidates that
+could decide. Grouping is `detector.grouping`'s.
 
 Results are cached in the index per PR (`sweep_results`), keyed by the PR's head, a fingerprint
 of the matcher and its dismissals, and the state of every change that could alter them (head,
@@ -30,11 +31,9 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
-import sqlite3
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,23 +41,16 @@ from typing import Any
 import git
 
 from detector import decide
-from detector.evidence import ChangeEvidence, Finding, LineWeights
-from detector.grouping import (
-    AlreadyDone,
-    Group,
-    Link,
-    Pull,
-    already_done,
-    group_duplicates,
-    shares_code,
-)
-from detector.matcher import Query, match, worth_replaying
-from index import gitsource, lookup, replaying
+from detector.evidence import Finding
+from detector.grouping import AlreadyDone, Group, Link, Pull, already_done, group_duplicates
+from index import candidates, gitsource, lookup, replaying, sweep_cache
+from index.candidates import Batch, CandidateEngine, ChangeRow, read_change_rows
 from index.config import Settings
-from index.errors import IndexLocked, PrdupError
+from index.errors import PrdupError
 from index.store import IndexStore
-from prdup.checking import open_index, pr_change, pr_history, pr_line_tip, prove
-from prdup.lifetime import die_with_parent
+from prdup import checking
+from prdup.checking import match_pr, open_index, pr_info
+from prdup.lifetime import die_with_parent, signals_held
 
 SCHEMA_VERSION = 1
 CACHE_VERSION = "1"  # bump when what a cached row means changes
@@ -66,7 +58,6 @@ CACHE_VERSION = "1"  # bump when what a cached row means changes
 # share, and by at least MIN_DRIFT changes (a small index is quick to sweep again anyway).
 RARITY_DRIFT = 0.1
 MIN_DRIFT = 25
-FEW_HASHES = 20_000  # up to this many query lines, read their rows by index, not by a scan
 MMAP_BYTES = 1 << 30
 MIN_PARALLEL = 20  # fewer PRs than this are matched in this process: forking costs more
 SHOWN_LINES = 12  # shared lines kept per finding for the report
@@ -232,7 +223,7 @@ def sweep(
     store = open_index(repo, db_path)
     try:
         source = _replay_source(repo, repo_path, store, settings or Settings())
-        snapshot = _snapshot(store)
+        snapshot = read_change_rows(store)
         open_numbers = sorted(
             (row.number for row in snapshot.values() if row.number is not None and row.is_open_pr),
             reverse=True,
@@ -301,97 +292,6 @@ def _links(findings: dict[int, list[SweptFinding]]) -> list[Link]:
     ]
 
 
-# --- the index as the sweep reads it --------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ChangeRow:
-    """A `changes` row: what the sweep needs to pick queries and notice updates."""
-
-    id: int
-    kind: str
-    number: int | None
-    sha: str | None
-    head_sha: str | None
-    patch_id: str | None
-    state: str
-    status: str
-    title: str
-    author: str | None
-    created_at: str | None
-    added: int
-    removed: int
-    files: int
-    removed_weight: float | None  # rarity weight of the whole side, precomputed by `index`
-    added_weight: float | None
-    details: str = ""  # digest of the title, body length and author (see `_details`)
-
-    @property
-    def is_open_pr(self) -> bool:
-        return self.number is not None and self.state == "open" and self.status == "indexed"
-
-    def scope(self) -> lookup.Scope:
-        """The candidates `check --pr N` may name for this PR (`checking._check_pr`'s scope)."""
-        return lookup.Scope(
-            exclude_number=self.number, own_head=self.head_sha, own_patch=self.patch_id
-        )
-
-    def in_scope_of(self, query: ChangeRow) -> bool:
-        """Whether `query.scope()` admits this change: `Scope.sql` in Python."""
-        if self.status != "indexed" or (self.number is not None and self.number == query.number):
-            return False
-        own_landing = self.kind == "commit" and (
-            self.head_sha == query.head_sha or self.patch_id == query.patch_id
-        )
-        return not own_landing
-
-    @property
-    def key(self) -> str:
-        """`ChangeEvidence.key` as `lookup.load_evidence` writes it."""
-        return f"#{self.number}" if self.number is not None else (self.sha or "")[:10]
-
-    @property
-    def seen(self) -> tuple[str | None, str, str, str]:
-        return (self.sha, self.state, self.status, self.details)
-
-
-def _details(*fields: object) -> str:
-    """A short digest of what the text and same-author signals read from a change's row."""
-    text = "\x1f".join("" if field is None else str(field) for field in fields)
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-
-
-_SNAPSHOT_COLUMNS = (
-    "id, kind, number, sha, head_sha, patch_id, state, status, title, author, created_at, added, "
-    "removed, file_count, removed_weight, added_weight, author_email, length(body) AS body_length"
-)
-
-
-def _snapshot(store: IndexStore) -> dict[int, ChangeRow]:
-    snapshot: dict[int, ChangeRow] = {}
-    for row in store.query(f"SELECT {_SNAPSHOT_COLUMNS} FROM changes"):
-        snapshot[row["id"]] = ChangeRow(
-            id=row["id"],
-            kind=row["kind"],
-            number=row["number"],
-            sha=row["sha"],
-            head_sha=row["head_sha"],
-            patch_id=row["patch_id"],
-            state=row["state"],
-            status=row["status"],
-            title=row["title"] or "",
-            author=row["author"],
-            created_at=row["created_at"],
-            added=row["added"] or 0,
-            removed=row["removed"] or 0,
-            files=row["file_count"] or 0,
-            removed_weight=row["removed_weight"],
-            added_weight=row["added_weight"],
-            details=_details(row["title"], row["body_length"], row["author"], row["author_email"]),
-        )
-    return snapshot
-
-
 def _pulls(snapshot: dict[int, ChangeRow]) -> dict[int, PullInfo]:
     return {
         row.number: PullInfo(
@@ -428,8 +328,9 @@ def matcher_fingerprint() -> str:
         *sorted(Path(decide.__file__).parent.glob("*.py")),
         decide.WEIGHTS_FILE,
         Path(lookup.__file__),
+        Path(candidates.__file__),
         Path(replaying.__file__),  # the replay decides what `match` only proposes
-        Path(__file__).with_name("checking.py"),
+        Path(checking.__file__),
     ]
     digest = hashlib.sha1(CACHE_VERSION.encode())
     for source in sources:
@@ -441,24 +342,20 @@ def matcher_fingerprint() -> str:
 def _fingerprints(store: IndexStore, numbers: Iterable[int]) -> dict[int, str]:
     """The matcher's fingerprint plus the PR's dismissals (`check` never names those)."""
     base = matcher_fingerprint()
-    dismissed: dict[int, list[int]] = {}
-    for number, other in store.rows("SELECT DISTINCT number, other FROM dismissals ORDER BY other"):
-        dismissed.setdefault(number, []).append(other)
+    dismissed = store.dismissals()
     return {n: f"{base}:{','.join(map(str, dismissed.get(n, [])))}" for n in numbers}
 
 
 def _load_cache(store: IndexStore) -> dict[int, CachedSweep]:
     return {
-        number: CachedSweep(
-            number,
-            head,
-            fingerprint,
-            count,
-            [SweptFinding.from_json(item) for item in json.loads(findings)],
+        row.number: CachedSweep(
+            row.number,
+            row.head_sha,
+            row.fingerprint,
+            row.change_count,
+            [SweptFinding.from_json(item) for item in json.loads(row.findings)],
         )
-        for number, head, fingerprint, count, findings in store.rows(
-            "SELECT number, head_sha, fingerprint, change_count, findings FROM sweep_results"
-        )
+        for row in sweep_cache.load(store)
     }
 
 
@@ -494,7 +391,8 @@ def _stale_numbers(
             or any(f.change_id in moved for f in cached.findings)
         ):
             stale.add(number)
-    for change_id in _sharing_rare_lines(store, [cid for cid in moved if cid in snapshot]):
+    changed = [cid for cid in moved if cid in snapshot]
+    for change_id in sweep_cache.sharing_rare_lines(store, changed):
         sharing = snapshot[change_id].number if change_id in snapshot else None
         if sharing is not None and sharing in cache:
             stale.add(sharing)
@@ -504,59 +402,9 @@ def _stale_numbers(
 def _moved_changes(store: IndexStore, snapshot: dict[int, ChangeRow]) -> set[int]:
     """Change ids added, updated (new sha, state, status, title or author) or removed since the
     last sweep."""
-    seen = {
-        change_id: (sha, state, status, details or "")
-        for change_id, sha, state, status, details in store.rows(
-            "SELECT change_id, sha, state, status, details FROM sweep_seen"
-        )
-    }
+    seen = sweep_cache.seen(store)
     moved = {cid for cid, row in snapshot.items() if seen.get(cid) != row.seen}
     return moved | (set(seen) - set(snapshot))
-
-
-def _sharing_rare_lines(store: IndexStore, change_ids: Sequence[int]) -> set[int]:
-    """Changes that share a line with the given ones that `lookup.candidate_ids` would use."""
-    if not change_ids:
-        return set()
-    total = int(store.get_meta("change_count") or 1)
-    limit = max(50, total // 50)  # the rarity cut of lookup._by_lines
-    hashes: set[int] = set()
-    for chunk in _chunks(change_ids):
-        marks = ",".join("?" * len(chunk))
-        hashes.update(
-            h
-            for (h,) in store.rows(
-                f"SELECT DISTINCT l.hash FROM lines l JOIN line_df d ON d.hash = l.hash "
-                f"WHERE l.change_id IN ({marks}) AND d.df <= ?",
-                [*chunk, limit],
-            )
-        )
-    found: set[int] = set()
-    for chunk in _chunks(sorted(hashes)):
-        marks = ",".join("?" * len(chunk))
-        found.update(
-            cid
-            for (cid,) in store.rows(
-                f"SELECT DISTINCT change_id FROM lines WHERE hash IN ({marks})", chunk
-            )
-        )
-    return found
-
-
-@contextmanager
-def _transaction(store: IndexStore) -> Iterator[sqlite3.Connection]:
-    conn = store.conn
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as error:
-        message = f"{store.path}: the index is locked ({error}); wait and run again"
-        raise IndexLocked(message) from None
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 def _save_cache(
@@ -569,23 +417,13 @@ def _save_cache(
     count = int(store.get_meta("change_count") or 0)
     fingerprints = _fingerprints(store, fresh)
     heads = {row.number: row.head_sha for row in snapshot.values() if row.number is not None}
-    with _transaction(store) as conn:
-        conn.executemany(
-            "DELETE FROM sweep_results WHERE number = ?", [(n,) for n in sorted(invalid)]
+    rows = [
+        sweep_cache.CachedRow(
+            n, heads[n] or "", fingerprints[n], count, json.dumps([asdict(f) for f in found])
         )
-        conn.executemany(
-            "INSERT OR REPLACE INTO sweep_results(number, head_sha, fingerprint, change_count, "
-            "findings) VALUES (?, ?, ?, ?, ?)",
-            [
-                (n, heads[n] or "", fingerprints[n], count, json.dumps([asdict(f) for f in found]))
-                for n, found in fresh.items()
-            ],
-        )
-        conn.execute("DELETE FROM sweep_seen")
-        conn.executemany(
-            "INSERT INTO sweep_seen(change_id, sha, state, status, details) VALUES (?, ?, ?, ?, ?)",
-            [(cid, *row.seen) for cid, row in snapshot.items()],
-        )
+        for n, found in fresh.items()
+    ]
+    sweep_cache.save(store, rows, invalid, [(cid, row.seen) for cid, row in snapshot.items()])
 
 
 # --- matching, in one process or several ----------------------------------------------------
@@ -593,137 +431,55 @@ def _save_cache(
 
 @dataclass
 class _Matcher:
-    """What every worker needs: the candidates' evidence, line rarity, and its own store."""
+    """What every matching process needs: the batch read once before forking, and its own
+    store, engine and repository (never share a connection or git's readers across a fork)."""
 
     db_path: Path
-    ids: dict[int, int]  # open PR number -> change id
-    rows: dict[int, ChangeRow]  # change id -> its row
-    lines: dict[int, ChangeEvidence]  # indexed change id -> its lines some swept PR has
-    rarity: LineWeights  # document frequency of every line of the swept PRs
-    rare: dict[int, list[int]]  # swept PRs' rare line hash -> changes with it, one per row
-    keys: dict[str, int]  # ChangeEvidence.key -> change id
-    store: IndexStore | None = None
+    batch: Batch
     source: ReplaySource | None = None  # where to replay: without it nothing can be proven
-    repo: git.Repo | None = None  # this process's own (git's reader processes are not forked)
-    # Candidates recur from PR to PR: each is read once (per process) and kept.
-    evidence: dict[int, ChangeEvidence] = field(default_factory=dict)
+    engine: CandidateEngine | None = None
+    repo: git.Repo | None = None
 
-    def open(self) -> IndexStore:
-        """This process's own connection; it only reads (no `query_only`: the lookups keep
-        the query's lines in a TEMP table)."""
-        if self.store is None:
-            self.store = IndexStore(self.db_path, create=False)
-            # Thousands of lookups read the same pages: map the file rather than copy each
-            # page in through a read() call (sqlite's page cache is 2 MB by default).
-            self.store.conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
-        return self.store
+    def open(self) -> CandidateEngine:
+        """This process's engine, on its own connection; it only reads (no `query_only`: the
+        lookups keep the query's lines in a TEMP table)."""
+        if self.engine is None:
+            store = IndexStore(self.db_path, create=False)
+            store.map_into_memory(MMAP_BYTES)
+            self.engine = CandidateEngine(store, self.batch)
+            if self.source is not None:
+                self.repo = gitsource.open_repository(self.source.git_dir)
+        return self.engine
+
+    def check(self, number: int) -> list[SweptFinding]:
+        """`check --pr N`'s deciding findings (no target probe) among merged and open changes."""
+        engine = self.open()
+        row = engine.store.change_row(number)
+        assert row is not None
+        source = self.source
+        info = pr_info(row, source.target if source else None)
+        settings = source.settings if source else Settings()
+        findings, _ = match_pr(
+            engine, self.repo, row, info, settings, probe=False, deciding_only=True
+        )
+        keys = self.batch.keys
+        return [
+            SweptFinding.from_finding(keys[f.candidate.key], f)
+            for f in findings
+            if f.decides and f.candidate.state in CANDIDATE_STATES and f.candidate.key in keys
+        ]
 
     def close(self) -> None:
         """This process's connection and git readers (a forked worker's end with it)."""
-        if self.store is not None:
-            self.store.close()
-            self.store = None
+        if self.engine is not None:
+            self.engine.store.close()
+            self.engine = None
         if self.repo is not None:
             self.repo.close()
             self.repo = None
 
-    def check(self, number: int) -> list[SweptFinding]:
-        """`check --pr N`'s deciding findings (no target probe) among merged and open changes.
 
-        The steps of `checking._check_pr` and `_match_query`, with the candidates' evidence
-        read once for all PRs instead of once per PR, and two shortcuts that change no
-        finding: `_shortlist` answers the candidate lookup from memory when it provably can,
-        and pairs that share no code (`shares_code`) are not matched: none can decide.
-        """
-        row = self.rows[self.ids[number]]
-        store = self.open()
-        query = lookup.query_from_index(store, number)
-        assert query is not None
-        query = replace(query, reference_number=number)
-        found = self._shortlist(row, query.change)
-        if found is None:
-            found = lookup.candidate_ids(store, query.change, row.scope(), number)
-        sharing = [
-            cid
-            for cid in found
-            if self.rows[cid].state in CANDIDATE_STATES
-            and shares_code(query.change, self.lines[cid])
-        ]
-        if not sharing:
-            return []
-        self._read(store, sharing)
-        hashes = query.change.removed | query.change.added
-        candidates = [self._shared_with(cid, hashes) for cid in sharing if cid in self.evidence]
-        dismissed = lookup.dismissed_for(store, number)
-        findings = match(query, candidates, self.rarity, dismissed)
-        if self.source is not None and worth_replaying(findings):
-            findings = self._proven(store, number, query, findings, dismissed)
-        return [
-            SweptFinding.from_finding(self.keys[f.candidate.key], f)
-            for f in findings
-            if f.decides and f.candidate.key in self.keys
-        ]
-
-    def _proven(
-        self,
-        store: IndexStore,
-        number: int,
-        query: Query,
-        findings: list[Finding],
-        dismissed: frozenset[int],
-    ) -> list[Finding]:
-        """`check --pr N`'s replay of the PR at the candidates that could decide."""
-        assert self.source is not None
-        if self.repo is None:
-            self.repo = gitsource.open_repository(self.source.git_dir)
-        row = store.change_row(number)
-        assert row is not None
-        change = pr_change(self.repo, row, self.source.settings)
-        if change is None:
-            return findings
-        line_tip = pr_line_tip(self.repo, row, self.source.target)
-        history = pr_history(row, line_tip, self.source.target)
-        settings = self.source.settings
-        return prove(self.repo, store, settings, query, change, history, findings, dismissed)
-
-    def _read(self, store: IndexStore, ids: list[int]) -> None:
-        """`lookup.load_evidence` for the candidates not read yet."""
-        missing = [cid for cid in ids if cid not in self.evidence]
-        for loaded in lookup.load_evidence(store, missing):
-            self.evidence[self.keys[loaded.key]] = loaded
-
-    def _shared_with(self, change_id: int, hashes: frozenset[int]) -> ChangeEvidence:
-        """A candidate as `load_evidence(..., shared_with=query)` reads it: only the lines it
-        shares with the query, and the precomputed weights of its whole sides."""
-        row = self.rows[change_id]
-        full = self.evidence[change_id]
-        return replace(
-            full,
-            removed=full.removed & hashes,
-            added=full.added & hashes,
-            removed_total=row.removed_weight,
-            added_total=row.added_weight,
-        )
-
-    def _shortlist(self, query_row: ChangeRow, query: ChangeEvidence) -> list[int] | None:
-        """`lookup.candidate_ids`' answer, as far as code-sharing changes go, or None: ask it.
-
-        The lookup keeps every change that shares a rare line with the query when there are at
-        most `LINE_CANDIDATES` of them, then only adds changes found by symbol, issue, words or
-        file. When every line of the query is rare, a change that shares code with it shares a
-        rare line, so the additions bring none that matters: memory has the whole answer.
-        """
-        lines = query.removed | query.added
-        if not lines or any(h not in self.rare for h in lines):
-            return None
-        found: set[int] = set()
-        for line_hash in lines:
-            found.update(self.rare[line_hash])
-        found = {cid for cid in found if self.rows[cid].in_scope_of(query_row)}
-        return sorted(found) if len(found) <= lookup.LINE_CANDIDATES else None
-
-
-_worker: _Matcher | None = None  # set before forking; each worker opens its own store
+_worker: _Matcher | None = None  # set before forking; each worker opens its own engine
 
 
 @dataclass(frozen=True, slots=True)
@@ -778,11 +534,13 @@ def _run(
         finally:
             matcher.close()
         return results
-    # Fork after reading the lines, so the workers share them instead of each reading them
-    # again; every worker then opens its own connection (never share one across a fork).
+    # Fork after reading the batch, so the workers share it instead of each reading it again;
+    # every worker then opens its own connection (never share one across a fork).
     _worker = matcher
     try:
-        with multiprocessing.get_context("fork").Pool(jobs, die_with_parent) as pool:
+        with signals_held():  # a stop met while forking would print a traceback
+            pool = multiprocessing.get_context("fork").Pool(jobs, die_with_parent)
+        with pool:
             chunk = max(1, min(64, len(numbers) // (jobs * 8)))
             for done, (number, found) in enumerate(
                 pool.imap_unordered(_check_in_worker, numbers, chunksize=chunk), 1
@@ -802,80 +560,10 @@ def _prepare(
 ) -> _Matcher:
     """Read, once, the lines of every change that the given PRs share any line with."""
     wanted = set(numbers)
-    ids = {row.number: cid for cid, row in snapshot.items() if row.number in wanted}
-    indexed = {cid for cid, row in snapshot.items() if row.status == "indexed"}
-    store = IndexStore(db_path, create=False)
-    try:
-        query_hashes = _line_hashes(store, list(ids.values()))
-        rarity = lookup.line_weights(store, query_hashes)
-        # The rarity cut of `lookup._by_lines`: lines in more than 2% of changes pick no one.
-        limit = max(50, rarity.total // 50)
-        rare: dict[int, list[int]] = {
-            h: [] for h in query_hashes if rarity.document_frequency.get(h, 0) <= limit
-        }
-        removed: dict[int, set[int]] = {cid: set() for cid in indexed}
-        added: dict[int, set[int]] = {cid: set() for cid in indexed}
-        for change_id, side, line_hash in _lines_with(store, query_hashes):
-            if change_id in removed:
-                (removed if side == "-" else added)[change_id].add(line_hash)
-                if line_hash in rare:
-                    rare[line_hash].append(change_id)  # one per row, as the lookup counts
-    finally:
-        store.close()
-    lines = {
-        cid: ChangeEvidence(
-            key=snapshot[cid].key,
-            removed=frozenset(removed[cid]),
-            added=frozenset(added[cid]),
-            patch_id=snapshot[cid].patch_id,
-        )
-        for cid in indexed
-    }
-    return _Matcher(
-        db_path=db_path,
-        ids=ids,
-        rows=snapshot,
-        lines=lines,
-        rarity=rarity,
-        rare=rare,
-        keys={row.key: cid for cid, row in snapshot.items()},
-        source=source,
-    )
-
-
-def _lines_with(store: IndexStore, hashes: set[int]) -> Iterator[tuple[int, str, int]]:
-    """Every line row (change id, side, hash) with one of `hashes`.
-
-    A few queries' lines are found through the hash index; for many, one pass over the table
-    is quicker than that many index probes.
-    """
-    if len(hashes) > FEW_HASHES:
-        for row in store.rows("SELECT change_id, side, hash FROM lines"):
-            if row[2] in hashes:
-                yield row
-        return
-    store.conn.execute("CREATE TEMP TABLE IF NOT EXISTS sweep_hashes (hash INTEGER PRIMARY KEY)")
-    store.conn.execute("DELETE FROM temp.sweep_hashes")
-    store.conn.executemany("INSERT INTO temp.sweep_hashes(hash) VALUES (?)", [(h,) for h in hashes])
-    yield from store.rows(
-        "SELECT l.change_id, l.side, l.hash FROM temp.sweep_hashes q JOIN lines l "
-        "ON l.hash = q.hash"
-    )
-
-
-def _line_hashes(store: IndexStore, change_ids: Sequence[int]) -> set[int]:
-    hashes: set[int] = set()
-    for chunk in _chunks(change_ids):
-        marks = ",".join("?" * len(chunk))
-        hashes.update(
-            h for (h,) in store.rows(f"SELECT hash FROM lines WHERE change_id IN ({marks})", chunk)
-        )
-    return hashes
-
-
-def _chunks(items: Sequence[int], size: int = 500) -> Iterator[Sequence[int]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+    query_ids = [cid for cid, row in snapshot.items() if row.number in wanted]
+    with IndexStore(db_path, create=False) as store:
+        batch = Batch.read(store, query_ids, snapshot)
+    return _Matcher(db_path=db_path, batch=batch, source=source)
 
 
 def stderr_progress(done: int, total: int) -> None:

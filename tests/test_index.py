@@ -633,28 +633,42 @@ def test_progress_is_plain_lines_off_a_terminal_and_nothing_when_quiet(
 
 def test_a_pr_landed_as_a_rewritten_commit_that_closes_it_is_merged_there(tmp_path: Path):
     """Projects that land PRs by rebasing with rewritten messages leave no sha of the PR on
-    main, only "Closes #N". #110 landed so (its commit reworded, a comment added); a commit
-    that closes #112 while doing something else is not #112's landing."""
+    main, only "Closes #N". #110 landed so (its author's commit, reworded, a comment added); a
+    commit that closes #112 while doing something else is not #112's landing, nor is a
+    maintainer's own commit that closes #113, which it supersedes."""
     from tests.test_check import LEGACY, PIPELINE
 
     builder = RepoBuilder(tmp_path / "repo")
-    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE, "notes.txt": "a\n"})
+    builder.commit(
+        "Add the pipeline",
+        {"pipelines/pipeline.py": PIPELINE, "notes.txt": "a\n", "app.py": "VALUE = 1\n"},
+    )
     fix = PIPELINE.replace(LEGACY, "        if config.offload_strategy == 'cpu':\n")
     builder.pr_branch(110, [("Read the strategy", {"pipelines/pipeline.py": fix})])
     builder.pr_branch(112, [("Note b", {"notes.txt": "a\nb\n"})])
-    builder.commit(
+    builder.pr_branch(113, [("Raise the value", {"app.py": "VALUE = 2\n"})])
+    builder.write({"pipelines/pipeline.py": "# strategy\n" + fix})
+    builder.git(
+        "commit",
+        "-q",
+        "--author",
+        "Contributor 110 <author@example.com>",
+        "-m",
         "fix(pipeline): read the offload strategy\n\nCloses #110",
-        {"pipelines/pipeline.py": "# strategy\n" + fix},
     )
     landing = builder.head()
     builder.commit("docs: tidy\n\nCloses #112", {"README.md": "tidy\n"})
+    builder.commit(
+        "Raise the value to 2 (as #113 asked)\n\nCloses #113", {"app.py": "VALUE = 2\n# done\n"}
+    )
     code, _, err = run_cli(builder.path, "index", "--quiet")
     assert code == 0, err
 
     code, out, _ = run_cli(builder.path, "show", "110")
     assert "[merged]" in out and landing in out
-    code, out, _ = run_cli(builder.path, "show", "112")
-    assert "[merged]" not in out
+    for number in (112, 113):
+        code, out, _ = run_cli(builder.path, "show", str(number))
+        assert "[merged]" not in out
 
 
 def test_a_pr_whose_head_moves_to_another_authors_commit_takes_that_author(
@@ -698,3 +712,35 @@ def test_a_merged_pr_whose_commit_was_rebased_onto_main_is_landed_there(tmp_path
 
     code, out, _ = run_cli(builder.path, "show", "115")
     assert "[merged]" in out and landing in out
+
+
+def test_a_commit_lands_one_pr_even_when_two_propose_its_patch(tmp_path: Path):
+    """#150 and #151 propose the same one-line fix; GitHub calls both merged; main has one
+    commit with that patch, by #150's author. It is #150's landing; #151 is then told its
+    change is already done in #150."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Start", {"app.py": "VALUE = 1\n"})
+    start = builder.head()
+    builder.pr_branch(150, [("Raise the value", {"app.py": "VALUE = 2\n"})])
+    builder.pr_branch(151, [("Bump the value", {"app.py": "VALUE = 2\n"})], start=start)
+    builder.checkout("main")
+    builder.git("cherry-pick", "pr-150")
+    landing = builder.head()
+    for number in (150, 151):
+        builder.delete_pr_branch(number)
+    prs = [
+        {"number": n, "state": "MERGED", "createdAt": f"2023-11-01T0{n - 150}:00:00Z"}
+        for n in (150, 151)
+    ]
+    prs_json = tmp_path / "prs.json"
+    prs_json.write_text(json.dumps(prs))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(prs_json))
+    assert code == 0, err
+
+    _, out, _ = run_cli(builder.path, "show", "150")
+    assert f"merge_commit: {landing}" in out
+    _, out, _ = run_cli(builder.path, "show", "151")
+    assert "merge_commit" not in out
+    code, out, err = run_cli(builder.path, "check", "--pr", "151", "--format", "json")
+    found = json.loads(out)["findings"]
+    assert found and found[0]["pr"] == 150 and found[0]["verdict"] == "already-merged", found

@@ -381,6 +381,42 @@ def test_the_same_names_around_another_value_or_the_opposite_test_are_another_ch
     assert _replayed(rename, settings, settings, same).complete
 
 
+CALLS = """def serve(stream):
+    if stream:
+        return stream_generator(
+            request,
+            metadata,
+            include_usage=True,
+        )
+    else:
+        return full_generator(
+            request,
+            metadata,
+        )
+"""
+DROP_ARGUMENT = """diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -6 +5,0 @@ def serve(stream):
+-            include_usage=True,
+"""
+
+
+def test_a_removal_is_done_only_where_its_result_is_made_not_where_it_already_was():
+    """Dropping an argument from one call: with less context its result is two ordinary lines
+    that a sibling call already has. A candidate that replaced the whole call with an error
+    (for another purpose) did not drop the argument; one that dropped it did."""
+    replaced = CALLS.replace(
+        "        return stream_generator(\n            request,\n            metadata,\n"
+        "            include_usage=True,\n        )\n",
+        "        raise RuntimeError('no streaming')\n",
+    )
+    assert replaced != CALLS
+    assert not _replayed(DROP_ARGUMENT, CALLS, CALLS, replaced).complete
+    dropped = CALLS.replace("            include_usage=True,\n", "")
+    assert _replayed(DROP_ARGUMENT, CALLS, CALLS, dropped).complete
+
+
 def test_file_kinds():
     assert file_kind("tests/test_pipeline.py") == "test"
     assert file_kind("pkg/module_test.go") == "test"
@@ -546,6 +582,10 @@ def test_a_commit_whose_subject_names_the_pr_is_its_own_landing():
     assert names_pr("Merge branch 'hotfix/#6464-allow-non-boolean-autocomplete'", 6464)
     assert not names_pr("Merge pull request #64645 from someone/topic", 6464)
     assert not names_pr("Merge branch 'hotfix/6464'", None)
+    assert names_pr("Merge branch 'merge-5041'", 5041)
+    assert names_pr("Merge remote-tracking branch 'origin/pr/5041'", 5041)
+    assert not names_pr("Merge branch 'merge-50412'", 5041)
+    assert not names_pr("Bump to 1.5041 (merge-friendly)", 5041)
 
 
 def test_the_sweep_groups_no_pr_that_is_only_partly_done(builder: RepoBuilder):
@@ -753,3 +793,51 @@ def test_a_merged_pr_whose_landing_is_unknown_proves_nothing_by_its_head(builder
     [about_130] = [f for f in found if f["pr"] == 130]
     assert about_130["verdict"] not in DECIDING
     assert any("no commit is known to have landed it" in r for r in about_130["reasons"])
+
+
+def test_a_takeover_that_landed_is_the_same_change_as_the_closed_pr_it_took_over(
+    builder: RepoBuilder,
+):
+    """#141 took over closed #140's commit (picked onto a fresh branch), added a tidy-up and
+    landed: #140's work landed through it, so the two are the same change (as a maintainer
+    labels them)."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    fixed = {
+        "pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX).replace(
+            IMPORT_ANCHOR, IMPORT_ANCHOR + MERGED_IMPORT
+        )
+    }
+    head_140 = builder.pr_branch(140, [("Ask the offload strategy", fixed)])
+    builder.pr_branch(141, [("Name the version", {"pipelines/__init__.py": "VERSION = 2\n"})])
+    builder.checkout("pr-141")
+    builder.git("cherry-pick", head_140)
+    builder.git("update-ref", "refs/pull/141/head", "HEAD")
+    builder.merge_pr(141)
+    for number in (140, 141):
+        builder.delete_pr_branch(number)
+    prs_json = builder.path / "prs.json"
+    prs_json.write_text(json.dumps([{"number": 140, "state": "CLOSED"}]))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(prs_json))
+    assert code == 0, err
+
+    _, found = check_json(builder.path, "--pr", "141")
+    assert 140 in {pr for pr, _ in deciding(found)}, found
+
+
+def test_an_unmerged_pr_carrying_a_closed_prs_commits_does_not_cover_it(builder: RepoBuilder):
+    """#161's branch holds closed #160's commit under its own, unrelated work, and neither
+    landed: #161 did not finish #160, it carries it. Asked about #160, #161 is no verdict."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    head_160 = builder.pr_branch(160, [("Ask the offload strategy", fixed)])
+    builder.pr_branch(161, [("Bump the year", {"LICENSE": "Copyright 2015\n"})], start=head_160)
+    for number in (160, 161):
+        builder.delete_pr_branch(number)
+    prs_json = builder.path / "prs.json"
+    prs_json.write_text(json.dumps([{"number": 160, "state": "CLOSED"}]))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(prs_json))
+    assert code == 0, err
+
+    _, found = check_json(builder.path, "--pr", "160")
+    assert 161 not in {pr for pr, _ in deciding(found)}, found
+    assert any("carries this change's own commits" in r for f in found for r in f["reasons"])

@@ -20,9 +20,10 @@ import pytest
 from click.testing import CliRunner
 
 from cli import main
-from detector.evidence import ChangeEvidence, LineWeights
+from detector.evidence import DECIDING_VERDICTS, ChangeEvidence, LineWeights
 from detector.grouping import Link, Pull, already_done, group_duplicates, shares_code
 from detector.matcher import Query, match
+from index import candidates
 from index.config import Settings
 from index.store import IndexStore
 from prdup import sweep as sweep_module
@@ -60,6 +61,19 @@ Y_MODULE = """def save_y(path, payload):
 """
 BUG = '    fields = text.split(",")\n'
 TITLE_WITH_HTML = "Strip <b>fields</b> & <script>alert(1)</script>"
+SETTINGS = """import os
+
+
+def load_settings(path):
+    return None
+
+
+def save_settings(path, settings):
+    with open(path, "w") as handle:
+        handle.write(settings)
+"""
+READ = "    return read_text(path)\n"
+READ_UTF8 = "    return read_text(path, 'utf-8')\n"
 
 
 def run(repo: Path, *args: str) -> tuple[int, str, str]:
@@ -258,19 +272,79 @@ def test_json_is_the_documented_surface(backlog: RepoBuilder):
     assert code == 0 and "| #6 | #5 |" in out
 
 
-def test_sweep_findings_are_checks_findings(backlog: RepoBuilder, db_path: Path):
-    """Every PR's deciding findings are `check --pr N`'s (without the target probe)."""
+def check_says(repo: Path, number: int) -> set[tuple]:
+    """What `prdup check --pr N` says that the sweep keeps: the deciding findings, naming
+    merged and open changes (a closed PR is no duplicate to group)."""
+    code, out, err = run(
+        repo, "check", "--pr", str(number), "--format", "json", "--min-score", "0", "--top", "999"
+    )
+    assert code in (0, 1), err
+    return {
+        (f["pr"], f["commit"], f["verdict"], f["score"], tuple(f["reasons"]))
+        for f in json.loads(out)["findings"]
+        if f["verdict"] in DECIDING_VERDICTS and f["state"] != "closed"
+    }
+
+
+def sweep_says(found: list[sweep_module.SweptFinding]) -> set[tuple]:
+    return {(f.pr, f.commit, f.verdict, f.score, f.reasons) for f in found}
+
+
+def assert_sweep_is_check(repo: Path) -> sweep_module.SweepResult:
+    """For every open PR, the sweep's findings are `check --pr N`'s: same candidates,
+    verdicts, scores and reasons (the sweep replays as check does)."""
+    result = sweep(repo, None, jobs=1, full=True)
+    assert result.stats.swept == result.stats.open_prs > 0
+    for number, found in result.findings.items():
+        assert sweep_says(found) == check_says(repo, number), number
+    return result
+
+
+def test_every_open_prs_sweep_findings_are_checks(backlog: RepoBuilder):
+    result = assert_sweep_is_check(backlog.path)
+    assert sum(len(found) for found in result.findings.values()) >= 6
+
+
+def test_a_fix_written_differently_is_found_by_sweep_as_by_check(builder: RepoBuilder):
+    """PR 1 replaced a stub's `return None` (too common a line to count as shared) and is
+    merged; PR 2, from the older base, replaced it too, in its own words. They share no
+    changed line, only the file and the names: the replay proves PR 2 done by PR 1, and the
+    sweep, whose candidates come from check's own engine, says so too."""
+    builder.commit("Add the settings module", {"settings.py": SETTINGS})
+    base = builder.head()
+    stub = "    return None\n"
+    builder.pr_branch(
+        1,
+        [("Read the settings file", {"settings.py": SETTINGS.replace(stub, READ)})],
+    )
+    builder.merge_pr(1, how="squash")
+    builder.pr_branch(
+        2,
+        [("Load settings from the file", {"settings.py": SETTINGS.replace(stub, READ_UTF8)})],
+        start=base,
+    )
+    code, _, err = run(builder.path, "index", "--quiet")
+    assert code == 0, err
+    result = assert_sweep_is_check(builder.path)
+    assert [(f.pr, f.verdict) for f in result.findings[2]] == [(1, "already-merged")]
+    assert [(done.pr, done.by) for done in result.already_done] == [(2, 1)]
+
+
+def test_sweep_without_the_repository_matches_check_without_it(backlog: RepoBuilder, db_path: Path):
+    """An index on its own (no repository to replay in): the index's evidence alone decides,
+    for the sweep as for check."""
     run(backlog.path, "index", "--quiet", "--db", str(db_path))
     result = sweep(None, db_path, jobs=1)
+    assert any(result.findings.values())
     with IndexStore(db_path, create=False) as store:
         for number, found in result.findings.items():
             checked = _check_pr(store, None, number, "main", Settings(min_score=0), None)
             expected = {
-                (f.candidate.number, f.verdict, round(f.score, 4))
+                (f.candidate.number, f.candidate.commit, f.verdict, round(f.score, 4), f.reasons)
                 for f in checked.findings
                 if f.decides and f.candidate.state != "closed"
             }
-            assert {(f.pr, f.verdict, f.score) for f in found} == expected, number
+            assert sweep_says(found) == expected, number
 
 
 def test_a_second_sweep_reuses_everything_and_an_update_only_its_neighbours(
@@ -349,7 +423,7 @@ def test_two_processes_and_a_table_scan_find_what_one_finds(
     run(backlog.path, "index", "--quiet", "--db", str(db_path))
     one = sweep(None, db_path, jobs=1, full=True).to_json()
     monkeypatch.setattr(sweep_module, "MIN_PARALLEL", 1)
-    monkeypatch.setattr(sweep_module, "FEW_HASHES", 0)  # and read the lines by a scan
+    monkeypatch.setattr(candidates, "FEW_HASHES", 0)  # and read the lines by a scan
     two = sweep(None, db_path, jobs=2, full=True).to_json()
     assert two["groups"] == one["groups"] and two["already_done"] == one["already_done"]
 
@@ -379,16 +453,25 @@ def test_html_report_is_self_contained_and_escapes_pr_text(backlog: RepoBuilder,
     assert "{{" not in page
 
 
-CHROMIUM = shutil.which("chromium") or (
-    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-)
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def browser(found: str | None = CHROMIUM) -> str:
+    """Headless Chromium, or a skip; in CI (`CI=true`) a missing browser fails the run, so
+    the report is never left untested without anyone noticing."""
+    if found is None:
+        if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+            pytest.fail(
+                "CI=true and chromium is not installed: install it (apt-get install chromium)"
+            )
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return found
 
 
 def dump_dom(page: Path, profile: Path, fragment: str = "") -> str:
-    assert CHROMIUM is not None
     completed = subprocess.run(
         [
-            CHROMIUM,
+            browser(),
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
@@ -408,8 +491,8 @@ def dump_dom(page: Path, profile: Path, fragment: str = "") -> str:
     return completed.stdout
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 def test_html_report_in_a_real_browser(backlog: RepoBuilder, tmp_path: Path):
+    browser()
     page = write_report(backlog.path, tmp_path)
     groups = len(grouped(sweep_json(backlog.path)))
 
@@ -424,6 +507,16 @@ def test_html_report_in_a_real_browser(backlog: RepoBuilder, tmp_path: Path):
     assert 'data-shown-groups="2"' in filtered  # the two groups kept by #31
     assert 'data-sorted-by="keep"' in filtered
     assert f"2 of {groups} groups" in filtered
+
+
+def test_a_missing_browser_fails_in_ci_and_skips_elsewhere(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true and chromium is not installed"):
+        browser(None)
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception):
+        browser(None)
+    assert browser("/usr/bin/chromium") == "/usr/bin/chromium"
 
 
 # --- the grouping rules, on plain values ----------------------------------------------------

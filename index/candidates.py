@@ -1,0 +1,327 @@
+"""Candidates for the matcher, for one query (`check`) or a batch of them (`sweep`).
+
+One engine serves both, so a change to retrieval is made once and the sweep cannot drift from
+`check`. For one query it asks the index: `lookup.candidate_ids`, then each candidate's
+evidence as far as it is shared with the query, and the rarity of the query's lines. For a
+batch it first reads, once, every line row that any query of the batch has (`Batch.read`), then
+answers each query with the same candidates, evidence and weights, reading less:
+
+- a candidate's evidence is read once per process and trimmed to what each query shares;
+- with `deciding_only`, it keeps only the candidates whose finding could decide (`could_decide`)
+  before reading their evidence; without a replay, and when every line of the query is rare,
+  memory holds the lookup's whole answer for those (`_shortlist`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+from detector.evidence import ChangeEvidence, LineWeights
+from detector.grouping import shares_code
+from detector.matcher import Query
+from index import lookup
+from index.lookup import Scope
+from index.store import IndexStore
+
+FEW_HASHES = 20_000  # up to this many batch lines, read their rows by index, not by a scan
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeRow:
+    """A `changes` row as a batch reads it: what picks queries, scopes them and names them."""
+
+    id: int
+    kind: str
+    number: int | None
+    sha: str | None
+    head_sha: str | None
+    patch_id: str | None
+    state: str
+    status: str
+    title: str
+    author: str | None
+    created_at: str | None
+    added: int
+    removed: int
+    files: int
+    removed_weight: float | None  # rarity weight of the whole side, precomputed by `index`
+    added_weight: float | None
+    details: str = ""  # digest of the title, body length and author (see `details_digest`)
+
+    @property
+    def is_open_pr(self) -> bool:
+        return self.number is not None and self.state == "open" and self.status == "indexed"
+
+    @property
+    def key(self) -> str:
+        """`ChangeEvidence.key` as `lookup.load_evidence` writes it."""
+        return f"#{self.number}" if self.number is not None else (self.sha or "")[:10]
+
+    @property
+    def seen(self) -> tuple[str | None, str, str, str]:
+        """What a later sweep compares to notice that this change was updated."""
+        return (self.sha, self.state, self.status, self.details)
+
+
+def details_digest(*fields: object) -> str:
+    """A short digest of what the text and same-author signals read from a change's row."""
+    text = "\x1f".join("" if value is None else str(value) for value in fields)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def read_change_rows(store: IndexStore) -> dict[int, ChangeRow]:
+    """Every change of the index, by id."""
+    rows: dict[int, ChangeRow] = {}
+    for row in store.query(
+        "SELECT id, kind, number, sha, head_sha, patch_id, state, status, title, author, "
+        "created_at, added, removed, file_count, removed_weight, added_weight, author_email, "
+        "length(body) AS body_length FROM changes"
+    ):
+        rows[row["id"]] = ChangeRow(
+            id=row["id"],
+            kind=row["kind"],
+            number=row["number"],
+            sha=row["sha"],
+            head_sha=row["head_sha"],
+            patch_id=row["patch_id"],
+            state=row["state"],
+            status=row["status"],
+            title=row["title"] or "",
+            author=row["author"],
+            created_at=row["created_at"],
+            added=row["added"] or 0,
+            removed=row["removed"] or 0,
+            files=row["file_count"] or 0,
+            removed_weight=row["removed_weight"],
+            added_weight=row["added_weight"],
+            details=details_digest(
+                row["title"], row["body_length"], row["author"], row["author_email"]
+            ),
+        )
+    return rows
+
+
+def admits(scope: Scope, row: ChangeRow) -> bool:
+    """Whether `scope` lets `row` be named: `Scope.sql`, in Python."""
+    if row.status != "indexed":
+        return False
+    if row.kind == "commit" and (
+        (scope.own_head is not None and row.head_sha == scope.own_head)
+        or (scope.own_patch is not None and row.patch_id == scope.own_patch)
+    ):
+        return False
+    if row.number is None:
+        return True
+    if scope.exclude_number is not None and row.number == scope.exclude_number:
+        return False
+    return scope.before_number is None or row.number < scope.before_number
+
+
+def could_decide(query: ChangeEvidence, candidate: ChangeEvidence, replaying: bool) -> bool:
+    """Whether the candidate's finding could decide, or be replayed, for this query.
+
+    The index's evidence decides only for pairs that share code (`shares_code`). A replay can
+    also prove a fix written differently (`return None` replaced with other code using the same
+    names shares no line), but the matcher replays only candidates that share code, or a file
+    and the identifiers (`matcher.worth_replaying`). Any other candidate changes no deciding
+    finding: findings are measured pair by pair, and it takes no place among those replayed.
+    """
+    return shares_code(query, candidate) or (replaying and bool(query.files & candidate.files))
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieved:
+    """A query's candidates (evidence as far as shared with it) and its lines' rarity."""
+
+    candidates: list[ChangeEvidence]
+    weights: LineWeights
+
+
+@dataclass
+class Batch:
+    """What a sweep reads once for all its queries; forked workers share it."""
+
+    rows: dict[int, ChangeRow]  # change id -> its row
+    lines: dict[int, ChangeEvidence]  # indexed change id -> its lines that some query has
+    rarity: LineWeights  # document frequency of every line of the batch's queries
+    rare: dict[int, list[int]]  # the queries' rare line hash -> changes with it, one per row
+    keys: dict[str, int] = field(default_factory=dict)  # ChangeEvidence.key -> change id
+
+    @classmethod
+    def read(cls, store: IndexStore, query_ids: Sequence[int], rows: dict[int, ChangeRow]) -> Batch:
+        """Read, once, the lines of every change that the given changes share any line with."""
+        indexed = {cid for cid, row in rows.items() if row.status == "indexed"}
+        query_hashes = _line_hashes(store, query_ids)
+        rarity = lookup.line_weights(store, query_hashes)
+        limit = lookup.rare_line_limit(rarity.total)
+        rare: dict[int, list[int]] = {
+            h: [] for h in query_hashes if rarity.document_frequency.get(h, 0) <= limit
+        }
+        removed: dict[int, set[int]] = {cid: set() for cid in indexed}
+        added: dict[int, set[int]] = {cid: set() for cid in indexed}
+        for change_id, side, line_hash in _lines_with(store, query_hashes):
+            if change_id in removed:
+                (removed if side == "-" else added)[change_id].add(line_hash)
+                if line_hash in rare:
+                    rare[line_hash].append(change_id)  # one per row, as the lookup counts
+        lines = {
+            cid: ChangeEvidence(
+                key=rows[cid].key,
+                removed=frozenset(removed[cid]),
+                added=frozenset(added[cid]),
+                patch_id=rows[cid].patch_id,
+            )
+            for cid in indexed
+        }
+        keys = {row.key: cid for cid, row in rows.items()}
+        return cls(rows=rows, lines=lines, rarity=rarity, rare=rare, keys=keys)
+
+
+class CandidateEngine:
+    """Retrieval for `check` (one query) and `sweep` (a `Batch` of them), on one store."""
+
+    def __init__(self, store: IndexStore, batch: Batch | None = None) -> None:
+        self.store = store
+        self.batch = batch
+        # In a batch, candidates recur from query to query: each is read once and kept.
+        self._evidence: dict[int, ChangeEvidence] = {}
+
+    def query_of(self, number: int) -> Query | None:
+        """An indexed PR as a query."""
+        return lookup.query_from_index(self.store, number)
+
+    def dismissed(self, number: int | None) -> frozenset[int]:
+        """The PRs a maintainer said `number` is no duplicate of."""
+        return lookup.dismissed_for(self.store, number)
+
+    def retrieve(
+        self,
+        query: ChangeEvidence,
+        scope: Scope,
+        reference: int | None,
+        *,
+        deciding_only: bool = False,
+        replaying: bool = False,
+    ) -> Retrieved:
+        """The candidates `lookup.candidate_ids` names for the query, with their evidence.
+
+        `reference` is "now" in PR numbers; `deciding_only` keeps the candidates that could
+        decide when `replaying` (or not) follows the match: it drops no deciding finding.
+        """
+        if self.batch is None:
+            return self._one(query, scope, reference, deciding_only, replaying)
+        return self._in_batch(self.batch, query, scope, reference, deciding_only, replaying)
+
+    def _one(
+        self,
+        query: ChangeEvidence,
+        scope: Scope,
+        reference: int | None,
+        deciding_only: bool,
+        replaying: bool,
+    ) -> Retrieved:
+        ids = lookup.candidate_ids(self.store, query, scope, reference)
+        rarity: dict[int, int] = {}
+        candidates = lookup.load_evidence(self.store, ids, rarity, shared_with=query)
+        if deciding_only:
+            candidates = [c for c in candidates if could_decide(query, c, replaying)]
+        return Retrieved(candidates, lookup.weights_with(self.store, query, rarity))
+
+    def _in_batch(
+        self,
+        batch: Batch,
+        query: ChangeEvidence,
+        scope: Scope,
+        reference: int | None,
+        deciding_only: bool,
+        replaying: bool,
+    ) -> Retrieved:
+        found = None
+        if deciding_only and not replaying:
+            found = _shortlist(batch, query, scope)
+        if found is None:
+            found = lookup.candidate_ids(self.store, query, scope, reference)
+        if deciding_only:
+            touching = (
+                lookup.changes_touching(self.store, found, query.files) if replaying else set()
+            )
+            found = [
+                cid
+                for cid in found
+                if cid in touching or (cid in batch.lines and shares_code(query, batch.lines[cid]))
+            ]
+        self._read(batch, found)
+        hashes = query.removed | query.added
+        candidates = [self._shared(batch, cid, hashes) for cid in found if cid in self._evidence]
+        return Retrieved(candidates, batch.rarity)
+
+    def _read(self, batch: Batch, ids: list[int]) -> None:
+        """`lookup.load_evidence` for the candidates not read yet."""
+        missing = [cid for cid in ids if cid not in self._evidence]
+        for loaded in lookup.load_evidence(self.store, missing):
+            self._evidence[batch.keys[loaded.key]] = loaded
+
+    def _shared(self, batch: Batch, change_id: int, hashes: frozenset[int]) -> ChangeEvidence:
+        """A candidate as `load_evidence(..., shared_with=query)` reads it: only the lines it
+        shares with the query, and the precomputed weights of its whole sides (its other
+        fields are compared by overlap, so reading them whole changes no signal)."""
+        row = batch.rows[change_id]
+        full = self._evidence[change_id]
+        return replace(
+            full,
+            removed=full.removed & hashes,
+            added=full.added & hashes,
+            kept=full.kept & hashes,
+            removed_total=row.removed_weight,
+            added_total=row.added_weight,
+        )
+
+
+def _shortlist(batch: Batch, query: ChangeEvidence, scope: Scope) -> list[int] | None:
+    """`lookup.candidate_ids`' answer, as far as code-sharing changes go, or None: ask it.
+
+    The lookup keeps every change that shares a rare line with the query when there are at
+    most `LINE_CANDIDATES` of them, then only adds changes found by symbol, issue, words or
+    file. When every line of the query is rare, a change that shares code with it shares a
+    rare line, so the additions bring none that shares code: memory has the whole answer.
+    """
+    lines = query.removed | query.added
+    if not lines or any(h not in batch.rare for h in lines):
+        return None
+    found: set[int] = set()
+    for line_hash in lines:
+        found.update(batch.rare[line_hash])
+    found = {cid for cid in found if admits(scope, batch.rows[cid])}
+    return sorted(found) if len(found) <= lookup.LINE_CANDIDATES else None
+
+
+def _lines_with(store: IndexStore, hashes: set[int]) -> Iterator[tuple[int, str, int]]:
+    """Every line row (change id, side, hash) with one of `hashes`.
+
+    A few queries' lines are found through the hash index; for many, one pass over the table
+    is quicker than that many index probes.
+    """
+    if len(hashes) > FEW_HASHES:
+        for row in store.rows("SELECT change_id, side, hash FROM lines"):
+            if row[2] in hashes:
+                yield row
+        return
+    store.conn.execute("CREATE TEMP TABLE IF NOT EXISTS batch_hashes (hash INTEGER PRIMARY KEY)")
+    store.conn.execute("DELETE FROM temp.batch_hashes")
+    store.conn.executemany("INSERT INTO temp.batch_hashes(hash) VALUES (?)", [(h,) for h in hashes])
+    yield from store.rows(
+        "SELECT l.change_id, l.side, l.hash FROM temp.batch_hashes q JOIN lines l "
+        "ON l.hash = q.hash"
+    )
+
+
+def _line_hashes(store: IndexStore, change_ids: Sequence[int]) -> set[int]:
+    hashes: set[int] = set()
+    for chunk in lookup.chunks(list(change_ids)):
+        marks = ",".join("?" * len(chunk))
+        hashes.update(
+            h for (h,) in store.rows(f"SELECT hash FROM lines WHERE change_id IN ({marks})", chunk)
+        )
+    return hashes

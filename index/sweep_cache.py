@@ -1,0 +1,96 @@
+"""The sweep's cache in the index: each swept PR's findings, and every change as last seen.
+
+The findings are stored as the sweep encodes them (JSON text); what a row means, and when it
+still holds, is `prdup.sweep`'s business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from index import lookup
+from index.store import IndexStore
+
+
+@dataclass(frozen=True, slots=True)
+class CachedRow:
+    """One swept PR's cached findings and what they were computed against."""
+
+    number: int
+    head_sha: str
+    fingerprint: str
+    change_count: int
+    findings: str  # the sweep's own encoding
+
+
+def load(store: IndexStore) -> list[CachedRow]:
+    return [
+        CachedRow(number, head, fingerprint, count, findings)
+        for number, head, fingerprint, count, findings in store.rows(
+            "SELECT number, head_sha, fingerprint, change_count, findings FROM sweep_results"
+        )
+    ]
+
+
+def seen(store: IndexStore) -> dict[int, tuple[str | None, str, str, str]]:
+    """Change id -> (sha, state, status, details) as the last sweep saw it."""
+    return {
+        change_id: (sha, state, status, details or "")
+        for change_id, sha, state, status, details in store.rows(
+            "SELECT change_id, sha, state, status, details FROM sweep_seen"
+        )
+    }
+
+
+def save(
+    store: IndexStore,
+    rows: Iterable[CachedRow],
+    invalid: Iterable[int],
+    now_seen: Iterable[tuple[int, tuple[str | None, str, str, str]]],
+) -> None:
+    """Write the new rows, drop the invalid ones, and remember every change as it is now, in
+    one transaction."""
+    conn = store.conn
+    with store.batch():
+        conn.executemany(
+            "DELETE FROM sweep_results WHERE number = ?", [(n,) for n in sorted(invalid)]
+        )
+        conn.executemany(
+            "INSERT OR REPLACE INTO sweep_results(number, head_sha, fingerprint, change_count, "
+            "findings) VALUES (?, ?, ?, ?, ?)",
+            [(r.number, r.head_sha, r.fingerprint, r.change_count, r.findings) for r in rows],
+        )
+        conn.execute("DELETE FROM sweep_seen")
+        conn.executemany(
+            "INSERT INTO sweep_seen(change_id, sha, state, status, details) VALUES (?, ?, ?, ?, ?)",
+            [(change_id, *what) for change_id, what in now_seen],
+        )
+
+
+def sharing_rare_lines(store: IndexStore, change_ids: Sequence[int]) -> set[int]:
+    """Changes that share a line with the given ones that `lookup.candidate_ids` would use."""
+    if not change_ids:
+        return set()
+    limit = lookup.rare_line_limit(int(store.get_meta("change_count") or 1))
+    hashes: set[int] = set()
+    for chunk in lookup.chunks(list(change_ids)):
+        marks = ",".join("?" * len(chunk))
+        hashes.update(
+            h
+            for (h,) in store.rows(
+                f"SELECT DISTINCT l.hash FROM lines l JOIN line_df d ON d.hash = l.hash "
+                f"WHERE l.change_id IN ({marks}) AND d.df <= ?",
+                [*chunk, limit],
+            )
+        )
+    found: set[int] = set()
+    for chunk in lookup.chunks(sorted(hashes)):
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            cid
+            for (cid,) in store.rows(
+                f"SELECT DISTINCT change_id FROM lines WHERE hash IN ({marks})", chunk
+            )
+        )
+    return found
