@@ -38,20 +38,19 @@ def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         import git
 
-        from prdup.github_import import ImportInterrupted
         from prdup.lifetime import Terminated, sigterm_as_interrupt
 
         try:
             with sigterm_as_interrupt():
                 return command(*args, **kwargs)
-        except ImportInterrupted as error:
+        except PrdupError as error:
+            if not error.resumable:
+                _fail(str(error))
             click.echo(f"prdup: stopped: {error}", err=True)
             from prdup.escaping import inline
 
             job_summary(f"**prdup**: stopped: {inline(str(error), 500)}")
             sys.exit(EXIT_RESUMABLE)
-        except PrdupError as error:
-            _fail(str(error))
         except git.GitCommandError as error:
             detail = (error.stderr or "").strip().replace("\n", " ") or str(error)
             _fail(f"git failed: {detail}")
