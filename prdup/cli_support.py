@@ -125,6 +125,18 @@ db_option = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Index file (default: prdup.db inside the git directory).",
 )
+
+
+def github_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`--github OWNER/REPO`, with what it is for in each command."""
+    return click.option("--github", "github_repo", metavar="OWNER/REPO", help=help)
+
+
+def min_score_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`--min-score S` (None: the settings' value), with what it hides in each command."""
+    return click.option("--min-score", type=float, default=None, help=help)
+
+
 repo_option = click.option(
     "--repo",
     "repo_path",
