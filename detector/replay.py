@@ -51,6 +51,12 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _STRING = r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'"
 _LITERAL = re.compile(_STRING)
+# An import, in the languages git's diff drivers know: `import x`, `from x import y`,
+# `#include <x>`, `using X;`, `use X;`, `require 'x'`, and a Go import block's `alias "path"`.
+_IMPORT = re.compile(
+    r"""^\s*(?:import\b|from\s+\S+\s+import\b|#\s*include\b|using\s+[\w.]+\s*;|use\s+[\w:\\]+"""
+    r"""|require(?:_once|_relative)?\b|@import\b|(?:[\w.]+\s+)?"[^"\s]+"\s*$)"""
+)
 # A string compared for (in)equality, on either side: `code != "X"`, `"X" === kind`.
 _COMPARISON = re.compile(
     rf"(?P<left>{_STRING})\s*(?P<op>===|!==|==|!=)|(?P<op2>===|!==|==|!=)\s*(?P<right>{_STRING})"
@@ -165,6 +171,7 @@ class HunkReplay:
     before: HunkState
     after: HunkState
     how: How  # how the hunk is done after the candidate ("" when it is not)
+    imports_only: bool = False  # every line it changes imports something
 
     @property
     def turned(self) -> bool:
@@ -174,7 +181,11 @@ class HunkReplay:
     @property
     def anchors(self) -> bool:
         """Done by the candidate on its own evidence, not only by the names it brings."""
-        return self.turned and self.how in ("identical", "same-code", "same-names")
+        return (
+            self.turned
+            and self.how in ("identical", "same-code", "same-names")
+            and not self.imports_only
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +278,10 @@ def replay(
             ):
                 additions.append((len(hunks), blocks, before, after))
             hunks.append(replayed)
+    if not any(h.anchors for h in hunks):
+        # An import the candidate added too says nothing by itself: two fixes of the same
+        # error path both import the error package, whatever they do with it.
+        hunks = [replace(h, how="") if h.imports_only and h.turned else h for h in hunks]
     if additions and any(h.anchors for h in hunks):
         # Additions that only support the fix (its import, a helper's signature) count as done
         # where the names they bring are there: read only once something anchors the claim.
@@ -331,6 +346,7 @@ def _replay_file(
             before=state_before,
             after=state_after,
             how=how,
+            imports_only=_imports_only(hunk),
         )
         results.append((replayed, blocks, before, after))
     return results
@@ -504,6 +520,12 @@ def _state(
     if not blocks.removed and not any(blocks.before_context + blocks.after_context):
         return "new"  # an addition to an empty or new file, with no text of its own there
     return "conflict"
+
+
+def _imports_only(hunk: Hunk) -> bool:
+    """Every line the hunk changes (trivial ones aside) imports something."""
+    lines = [line.text for line in hunk.lines if not line.trivial]
+    return bool(lines) and all(_IMPORT.match(text) for text in lines)
 
 
 def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:

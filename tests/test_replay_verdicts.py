@@ -417,6 +417,42 @@ def test_a_removal_is_done_only_where_its_result_is_made_not_where_it_already_wa
     assert _replayed(DROP_ARGUMENT, CALLS, CALLS, dropped).complete
 
 
+GO_IMPORTS = """import (
+	"fmt"
+)
+
+func create(err error) error {
+	if err != nil {
+		return fmt.Errorf("create failed: %s", err)
+	}
+	return nil
+}
+"""
+JOIN_ERRORS = """diff --git a/m.go b/m.go
+--- a/m.go
++++ b/m.go
+@@ -2,0 +3 @@ import (
++	"errors"
+@@ -7 +8 @@ func create(err error) error {
+-		return fmt.Errorf("create failed: %s", err)
++		return errors.Join(err, errCreate)
+"""
+
+
+def test_an_import_the_candidate_also_added_is_no_part_of_the_change_on_its_own():
+    """Both add the `errors` import; the candidate wraps the error otherwise. The import alone
+    does not make the change partly done; beside the same fix it counts."""
+    wrapped = GO_IMPORTS.replace('\t"fmt"\n', '\t"errors"\n\t"fmt"\n').replace(
+        'fmt.Errorf("create failed: %s", err)', 'fmt.Errorf("create: %w", err)'
+    )
+    done = _replayed(JOIN_ERRORS, GO_IMPORTS, GO_IMPORTS, wrapped)
+    assert not done.partial and not done.complete
+    joined = GO_IMPORTS.replace('\t"fmt"\n', '\t"errors"\n\t"fmt"\n').replace(
+        'fmt.Errorf("create failed: %s", err)', "errors.Join(err, errCreate)"
+    )
+    assert _replayed(JOIN_ERRORS, GO_IMPORTS, GO_IMPORTS, joined).complete
+
+
 def test_file_kinds():
     assert file_kind("tests/test_pipeline.py") == "test"
     assert file_kind("pkg/module_test.go") == "test"
