@@ -365,7 +365,10 @@ def _replay_reasons(
     other = candidate.key
     replay = proof.replay
     merged = candidate.state == "merged"
-    where = f"at {replay.commit[:10]}, where {other} landed" if merged else f"at {other}'s head"
+    came = "reached this branch" if proof.reached_by_merge else "landed"
+    where = f"at {replay.commit[:10]}, where {other} {came}" if merged else f"at {other}'s head"
+    if not merged:
+        came = "was opened"
     hunks = replay.deciding
     done = sum(1 for h in hunks if h.turned)
     direct = candidate.number is None
@@ -376,7 +379,7 @@ def _replay_reasons(
             other=other,
             line=proof.other_line,
             share=_percent(s.candidate_coverage),
-            came="landed" if merged else "was opened",
+            came=came,
         )
         return
     if turned and proof.carries_query and not merged:

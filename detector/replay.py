@@ -32,7 +32,12 @@ ANCHOR_SEARCH = 200  # lines searched around a region for a line both versions h
 PARTIAL_SHARE = 0.25  # of the hunks that carry code, this much done: a real part is done
 SAME_CODE_SHARE = 0.7  # of a hunk's code lines, this many written by the candidate (as the
 # matcher's "contained": most of it, allowing a comment or a line written another way)
-_COMMENT = ("//", "#", "*", "/*", "--", ";", "<!--", '"""', "'''")
+# A line that is a comment in the languages prdup meets: `// x`, `/* x`, ` * x` (a docblock,
+# not `*ptr = 1`), `# x` (not C's `#include` or `#define`), `-- x`, `<!-- x`, a docstring quote.
+_COMMENT = re.compile(
+    r"^(?://|/\*|\*(?:\s|/|$)|#(?!\s*(?:include|import|define|undef|if|ifn?def|elif|else|endif"
+    r"|pragma|region|endregion|error|warning|line)\b)|--\s|<!--|\"\"\"|''')"
+)
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing|spec|specs|__tests__|testdata|test_data|fixtures)/"
@@ -172,6 +177,7 @@ class HunkReplay:
     after: HunkState
     how: How  # how the hunk is done after the candidate ("" when it is not)
     imports_only: bool = False  # every line it changes imports something
+    comments_only: bool = False  # every line it changes is a comment (a docblock, a note)
 
     @property
     def turned(self) -> bool:
@@ -197,10 +203,14 @@ class Replay:
 
     @property
     def deciding(self) -> tuple[HunkReplay, ...]:
-        """The hunks that carry the change: code, or everything when there is no code (docs)."""
+        """The hunks that carry the change: code, or everything when there is no code (docs).
+        Comments in code go with the code they explain: two fixes of one method may both
+        correct its docblock, and that makes neither a part of the other; only a change of
+        nothing but comments is decided by them."""
         carrying = [h for h in self.hunks if h.weight > 0]
         code = [h for h in carrying if h.kind == "code"]
-        return tuple(code or carrying)
+        statements = [h for h in code if not h.comments_only]
+        return tuple(statements or code or carrying)
 
     @property
     def done_share(self) -> float:
@@ -347,6 +357,7 @@ def _replay_file(
             after=state_after,
             how=how,
             imports_only=_imports_only(hunk),
+            comments_only=_comments_only(hunk),
         )
         results.append((replayed, blocks, before, after))
     return results
@@ -472,7 +483,7 @@ def _same_code(hunk: Hunk, before: _Text, after: _Text, kept: set[int], kind: Fi
             for line in lines
             if not line.trivial
             and line.hash not in kept
-            and (kind == "docs" or not line.normalised.startswith(_COMMENT))
+            and (kind == "docs" or not _COMMENT.match(line.normalised))
         ]
 
     added, removed = code(hunk.added), code(hunk.removed)
@@ -526,6 +537,12 @@ def _imports_only(hunk: Hunk) -> bool:
     """Every line the hunk changes (trivial ones aside) imports something."""
     lines = [line.text for line in hunk.lines if not line.trivial]
     return bool(lines) and all(_IMPORT.match(text) for text in lines)
+
+
+def _comments_only(hunk: Hunk) -> bool:
+    """Every line the hunk changes (trivial ones aside) is a comment."""
+    lines = [line.normalised for line in hunk.lines if not line.trivial]
+    return bool(lines) and all(_COMMENT.match(text) for text in lines)
 
 
 def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:

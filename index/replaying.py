@@ -80,7 +80,28 @@ class Replayer:
             f for f in self._files if not touched or f.path in touched or f.old_path in touched
         ]
         result = replay(self._change, self._versions(files, before, after), after, self._blocks)
-        return self._placed(candidate, after, result)
+        arrival = None
+        if candidate.state == "merged" and (result.complete or result.partial):
+            arrival = self._arrival(after)
+            if arrival is not None:
+                # Landed on another branch that this change's branch merged later: the change
+                # is done here only if that merge brought it (a merge-up that kept this
+                # branch's own lines, as release commits' version lines, brought nothing).
+                at = replay(
+                    self._change,
+                    self._versions(files, f"{arrival}^1", arrival),
+                    arrival,
+                    self._blocks,
+                )
+                if not (at.complete or at.partial):
+                    return Proof(replay=at, other_line=candidate.branch or "another branch")
+                after, result = arrival, at
+        return self._placed(candidate, after, result, arrival is not None)
+
+    def _arrival(self, landing: str) -> str | None:
+        """Where `landing` reached this change's branch, if by a later merge."""
+        tip = self._history.line_tip
+        return gitsource.merged_in_by(self._repo, landing, tip) if tip else None
 
     def _span(self, candidate: ChangeEvidence) -> tuple[str, str] | None:
         if candidate.state == "merged":
@@ -97,8 +118,11 @@ class Replayer:
             return candidate.base_commit, candidate.head_commit
         return None
 
-    def _placed(self, candidate: ChangeEvidence, after: str, result: Replay) -> Proof:
-        """Ancestry matters only where the replay turned: ask git only then."""
+    def _placed(
+        self, candidate: ChangeEvidence, after: str, result: Replay, arrived: bool = False
+    ) -> Proof:
+        """Ancestry matters only where the replay turned: ask git only then. `after` is where
+        the candidate's change reached this change's branch (`arrived`: by a later merge)."""
         history = self._history
         if not (result.complete or result.partial or candidate.patch_id == self._patch_id):
             return Proof(replay=result)
@@ -156,6 +180,7 @@ class Replayer:
             after_query=after_query,
             own_landing=own_landing,
             stacked=stacked,
+            reached_by_merge=arrived,
         )
 
     def _stacked_on(self, candidate: ChangeEvidence, head: str) -> bool:
