@@ -139,6 +139,11 @@ class Replayer:
                 or (history.number is not None and f"#{history.number}" in candidate.issues)
                 or bool(history.head and gitsource.is_ancestor(repo, history.head, after))
             )
+        elif candidate.state == "merged" and history.merged and not arrived:
+            # A PR that landed nothing but copies of this merged change's own commits (the
+            # same author, the same moment; reworded as they landed) is where this change
+            # landed, recorded under another number.
+            own_landing = self._lands_only_copies(candidate, after)
         if candidate.state == "merged":
             if history.base:
                 in_base = gitsource.is_ancestor(repo, after, history.base)
@@ -221,6 +226,17 @@ class Replayer:
         # A range that is nothing but such a copy is that change, proposed again: a duplicate
         # in its own right. Copies beside work of its own were carried along.
         return bool(copies) and bool(patches - copies)
+
+    def _lands_only_copies(self, candidate: ChangeEvidence, landing: str) -> bool:
+        history = self._history
+        if not (history.base and history.head):
+            return False
+        start = candidate.base_commit if landing == candidate.head_commit else f"{landing}^1"
+        if not start:
+            return False
+        own = {_written(c) for c in self._own(history.base, history.head)}
+        theirs = {_written(c) for c in self._range_commits(start, landing)}
+        return bool(theirs) and theirs <= own
 
     def _own(self, base: str, head: str) -> set[str]:
         if self._own_commits is None:
@@ -354,6 +370,11 @@ def landing_candidates(
         )
         for landing in landings
     ]
+
+
+def _written(commit: str) -> str:
+    """A commit as `_range_commits` lists it, without its subject: who wrote it and when."""
+    return commit.rsplit("\x1f", 1)[0]
 
 
 def names_pr(subject: str, number: int | None) -> bool:

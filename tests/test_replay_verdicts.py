@@ -933,9 +933,8 @@ def _release(version: str, extra: str) -> dict[str, str | bytes | None]:
 BRANCHES = {80: "1.x", 82: "1.x", 81: "main", 83: "main"}
 
 
-def _pr_item(builder: RepoBuilder, number: int, base: str) -> dict:
+def _pr_item(builder: RepoBuilder, number: int, base: str, merged: bool) -> dict:
     """A `gh pr list --json` record: which branch each PR is for (the merge-ups need it)."""
-    merged = number != 83
     return {
         "number": number,
         "title": builder.repo.git.log("-1", "--format=%s", f"refs/pull/{number}/head"),
@@ -975,7 +974,9 @@ def test_a_change_on_a_maintenance_branch_counts_here_only_if_the_merge_up_broug
         83, [("Use the offload strategy", fixed)], start=fork, author="Grace", email="g@x"
     )
     export = builder.path.parent / "prs.json"
-    export.write_text(json.dumps([_pr_item(builder, n, base) for n, base in BRANCHES.items()]))
+    export.write_text(
+        json.dumps([_pr_item(builder, n, base, merged=n != 83) for n, base in BRANCHES.items()])
+    )
     code, _, err = run_cli(
         builder.path,
         "index",
@@ -995,3 +996,40 @@ def test_a_change_on_a_maintenance_branch_counts_here_only_if_the_merge_up_broug
     [about_82] = [f for f in found if f["pr"] == 82]
     assert about_82["verdict"] == "already-merged"
     assert any("reached this branch" in reason for reason in about_82["reasons"])
+
+
+def test_a_pr_that_landed_only_copies_of_a_merged_prs_commits_is_that_prs_own_landing(
+    builder: RepoBuilder,
+):
+    """#90's commit landed twice, reworded, each copy saying `Closes #90`: on 1.x, and on main,
+    where #91 was opened from the landed commit. #90 is merged; #91 did not do it first."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    builder.checkout("1.x", "main")
+    builder.checkout("main")
+    builder.commit("Docs", {"README.md": "Pipelines.\n"})
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    head = builder.pr_branch(90, [("chore: stop reading the legacy flag", fixed)])
+    for branch in ("1.x", "main"):
+        builder.checkout(branch)
+        builder.git("cherry-pick", head)
+        builder.git("commit", "-q", "--amend", "-m", "refact: ask the strategy\n\nCloses #90")
+    builder.git("update-ref", "refs/pull/91/head", builder.head())
+    export = builder.path.parent / "prs.json"
+    export.write_text(json.dumps([_pr_item(builder, n, "main", merged=True) for n in (90, 91)]))
+    code, _, err = run_cli(
+        builder.path,
+        "index",
+        "--quiet",
+        "--target",
+        "main",
+        "--target",
+        "1.x",
+        "--prs-json",
+        str(export),
+    )
+    assert code == 0, err
+
+    _, found = check_json(builder.path, "--pr", "90")
+    assert 91 not in {pr for pr, _ in deciding(found)}
+    [about_91] = [f for f in found if f["pr"] == 91]
+    assert any("own commits landed" in reason for reason in about_91["reasons"])
