@@ -365,10 +365,10 @@ def _replay_reasons(
     other = candidate.key
     replay = proof.replay
     merged = candidate.state == "merged"
-    came = "reached this branch" if proof.reached_by_merge else "landed"
-    where = f"at {replay.commit[:10]}, where {other} {came}" if merged else f"at {other}'s head"
-    if not merged:
-        came = "was opened"
+    where = f"at {replay.commit[:10]}, where {other} landed" if merged else f"at {other}'s head"
+    came = "landed" if merged else "was opened"
+    if proof.reached_after_query:
+        came = "reached this change's branch (by a merge)"
     hunks = replay.deciding
     done = sum(1 for h in hunks if h.turned)
     direct = candidate.number is None

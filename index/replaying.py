@@ -80,23 +80,7 @@ class Replayer:
             f for f in self._files if not touched or f.path in touched or f.old_path in touched
         ]
         result = replay(self._change, self._versions(files, before, after), after, self._blocks)
-        arrival = None
-        if candidate.state == "merged" and (result.complete or result.partial):
-            arrival = self._arrival(after)
-            if arrival is not None:
-                # Landed on another branch that this change's branch merged later: the change
-                # is done here only if that merge brought it (a merge-up that kept this
-                # branch's own lines, as release commits' version lines, brought nothing).
-                at = replay(
-                    self._change,
-                    self._versions(files, f"{arrival}^1", arrival),
-                    arrival,
-                    self._blocks,
-                )
-                if not (at.complete or at.partial):
-                    return Proof(replay=at, other_line=candidate.branch or "another branch")
-                after, result = arrival, at
-        return self._placed(candidate, after, result, arrival is not None)
+        return self._placed(candidate, after, result)
 
     def _arrival(self, landing: str) -> str | None:
         """Where `landing` reached this change's branch, if by a later merge."""
@@ -118,12 +102,10 @@ class Replayer:
             return candidate.base_commit, candidate.head_commit
         return None
 
-    def _placed(
-        self, candidate: ChangeEvidence, after: str, result: Replay, arrived: bool = False
-    ) -> Proof:
-        """Ancestry matters only where the replay turned: ask git only then. `after` is where
-        the candidate's change reached this change's branch (`arrived`: by a later merge)."""
+    def _placed(self, candidate: ChangeEvidence, after: str, result: Replay) -> Proof:
+        """Ancestry matters only where the replay turned: ask git only then."""
         history = self._history
+        reached_after = False
         if not (result.complete or result.partial or candidate.patch_id == self._patch_id):
             return Proof(replay=result)
         in_base = other_line = None
@@ -139,7 +121,7 @@ class Replayer:
                 or (history.number is not None and f"#{history.number}" in candidate.issues)
                 or bool(history.head and gitsource.is_ancestor(repo, history.head, after))
             )
-        elif candidate.state == "merged" and history.merged and not arrived:
+        elif candidate.state == "merged" and history.merged:
             # A PR that landed nothing but copies of this merged change's own commits (the
             # same author, the same moment; reworded as they landed) is where this change
             # landed, recorded under another number.
@@ -152,6 +134,14 @@ class Replayer:
             # A landing the index does not know (the query was merged by hand, or its commits
             # were rewritten) leaves the dates: a change merged later did not do it first.
             after_query = after_query or earlier(history.merged_at, candidate.merged_at)
+            if history.landing and not after_query:
+                # Landed on another branch (a maintenance line merged up later): what counts
+                # for this change is when a merge brought it to this change's branch.
+                arrival = self._arrival(after)
+                reached_after = bool(
+                    arrival and gitsource.is_ancestor(repo, history.landing, f"{arrival}^1")
+                )
+                after_query = reached_after
             if history.line_tip and not gitsource.is_ancestor(repo, after, history.line_tip):
                 # Not on this change's branch: landed on another one (a port), or, where the
                 # index knows no landing and the head is on no branch, landed rewritten where
@@ -185,7 +175,7 @@ class Replayer:
             after_query=after_query,
             own_landing=own_landing,
             stacked=stacked,
-            reached_by_merge=arrived,
+            reached_after_query=reached_after,
         )
 
     def _stacked_on(self, candidate: ChangeEvidence, head: str) -> bool:

@@ -949,13 +949,10 @@ def _pr_item(builder: RepoBuilder, number: int, base: str, merged: bool) -> dict
     }
 
 
-def test_a_change_on_a_maintenance_branch_counts_here_only_if_the_merge_up_brought_it(
-    builder: RepoBuilder,
-):
-    """Release 1.0.4 (#80, on 1.x) and release 2.0.0 (#81, on main) both clear `EXTRA`. 1.x is
-    merged up into main keeping main's own version lines, so #80 never changed main's `EXTRA`:
-    #81 is no part of #80. A fix merged on 1.x that the merge-up brings is done on main, where
-    that merge brought it."""
+def test_a_change_merged_up_after_this_one_landed_did_not_do_it_first(builder: RepoBuilder):
+    """Release 1.0.4 (#80, on 1.x) and release 2.0.0 (#81, on main) both clear `EXTRA`; 1.x
+    reached main by a merge after #81 had landed there, so #81 is no part of #80. An open PR
+    making a fix that landed on 1.x (#82) is already done."""
     builder.commit("Start", {**_release("1.0.4-DEV", "DEV"), "pipelines/pipeline.py": PIPELINE})
     builder.checkout("1.x", "main")
     builder.checkout("main")
@@ -992,10 +989,11 @@ def test_a_change_on_a_maintenance_branch_counts_here_only_if_the_merge_up_broug
 
     _, found = check_json(builder.path, "--pr", "81")
     assert 80 not in {pr for pr, _ in deciding(found)}
+    [about_80] = [f for f in found if f["pr"] == 80]
+    assert any("branch (by a merge) after" in reason for reason in about_80["reasons"])
     _, found = check_json(builder.path, "--pr", "83")
     [about_82] = [f for f in found if f["pr"] == 82]
     assert about_82["verdict"] == "already-merged"
-    assert any("reached this branch" in reason for reason in about_82["reasons"])
 
 
 def test_a_pr_that_landed_only_copies_of_a_merged_prs_commits_is_that_prs_own_landing(
