@@ -14,7 +14,9 @@ import click
 from prdup.cli_support import (
     EXIT_FINDINGS,
     db_option,
+    github_option,
     handles_errors,
+    min_score_option,
     nothing_to_compare,
     repo_option,
 )
@@ -44,12 +46,9 @@ def main() -> None:
     "number,title,body,state,createdAt,"
     "closedAt,mergedAt,headRefOid,baseRefName,author'.",
 )
-@click.option(
-    "--github",
-    "github_repo",
-    metavar="OWNER/REPO",
-    help="Import PR metadata and maintainers' dismissals from GitHub's API "
-    "(token from GITHUB_TOKEN or GH_TOKEN); an import stopped by the rate limit resumes.",
+@github_option(
+    "Import PR metadata and maintainers' dismissals from GitHub's API "
+    "(token from GITHUB_TOKEN or GH_TOKEN); an import stopped by the rate limit resumes."
 )
 @click.option("--quiet", is_flag=True, help="No progress and no summary.")
 @handles_errors
@@ -116,12 +115,7 @@ def index(
     help="github: workflow annotations on the shared lines; sarif: SARIF 2.1.0 for code scanning.",
 )
 @click.option("--top", type=int, default=None, help="Show at most K findings [default: 5].")
-@click.option(
-    "--min-score",
-    type=float,
-    default=None,
-    help="Hide findings scoring below S [default: 0.7]; 0 lists every candidate.",
-)
+@min_score_option("Hide findings scoring below S [default: 0.7]; 0 lists every candidate.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @handles_errors
 def check(

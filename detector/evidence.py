@@ -257,3 +257,4 @@ class Proof:
     own_landing: bool = False  # the candidate is the commit where this change's own commits landed
     stacked: bool = False  # this change's branch holds the (unmerged) candidate's commits
     unlanded: bool = False  # merged, but no landing is known and its head is on no branch
+    reached_after_query: bool = False  # landed elsewhere; a merge brought it here after this landed

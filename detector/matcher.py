@@ -366,6 +366,9 @@ def _replay_reasons(
     replay = proof.replay
     merged = candidate.state == "merged"
     where = f"at {replay.commit[:10]}, where {other} landed" if merged else f"at {other}'s head"
+    came = "landed" if merged else "was opened"
+    if proof.reached_after_query:
+        came = "reached this change's branch (by a merge)"
     hunks = replay.deciding
     done = sum(1 for h in hunks if h.turned)
     direct = candidate.number is None
@@ -376,7 +379,7 @@ def _replay_reasons(
             other=other,
             line=proof.other_line,
             share=_percent(s.candidate_coverage),
-            came="landed" if merged else "was opened",
+            came=came,
         )
         return
     if turned and proof.carries_query and not merged:

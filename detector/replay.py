@@ -32,7 +32,12 @@ ANCHOR_SEARCH = 200  # lines searched around a region for a line both versions h
 PARTIAL_SHARE = 0.25  # of the hunks that carry code, this much done: a real part is done
 SAME_CODE_SHARE = 0.7  # of a hunk's code lines, this many written by the candidate (as the
 # matcher's "contained": most of it, allowing a comment or a line written another way)
-_COMMENT = ("//", "#", "*", "/*", "--", ";", "<!--", '"""', "'''")
+# A line that is a comment in the languages prdup meets: `// x`, `/* x`, ` * x` (a docblock,
+# not `*ptr = 1`), `# x` (not C's `#include` or `#define`), `-- x`, `<!-- x`, a docstring quote.
+_COMMENT = re.compile(
+    r"^(?://|/\*|\*(?:\s|/|$)|#(?!\s*(?:include|import|define|undef|if|ifn?def|elif|else|endif"
+    r"|pragma|region|endregion|error|warning|line)\b)|--\s|<!--|\"\"\"|''')"
+)
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing|spec|specs|__tests__|testdata|test_data|fixtures)/"
@@ -51,6 +56,12 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _STRING = r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'"
 _LITERAL = re.compile(_STRING)
+# An import, in the languages git's diff drivers know: `import x`, `from x import y`,
+# `#include <x>`, `using X;`, `use X;`, `require 'x'`, and a Go import block's `alias "path"`.
+_IMPORT = re.compile(
+    r"""^\s*(?:import\b|from\s+\S+\s+import\b|#\s*include\b|using\s+[\w.]+\s*;|use\s+[\w:\\]+"""
+    r"""|require(?:_once|_relative)?\b|@import\b|(?:[\w.]+\s+)?"[^"\s]+"\s*$)"""
+)
 # A string compared for (in)equality, on either side: `code != "X"`, `"X" === kind`.
 _COMPARISON = re.compile(
     rf"(?P<left>{_STRING})\s*(?P<op>===|!==|==|!=)|(?P<op2>===|!==|==|!=)\s*(?P<right>{_STRING})"
@@ -165,6 +176,8 @@ class HunkReplay:
     before: HunkState
     after: HunkState
     how: How  # how the hunk is done after the candidate ("" when it is not)
+    imports_only: bool = False  # every line it changes imports something
+    comments_only: bool = False  # every line it changes is a comment (a docblock, a note)
 
     @property
     def turned(self) -> bool:
@@ -174,7 +187,11 @@ class HunkReplay:
     @property
     def anchors(self) -> bool:
         """Done by the candidate on its own evidence, not only by the names it brings."""
-        return self.turned and self.how in ("identical", "same-code", "same-names")
+        return (
+            self.turned
+            and self.how in ("identical", "same-code", "same-names")
+            and not self.imports_only
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,10 +203,14 @@ class Replay:
 
     @property
     def deciding(self) -> tuple[HunkReplay, ...]:
-        """The hunks that carry the change: code, or everything when there is no code (docs)."""
+        """The hunks that carry the change: code, or everything when there is no code (docs).
+        Comments in code go with the code they explain: two fixes of one method may both
+        correct its docblock, and that makes neither a part of the other; only a change of
+        nothing but comments is decided by them."""
         carrying = [h for h in self.hunks if h.weight > 0]
         code = [h for h in carrying if h.kind == "code"]
-        return tuple(code or carrying)
+        statements = [h for h in code if not h.comments_only]
+        return tuple(statements or code or carrying)
 
     @property
     def done_share(self) -> float:
@@ -267,6 +288,10 @@ def replay(
             ):
                 additions.append((len(hunks), blocks, before, after))
             hunks.append(replayed)
+    if not any(h.anchors for h in hunks):
+        # An import the candidate added too says nothing by itself: two fixes of the same
+        # error path both import the error package, whatever they do with it.
+        hunks = [replace(h, how="") if h.imports_only and h.turned else h for h in hunks]
     if additions and any(h.anchors for h in hunks):
         # Additions that only support the fix (its import, a helper's signature) count as done
         # where the names they bring are there: read only once something anchors the claim.
@@ -331,6 +356,8 @@ def _replay_file(
             before=state_before,
             after=state_after,
             how=how,
+            imports_only=_imports_only(hunk),
+            comments_only=_comments_only(hunk),
         )
         results.append((replayed, blocks, before, after))
     return results
@@ -456,7 +483,7 @@ def _same_code(hunk: Hunk, before: _Text, after: _Text, kept: set[int], kind: Fi
             for line in lines
             if not line.trivial
             and line.hash not in kept
-            and (kind == "docs" or not line.normalised.startswith(_COMMENT))
+            and (kind == "docs" or not _COMMENT.match(line.normalised))
         ]
 
     added, removed = code(hunk.added), code(hunk.removed)
@@ -504,6 +531,18 @@ def _state(
     if not blocks.removed and not any(blocks.before_context + blocks.after_context):
         return "new"  # an addition to an empty or new file, with no text of its own there
     return "conflict"
+
+
+def _imports_only(hunk: Hunk) -> bool:
+    """Every line the hunk changes (trivial ones aside) imports something."""
+    lines = [line.text for line in hunk.lines if not line.trivial]
+    return bool(lines) and all(_IMPORT.match(text) for text in lines)
+
+
+def _comments_only(hunk: Hunk) -> bool:
+    """Every line the hunk changes (trivial ones aside) is a comment."""
+    lines = [line.normalised for line in hunk.lines if not line.trivial]
+    return bool(lines) and all(_COMMENT.match(text) for text in lines)
 
 
 def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:

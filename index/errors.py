@@ -6,6 +6,10 @@ from __future__ import annotations
 class PrdupError(Exception):
     """Base for every error a user can cause and fix; `str()` is the one-line message."""
 
+    # Work stopped by something outside (GitHub's rate limit), kept and resumed by running
+    # again: not a failure (exit 3).
+    resumable = False
+
 
 class NotAGitRepository(PrdupError):
     pass

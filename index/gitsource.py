@@ -482,6 +482,21 @@ def next_first_parent(repo: git.Repo, after: str | None, tip: str) -> str | None
     return output.split("\n", 1)[0] or None
 
 
+def merged_in_by(repo: git.Repo, commit: str, tip: str) -> str | None:
+    """The first-parent commit of `tip`'s line that brought `commit` in, where `commit` is not
+    itself on that line (a fix merged into a maintenance branch, merged up later); None where
+    it is on the line or `tip` does not hold it."""
+    if not is_ancestor(repo, commit, tip):
+        return None
+    line = repo.git.rev_list("--first-parent", f"{commit}..{tip}").split()
+    descendants = set(repo.git.rev_list("--ancestry-path", f"{commit}..{tip}").split())
+    holding = [c for c in line if c in descendants]  # newest first; the oldest brought it
+    if not holding:
+        return None
+    parents = repo.git.rev_list("--parents", "-n", "1", holding[-1]).split()
+    return None if parents[1:2] == [commit] else holding[-1]
+
+
 def is_missing_object(error: git.GitCommandError) -> bool:
     text = str(error.stderr or "")
     return any(s in text for s in ("unable to read", "missing blob", "bad object", "missing"))

@@ -82,6 +82,11 @@ class Replayer:
         result = replay(self._change, self._versions(files, before, after), after, self._blocks)
         return self._placed(candidate, after, result)
 
+    def _arrival(self, landing: str) -> str | None:
+        """Where `landing` reached this change's branch, if by a later merge."""
+        tip = self._history.line_tip
+        return gitsource.merged_in_by(self._repo, landing, tip) if tip else None
+
     def _span(self, candidate: ChangeEvidence) -> tuple[str, str] | None:
         if candidate.state == "merged":
             landing = candidate.commit
@@ -100,6 +105,7 @@ class Replayer:
     def _placed(self, candidate: ChangeEvidence, after: str, result: Replay) -> Proof:
         """Ancestry matters only where the replay turned: ask git only then."""
         history = self._history
+        reached_after = False
         if not (result.complete or result.partial or candidate.patch_id == self._patch_id):
             return Proof(replay=result)
         in_base = other_line = None
@@ -115,6 +121,11 @@ class Replayer:
                 or (history.number is not None and f"#{history.number}" in candidate.issues)
                 or bool(history.head and gitsource.is_ancestor(repo, history.head, after))
             )
+        elif candidate.state == "merged" and history.merged:
+            # A PR that landed nothing but copies of this merged change's own commits (the
+            # same author, the same moment; reworded as they landed) is where this change
+            # landed, recorded under another number.
+            own_landing = self._lands_only_copies(candidate, after)
         if candidate.state == "merged":
             if history.base:
                 in_base = gitsource.is_ancestor(repo, after, history.base)
@@ -123,6 +134,14 @@ class Replayer:
             # A landing the index does not know (the query was merged by hand, or its commits
             # were rewritten) leaves the dates: a change merged later did not do it first.
             after_query = after_query or earlier(history.merged_at, candidate.merged_at)
+            if history.landing and not after_query:
+                # Landed on another branch (a maintenance line merged up later): what counts
+                # for this change is when a merge brought it to this change's branch.
+                arrival = self._arrival(after)
+                reached_after = bool(
+                    arrival and gitsource.is_ancestor(repo, history.landing, f"{arrival}^1")
+                )
+                after_query = reached_after
             if history.line_tip and not gitsource.is_ancestor(repo, after, history.line_tip):
                 # Not on this change's branch: landed on another one (a port), or, where the
                 # index knows no landing and the head is on no branch, landed rewritten where
@@ -156,6 +175,7 @@ class Replayer:
             after_query=after_query,
             own_landing=own_landing,
             stacked=stacked,
+            reached_after_query=reached_after,
         )
 
     def _stacked_on(self, candidate: ChangeEvidence, head: str) -> bool:
@@ -196,6 +216,17 @@ class Replayer:
         # A range that is nothing but such a copy is that change, proposed again: a duplicate
         # in its own right. Copies beside work of its own were carried along.
         return bool(copies) and bool(patches - copies)
+
+    def _lands_only_copies(self, candidate: ChangeEvidence, landing: str) -> bool:
+        history = self._history
+        if not (history.base and history.head):
+            return False
+        start = candidate.base_commit if landing == candidate.head_commit else f"{landing}^1"
+        if not start:
+            return False
+        own = {_written(c) for c in self._own(history.base, history.head)}
+        theirs = {_written(c) for c in self._range_commits(start, landing)}
+        return bool(theirs) and theirs <= own
 
     def _own(self, base: str, head: str) -> set[str]:
         if self._own_commits is None:
@@ -329,6 +360,11 @@ def landing_candidates(
         )
         for landing in landings
     ]
+
+
+def _written(commit: str) -> str:
+    """A commit as `_range_commits` lists it, without its subject: who wrote it and when."""
+    return commit.rsplit("\x1f", 1)[0]
 
 
 def names_pr(subject: str, number: int | None) -> bool:

@@ -38,20 +38,19 @@ def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         import git
 
-        from prdup.github_import import ImportInterrupted
         from prdup.lifetime import Terminated, sigterm_as_interrupt
 
         try:
             with sigterm_as_interrupt():
                 return command(*args, **kwargs)
-        except ImportInterrupted as error:
+        except PrdupError as error:
+            if not error.resumable:
+                _fail(str(error))
             click.echo(f"prdup: stopped: {error}", err=True)
             from prdup.escaping import inline
 
             job_summary(f"**prdup**: stopped: {inline(str(error), 500)}")
             sys.exit(EXIT_RESUMABLE)
-        except PrdupError as error:
-            _fail(str(error))
         except git.GitCommandError as error:
             detail = (error.stderr or "").strip().replace("\n", " ") or str(error)
             _fail(f"git failed: {detail}")
@@ -126,6 +125,18 @@ db_option = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Index file (default: prdup.db inside the git directory).",
 )
+
+
+def github_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`--github OWNER/REPO`, with what it is for in each command."""
+    return click.option("--github", "github_repo", metavar="OWNER/REPO", help=help)
+
+
+def min_score_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`--min-score S` (None: the settings' value), with what it hides in each command."""
+    return click.option("--min-score", type=float, default=None, help=help)
+
+
 repo_option = click.option(
     "--repo",
     "repo_path",

@@ -10,8 +10,10 @@ import click
 
 from prdup.cli_support import (
     db_option,
+    github_option,
     handles_errors,
     job_summary,
+    min_score_option,
     nothing_to_compare,
     repo_option,
     step_outputs,
@@ -23,23 +25,13 @@ from prdup.cli_support import (
 @click.option("--pr", "number", type=int, required=True, help="The pull request to comment on.")
 @repo_option
 @db_option
-@click.option(
-    "--github",
-    "github_repo",
-    metavar="OWNER/REPO",
-    help="Where to post (default: $GITHUB_REPOSITORY).",
-)
+@github_option("Where to post (default: $GITHUB_REPOSITORY).")
 @click.option(
     "--post",
     is_flag=True,
     help="Create, update or resolve the comment on GitHub instead of printing it.",
 )
-@click.option(
-    "--min-score",
-    type=float,
-    default=None,
-    help="Say nothing about findings scoring below S [default: 0.7].",
-)
+@min_score_option("Say nothing about findings scoring below S [default: 0.7].")
 @handles_errors
 def comment(
     number: int,
@@ -123,12 +115,7 @@ def comment(
 @click.command("pr-refspecs")
 @repo_option
 @db_option
-@click.option(
-    "--github",
-    "github_repo",
-    metavar="OWNER/REPO",
-    help="The repository whose PRs to ask about (default: $GITHUB_REPOSITORY).",
-)
+@github_option("The repository whose PRs to ask about (default: $GITHUB_REPOSITORY).")
 @click.option(
     "--pr", "always", type=int, multiple=True, help="Fetch this PR's head too; repeatable."
 )

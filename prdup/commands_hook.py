@@ -19,6 +19,7 @@ from prdup.cli_support import (
     EXIT_FINDINGS,
     db_option,
     handles_errors,
+    min_score_option,
     nothing_to_compare,
     repo_option,
     work_tree,
@@ -31,12 +32,7 @@ ZERO_SHA = "0" * 40
 @repo_option
 @db_option
 @click.option("--target", help="Target branch (default: the indexed one).")
-@click.option(
-    "--min-score",
-    type=float,
-    default=None,
-    help="Hide findings scoring below S [default: 0.7].",
-)
+@min_score_option("Hide findings scoring below S [default: 0.7].")
 @click.option("--block", is_flag=True, help="Exit 1 when an earlier PR covers the push.")
 # Configurations written for the hook's earlier entry (`prdup check`) pass --exit-zero; it is
 # what the hook does anyway.

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 import click
 
 from index.config import Settings
-from prdup.cli_support import EXIT_FINDINGS, db_option, handles_errors, repo_option, work_tree
+from prdup.cli_support import (
+    EXIT_FINDINGS,
+    db_option,
+    github_option,
+    handles_errors,
+    min_score_option,
+    repo_option,
+    work_tree,
+)
 from prdup.escaping import inline, terminal
 
 if TYPE_CHECKING:  # the sweep engine is imported when the command runs: `prdup check` starts fast
@@ -28,12 +36,7 @@ FORMATS = ("text", "json", "markdown", "html")
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the report to FILE instead of stdout.",
 )
-@click.option(
-    "--min-score",
-    type=float,
-    default=None,
-    help=f"Ignore findings scoring below S [default: {Settings().min_score}].",
-)
+@min_score_option(f"Ignore findings scoring below S [default: {Settings().min_score}].")
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
@@ -48,12 +51,9 @@ FORMATS = ("text", "json", "markdown", "html")
     help="Sweep only the N highest-numbered open PRs.",
 )
 @click.option("--full", is_flag=True, help="Re-check every PR instead of reusing the cache.")
-@click.option(
-    "--github",
-    "github_repo",
-    metavar="OWNER/REPO",
-    help="Link PR numbers in the HTML report to this repository's PRs (default: "
-    "$GITHUB_REPOSITORY, else the repository `prdup index --github` imported).",
+@github_option(
+    "Link PR numbers in the HTML report to this repository's PRs (default: "
+    "$GITHUB_REPOSITORY, else the repository `prdup index --github` imported)."
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are groups.")
 @handles_errors
@@ -230,18 +230,8 @@ def to_markdown(result: SweepResult) -> str:
 @click.command("dashboard")
 @repo_option
 @db_option
-@click.option(
-    "--github",
-    "github_repo",
-    metavar="OWNER/REPO",
-    help="The repository whose dashboard issue to keep (default: $GITHUB_REPOSITORY).",
-)
-@click.option(
-    "--min-score",
-    type=float,
-    default=None,
-    help=f"Ignore findings scoring below S [default: {Settings().min_score}].",
-)
+@github_option("The repository whose dashboard issue to keep (default: $GITHUB_REPOSITORY).")
+@min_score_option(f"Ignore findings scoring below S [default: {Settings().min_score}].")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option(
     "--report-url",

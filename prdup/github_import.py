@@ -40,6 +40,8 @@ from prdup.github import Comment, GitHubClient, GitHubError, PullRequestMeta, Ra
 class ImportInterrupted(GitHubError):
     """The import stopped at a rate limit; what it read is kept and the next run resumes."""
 
+    resumable = True
+
 
 @dataclass(slots=True)
 class ImportCount:

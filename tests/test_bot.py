@@ -78,6 +78,11 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def story(builder: RepoBuilder) -> RepoBuilder:
+    return build_story(builder)
+
+
+def build_story(builder: RepoBuilder) -> RepoBuilder:
+    """Two open PRs that fix the pipeline's legacy-flag read differently, and one on its docs."""
     builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "README.md": "Pipeline.\n"})
     builder.pr_branch(
         20, [("Use the strategy resolver", {"pipeline.py": PIPELINE.replace(LEGACY, FIX_20)})]

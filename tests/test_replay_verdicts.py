@@ -417,6 +417,42 @@ def test_a_removal_is_done_only_where_its_result_is_made_not_where_it_already_wa
     assert _replayed(DROP_ARGUMENT, CALLS, CALLS, dropped).complete
 
 
+GO_IMPORTS = """import (
+	"fmt"
+)
+
+func create(err error) error {
+	if err != nil {
+		return fmt.Errorf("create failed: %s", err)
+	}
+	return nil
+}
+"""
+JOIN_ERRORS = """diff --git a/m.go b/m.go
+--- a/m.go
++++ b/m.go
+@@ -2,0 +3 @@ import (
++	"errors"
+@@ -7 +8 @@ func create(err error) error {
+-		return fmt.Errorf("create failed: %s", err)
++		return errors.Join(err, errCreate)
+"""
+
+
+def test_an_import_the_candidate_also_added_is_no_part_of_the_change_on_its_own():
+    """Both add the `errors` import; the candidate wraps the error otherwise. The import alone
+    does not make the change partly done; beside the same fix it counts."""
+    wrapped = GO_IMPORTS.replace('\t"fmt"\n', '\t"errors"\n\t"fmt"\n').replace(
+        'fmt.Errorf("create failed: %s", err)', 'fmt.Errorf("create: %w", err)'
+    )
+    done = _replayed(JOIN_ERRORS, GO_IMPORTS, GO_IMPORTS, wrapped)
+    assert not done.partial and not done.complete
+    joined = GO_IMPORTS.replace('\t"fmt"\n', '\t"errors"\n\t"fmt"\n').replace(
+        'fmt.Errorf("create failed: %s", err)', "errors.Join(err, errCreate)"
+    )
+    assert _replayed(JOIN_ERRORS, GO_IMPORTS, GO_IMPORTS, joined).complete
+
+
 def test_file_kinds():
     assert file_kind("tests/test_pipeline.py") == "test"
     assert file_kind("pkg/module_test.go") == "test"
@@ -841,3 +877,157 @@ def test_an_unmerged_pr_carrying_a_closed_prs_commits_does_not_cover_it(builder:
     _, found = check_json(builder.path, "--pr", "160")
     assert 161 not in {pr for pr, _ in deciding(found)}, found
     assert any("carries this change's own commits" in r for f in found for r in f["reasons"])
+
+
+DOCBLOCK_PHP = """<?php
+class Loader
+{
+    /**
+     * Parses a XML file
+     */
+    public function parse($file)
+    {
+        $method = 'set'.str_replace('-', '', $key);
+        return $this->load($file);
+    }
+}
+"""
+DOCBLOCK_FIX = """diff --git a/Loader.php b/Loader.php
+--- a/Loader.php
++++ b/Loader.php
+@@ -5 +5 @@
+-     * Parses a XML file
++     * Parses a XML file.
+@@ -9 +9 @@
+-        $method = 'set'.str_replace('-', '', $key);
++        $method = 'set'.explode('-', $key)[0];
+"""
+
+
+def test_a_docblock_line_two_fixes_both_correct_is_no_part_of_either():
+    """Two fixes of one method both add the docblock's full stop; the candidate's fix is
+    another (a deprecation notice). The shared comment makes neither a part of the other;
+    a change of nothing but that comment is done by it."""
+    other_fix = DOCBLOCK_PHP.replace("Parses a XML file\n", "Parses a XML file.\n").replace(
+        "        return $this->load($file);",
+        "        trigger_error('deprecated', E_USER_DEPRECATED);\n"
+        "        return $this->load($file);",
+    )
+    done = _replayed(DOCBLOCK_FIX, DOCBLOCK_PHP, DOCBLOCK_PHP, other_fix)
+    assert not done.partial and not done.complete
+    comment_only = DOCBLOCK_FIX.split("@@ -9")[0]
+    assert _replayed(comment_only, DOCBLOCK_PHP, DOCBLOCK_PHP, other_fix).complete
+    # `*ptr` and `#include` are code, not comments.
+    c_code = "diff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n@@ -1 +1 @@\n-*ptr = 1;\n+*ptr = 2;\n"
+    replayed = _replayed(c_code, "*ptr = 1;\n", "*ptr = 1;\n", "*ptr = 2;\n")
+    assert not replayed.hunks[0].comments_only and replayed.complete
+
+
+VERSION_FILE = 'VERSION = "{version}"\nMAJOR = {major}\nMINOR = 0\nEXTRA = "{extra}"\n'
+
+
+def _release(version: str, extra: str) -> dict[str, str | bytes | None]:
+    return {"version.py": VERSION_FILE.format(version=version, major=version[0], extra=extra)}
+
+
+BRANCHES = {80: "1.x", 82: "1.x", 81: "main", 83: "main"}
+
+
+def _pr_item(builder: RepoBuilder, number: int, base: str, merged: bool) -> dict:
+    """A `gh pr list --json` record: which branch each PR is for (the merge-ups need it)."""
+    return {
+        "number": number,
+        "title": builder.repo.git.log("-1", "--format=%s", f"refs/pull/{number}/head"),
+        "body": "",
+        "state": "MERGED" if merged else "OPEN",
+        "createdAt": f"2024-01-{number - 70:02d}T00:00:00Z",
+        "closedAt": None,
+        "mergedAt": f"2024-01-{number - 70:02d}T01:00:00Z" if merged else None,
+        "headRefOid": builder.head(f"refs/pull/{number}/head"),
+        "baseRefName": base,
+        "author": {"login": f"author{number}"},
+    }
+
+
+def test_a_change_merged_up_after_this_one_landed_did_not_do_it_first(builder: RepoBuilder):
+    """Release 1.0.4 (#80, on 1.x) and release 2.0.0 (#81, on main) both clear `EXTRA`; 1.x
+    reached main by a merge after #81 had landed there, so #81 is no part of #80. An open PR
+    making a fix that landed on 1.x (#82) is already done."""
+    builder.commit("Start", {**_release("1.0.4-DEV", "DEV"), "pipelines/pipeline.py": PIPELINE})
+    builder.checkout("1.x", "main")
+    builder.checkout("main")
+    builder.commit("Start 2.0", _release("2.0.0-DEV", "DEV"))
+    fork = builder.head()
+    builder.pr_branch(80, [("Release 1.0.4", _release("1.0.4", ""))], base="1.x")
+    builder.merge_pr(80, base="1.x")
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(82, [("Ask the offload strategy", fixed)], base="1.x")
+    builder.merge_pr(82, base="1.x")
+    builder.commit("Bump to 1.0.5-DEV", _release("1.0.5-DEV", "DEV"))
+    builder.pr_branch(81, [("Release 2.0.0", _release("2.0.0", ""))], start=fork)
+    builder.merge_pr(81)
+    builder.git("merge", "-q", "--no-ff", "-X", "ours", "1.x", "-m", "Merge branch '1.x'")
+    builder.pr_branch(
+        83, [("Use the offload strategy", fixed)], start=fork, author="Grace", email="g@x"
+    )
+    export = builder.path.parent / "prs.json"
+    export.write_text(
+        json.dumps([_pr_item(builder, n, base, merged=n != 83) for n, base in BRANCHES.items()])
+    )
+    code, _, err = run_cli(
+        builder.path,
+        "index",
+        "--quiet",
+        "--target",
+        "main",
+        "--target",
+        "1.x",
+        "--prs-json",
+        str(export),
+    )
+    assert code == 0, err
+
+    _, found = check_json(builder.path, "--pr", "81")
+    assert 80 not in {pr for pr, _ in deciding(found)}
+    [about_80] = [f for f in found if f["pr"] == 80]
+    assert any("branch (by a merge) after" in reason for reason in about_80["reasons"])
+    _, found = check_json(builder.path, "--pr", "83")
+    [about_82] = [f for f in found if f["pr"] == 82]
+    assert about_82["verdict"] == "already-merged"
+
+
+def test_a_pr_that_landed_only_copies_of_a_merged_prs_commits_is_that_prs_own_landing(
+    builder: RepoBuilder,
+):
+    """#90's commit landed twice, reworded, each copy saying `Closes #90`: on 1.x, and on main,
+    where #91 was opened from the landed commit. #90 is merged; #91 did not do it first."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    builder.checkout("1.x", "main")
+    builder.checkout("main")
+    builder.commit("Docs", {"README.md": "Pipelines.\n"})
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    head = builder.pr_branch(90, [("chore: stop reading the legacy flag", fixed)])
+    for branch in ("1.x", "main"):
+        builder.checkout(branch)
+        builder.git("cherry-pick", head)
+        builder.git("commit", "-q", "--amend", "-m", "refact: ask the strategy\n\nCloses #90")
+    builder.git("update-ref", "refs/pull/91/head", builder.head())
+    export = builder.path.parent / "prs.json"
+    export.write_text(json.dumps([_pr_item(builder, n, "main", merged=True) for n in (90, 91)]))
+    code, _, err = run_cli(
+        builder.path,
+        "index",
+        "--quiet",
+        "--target",
+        "main",
+        "--target",
+        "1.x",
+        "--prs-json",
+        str(export),
+    )
+    assert code == 0, err
+
+    _, found = check_json(builder.path, "--pr", "90")
+    assert 91 not in {pr for pr, _ in deciding(found)}
+    [about_91] = [f for f in found if f["pr"] == 91]
+    assert any("own commits landed" in reason for reason in about_91["reasons"])

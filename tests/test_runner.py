@@ -26,22 +26,14 @@ from prdup.github import GitHubClient
 from prdup.github_import import import_metadata
 from tests.fake_github import FakeGitHub
 from tests.repo_builder import RepoBuilder, run_cli, run_in
-from tests.test_bot import FIX_20, FIX_21, LEGACY, PIPELINE, REPO, ROOT, TOKEN
+from tests.test_bot import REPO, ROOT, TOKEN, build_story
 
 SHA_PIN = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
 
 
 @pytest.fixture
 def origin(builder: RepoBuilder) -> RepoBuilder:
-    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "README.md": "Pipeline.\n"})
-    builder.pr_branch(
-        20, [("Use the strategy resolver", {"pipeline.py": PIPELINE.replace(LEGACY, FIX_20)})]
-    )
-    builder.pr_branch(
-        21, [("Stop reading the legacy flag", {"pipeline.py": PIPELINE.replace(LEGACY, FIX_21)})]
-    )
-    builder.pr_branch(22, [("Document the pipeline", {"README.md": "The pipeline, in full.\n"})])
-    return builder
+    return build_story(builder)
 
 
 @pytest.fixture
