@@ -122,7 +122,8 @@ def weigh(text: str, idf: Mapping[str, float], top: int = 40) -> dict[str, float
     """An L2-normalised tf-idf vector of `text` under a fitted vocabulary, unknown words dropped."""
     counts = Counter(t for t in tokenize(text) if t in idf)
     raw = {term: (1 + math.log(n)) * idf[term] for term, n in counts.items()}
-    best = dict(sorted(raw.items(), key=lambda kv: -kv[1])[:top])
+    # Ties by term, so a vector does not depend on the order words were first seen in.
+    best = dict(sorted(raw.items(), key=lambda kv: (-kv[1], kv[0]))[:top])
     norm = math.sqrt(sum(v * v for v in best.values())) or 1.0
     return {term: value / norm for term, value in best.items()}
 

@@ -10,6 +10,11 @@ changed (each change's counted terms wait in `text_docs`, with a digest of the t
 from), updates the df of their terms, and recomputes only what depends on every idf: the
 norms, and which terms are the heaviest 40 of a change that has more. The result is the one a
 count from scratch gives (`full=True`, run after a first or interrupted run).
+
+A count from scratch is scikit-learn's: `CountVectorizer` (with prdup's tokenizer) counts every
+text and `TfidfTransformer` fits the idf; a later run moves the same idf by the document
+frequencies of the texts it changed, with the formula scikit-learn documents for its smooth idf
+(scikit-learn has no incremental fit). `tests/test_derived.py` holds the two to the same result.
 """
 
 from __future__ import annotations
@@ -34,16 +39,21 @@ _TEXTS = "SELECT id, coalesce(title, '') || '\n' || coalesce(body, '') FROM chan
 def refresh_text_model(conn: sqlite3.Connection, full: bool) -> int:
     """Bring the model up to date with the changes' texts; returns the number of documents.
     Runs inside the caller's transaction."""
-    if full:
+    fresh = full or conn.execute("SELECT 1 FROM text_docs LIMIT 1").fetchone() is None
+    if fresh:
         for table in ("text_docs", "term_tf", "text_norms", "term_idf"):
             conn.execute(f"DELETE FROM {table}")
     texts = conn.execute(_TEXTS).fetchall()
-    counted = _recount(conn, texts)
-    df = dict(conn.execute("SELECT term, df FROM term_idf"))
-    for term, step in counted.df_steps.items():
-        df[term] = df.get(term, 0) + step
     documents = len(texts)
-    idf = {term: math.log((documents + 1) / (n + 1)) + 1 for term, n in df.items() if n > 0}
+    if fresh:
+        counted, idf = _fit(texts)
+        df: dict[str, int] = dict(counted.df_steps)
+    else:
+        counted = _recount(conn, texts)
+        df = dict(conn.execute("SELECT term, df FROM term_idf"))
+        for term, step in counted.df_steps.items():
+            df[term] = df.get(term, 0) + step
+        idf = {term: smooth_idf(documents, n) for term, n in df.items() if n > 0}
     conn.execute("DELETE FROM term_idf")
     conn.executemany(
         "INSERT INTO term_idf(term, idf, df) VALUES (?, ?, ?)",
@@ -59,6 +69,34 @@ def refresh_text_model(conn: sqlite3.Connection, full: bool) -> int:
     _save_norms(conn, idf)
     _set_meta(conn, "text_model", str(documents))
     return documents
+
+
+def smooth_idf(documents: int, df: int) -> float:
+    """scikit-learn's smooth idf (`TfidfTransformer(smooth_idf=True)`), as it documents it."""
+    return math.log((documents + 1) / (df + 1)) + 1
+
+
+def _fit(texts: list[tuple[int, str]]) -> tuple[_Recount, dict[str, float]]:
+    """Every text counted, and the idf fitted, by scikit-learn."""
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+
+    result = _Recount()
+    vectorizer = CountVectorizer(analyzer=tokenize)
+    try:
+        matrix = vectorizer.fit_transform(text for _, text in texts).tocsr()
+    except ValueError:  # no text has a word (an index of commits without messages)
+        result.changed = {cid: (_digest(text), Counter()) for cid, text in texts}
+        return result, {}
+    terms = vectorizer.get_feature_names_out().tolist()
+    fitted = TfidfTransformer(smooth_idf=True).fit(matrix)
+    idf = dict(zip(terms, fitted.idf_.tolist(), strict=True))
+    indptr, indices, data = matrix.indptr, matrix.indices.tolist(), matrix.data.tolist()
+    for row, (change_id, text) in enumerate(texts):
+        span = slice(indptr[row], indptr[row + 1])
+        counts = Counter({terms[j]: n for j, n in zip(indices[span], data[span], strict=True)})
+        result.changed[change_id] = (_digest(text), counts)
+    result.df_steps = Counter(dict(zip(terms, matrix.getnnz(axis=0).tolist(), strict=True)))
+    return result, idf
 
 
 class _Recount:
@@ -105,10 +143,14 @@ def _save_documents(conn: sqlite3.Connection, counted: _Recount) -> None:
     conn.executemany(
         "INSERT OR REPLACE INTO text_docs(change_id, digest, counts, terms) VALUES (?, ?, ?, ?)",
         (
-            (cid, digest, pack_counts(counts.items()), len(counts))
+            (cid, digest, pack_counts(sorted(counts.items())), len(counts))
             for cid, (digest, counts) in counted.changed.items()
         ),
     )
+
+
+def _heaviest_first(item: tuple[str, float]) -> tuple[float, str]:
+    return -item[1], item[0]
 
 
 @functools.cache
@@ -118,9 +160,9 @@ def _tf(count: int) -> float:
 
 def _top_terms(counts: Mapping[str, int], idf: Mapping[str, float]) -> dict[str, float]:
     """The terms `detector.text.weigh` keeps, with their `1 + ln count`: the heaviest by
-    tf * idf, ties in first-seen order (`nsmallest` is a stable sort's first n, as there)."""
+    tf * idf, ties by term, as there."""
     raw = {term: _tf(n) * idf[term] for term, n in counts.items() if term in idf}
-    best = heapq.nsmallest(TERMS_PER_CHANGE, raw.items(), key=lambda kv: -kv[1])
+    best = heapq.nsmallest(TERMS_PER_CHANGE, raw.items(), key=_heaviest_first)
     return {term: _tf(counts[term]) for term, _ in best}
 
 
