@@ -96,12 +96,16 @@ def main() -> None:
     deciding_a = deciding_b = 0
     total_a = total_b = 0
     whole = 0  # every field of every finding equal, scores unrounded
+    score_gap = 0.0  # the largest difference of one finding's score, where the PRs line up
     for number in numbers:
         a = findings(args.cli_a, args.repo, args.db_a, number, args.min_score)
         b = findings(args.cli_b, args.repo, args.db_b, number, args.min_score)
         total_a, total_b = total_a + len(a), total_b + len(b)
         exact = [key(f, True) for f in a] == [key(f, True) for f in b]
         whole += a == b
+        if [f["pr"] for f in a] == [f["pr"] for f in b]:
+            gaps = (abs(x["score"] - y["score"]) for x, y in zip(a, b, strict=True))
+            score_gap = max(score_gap, *gaps, 0.0)
         verdicts = [(f["pr"], f["verdict"]) for f in a] == [(f["pr"], f["verdict"]) for f in b]
         verdicts_same += verdicts
         decided_a = sorted(
@@ -126,7 +130,7 @@ def main() -> None:
     print(
         f"{len(numbers)} PRs: {same} identical, {differ} different; same PRs and verdicts in "
         f"{verdicts_same}; findings {total_a} (a) vs {total_b} (b); every field equal "
-        f"(scores unrounded) in {whole}"
+        f"(scores unrounded) in {whole}; largest score difference {score_gap:.2g}"
     )
     print(
         f"deciding findings (already-merged, duplicate, covered): {deciding_a} (a) vs "
