@@ -219,10 +219,17 @@ class Replay:
         return sum(h.weight for h in hunks if h.turned) / total if total else 0.0
 
     @property
+    def imports_only(self) -> bool:
+        """The change is nothing but imports (adding a missing one, removing unused ones)."""
+        hunks = self.deciding
+        return bool(hunks) and all(h.imports_only for h in hunks)
+
+    @property
     def complete(self) -> bool:
         """Every hunk that carries the change is done by the candidate."""
         hunks = self.deciding
-        return bool(hunks) and all(h.turned for h in hunks) and any(h.anchors for h in hunks)
+        anchored = self.imports_only or any(h.anchors for h in hunks)
+        return bool(hunks) and all(h.turned for h in hunks) and anchored
 
     @property
     def partial(self) -> bool:
@@ -288,9 +295,10 @@ def replay(
             ):
                 additions.append((len(hunks), blocks, before, after))
             hunks.append(replayed)
-    if not any(h.anchors for h in hunks):
+    if not any(h.anchors for h in hunks) and not Replay(commit, tuple(hunks)).imports_only:
         # An import the candidate added too says nothing by itself: two fixes of the same
-        # error path both import the error package, whatever they do with it.
+        # error path both import the error package, whatever they do with it. (A change that
+        # is nothing but imports, as adding a missing one, is decided by them.)
         hunks = [replace(h, how="") if h.imports_only and h.turned else h for h in hunks]
     if additions and any(h.anchors for h in hunks):
         # Additions that only support the fix (its import, a helper's signature) count as done

@@ -451,6 +451,9 @@ def test_an_import_the_candidate_also_added_is_no_part_of_the_change_on_its_own(
         'fmt.Errorf("create failed: %s", err)', "errors.Join(err, errCreate)"
     )
     assert _replayed(JOIN_ERRORS, GO_IMPORTS, GO_IMPORTS, joined).complete
+    # A change that is nothing but the missing import is done where the candidate added it.
+    only_import = JOIN_ERRORS.split("@@ -7")[0]
+    assert _replayed(only_import, GO_IMPORTS, GO_IMPORTS, wrapped).complete
 
 
 def test_file_kinds():
