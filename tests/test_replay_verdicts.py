@@ -952,6 +952,15 @@ def _pr_item(builder: RepoBuilder, number: int, base: str, merged: bool) -> dict
     }
 
 
+def _index_two_lines(builder: RepoBuilder, export: list[dict]) -> None:
+    """Index main and 1.x, with the PRs' branches from a `gh pr list --json` export."""
+    path = builder.path.parent / "prs.json"
+    path.write_text(json.dumps(export))
+    targets = ("--target", "main", "--target", "1.x")
+    code, _, err = run_cli(builder.path, "index", "--quiet", *targets, "--prs-json", str(path))
+    assert code == 0, err
+
+
 def test_a_change_merged_up_after_this_one_landed_did_not_do_it_first(builder: RepoBuilder):
     """Release 1.0.4 (#80, on 1.x) and release 2.0.0 (#81, on main) both clear `EXTRA`; 1.x
     reached main by a merge after #81 had landed there, so #81 is no part of #80. An open PR
@@ -973,22 +982,9 @@ def test_a_change_merged_up_after_this_one_landed_did_not_do_it_first(builder: R
     builder.pr_branch(
         83, [("Use the offload strategy", fixed)], start=fork, author="Grace", email="g@x"
     )
-    export = builder.path.parent / "prs.json"
-    export.write_text(
-        json.dumps([_pr_item(builder, n, base, merged=n != 83) for n, base in BRANCHES.items()])
+    _index_two_lines(
+        builder, [_pr_item(builder, n, b, merged=n != 83) for n, b in BRANCHES.items()]
     )
-    code, _, err = run_cli(
-        builder.path,
-        "index",
-        "--quiet",
-        "--target",
-        "main",
-        "--target",
-        "1.x",
-        "--prs-json",
-        str(export),
-    )
-    assert code == 0, err
 
     _, found = check_json(builder.path, "--pr", "81")
     assert 80 not in {pr for pr, _ in deciding(found)}
@@ -1015,20 +1011,7 @@ def test_a_pr_that_landed_only_copies_of_a_merged_prs_commits_is_that_prs_own_la
         builder.git("cherry-pick", head)
         builder.git("commit", "-q", "--amend", "-m", "refact: ask the strategy\n\nCloses #90")
     builder.git("update-ref", "refs/pull/91/head", builder.head())
-    export = builder.path.parent / "prs.json"
-    export.write_text(json.dumps([_pr_item(builder, n, "main", merged=True) for n in (90, 91)]))
-    code, _, err = run_cli(
-        builder.path,
-        "index",
-        "--quiet",
-        "--target",
-        "main",
-        "--target",
-        "1.x",
-        "--prs-json",
-        str(export),
-    )
-    assert code == 0, err
+    _index_two_lines(builder, [_pr_item(builder, n, "main", merged=True) for n in (90, 91)])
 
     _, found = check_json(builder.path, "--pr", "90")
     assert 91 not in {pr for pr, _ in deciding(found)}
