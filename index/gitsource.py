@@ -139,6 +139,12 @@ def default_branch(repo: git.Repo) -> str:
     )
 
 
+def is_branch(repo: git.Repo, name: str) -> bool:
+    """A branch of this clone, local or of a remote (origin, upstream)."""
+    refs = [f"refs/heads/{name}", *(f"refs/remotes/{remote}/{name}" for remote in REMOTES)]
+    return bool(_ref_commits(repo, refs))
+
+
 def target_branch(repo: git.Repo, name: str, required: bool = True) -> TargetBranch | None:
     """The ref to read for target `name`: the remote's copy of the branch over a local one.
 

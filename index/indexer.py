@@ -25,6 +25,7 @@ from index.config import Settings
 from index.errors import EmptyRepository
 from index.metadata import (
     BRANCH_SYNC,
+    MERGED_BRANCH,
     PullMetadata,
     earlier,
     landing_pr,
@@ -57,6 +58,9 @@ class IndexSummary:
     db_path: Path | None = None
     targets: list[str] = field(default_factory=list)  # as read: `main (origin/main)`
     warnings: list[str] = field(default_factory=list)  # why a local branch was not read
+    # Branches a target merged in by name ("Merge branch 'stable'"), per target: a long-lived
+    # line whose own PRs count as unmerged unless it is a target too.
+    merged_branches: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def line(self) -> str:
         parts = [
@@ -190,6 +194,9 @@ class Indexer:
         number, how = landing_pr(subject)
         if how == "merge-commit" and len(commit.parents) < 2:
             number, how = None, "direct"
+        merged_in = MERGED_BRANCH.match(subject) if number is None else None
+        if merged_in and len(commit.parents) > 1:
+            self.summary.merged_branches[(target, merged_in.group(1))] += 1
         if number is None and len(commit.parents) > 1 and BRANCH_SYNC.match(subject):
             self.summary.skipped["branch sync merge"] += 1
             return
@@ -893,10 +900,32 @@ def index_repository(
             store.refresh_derived()
         store.set_meta("targets", ",".join(names))
         store.set_meta("reread_all", "0")
+        indexer.summary.warnings += _untracked_lines(repo, indexer.summary, names)
         return indexer.summary
     finally:
         indexer.close()
         store.close()
+
+
+def _untracked_lines(repo: git.Repo, summary: IndexSummary, targets: list[str]) -> list[str]:
+    """Long-lived branches a target keeps merging in (a `stable` line that fixes land on first)
+    that are no target: the PRs that landed there count as not merged, and their changes are
+    credited to the merge commits that brought them. One line, the three most merged."""
+    found: dict[str, list[tuple[str, int]]] = {}
+    for (target, name), merges in summary.merged_branches.most_common():
+        if merges >= 2 and name not in targets and gitsource.is_branch(repo, name):
+            found.setdefault(target, []).append((name, merges))
+    warnings = []
+    for target, lines in found.items():
+        shown = lines[:3]
+        listed = ", ".join(f"'{name}' ({merges} merges)" for name, merges in shown)
+        more = f" and {len(lines) - 3} more" if len(lines) > 3 else ""
+        flags = " ".join(f"--target {name}" for name in [target, *(n for n, _ in shown)])
+        warnings.append(
+            f"{target} merges {listed}{more}: PRs that land there count as not merged; "
+            f"index them too with {flags}"
+        )
+    return warnings
 
 
 def _target_warnings(branches: list[gitsource.TargetBranch | None], store: IndexStore) -> list[str]:

@@ -113,6 +113,12 @@ BRANCH_SYNC = re.compile(
 )
 
 
+# A merge of one of this repository's own branches by name (not "... of https://fork").
+MERGED_BRANCH = re.compile(
+    r"^Merge (?:remote-tracking )?branch '(?:origin/|upstream/)?([^']+)'(?: into \S+)?$"
+)
+
+
 def landing_pr(subject: str) -> tuple[int | None, str]:
     for pattern, how in LANDING_SUBJECTS:
         match = pattern.search(subject)

@@ -200,3 +200,37 @@ def test_check_names_its_target_and_warns_when_it_was_not_indexed(
     result = json.loads(out)
     assert result["query"]["target"] == "release-1"
     assert expected.removeprefix("prdup: warning: ") in result["warnings"]
+
+
+def test_index_says_which_long_lived_branch_the_target_keeps_merging_in(
+    builder: RepoBuilder, db_path: Path
+):
+    """Fixes land on `stable` and `stable` is merged into main again and again: without it as a
+    target the PRs that land there count as not merged (unless a merge's diff is exactly one
+    PR's patch), and the index says so, naming the flag to add."""
+    builder.commit("Add the app", {"app.py": APP})
+    builder.checkout("stable", "main")
+    builder.checkout("main")
+    for number, fixed in ((5, PART_FIX), (6, GREET_FIX)):
+        builder.pr_branch(number, [(f"Fix {number}", {"app.py": fixed})], base="stable")
+        builder.merge_pr(number, how="squash", base="stable")
+        builder.checkout("main")
+        builder.git("merge", "-q", "--no-ff", "stable", "-m", "Merge branch 'stable'")
+    builder.checkout("feature", "main")  # a one-off branch merged once is no release line
+    builder.commit("Docs", {"README.md": "Hi\n"})
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "feature", "-m", "Merge branch 'feature'")
+
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--db", str(db_path))
+    assert code == 0
+    hint = (
+        "prdup: warning: main merges 'stable' (2 merges): PRs that land there count as not "
+        "merged; index them too with --target main --target stable"
+    )
+    assert err.splitlines() == [hint]
+
+    db_path.unlink()
+    args = ("index", "--quiet", "--db", str(db_path), "--target", "main", "--target", "stable")
+    code, _, err = run_cli(builder.path, *args)
+    assert (code, err) == (0, "")
+    assert state_of(db_path, 5) == "merged"
