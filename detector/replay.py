@@ -236,7 +236,7 @@ class Replay:
         """A real part is done and a real part remains: "rebase, only X is left"."""
         return (
             not self.complete
-            and any(h.anchors for h in self.deciding)
+            and (self.imports_only or any(h.anchors for h in self.deciding))
             and self.done_share >= PARTIAL_SHARE
         )
 

@@ -454,6 +454,14 @@ def test_an_import_the_candidate_also_added_is_no_part_of_the_change_on_its_own(
     # A change that is nothing but the missing import is done where the candidate added it.
     only_import = JOIN_ERRORS.split("@@ -7")[0]
     assert _replayed(only_import, GO_IMPORTS, GO_IMPORTS, wrapped).complete
+    # Unused imports removed: where the candidate removed one of the two, half is done.
+    imports = 'import (\n\t"fmt"\n\t"os"\n\t"sort"\n\t"strings"\n)\n'
+    unused = (
+        "diff --git a/m.go b/m.go\n--- a/m.go\n+++ b/m.go\n"
+        '@@ -3 +2,0 @@ import (\n-\t"os"\n@@ -5 +3,0 @@ import (\n-\t"strings"\n'
+    )
+    halfway = _replayed(unused, imports, imports, imports.replace('\t"os"\n', ""))
+    assert halfway.partial and not halfway.complete
 
 
 def test_file_kinds():
