@@ -89,7 +89,7 @@ def match(
         finding = _finding(query, candidate, signals, weights)
         if finding is not None:
             findings.append(finding)
-    return rank(findings)
+    return rank(findings, query.reference_number)
 
 
 def worth_replaying(findings: Sequence[Finding], limit: int = MAX_REPLAYS) -> list[Finding]:
@@ -131,7 +131,7 @@ def settle(
             unknown = Finding("related", decide.score(signals), candidate, signals, ())
             settled.append(_proven(query, unknown, proof))
     kept = [f for f in settled if f.decides or _any_evidence(f.signals)]
-    return fold_identical(rank(kept))
+    return fold_identical(rank(kept, query.reference_number))
 
 
 def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
@@ -167,13 +167,14 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
     )
 
 
-def rank(findings: Iterable[Finding]) -> list[Finding]:
+def rank(findings: Iterable[Finding], reference: int | None = None) -> list[Finding]:
     """Best evidence first: deciding findings, the whole change proven (an identical patch or a
     complete replay) before a part of it; among those "already done" before an open duplicate,
     an identical patch before a replay, and among identical patches the original (the one that
     landed, then the earliest). Then by score, where scores within a hundredth are a tie that
-    the stronger verdict and then the newer PR break (among copies of one change, the newest is
-    more often the one its author meant)."""
+    the stronger verdict breaks, then a PR opened before this one (`reference`, its number:
+    the earlier PRs are what was there first), then the newer PR (among copies of one change,
+    the newest is more often the one its author meant)."""
     return sorted(
         findings,
         key=lambda f: (
@@ -184,6 +185,7 @@ def rank(findings: Iterable[Finding]) -> list[Finding]:
             *_original_first(f),
             -round(f.score, 2),
             VERDICT_ORDER[f.verdict],
+            reference is not None and (f.candidate.number or 0) > reference,
             -(f.candidate.number or 0),
         ),
     )

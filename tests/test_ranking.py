@@ -349,3 +349,23 @@ def test_a_fix_in_another_file_is_found_by_the_names_it_uses(builder: RepoBuilde
     [about_70] = [f for f in findings(builder, 71) if f["pr"] == 70]
     assert about_70["verdict"] == "related"
     assert any("resolve_offload_strategy" in reason for reason in about_70["reasons"])
+
+
+def test_among_equal_open_duplicates_the_one_opened_before_is_named_first(
+    builder: RepoBuilder,
+):
+    """#30 and #32 both make #31's fix, each beside a note of its own: #30 was there first."""
+    base = add_pipeline(builder)
+    fixed = PIPELINE.replace(LEGACY, FIX)
+    for number, note in ((30, "docs/a.md"), (31, "docs/b.md"), (32, "docs/c.md")):
+        builder.pr_branch(
+            number,
+            [("Resolve the offload strategy", {"pipeline.py": fixed, note: "Offload.\n"})],
+            start=base,
+        )
+    index(builder)
+
+    found = findings(builder, 31)
+    named = [(f["pr"], f["verdict"]) for f in found if f["pr"] in (30, 32)]
+    assert named[0] == (30, "duplicate")
+    assert (32, "duplicate") in named
