@@ -156,6 +156,7 @@ Override = Literal[
     "carried",
     "stacked",
     "unlanded",
+    "others-work",
 ]
 
 
@@ -192,6 +193,8 @@ def overriding_rule(
         return "other-line"  # made on another release line: a port
     if landed and proof.unlanded:
         return "unlanded"  # what its head holds is not what landed, or not where
+    if landed and proof.others_work:
+        return "others-work"  # its branch's commits that did it are someone else's
     if not landed and not signals.same_patch and signals.candidate_coverage < THRESHOLDS.sweeping:
         # An unmerged branch of which this change is a sliver: a branch that squashed or
         # merged the target in carries everything; it proves nothing about this change.

@@ -257,4 +257,7 @@ class Proof:
     own_landing: bool = False  # the candidate is the commit where this change's own commits landed
     stacked: bool = False  # this change's branch holds the (unmerged) candidate's commits
     unlanded: bool = False  # merged, but no landing is known and its head is on no branch
+    # Landed as its branch's own commits, but the commits of that range that touch what turned
+    # are all by other people: a fork's branch that carried upstream work along.
+    others_work: bool = False
     reached_after_query: bool = False  # landed elsewhere; a merge brought it here after this landed

@@ -44,6 +44,10 @@ _OVERRIDE_REASONS = {
         "{other} is merged, but its head is on no branch and no commit is known to have landed "
         "it: what landed, and where, is not known"
     ),
+    "others-work": (
+        "{other} landed as its branch's own commits, and the ones that made this change are "
+        "other people's: carried along on that branch, not {other}'s work"
+    ),
     "stacked": (
         "this change's branch is built on {other}'s commits: it carries that work, it does not "
         "repeat it"

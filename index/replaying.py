@@ -111,7 +111,7 @@ class Replayer:
         in_base = other_line = None
         carries = False
         repo = self._repo
-        after_query = own_landing = stacked = unlanded = False
+        after_query = own_landing = stacked = unlanded = others_work = False
         if candidate.number is None:
             # A commit with no PR of its own that holds this change's head, or whose message
             # names it ("Merge branch 'hotfix/#6464-...'", "Closes #6464"): this change's own
@@ -121,7 +121,9 @@ class Replayer:
                 or (history.number is not None and f"#{history.number}" in candidate.issues)
                 or bool(history.head and gitsource.is_ancestor(repo, history.head, after))
             )
-        elif candidate.state == "merged" and history.merged:
+        if candidate.state == "merged" and candidate.number is not None:
+            others_work = self._others_work(candidate, after, result)
+        if candidate.number is not None and candidate.state == "merged" and history.merged:
             # A PR that landed nothing but copies of this merged change's own commits (the
             # same author, the same moment; reworded as they landed) is where this change
             # landed, recorded under another number.
@@ -176,6 +178,7 @@ class Replayer:
             own_landing=own_landing,
             stacked=stacked,
             reached_after_query=reached_after,
+            others_work=others_work,
         )
 
     def _stacked_on(self, candidate: ChangeEvidence, head: str) -> bool:
@@ -216,6 +219,31 @@ class Replayer:
         # A range that is nothing but such a copy is that change, proposed again: a duplicate
         # in its own right. Copies beside work of its own were carried along.
         return bool(copies) and bool(patches - copies)
+
+    def _others_work(self, candidate: ChangeEvidence, landing: str, result: Replay) -> bool:
+        """A PR that landed as its own branch's commits (no merge commit names it) is credited
+        with its whole range; where the range's commits that touch what turned are all by
+        other people, the branch carried their work along (a fork's long-lived branch)."""
+        if landing != candidate.head_commit or not candidate.base_commit:
+            return False
+        paths = sorted({h.path for h in result.hunks if h.turned})
+        if not paths:
+            return False
+        try:
+            # The branch's owner: the PR's author as the index knows it, and whoever wrote the
+            # head commit (a GitHub login and a git name need not match).
+            owner = self._repo.git.log("-1", "--format=%an%x1f%ae", landing)
+            listed = self._repo.git.log(
+                "--no-merges",
+                "--format=%an%x1f%ae",
+                f"{candidate.base_commit}..{landing}",
+                "--",
+                *paths,
+            )
+        except git.GitCommandError:
+            return False
+        writers = _people(listed)
+        return bool(writers) and not writers & (_people(owner) | candidate.identities)
 
     def _lands_only_copies(self, candidate: ChangeEvidence, landing: str) -> bool:
         history = self._history
@@ -360,6 +388,11 @@ def landing_candidates(
         )
         for landing in landings
     ]
+
+
+def _people(listed: str) -> set[str]:
+    """Names and e-mails of `%an%x1f%ae` lines, lowercased as `ChangeEvidence.identities`."""
+    return {part.strip().lower() for line in listed.splitlines() for part in line.split("\x1f")}
 
 
 def _written(commit: str) -> str:

@@ -1025,3 +1025,36 @@ def test_a_pr_that_landed_only_copies_of_a_merged_prs_commits_is_that_prs_own_la
     assert 91 not in {pr for pr, _ in deciding(found)}
     [about_91] = [f for f in found if f["pr"] == 91]
     assert any("own commits landed" in reason for reason in about_91["reasons"])
+
+
+def test_a_pr_that_landed_a_forks_branch_is_not_credited_with_others_commits(
+    builder: RepoBuilder,
+):
+    """#50 is Ann's fork branch: it merged Bob's feature branch (which makes the fix) and adds
+    Ann's docs. Dan merged it into his cache branch, and main took that branch as it was, so
+    no merge names #50 and its range reaches back past Bob's commit. Carol's #51 makes Bob's
+    fix: it is on main, but it is not #50's work."""
+    start = builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.checkout("feature", start)
+    builder._author, builder._email = "Bob", "bob@example.com"
+    builder.commit("Ask the offload strategy", fixed)
+    builder.checkout("pr-50", start)
+    builder._author, builder._email = "Ann", "ann@example.com"
+    builder.git("merge", "-q", "--no-ff", "feature", "-m", "Merge branch 'feature' of bob")
+    builder.commit("Document the pipeline", {"docs/pipeline.md": "# Pipeline\n"})
+    builder.git("update-ref", "refs/pull/50/head", builder.head())
+    builder.checkout("cache", start)
+    builder._author, builder._email = "Dan", "dan@example.com"
+    builder.commit("Cache the pipeline", {"pipelines/cache.py": "CACHE = {}\n"})
+    builder.git("merge", "-q", "--no-ff", "pr-50", "-m", "Merge branch 'master' of ann into cache")
+    builder.checkout("main")
+    builder.git("merge", "-q", "--ff-only", "cache")
+    builder.git("branch", "-q", "-D", "feature", "pr-50", "cache")
+    builder.pr_branch(51, [("Use the offload strategy", fixed)], start=start, author="Carol")
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "51")
+    assert 50 not in {pr for pr, _ in deciding(found)}
+    [about_50] = [f for f in found if f["pr"] == 50]
+    assert any("other people's" in reason for reason in about_50["reasons"])
