@@ -157,6 +157,7 @@ Override = Literal[
     "stacked",
     "unlanded",
     "others-work",
+    "restores",
 ]
 
 
@@ -195,6 +196,8 @@ def overriding_rule(
         return "unlanded"  # what its head holds is not what landed, or not where
     if landed and proof.others_work:
         return "others-work"  # its branch's commits that did it are someone else's
+    if proof.restores:
+        return "restores"  # a revert brings back what something earlier had made
     if not landed and not signals.same_patch and signals.candidate_coverage < THRESHOLDS.sweeping:
         # An unmerged branch of which this change is a sliver: a branch that squashed or
         # merged the target in carries everything; it proves nothing about this change.

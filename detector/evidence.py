@@ -260,4 +260,5 @@ class Proof:
     # Landed as its branch's own commits, but the commits of that range that touch what turned
     # are all by other people: a fork's branch that carried upstream work along.
     others_work: bool = False
+    restores: bool = False  # it reverts a later commit: what it brought back was made before
     reached_after_query: bool = False  # landed elsewhere; a merge brought it here after this landed

@@ -48,6 +48,10 @@ _OVERRIDE_REASONS = {
         "{other} landed as its branch's own commits, and the ones that made this change are "
         "other people's: carried along on that branch, not {other}'s work"
     ),
+    "restores": (
+        "{other} reverts a later commit, and so brings back what this change makes: that was "
+        "made before, by another change"
+    ),
     "stacked": (
         "this change's branch is built on {other}'s commits: it carries that work, it does not "
         "repeat it"

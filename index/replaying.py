@@ -123,6 +123,7 @@ class Replayer:
             )
         if candidate.state == "merged" and candidate.number is not None:
             others_work = self._others_work(candidate, after, result)
+        restores = self._restores(candidate, after, result)
         if candidate.number is not None and candidate.state == "merged" and history.merged:
             # A PR that landed nothing but copies of this merged change's own commits (the
             # same author, the same moment; reworded as they landed) is where this change
@@ -179,6 +180,7 @@ class Replayer:
             stacked=stacked,
             reached_after_query=reached_after,
             others_work=others_work,
+            restores=restores,
         )
 
     def _stacked_on(self, candidate: ChangeEvidence, head: str) -> bool:
@@ -219,6 +221,52 @@ class Replayer:
         # A range that is nothing but such a copy is that change, proposed again: a duplicate
         # in its own right. Copies beside work of its own were carried along.
         return bool(copies) and bool(patches - copies)
+
+    def _restores(self, candidate: ChangeEvidence, landing: str, result: Replay) -> bool:
+        """The candidate reverts a commit that came after this change started, and what turned
+        was already there before that commit: the revert brought back an earlier state, made
+        by something else first. (A change that reverts the same commit starts after it.)"""
+        start = candidate.base_commit if landing == candidate.head_commit else f"{landing}^1"
+        base = self._history.base
+        if not (start and base):
+            return False
+        try:
+            messages = self._repo.git.log("--format=%B", f"{start}..{landing}")
+        except git.GitCommandError:
+            return False
+        turned = {(h.path, h.first_line) for h in result.hunks if h.turned}
+        files = [f for f in self._files if f.path in {path for path, _ in turned}]
+        for reverted in self._reverted(messages, start):
+            if not gitsource.is_ancestor(self._repo, reverted, landing):
+                continue
+            if gitsource.is_ancestor(self._repo, reverted, base):
+                continue  # this change started after it: reverting it is this change too
+            earlier = replay(
+                self._change, self._versions(files, None, f"{reverted}^1"), reverted, self._blocks
+            )
+            there = {(h.path, h.first_line) for h in earlier.hunks if h.after == "there" or h.how}
+            if turned and turned <= there:
+                return True
+        return False
+
+    def _reverted(self, messages: str, start: str) -> list[str]:
+        """The commits these messages revert: named by git's "This reverts commit X", or, as
+        GitHub's revert button writes them, only by subject (`Revert "X"`): then the newest
+        commit before `start` with that subject."""
+        found = list(_REVERTS.findall(messages))
+        for subject in _REVERTED_SUBJECT.findall(messages):
+            try:
+                listed = self._repo.git.log(
+                    "-n", "50", "--format=%H%x1f%s", "-F", f"--grep={subject}", start
+                )
+            except git.GitCommandError:
+                continue
+            found += [
+                sha
+                for sha, _, s in (line.partition("\x1f") for line in listed.splitlines())
+                if s == subject
+            ][:1]
+        return list(dict.fromkeys(found))
 
     def _others_work(self, candidate: ChangeEvidence, landing: str, result: Replay) -> bool:
         """A PR that landed as its own branch's commits (no merge commit names it) is credited
@@ -388,6 +436,10 @@ def landing_candidates(
         )
         for landing in landings
     ]
+
+
+_REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
+_REVERTED_SUBJECT = re.compile(r'^Revert "(.+)"\s*$', re.MULTILINE)
 
 
 def _people(listed: str) -> set[str]:

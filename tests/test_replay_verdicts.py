@@ -1058,3 +1058,45 @@ def test_a_pr_that_landed_a_forks_branch_is_not_credited_with_others_commits(
     assert 50 not in {pr for pr, _ in deciding(found)}
     [about_50] = [f for f in found if f["pr"] == 50]
     assert any("other people's" in reason for reason in about_50["reasons"])
+
+
+def test_a_revert_that_brings_back_an_earlier_fix_did_not_make_it(builder: RepoBuilder):
+    """Dan's direct commit made #60's fix; a later commit switched the line to something else,
+    and #61 reverted that (GitHub's revert button: only the subject names what it reverts).
+    #60 is already done by Dan's commit, not by the revert (nor by #62, reverting it again).
+    A PR that reverts the same commit is the revert's duplicate."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder.pr_branch(
+        60,
+        [
+            (
+                "Ask the offload strategy",
+                {"pipelines/pipeline.py": fixed, "tests/test_pipeline.py": "import pipelines\n"},
+            )
+        ],
+    )
+    builder._author = "Dan"
+    dans = builder.commit("Use the offload strategy", {"pipelines/pipeline.py": fixed})
+    other = fixed.replace(MERGED_FIX, BRANCH_FIX)
+    builder.commit("Switch to the resolver function", {"pipelines/pipeline.py": other})
+    switched = builder.head()
+    builder.pr_branch(
+        61, [('Revert "Switch to the resolver function"', {"pipelines/pipeline.py": fixed})]
+    )
+    builder.merge_pr(61)
+    builder.pr_branch(
+        62,
+        [('Revert "Switch to the resolver function"', {"pipelines/pipeline.py": fixed})],
+        start=switched,
+    )
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "60")
+    assert not {61, 62} & {pr for pr, _ in deciding(found)}
+    [about_61] = [f for f in found if f["pr"] == 61]
+    assert any("reverts a later commit" in reason for reason in about_61["reasons"])
+    assert (found[0]["commit"] or "")[:7] == dans[:7]
+    assert found[0]["verdict"] == "already-merged"
+    _, found = check_json(builder.path, "--pr", "62")
+    assert (61, "already-merged") in deciding(found)
