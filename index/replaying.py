@@ -237,8 +237,8 @@ class Replayer:
         turned = {(h.path, h.first_line) for h in result.hunks if h.turned}
         files = [f for f in self._files if f.path in {path for path, _ in turned}]
         for reverted in self._reverted(messages, start):
-            if not gitsource.is_ancestor(self._repo, reverted, landing):
-                continue
+            if not gitsource.is_ancestor(self._repo, reverted, start):
+                continue  # a commit of its own range, undone inside it: its own history
             if gitsource.is_ancestor(self._repo, reverted, base):
                 continue  # this change started after it: reverting it is this change too
             earlier = replay(

@@ -1100,3 +1100,28 @@ def test_a_revert_that_brings_back_an_earlier_fix_did_not_make_it(builder: RepoB
     assert found[0]["verdict"] == "already-merged"
     _, found = check_json(builder.path, "--pr", "62")
     assert (61, "already-merged") in deciding(found)
+
+
+def test_a_branch_that_reverts_its_own_commit_is_not_a_revert_of_earlier_work(
+    builder: RepoBuilder,
+):
+    """#71's author made #70's fix, switched it to another call, and reverted the switch on
+    the branch: what it reverts is its own history, and it is #70's duplicate."""
+    start = builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder.pr_branch(70, [("Ask the offload strategy", {"pipelines/pipeline.py": fixed})])
+    other = {"pipelines/pipeline.py": fixed.replace(MERGED_FIX, BRANCH_FIX)}
+    builder.pr_branch(
+        71,
+        [("Ask the strategy", {"pipelines/pipeline.py": fixed}), ("Call the resolver", other)],
+        start=start,
+    )
+    builder.checkout("pr-71")
+    builder._author = "Contributor 71"
+    builder.git("revert", "--no-edit", "HEAD")
+    builder.git("update-ref", "refs/pull/71/head", builder.head())
+    builder.checkout("main")
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "70")
+    assert (71, "duplicate") in deciding(found)
