@@ -210,18 +210,8 @@ class CandidateEngine:
         `reference` is "now" in PR numbers; `deciding_only` keeps the candidates that could
         decide when `replaying` (or not) follows the match: it drops no deciding finding.
         """
-        if self.batch is None:
-            return self._one(query, scope, reference, deciding_only, replaying)
-        return self._in_batch(self.batch, query, scope, reference, deciding_only, replaying)
-
-    def _one(
-        self,
-        query: ChangeEvidence,
-        scope: Scope,
-        reference: int | None,
-        deciding_only: bool,
-        replaying: bool,
-    ) -> Retrieved:
+        if self.batch is not None:
+            return self._in_batch(self.batch, query, scope, reference, deciding_only, replaying)
         ids = lookup.candidate_ids(self.store, query, scope, reference)
         rarity: dict[int, int] = {}
         candidates = lookup.load_evidence(self.store, ids, rarity, shared_with=query)

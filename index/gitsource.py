@@ -491,9 +491,7 @@ def next_first_parent(repo: git.Repo, after: str | None, tip: str) -> str | None
 def merged_in_by(repo: git.Repo, commit: str, tip: str) -> str | None:
     """The first-parent commit of `tip`'s line that brought `commit` in, where `commit` is not
     itself on that line (a fix merged into a maintenance branch, merged up later); None where
-    it is on the line or `tip` does not hold it."""
-    if not is_ancestor(repo, commit, tip):
-        return None
+    it is on the line. `tip` must hold `commit` (the caller has asked git)."""
     line = repo.git.rev_list("--first-parent", f"{commit}..{tip}").split()
     descendants = set(repo.git.rev_list("--ancestry-path", f"{commit}..{tip}").split())
     holding = [c for c in line if c in descendants]  # newest first; the oldest brought it

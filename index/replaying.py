@@ -80,12 +80,7 @@ class Replayer:
             f for f in self._files if not touched or f.path in touched or f.old_path in touched
         ]
         result = replay(self._change, self._versions(files, before, after), after, self._blocks)
-        return self._placed(candidate, after, result)
-
-    def _arrival(self, landing: str) -> str | None:
-        """Where `landing` reached this change's branch, if by a later merge."""
-        tip = self._history.line_tip
-        return gitsource.merged_in_by(self._repo, landing, tip) if tip else None
+        return self._placed(candidate, before, after, result)
 
     def _span(self, candidate: ChangeEvidence) -> tuple[str, str] | None:
         if candidate.state == "merged":
@@ -102,8 +97,9 @@ class Replayer:
             return candidate.base_commit, candidate.head_commit
         return None
 
-    def _placed(self, candidate: ChangeEvidence, after: str, result: Replay) -> Proof:
-        """Ancestry matters only where the replay turned: ask git only then."""
+    def _placed(self, candidate: ChangeEvidence, before: str, after: str, result: Replay) -> Proof:
+        """Ancestry matters only where the replay turned: ask git only then. `before..after` is
+        the candidate's change as it was replayed (`_span`)."""
         history = self._history
         reached_after = False
         if not (result.complete or result.partial or candidate.patch_id == self._patch_id):
@@ -122,14 +118,16 @@ class Replayer:
                 or bool(history.head and gitsource.is_ancestor(repo, history.head, after))
             )
         if candidate.state == "merged" and candidate.number is not None:
-            others_work = self._others_work(candidate, after, result)
-        restores = self._restores(candidate, after, result)
+            others_work = self._others_work(candidate, before, after, result)
+        restores = self._restores(before, after, result)
         if candidate.number is not None and candidate.state == "merged" and history.merged:
             # A PR that landed nothing but copies of this merged change's own commits (the
             # same author, the same moment; reworded as they landed) is where this change
             # landed, recorded under another number.
-            own_landing = self._lands_only_copies(candidate, after)
+            own_landing = self._lands_only_copies(before, after)
         if candidate.state == "merged":
+            tip = history.line_tip
+            on_line = bool(tip and gitsource.is_ancestor(repo, after, tip))
             if history.base:
                 in_base = gitsource.is_ancestor(repo, after, history.base)
             if history.landing and history.landing != after:
@@ -137,25 +135,21 @@ class Replayer:
             # A landing the index does not know (the query was merged by hand, or its commits
             # were rewritten) leaves the dates: a change merged later did not do it first.
             after_query = after_query or earlier(history.merged_at, candidate.merged_at)
-            if history.landing and not after_query:
+            if tip and on_line and history.landing and not after_query:
                 # Landed on another branch (a maintenance line merged up later): what counts
                 # for this change is when a merge brought it to this change's branch.
-                arrival = self._arrival(after)
+                arrival = gitsource.merged_in_by(repo, after, tip)
                 reached_after = bool(
                     arrival and gitsource.is_ancestor(repo, history.landing, f"{arrival}^1")
                 )
                 after_query = reached_after
-            if history.line_tip and not gitsource.is_ancestor(repo, after, history.line_tip):
+            if tip and not on_line:
                 # Not on this change's branch: landed on another one (a port), or, where the
                 # index knows no landing and the head is on no branch, landed rewritten where
                 # no commit says so; either way its head's content proves nothing about here.
                 unlanded = after == candidate.head_commit
                 other_line = None if unlanded else candidate.branch or "another branch"
-            elif (
-                history.line_tip
-                and history.base
-                and not gitsource.is_ancestor(repo, history.base, history.line_tip)
-            ):
+            elif tip and history.base and not gitsource.is_ancestor(repo, history.base, tip):
                 # This change did not start on the branch it is judged against (a backport
                 # whose base branch no metadata names): that branch having it says nothing.
                 other_line = candidate.branch or history.line_name or "another branch"
@@ -222,13 +216,12 @@ class Replayer:
         # in its own right. Copies beside work of its own were carried along.
         return bool(copies) and bool(patches - copies)
 
-    def _restores(self, candidate: ChangeEvidence, landing: str, result: Replay) -> bool:
+    def _restores(self, start: str, landing: str, result: Replay) -> bool:
         """The candidate reverts a commit that came after this change started, and what turned
         was already there before that commit: the revert brought back an earlier state, made
         by something else first. (A change that reverts the same commit starts after it.)"""
-        start = candidate.base_commit if landing == candidate.head_commit else f"{landing}^1"
         base = self._history.base
-        if not (start and base):
+        if not base:
             return False
         try:
             messages = self._repo.git.log("--format=%B", f"{start}..{landing}")
@@ -268,12 +261,14 @@ class Replayer:
             ][:1]
         return list(dict.fromkeys(found))
 
-    def _others_work(self, candidate: ChangeEvidence, landing: str, result: Replay) -> bool:
+    def _others_work(
+        self, candidate: ChangeEvidence, start: str, landing: str, result: Replay
+    ) -> bool:
         """A PR that landed as its own branch's commits (no merge commit names it) is credited
         with its whole range; where the range's commits that touch what turned are all by
         other people, the branch carried their work along (a fork's long-lived branch)."""
-        if landing != candidate.head_commit or not candidate.base_commit:
-            return False
+        if landing != candidate.head_commit:
+            return False  # a merge or squash commit names it: its change is that commit's
         paths = sorted({h.path for h in result.hunks if h.turned})
         if not paths:
             return False
@@ -284,7 +279,7 @@ class Replayer:
             listed = self._repo.git.log(
                 "--no-merges",
                 "--format=%an%x1f%ae",
-                f"{candidate.base_commit}..{landing}",
+                f"{start}..{landing}",
                 "--",
                 *paths,
             )
@@ -293,12 +288,11 @@ class Replayer:
         writers = _people(listed)
         return bool(writers) and not writers & (_people(owner) | candidate.identities)
 
-    def _lands_only_copies(self, candidate: ChangeEvidence, landing: str) -> bool:
+    def _lands_only_copies(self, start: str, landing: str) -> bool:
+        """`start..landing` (the candidate's change) is nothing but copies of this change's own
+        commits."""
         history = self._history
         if not (history.base and history.head):
-            return False
-        start = candidate.base_commit if landing == candidate.head_commit else f"{landing}^1"
-        if not start:
             return False
         own = {_written(c) for c in self._own(history.base, history.head)}
         theirs = {_written(c) for c in self._range_commits(start, landing)}

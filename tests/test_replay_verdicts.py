@@ -417,17 +417,7 @@ def test_a_removal_is_done_only_where_its_result_is_made_not_where_it_already_wa
     assert _replayed(DROP_ARGUMENT, CALLS, CALLS, dropped).complete
 
 
-GO_IMPORTS = """import (
-	"fmt"
-)
-
-func create(err error) error {
-	if err != nil {
-		return fmt.Errorf("create failed: %s", err)
-	}
-	return nil
-}
-"""
+GO_IMPORTS = 'import (\n\t"fmt"\n)\n\n' + GO_BEFORE
 JOIN_ERRORS = """diff --git a/m.go b/m.go
 --- a/m.go
 +++ b/m.go
