@@ -852,10 +852,7 @@ def test_a_takeover_that_landed_is_the_same_change_as_the_closed_pr_it_took_over
     builder.merge_pr(141)
     for number in (140, 141):
         builder.delete_pr_branch(number)
-    prs_json = builder.path / "prs.json"
-    prs_json.write_text(json.dumps([{"number": 140, "state": "CLOSED"}]))
-    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(prs_json))
-    assert code == 0, err
+    _index_with(builder, [{"number": 140, "state": "CLOSED"}])
 
     _, found = check_json(builder.path, "--pr", "141")
     assert 140 in {pr for pr, _ in deciding(found)}, found
@@ -870,10 +867,7 @@ def test_an_unmerged_pr_carrying_a_closed_prs_commits_does_not_cover_it(builder:
     builder.pr_branch(161, [("Bump the year", {"LICENSE": "Copyright 2015\n"})], start=head_160)
     for number in (160, 161):
         builder.delete_pr_branch(number)
-    prs_json = builder.path / "prs.json"
-    prs_json.write_text(json.dumps([{"number": 160, "state": "CLOSED"}]))
-    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(prs_json))
-    assert code == 0, err
+    _index_with(builder, [{"number": 160, "state": "CLOSED"}])
 
     _, found = check_json(builder.path, "--pr", "160")
     assert 161 not in {pr for pr, _ in deciding(found)}, found
@@ -950,12 +944,12 @@ def _pr_item(builder: RepoBuilder, number: int, base: str, merged: bool) -> dict
     }
 
 
-def _index_two_lines(builder: RepoBuilder, export: list[dict]) -> None:
-    """Index main and 1.x, with the PRs' branches from a `gh pr list --json` export."""
+def _index_with(builder: RepoBuilder, export: list[dict], *targets: str) -> None:
+    """Index with a `gh pr list --json` export (which branch each PR is for, which closed)."""
     path = builder.path.parent / "prs.json"
     path.write_text(json.dumps(export))
-    targets = ("--target", "main", "--target", "1.x")
-    code, _, err = run_cli(builder.path, "index", "--quiet", *targets, "--prs-json", str(path))
+    flags = [flag for target in targets for flag in ("--target", target)]
+    code, _, err = run_cli(builder.path, "index", "--quiet", *flags, "--prs-json", str(path))
     assert code == 0, err
 
 
@@ -980,9 +974,8 @@ def test_a_change_merged_up_after_this_one_landed_did_not_do_it_first(builder: R
     builder.pr_branch(
         83, [("Use the offload strategy", fixed)], start=fork, author="Grace", email="g@x"
     )
-    _index_two_lines(
-        builder, [_pr_item(builder, n, b, merged=n != 83) for n, b in BRANCHES.items()]
-    )
+    export = [_pr_item(builder, n, b, merged=n != 83) for n, b in BRANCHES.items()]
+    _index_with(builder, export, "main", "1.x")
 
     _, found = check_json(builder.path, "--pr", "81")
     assert 80 not in {pr for pr, _ in deciding(found)}
@@ -1009,7 +1002,8 @@ def test_a_pr_that_landed_only_copies_of_a_merged_prs_commits_is_that_prs_own_la
         builder.git("cherry-pick", head)
         builder.git("commit", "-q", "--amend", "-m", "refact: ask the strategy\n\nCloses #90")
     builder.git("update-ref", "refs/pull/91/head", builder.head())
-    _index_two_lines(builder, [_pr_item(builder, n, "main", merged=True) for n in (90, 91)])
+    export = [_pr_item(builder, n, "main", merged=True) for n in (90, 91)]
+    _index_with(builder, export, "main", "1.x")
 
     _, found = check_json(builder.path, "--pr", "90")
     assert 91 not in {pr for pr, _ in deciding(found)}
