@@ -6,10 +6,9 @@ an index built before words existed is filled on its next run.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from detector.code_words import WORDS_PER_CHANGE, code_vector, inverse_frequencies
 from detector.text import SNAKE, WORD, tokenize, tokenize_snakes
@@ -17,6 +16,7 @@ from index.store import IndexStore
 
 _BATCH = 400
 _CACHE_LIMIT = 400_000  # tokenised runs of each kind kept
+_LINE_CACHE_LIMIT = 600_000  # lines whose words are kept (about 60 MiB)
 REWEIGH_GROWTH = 1.1
 # bytes.translate tables: every byte but ASCII letters and digits (and "_" for snake_case names)
 # becomes a space, so `split()` gives the runs `WORD` and `SNAKE` can match in (no match spans
@@ -48,20 +48,25 @@ class _SnakeTokens(dict[bytes, tuple[str, ...]]):
         return tokens
 
 
-def code_word_counter() -> Callable[[Iterable[str]], list[tuple[str, int]]]:
-    """`most_used(count_words(lines))` for a change's distinct lines, the same words and counts
-    several times faster: `tokenize`'s regular expressions run once per distinct identifier,
-    and a line is cut into identifiers by `bytes.translate` and `split` (a repository's lines
-    are many, its identifiers few). The caches live as long as the counter."""
+def code_word_counter(
+    line_cache: int = _LINE_CACHE_LIMIT,
+) -> Callable[[Mapping[int, str]], list[tuple[str, int]]]:
+    """`most_used(count_words(lines))` for a change's distinct lines (line hash -> text), the
+    same words and counts several times faster: `tokenize`'s regular expressions run once per
+    distinct identifier, a line is cut into identifiers by `bytes.translate` and `split`, and
+    each line's words once per line hash. A repository's lines repeat across its changes (a
+    PR's head and its landing, a line added then removed, a file moved): three in four of
+    ansible's stored lines are repeats. The caches live as long as the counter."""
     run_tokens = _RunTokens().__getitem__
     snake_tokens = _SnakeTokens().__getitem__
     from_iterable = itertools.chain.from_iterable
+    line_words: dict[int, tuple[str, ...]] = {}
 
     def line_tokens(runs: list[bytes]) -> set[str]:
         return set(from_iterable(map(run_tokens, set(runs))))
 
-    def most_used_words(lines: Iterable[str]) -> list[tuple[str, int]]:
-        # Normalised lines hold no newline: the change's lines are cut as one text.
+    def words_of(lines: list[str]) -> list[set[str]]:
+        # Normalised lines hold no newline: the lines are cut as one text.
         text = "\n".join(lines).encode("ascii", "replace")
         per_line = list(
             map(line_tokens, map(bytes.split, text.translate(_WORD_BYTES).split(b"\n")))
@@ -72,10 +77,41 @@ def code_word_counter() -> Callable[[Iterable[str]], list[tuple[str, int]]]:
             ):
                 if b"_" in line:
                     tokens.update(from_iterable(map(snake_tokens, set(line.split()))))
-        counts = Counter(from_iterable(per_line))
-        return heapq.nsmallest(WORDS_PER_CHANGE, counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        return per_line
+
+    def most_used_words(lines: Mapping[int, str]) -> list[tuple[str, int]]:
+        known = list(map(line_words.get, lines))
+        fresh = list(itertools.compress(lines, map(_is_none, known))) if None in known else []
+        if fresh:
+            if len(line_words) + len(fresh) > line_cache:
+                line_words.clear()
+            found = words_of([lines[h] for h in fresh])
+            line_words.update(zip(fresh, map(tuple, found), strict=True))
+        counts = Counter(from_iterable(filter(None, known)))
+        if fresh:
+            counts.update(from_iterable(found))
+        return _most_used(counts)
 
     return most_used_words
+
+
+def _most_used(counts: Counter[str]) -> list[tuple[str, int]]:
+    """`detector.code_words.most_used` without a key call per word: the words more used than
+    the last one kept, ordered, then the ties at its count in word order."""
+    if len(counts) <= WORDS_PER_CHANGE:
+        return sorted(counts.items(), key=_most_used_first)
+    cutoff = sorted(counts.values(), reverse=True)[WORDS_PER_CHANGE - 1]
+    above = sorted(((w, n) for w, n in counts.items() if n > cutoff), key=_most_used_first)
+    ties = sorted(w for w, n in counts.items() if n == cutoff)
+    return above + [(w, cutoff) for w in ties[: WORDS_PER_CHANGE - len(above)]]
+
+
+def _most_used_first(item: tuple[str, int]) -> tuple[int, str]:
+    return -item[1], item[0]
+
+
+def _is_none(value: object) -> bool:
+    return value is None
 
 
 def fill_code_words(store: IndexStore, counted: Sequence[int] = ()) -> int:
@@ -87,10 +123,7 @@ def fill_code_words(store: IndexStore, counted: Sequence[int] = ()) -> int:
     for start in range(0, len(pending), _BATCH):
         batch = pending[start : start + _BATCH]
         store.save_code_words(
-            {
-                cid: most_used_words(lines.values())
-                for cid, lines in store.line_texts_of(batch).items()
-            }
+            {cid: most_used_words(lines) for cid, lines in store.line_texts_of(batch).items()}
         )
     if pending or counted or store.get_meta("derived_stale") != "0":
         store.settle_code_word_df()

@@ -7,13 +7,31 @@ texts, file contents), so the same line gives the same text, and hash, wherever 
 
 from __future__ import annotations
 
+_BLOCK = 1 << 16  # bytes decoded in one call once a text is known to hold non-UTF-8 lines
+
 
 def decode_text(raw: bytes) -> str:
-    """Decode a line at a time: one non-UTF-8 line leaves the UTF-8 lines around it as they are."""
+    """Decode a line at a time: one non-UTF-8 line leaves the UTF-8 lines around it as they are.
+
+    Blocks of whole lines are tried in one call first, and only a block that is not UTF-8 is
+    decoded line by line: UTF-8 never puts a line break inside a character, so that gives what
+    decoding every line alone would, without a call per line of a large commit that holds one
+    Latin-1 file."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        return "".join(_decode_line(line) for line in raw.splitlines(keepends=True))
+        pass
+    parts: list[str] = []
+    start, size = 0, len(raw)
+    while start < size:
+        end = raw.find(b"\n", start + _BLOCK) + 1 or size  # after a "\n": a line boundary
+        block = raw[start:end]
+        try:
+            parts.append(block.decode("utf-8"))
+        except UnicodeDecodeError:
+            parts.extend(map(_decode_line, block.splitlines(keepends=True)))
+        start = end
+    return "".join(parts)
 
 
 def _decode_line(line: bytes) -> str:

@@ -214,6 +214,33 @@ def has_commits(repo: git.Repo) -> bool:
         return bool(repo.git.for_each_ref("--count=1", "refs/heads", "refs/remotes"))
 
 
+def lacks_commit_graph(repo: git.Repo) -> bool:
+    """True when the repository has no commit-graph, git's cache of the commit graph.
+
+    Without it, every "is A an ancestor of B?" that `check` asks walks the whole history when
+    the answer is no (about 0.1 s on ansible's 46,000 commits, against 2 ms with it), and the
+    index's own walks parse every commit. `git gc` and `git maintenance` write it; a fresh
+    clone has none.
+    """
+    info = _objects_info(repo)
+    return not ((info / "commit-graph").exists() or (info / "commit-graphs").is_dir())
+
+
+def write_commit_graph(repo: git.Repo) -> bool:
+    """Write the commit-graph of everything reachable; True if it was written. Once written,
+    git keeps using it for the commits it covers (and its own upkeep extends it), so this runs
+    once per clone. A repository it cannot be written to is read as before, only slower."""
+    try:
+        repo.git.commit_graph("write", "--reachable", "--no-progress")
+    except git.GitCommandError:
+        return False  # read-only objects, a shallow clone
+    return not lacks_commit_graph(repo)
+
+
+def _objects_info(repo: git.Repo) -> Path:
+    return Path(repo.working_dir, repo.git.rev_parse("--git-path", "objects/info"))
+
+
 def resolve(repo: git.Repo, rev: str, required: bool = True) -> str | None:
     """The commit id for `rev` (also tried as `origin/rev`), or None / MissingRevision."""
     for candidate in (rev, f"origin/{rev}", f"refs/remotes/origin/{rev}"):

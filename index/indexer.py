@@ -452,10 +452,7 @@ class Indexer:
         if not self._pending:
             return
         staged, self._pending = self._pending, []
-        items = [
-            (record, change, self.most_used_words(change.texts.values()))
-            for record, change in staged
-        ]
+        items = [(record, change, self.most_used_words(change.texts)) for record, change in staged]
         self.counted += self.store.save_changes(items)
 
     def close(self) -> None:
@@ -876,6 +873,9 @@ def index_repository(
     )
     report = progress or _quiet
     try:
+        if gitsource.lacks_commit_graph(repo):
+            report("git's commit-graph (once per clone)", 0, None)
+            gitsource.write_commit_graph(repo)
         indexer.summary.targets = [branch.shown for branch in branches if branch]
         indexer.summary.warnings = _target_warnings(branches, store)
         if store.get_meta("reread_all") == "1":

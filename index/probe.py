@@ -60,8 +60,11 @@ def probe_target(
     tip: str,
     weights: LineWeights,
 ) -> TargetProbe | None:
-    """None when the target has not moved since the change's base (nothing can be there yet)."""
-    if base is None or base == tip or gitsource.is_ancestor(repo, tip, base):
+    """None when the target has not moved since the change's base (nothing can be there yet).
+
+    Whether it moved is asked of git only when the tip shows the change: without a commit-graph
+    that walk costs a large history more than the probe itself (0.13 s on ansible's)."""
+    if base is None or base == tip:
         return None
     blobs = gitsource.BlobReader(repo)
     removed_total = removed_gone = added_total = added_present = 0.0
@@ -99,6 +102,8 @@ def probe_target(
     )
     if not probe.already_there:
         return probe
+    if gitsource.is_ancestor(repo, tip, base):
+        return None  # the change's base is ahead of the tip: the tip shows its old state
     removed_hashes = {line_hash(normalise_line(text)) for _, text, _ in gone}
     # What landed on the target since the change's base, in one git call (not one per commit).
     since_base = set(repo.git.rev_list("--first-parent", f"{base}..{tip}").split())

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from detector.code_words import count_words, most_used
+from detector.model import line_hash
 from index.code_model import code_word_counter
 
 TRICKY = [
@@ -34,18 +35,35 @@ def _own_source_lines() -> list[str]:
     return list(lines)
 
 
+def _by_hash(lines: list[str]) -> dict[int, str]:
+    """A change's lines as the index holds them: by line hash."""
+    return {line_hash(line): line for line in lines}
+
+
 def test_tricky_lines_give_the_words_and_counts_count_words_gives():
     counter = code_word_counter()
     for size in range(1, len(TRICKY) + 1):
         lines = TRICKY[:size]
-        assert counter(lines) == most_used(count_words(lines)), lines
-    assert counter([]) == most_used(count_words([])) == []
+        assert counter(_by_hash(lines)) == most_used(count_words(lines)), lines
+    assert counter({}) == most_used(count_words([])) == []
 
 
 def test_real_code_gives_the_words_and_counts_count_words_gives():
     lines = _own_source_lines()
     assert len(lines) > 2000
     counter = code_word_counter()
+    small_cache = code_word_counter(line_cache=150)  # emptied again and again
     for start in range(0, len(lines), 97):  # changes of every size, caches warm and cold
         chunk = lines[start : start + 1 + start % 400]
-        assert counter(chunk) == most_used(count_words(chunk))
+        expected = most_used(count_words(chunk))
+        assert counter(_by_hash(chunk)) == expected
+        assert small_cache(_by_hash(chunk)) == expected
+
+
+def test_a_large_change_keeps_the_most_used_words_ties_by_word():
+    """More distinct words than a change stores: the cut falls inside a run of equal counts."""
+    lines = [f"alpha{i} beta{i % 7} common_word" for i in range(2000)]
+    counter = code_word_counter()
+    expected = most_used(count_words(lines))
+    assert len(expected) < len(count_words(lines))
+    assert counter(_by_hash(lines)) == expected

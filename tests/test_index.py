@@ -117,6 +117,20 @@ def test_second_run_reads_nothing_new_and_third_reads_only_new(history: RepoBuil
     assert (third.merged, third.open, third.commits) == (0, 1, 0)
 
 
+def test_index_writes_git_s_commit_graph_once_for_check_s_ancestry_questions(
+    history: RepoBuilder, db_path: Path
+):
+    graph = history.path / ".git" / "objects" / "info" / "commit-graph"
+    assert not graph.exists()  # a fresh clone has none
+    index_repository(history.path, db_path=db_path)
+    assert graph.exists()
+    history.git("commit-graph", "verify")  # git reads it as its own
+    written = graph.stat().st_mtime_ns
+    history.pr_branch(4, [("Another", {"other.py": "def other():\n    return 41 + 1\n"})])
+    index_repository(history.path, db_path=db_path)
+    assert graph.stat().st_mtime_ns == written  # git's own upkeep from here on
+
+
 def test_merged_pr_is_recorded_once_even_with_its_ref(history: RepoBuilder, db_path: Path):
     index_repository(history.path, db_path=db_path)
     assert rows(db_path, "SELECT count(*) FROM changes WHERE number = 2") == [(1,)]
@@ -621,7 +635,8 @@ def test_progress_is_plain_lines_off_a_terminal_and_nothing_when_quiet(
         index_repository(repo, db_path=tmp_path / "a.db", batch_size=3, progress=progress)
     lines = stream.getvalue().splitlines()
     # The first report of each phase is printed; later ones wait a few seconds.
-    assert lines[0] == "prdup index: history of main 3/14"
+    assert lines[0] == "prdup index: git's commit-graph (once per clone)"
+    assert lines[1] == "prdup index: history of main 3/14"
     assert "prdup index: PR refs 2/2" in lines
     assert lines[-1] == "prdup index: rarity and text model"
 

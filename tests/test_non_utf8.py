@@ -4,6 +4,7 @@ characters, and the same wherever they are read: a diff, a patch file, a replaye
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,38 @@ def test_a_latin1_patch_file_matches_as_the_pr_does(latin1: RepoBuilder, tmp_pat
     found = json.loads(out)["findings"][0]
     assert (found["pr"], found["verdict"]) == (1, "already-merged")
     assert found["shared_added_lines"] == ['message = "Bienvenue au café, " + nom.strip()']
+
+
+def _line_at_a_time(raw: bytes) -> str:
+    """What `decode_text` means: each line UTF-8 if it is, else Latin-1."""
+    out = []
+    for line in raw.splitlines(keepends=True):
+        try:
+            out.append(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            out.append(line.decode("latin-1"))
+    return "".join(out)
+
+
+def test_decoding_mixed_text_gives_what_decoding_line_by_line_gives():
+    pieces = [
+        b"plain ascii",
+        "naïve ünïcode €".encode(),
+        "café".encode("latin-1"),
+        b"\xff\xfe",
+        "é".encode()[:1],  # a character cut short
+        b"\n",
+        b"\r",
+        b"\r\n",
+        b"\n\n",
+    ]
+    rng = random.Random(11)
+    for _ in range(3000):
+        raw = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        assert decode_text(raw) == _line_at_a_time(raw), raw
+    for _ in range(5):  # long enough to be decoded in several blocks of lines
+        raw = b"".join(rng.choice(pieces) for _ in range(120_000))
+        assert decode_text(raw) == _line_at_a_time(raw)
 
 
 def test_decoding_keeps_utf8_lines_and_reads_the_others_as_latin1():
