@@ -8,7 +8,9 @@ never one process per commit or per PR.
 from __future__ import annotations
 
 import contextlib
+import queue
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,7 @@ _PULL_REF = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/pr/(\d+))$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _SHA_LINE = re.compile(rb"^([0-9a-f]{40})\n", re.MULTILINE)
 _BLOCK = 1 << 20  # bytes read from git at a time
+_READ_AHEAD = 32  # blocks a reader thread may hold before the parser takes them
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,7 +304,7 @@ def _records(
     copying) all it held so far at every block took time quadratic in its size."""
     buffer = bytearray()
     start = 0  # where the record being read begins in `buffer`
-    for block in iter(lambda: stream.read(block_size), b""):  # type: ignore[attr-defined]
+    for block in _read_ahead(stream, block_size):
         search = max(start, len(buffer) - len(separator) + 1)
         buffer += block
         while (found := buffer.find(separator, search)) >= 0:
@@ -312,6 +315,39 @@ def _records(
         start = 0
     if buffer:
         yield bytes(buffer)
+
+
+def _read_ahead(stream: Iterable[bytes], block_size: int) -> Iterator[bytes]:
+    """A git process's output in blocks, read by a thread up to `_READ_AHEAD` blocks ahead.
+
+    Read only as the blocks are taken, git's output pipe fills while this process parses and
+    writes rows, and git waits: the two took turns instead of running side by side.
+    """
+    blocks: queue.Queue[bytes | BaseException | None] = queue.Queue(_READ_AHEAD)
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            for block in iter(lambda: stream.read(block_size), b""):  # type: ignore[attr-defined]
+                blocks.put(block)
+                if stop.is_set():
+                    return
+        except BaseException as error:  # handed to the reader, which raises it
+            blocks.put(error)
+            return
+        blocks.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        while (block := blocks.get()) is not None:
+            if isinstance(block, BaseException):
+                raise block
+            yield block
+    finally:
+        stop.set()
+        with contextlib.suppress(queue.Empty):  # let a thread waiting to put see `stop`
+            while True:
+                blocks.get_nowait()
 
 
 def _logged_commit(record: str) -> LoggedCommit:
@@ -423,7 +459,7 @@ def diff_pairs(repo: git.Repo, pairs: list[tuple[str, str]]) -> Iterator[tuple[s
 def _line_blocks(stream: Iterable[bytes], block_size: int = _BLOCK) -> Iterator[bytes]:
     """A stream in blocks of whole lines (the last one may lack its newline)."""
     carry = b""
-    for block in iter(lambda: stream.read(block_size), b""):  # type: ignore[attr-defined]
+    for block in _read_ahead(stream, block_size):
         block = carry + block
         cut = block.rfind(b"\n") + 1
         carry = block[cut:]
@@ -485,8 +521,6 @@ def author_emails(repo: git.Repo, shas: list[str]) -> dict[str, str]:
 def feed(process: git.cmd.Git.AutoInterrupt, payload: bytes) -> None:
     # Write stdin from a thread: diff-tree starts printing before it has read all its input,
     # and a full stdout pipe would otherwise deadlock both processes.
-    import threading
-
     def write() -> None:
         try:
             process.stdin.write(payload)
