@@ -51,9 +51,6 @@ class Settings:
     ignore: tuple[str, ...] = DEFAULT_IGNORE
     extra_ignore: tuple[str, ...] = ()
     max_changed_lines: int = 20_000  # a change larger than this is stored truncated
-    # A run that reads more diffs than this parses the rest in a worker process, on a second
-    # core (`index.parsing`); negative: never.
-    parse_worker_after: int = 2_000
     max_file_bytes: int = 1_000_000  # files larger than this get no symbols
     symbols: bool = True
     # Read by nothing since indexing finds symbols in git's hunk headers, without worker

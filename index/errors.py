@@ -61,7 +61,3 @@ class BadDiff(PrdupError):
 
 class UnknownPullRequest(PrdupError):
     pass
-
-
-class WorkerDied(PrdupError):
-    """A worker process ended without its result (killed, or out of memory)."""

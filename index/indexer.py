@@ -18,8 +18,9 @@ from typing import Any, TypeVar
 
 import git
 
+from detector.model import NotADiff
 from index import gitsource
-from index.code_model import fill_code_words
+from index.code_model import code_word_counter, fill_code_words
 from index.config import Settings
 from index.errors import EmptyRepository
 from index.metadata import (
@@ -31,22 +32,11 @@ from index.metadata import (
     linked_issues,
     load_prs_json,
 )
-from index.parsing import DiffParser, Parsing
 from index.store import ChangeRecord, IndexStore, default_db_path
+from index.stored_diff import StoredChange, parse_stored
 
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
 BATCH = 100  # changes per transaction: an interrupted run loses at most this much work
-
-
-@dataclass(slots=True)
-class _Staged:
-    """A change waiting to be written: its diff being parsed (None: saved without a diff), and
-    the count of the run's summary it adds to once parsed."""
-
-    record: ChangeRecord
-    parsed: Parsing | None
-    tally: str
-
 
 # (phase, done, total or None): called after each batch and at each finishing step.
 Progress = Callable[[str, int, "int | None"], None]
@@ -71,7 +61,6 @@ class IndexSummary:
     # Branches a target merged in by name ("Merge branch 'stable'"), per target: a long-lived
     # line whose own PRs count as unmerged unless it is a target too.
     merged_branches: Counter[tuple[str, str]] = field(default_factory=Counter)
-    parse_worker: bool = False  # whether diffs were parsed in a worker process
 
     def line(self) -> str:
         parts = [
@@ -116,12 +105,9 @@ class Indexer:
         self.progress = progress
         self._landed_read, self._landed_total = 0, 0
         self.batch_size = batch_size
-        # Batches of staged changes not written yet, oldest first; the last is still filling.
-        # With a worker parsing, the batch before it is written only when the next one is
-        # staged, so this process writes one batch while the worker parses the next.
-        self._batches: list[list[_Staged]] = [[]]
-        self.parser = DiffParser(settings)
+        self._pending: list[tuple[ChangeRecord, StoredChange]] = []
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
+        self.most_used_words = code_word_counter()
         self.counted: list[int] = []  # changes whose code words this run counted
         self.summary = IndexSummary(db_path=store.path)
         self.changed = False
@@ -167,7 +153,6 @@ class Indexer:
                 # A snapshot or partial clone can lack a blob: git stops the whole log there.
                 # Keep what was read, record the unreadable commit, and go on after it.
                 self._write_landed(pending, target, merged_numbers)
-                self._flush()
                 broken = gitsource.next_first_parent(self.repo, last_read, tip)
                 if broken is None or not gitsource.is_missing_object(error):
                     raise
@@ -177,7 +162,6 @@ class Indexer:
                 continue
             self._write_landed(pending, target, merged_numbers)
             break
-        self._flush()
         self.store.set_meta(key, tip)
 
     def _write_landed(
@@ -253,11 +237,11 @@ class Indexer:
             proposed = self._proposed_change(commit.parents[0], commit.parents[1])
             if proposed is not None:
                 record.base_sha, diff = proposed
-        if number is not None:
-            # At once, not when the diff is read: a later commit of this run that names the
-            # same PR must see it (git's own diffs always parse).
+        if self._stage(record, diff) and number is not None:
             merged_numbers.add(number)
-        self._stage(record, diff, "merged" if number is not None else "commits")
+            self.summary.merged += 1
+        elif number is None and record.status == "indexed":
+            self.summary.commits += 1
 
     def _proposed_change(self, target_parent: str, head: str) -> tuple[str, str] | None:
         """(fork point, diff) of a merged branch's own change, None if it has none."""
@@ -328,7 +312,7 @@ class Indexer:
             if head not in done:  # diff-tree printed nothing: the PR changes nothing
                 for pull, base, state in pulls:
                     self._index_ref(pull, base, state, "")
-        self._flush()
+        self._dispatch()
 
     def _pair_diffs(
         self, pairs: list[tuple[str, str]], plan: dict[str, list]
@@ -389,10 +373,11 @@ class Indexer:
         if not diff.strip():
             record.status, record.skip_reason = "skipped", "empty diff"
             self._mark_changed()
-            self._batches[-1].append(_Staged(record, None, ""))
+            self.store.save_change(record, None)
             self.summary.skipped["empty"] += 1
             return
-        self._stage(record, diff, record.state)
+        if self._stage(record, diff):
+            setattr(self.summary, record.state, getattr(self.summary, record.state) + 1)
 
     def _save_missing_heads(self, pulls: list[gitsource.PullRef]) -> None:
         """Record why PRs never read were skipped: their head commit is not in the repository
@@ -445,56 +430,33 @@ class Indexer:
 
     # --- shared -----------------------------------------------------------------------------
 
-    def _stage(self, record: ChangeRecord, diff: str, tally: str) -> None:
-        """Hand a change's diff to the parser and queue it for writing; `tally` is the count of
-        the summary that it adds one to once parsed."""
+    def _stage(self, record: ChangeRecord, diff: str) -> bool:
+        """Parse a change's diff and queue it for writing; False if unparseable."""
+        try:
+            change = parse_stored(diff, self.settings)
+        except NotADiff:
+            record.status, record.skip_reason = "skipped", "unparseable diff"
+            self._mark_changed()
+            self.store.save_change(record, None)
+            self.summary.skipped["unparseable diff"] += 1
+            return False
+        record.truncated = change.truncated
+        if change.truncated:
+            self.summary.truncated += 1
         self._mark_changed()
-        self._batches[-1].append(_Staged(record, self.parser.submit(diff), tally))
+        self._pending.append((record, change))
+        return True
 
     def _dispatch(self) -> None:
-        """End the batch being staged, and write those before it (all of them when this
-        process parses, so a batch is written as soon as it is read)."""
-        if not self._batches[-1]:
+        """Write the staged changes in one transaction, with their code words."""
+        if not self._pending:
             return
-        self._batches.append([])
-        keep = 1 if self.parser.in_worker else 0
-        while len(self._batches) > 1 + keep:
-            self._write_batch(self._batches.pop(0))
+        staged, self._pending = self._pending, []
+        items = [(record, change, self.most_used_words(change.texts)) for record, change in staged]
+        self.counted += self.store.save_changes(items)
 
-    def _flush(self) -> None:
-        """Write everything staged: before anything that reads or writes the index as if it
-        were all there (a target's progress mark, the steps after the PR refs)."""
-        for batch in self._batches:
-            self._write_batch(batch)
-        self._batches = [[]]
-
-    def _write_batch(self, batch: list[_Staged]) -> None:
-        """One transaction of changes with their code words. The changes that are saved without
-        a diff (no diff, an unparseable one) are written first, in order, as they were when
-        each was saved at once."""
-        items = []
-        for staged in batch:
-            record = staged.record
-            change, words = staged.parsed.get() if staged.parsed is not None else (None, [])
-            if staged.parsed is not None and change is None:
-                record.status, record.skip_reason = "skipped", "unparseable diff"
-                self.summary.skipped["unparseable diff"] += 1
-            if change is None:
-                self.store.save_change(record, None)
-                continue
-            record.truncated = change.truncated
-            if change.truncated:
-                self.summary.truncated += 1
-            if staged.tally:
-                setattr(self.summary, staged.tally, getattr(self.summary, staged.tally) + 1)
-            items.append((record, change, words))
-        if items:
-            self.counted += self.store.save_changes(items)
-
-    def close(self, finished: bool = True) -> None:
-        """End the parsing worker, if one started: at once when the run did not finish."""
-        self.parser.close(finished)
-        self.summary.parse_worker = self.parser.started
+    def close(self) -> None:
+        """Nothing to stop: kept for callers that close an indexer after a run."""
 
     def apply_metadata_only(self) -> None:
         """Record PRs known from metadata alone (no ref fetched): text can still relate them."""
@@ -910,7 +872,6 @@ def index_repository(
         batch_size=batch_size,
     )
     report = progress or _quiet
-    finished = False
     try:
         if gitsource.lacks_commit_graph(repo):
             report("git's commit-graph (once per clone)", 0, None)
@@ -940,10 +901,9 @@ def index_repository(
         store.set_meta("targets", ",".join(names))
         store.set_meta("reread_all", "0")
         indexer.summary.warnings += _untracked_lines(repo, indexer.summary, names)
-        finished = True
         return indexer.summary
     finally:
-        indexer.close(finished)
+        indexer.close()
         store.close()
 
 

@@ -47,11 +47,10 @@ from index import candidates, gitsource, lookup, replaying, sweep_cache
 from index.candidates import Batch, CandidateEngine, ChangeRow, read_change_rows
 from index.config import Settings
 from index.errors import PrdupError
-from index.processes import die_with_parent
 from index.store import IndexStore
 from prdup import checking
 from prdup.checking import match_pr, open_index, pr_info
-from prdup.lifetime import signals_held
+from prdup.lifetime import die_with_parent, signals_held
 
 SCHEMA_VERSION = 1
 CACHE_VERSION = "1"  # bump when what a cached row means changes

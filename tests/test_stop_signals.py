@@ -33,11 +33,10 @@ def big_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def start(args: list[str], home: Path, **variables: str) -> subprocess.Popen[str]:
+def start(args: list[str], home: Path) -> subprocess.Popen[str]:
     """This checkout's prdup in a session of its own, its stderr piped."""
     env = run_in(home)
     env["PYTHONPATH"] = str(ROOT)
-    env.update(variables)
     return subprocess.Popen(
         [sys.executable, "-m", "cli", *args],
         stdout=subprocess.DEVNULL,
@@ -88,13 +87,6 @@ def wait_for_line(process: subprocess.Popen[str], text: str) -> list[str]:
     raise AssertionError(f"the run ended before {text!r}: {''.join(lines)}")
 
 
-def _has_changes(db: Path) -> bool:
-    try:
-        return changes_in(db) > 0
-    except sqlite3.Error:  # not created yet, or its schema not yet written
-        return False
-
-
 def changes_in(db: Path) -> int:
     with sqlite3.connect(db) as conn:
         return conn.execute("SELECT count(*) FROM changes").fetchone()[0]
@@ -105,21 +97,12 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 
 @needs_proc
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
-@pytest.mark.parametrize("worker_after", ["-1", "0"], ids=["one process", "parsing worker"])
 def test_index_stopped_mid_run_leaves_nothing_running_and_resumes(
-    big_repo: Path, tmp_path: Path, how: signal.Signals, worker_after: str
+    big_repo: Path, tmp_path: Path, how: signal.Signals
 ):
     db = tmp_path / "index.db"
-    run = start(
-        ["index", str(big_repo), "--db", str(db)],
-        tmp_path,
-        PRDUP_PARSE_WORKER_AFTER=worker_after,
-    )
-    wait_for_line(run, "prdup index: history of main")
-    # Its first batch is written (with a worker, once the worker parsed the next one).
-    deadline = time.monotonic() + SETTLE_SECONDS
-    while not _has_changes(db) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    run = start(["index", str(big_repo), "--db", str(db)], tmp_path)
+    wait_for_line(run, "prdup index: history of main")  # its first batch is written
     run.send_signal(how)
     assert run.stderr is not None
     rest = run.stderr.read()
@@ -181,7 +164,7 @@ def test_a_worker_ends_with_its_parent_at_once(tmp_path: Path):
         pytest.skip("the parent-death signal is Linux's")
     script = (
         "import multiprocessing, sys, time\n"
-        "from index.processes import die_with_parent\n"
+        "from prdup.lifetime import die_with_parent\n"
         "def nap(_):\n"
         "    time.sleep(600)\n"
         "with multiprocessing.get_context('fork').Pool(1, die_with_parent) as pool:\n"
