@@ -337,13 +337,18 @@ class Replayer:
             return set()
         pairs = [(line.split()[0], line.split()[1]) for line in listed.splitlines() if " " in line]
         patches: set[str] = set()
-        for _, diff in gitsource.diff_pairs(self._repo, pairs):
-            try:
-                change, _ = parse_filtered(diff, self._settings)
-            except NotADiff:
-                continue
-            if not change.is_empty:
-                patches.add(change.patch_id)
+        try:
+            for _, diff in gitsource.diff_pairs(self._repo, pairs):
+                try:
+                    change, _ = parse_filtered(diff, self._settings)
+                except NotADiff:
+                    continue
+                if not change.is_empty:
+                    patches.add(change.patch_id)
+        except git.GitCommandError:
+            # A commit whose objects this clone lacks (a partial clone, an incomplete
+            # mirror): git stops there. The patches read before it are still what they are.
+            pass
         return patches
 
     def _done_on_target(self) -> bool:

@@ -130,6 +130,12 @@ class RepoBuilder:
             raise ValueError(how)
         return self.head()
 
+    def delete_blob(self, rev_path: str) -> None:
+        """Remove a file's blob from the object store, as a partial clone or an incomplete
+        snapshot lacks it."""
+        blob = self.head(rev_path)
+        (Path(self.repo.git_dir) / "objects" / blob[:2] / blob[2:]).unlink()
+
     def delete_pr_branch(self, number: int) -> None:
         self.git("branch", "-q", "-D", f"pr-{number}")
 

@@ -410,11 +410,6 @@ def test_pr_ref_to_missing_object_is_skipped(history: RepoBuilder, db_path: Path
     assert "is missing from the repository" in skipped["skip_reason"]
 
 
-def _delete_blob(builder: RepoBuilder, rev_path: str) -> None:
-    blob = builder.head(rev_path)
-    (Path(builder.repo.git_dir) / "objects" / blob[:2] / blob[2:]).unlink()
-
-
 @pytest.mark.parametrize("batch_size", [100, 1])
 def test_missing_blobs_skip_only_their_commit_and_pr(
     builder: RepoBuilder, db_path: Path, batch_size: int
@@ -425,8 +420,8 @@ def test_missing_blobs_skip_only_their_commit_and_pr(
     builder.commit("After the big file", {"c.py": "C = 3\n"})
     builder.pr_branch(31, [("Touches the big file", {"big.txt": "y" * 5000 + "\n"})])
     builder.pr_branch(32, [("Fine PR", {"d.py": "D = 4\n"})])
-    _delete_blob(builder, "main:big.txt")
-    _delete_blob(builder, "refs/pull/31/head:big.txt")
+    builder.delete_blob("main:big.txt")
+    builder.delete_blob("refs/pull/31/head:big.txt")
 
     summary = index_repository(builder.path, db_path=db_path, batch_size=batch_size)
 

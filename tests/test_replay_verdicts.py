@@ -531,6 +531,31 @@ def test_a_branch_that_squashed_main_into_one_big_commit_covers_nothing(builder:
     assert any("carried along, not made there" in reason for reason in about_70["reasons"])
 
 
+def test_a_candidate_commit_whose_objects_the_clone_lacks_does_not_stop_the_check(
+    builder: RepoBuilder,
+):
+    """#91 landed the fix; #92 proposes it again beside a file whose blob this clone lacks
+    (an incomplete mirror). Checking #93, the same fix, still answers, from what git reads."""
+    builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
+    start = builder.head()
+    fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(91, [("Ask the offload strategy", fixed)])
+    builder.merge_pr(91)
+    builder.pr_branch(
+        92,
+        [("Ask the offload strategy too", fixed), ("Add notes", {"notes.txt": "unread\n"})],
+        start=start,
+    )
+    builder.pr_branch(93, [("Use the offload strategy", fixed)], start=start)
+    index(builder)
+    builder.delete_blob("refs/pull/92/head:notes.txt")
+
+    code, found = check_json(builder.path, "--pr", "93")
+
+    assert code == 1
+    assert (91, "already-merged") in deciding(found)
+
+
 def test_a_later_change_that_restores_a_merged_fix_did_not_do_it_first(builder: RepoBuilder):
     """#80 landed the fix; #81 lost it; #82 reverted #81. Asked about #80, #82 is no answer."""
     builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
