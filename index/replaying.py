@@ -230,10 +230,6 @@ class Replayer:
         turned = {(h.path, h.first_line) for h in result.hunks if h.turned}
         files = [f for f in self._files if f.path in {path for path, _ in turned}]
         for reverted in self._reverted(messages, base, start):
-            if not gitsource.is_ancestor(self._repo, reverted, start):
-                continue  # a commit of its own range, undone inside it: its own history
-            if gitsource.is_ancestor(self._repo, reverted, base):
-                continue  # this change started after it: reverting it is this change too
             earlier = replay(
                 self._change, self._versions(files, None, f"{reverted}^1"), reverted, self._blocks
             )
@@ -243,14 +239,23 @@ class Replayer:
         return False
 
     def _reverted(self, messages: str, base: str, start: str) -> list[str]:
-        """The commits these messages revert: named by git's "This reverts commit X", or, as
-        GitHub's revert button writes them, only by subject (`Revert "X"`): then the newest
-        commit with that subject that came after this change started (`base..start`; only
-        such a revert can restore, and a search of the whole history costs 50 ms on ansible's)."""
-        found = list(_REVERTS.findall(messages))
+        """The commits these messages revert that came after this change started
+        (`base..start`): only such a revert can restore. Named by git's "This reverts commit
+        X" (not a commit of the candidate's own range, undone inside it: its own history; nor
+        one this change started after: reverting that is this change too), or, as GitHub's
+        revert button writes them, only by subject (`Revert "X"`): then the newest commit of
+        `base..start` with that subject (searching the whole history costs 50 ms on
+        ansible's)."""
+        repo = self._repo
+        is_ancestor = gitsource.is_ancestor
+        found = [
+            sha
+            for sha in _REVERTS.findall(messages)
+            if is_ancestor(repo, sha, start) and not is_ancestor(repo, sha, base)
+        ]
         for subject in _REVERTED_SUBJECT.findall(messages):
             try:
-                listed = self._repo.git.log(
+                listed = repo.git.log(
                     "-n", "50", "--format=%H%x1f%s", "-F", f"--grep={subject}", f"{base}..{start}"
                 )
             except git.GitCommandError:
