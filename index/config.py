@@ -51,6 +51,9 @@ class Settings:
     ignore: tuple[str, ...] = DEFAULT_IGNORE
     extra_ignore: tuple[str, ...] = ()
     max_changed_lines: int = 20_000  # a change larger than this is stored truncated
+    # An unmerged PR beyond this many changed lines is stored truncated: past it, its diff from
+    # the fork point is mostly other work its branch carries (see docs/design.md).
+    max_unmerged_lines: int = 3_000
     max_file_bytes: int = 1_000_000  # files larger than this get no symbols
     symbols: bool = True
     # Read by nothing since indexing finds symbols in git's hunk headers, without worker
@@ -158,6 +161,7 @@ _RANGES: dict[str, tuple[float, float | None, str]] = {
     "min_score": (0.0, 1.0, "a score from 0 to 1"),
     "top": (1, None, "a whole number of at least 1"),
     "max_changed_lines": (1, None, "a whole number of at least 1"),
+    "max_unmerged_lines": (1, None, "a whole number of at least 1"),
     "max_file_bytes": (1, None, "a whole number of at least 1"),
     "jobs": (0, None, "0 (one per core) or a whole number of processes"),
 }

@@ -433,7 +433,7 @@ class Indexer:
     def _stage(self, record: ChangeRecord, diff: str) -> bool:
         """Parse a change's diff and queue it for writing; False if unparseable."""
         try:
-            change = parse_stored(diff, self.settings)
+            change = parse_stored(diff, self.settings, self._line_limit(record))
         except NotADiff:
             record.status, record.skip_reason = "skipped", "unparseable diff"
             self._mark_changed()
@@ -446,6 +446,17 @@ class Indexer:
         self._mark_changed()
         self._pending.append((record, change))
         return True
+
+    def _line_limit(self, record: ChangeRecord) -> int:
+        """How many changed lines of this change are stored. An unmerged PR's diff runs from its
+        fork point, so a branch that carries other work (upstream merged in wrongly, a backport
+        cut from another branch, a tree reformatted) shows all of it: past a few thousand lines
+        it is no longer one fix a later PR could repeat, and its lines would only flood the
+        index. What landed keeps the general limit: "already done in #N" rests on it."""
+        limit = self.settings.max_changed_lines
+        if record.state == "merged":
+            return limit
+        return min(limit, self.settings.max_unmerged_lines)
 
     def _dispatch(self) -> None:
         """Write the staged changes in one transaction, with their code words."""

@@ -82,13 +82,14 @@ class _Unusual(Exception):
     """The fast path met something it does not read; the model's parser will."""
 
 
-def parse_stored(diff: str, settings: Settings) -> StoredChange:
+def parse_stored(diff: str, settings: Settings, limit: int | None = None) -> StoredChange:
     """Parse git's diff of one change into its stored form; raises `NotADiff` as `parse_patch`.
 
-    Ignored files are listed as skipped, and a change beyond `max_changed_lines` keeps its
-    first files' lines and only the names of the rest (`truncated`).
+    Ignored files are listed as skipped, and a change beyond `limit` changed lines (by default
+    `max_changed_lines`) keeps the lines of the files that fit and only the names of the rest
+    (`truncated`).
     """
-    change = _parse_fast(diff, settings)
+    change = _parse_fast(diff, settings, settings.max_changed_lines if limit is None else limit)
     if not settings.symbols:
         for file in change.files:
             for hunk in file.hunks:
@@ -104,9 +105,8 @@ def _strip_prefix(path: str) -> str:
     return path
 
 
-def _parse_fast(diff: str, settings: Settings) -> StoredChange:
+def _parse_fast(diff: str, settings: Settings, budget: int) -> StoredChange:
     result = StoredChange([], [], {}, 0, 0, False)
-    budget = settings.max_changed_lines
     for chunk in _file_chunks(diff):
         # One file's lines at a time: a change that rewrites a whole tree is hundreds of MB
         # of text, and a list of all its lines would be several times that.

@@ -305,6 +305,33 @@ def test_huge_pr_is_stored_truncated(builder: RepoBuilder, db_path: Path):
     assert rows(db_path, "SELECT count(*) FROM lines WHERE change_id = ?", (pr["id"],)) == [(1,)]
 
 
+def test_an_unmerged_pr_is_stored_truncated_sooner_than_what_landed(
+    builder: RepoBuilder, db_path: Path
+):
+    """Past `max_unmerged_lines`, an open PR keeps only the files that fit; a merged PR of the
+    same size keeps every line up to `max_changed_lines`."""
+    from index.config import Settings
+
+    def generated(name: str) -> dict[str, str]:
+        lines = "".join(f"{name}_{i} = {i}\n" for i in range(300))
+        return {f"{name}.py": lines, f"{name}_tiny.py": f"{name} = 1\n"}
+
+    builder.commit("Initial", {"app.py": "x = 1\n"})
+    builder.pr_branch(10, [("Generate the merged lot", generated("merged"))])
+    builder.merge_pr(10)
+    builder.pr_branch(11, [("Generate the open lot", generated("open"))])
+    settings = Settings(max_changed_lines=1000, max_unmerged_lines=100)
+    index_repository(builder.path, db_path=db_path, settings=settings)
+    merged, unmerged = change(db_path, 10), change(db_path, 11)
+    assert (merged["state"], merged["truncated"], merged["status"]) == ("merged", 0, "indexed")
+    assert (unmerged["state"], unmerged["truncated"], unmerged["status"]) == ("open", 1, "indexed")
+    lines = "SELECT count(*) FROM lines WHERE change_id = ?"
+    assert rows(db_path, lines, (merged["id"],)) == [(301,)]
+    assert rows(db_path, lines, (unmerged["id"],)) == [(1,)]  # open_tiny.py's line: it fits
+    files = "SELECT DISTINCT path FROM files WHERE change_id = ? ORDER BY path"
+    assert rows(db_path, files, (unmerged["id"],)) == [("open.py",), ("open_tiny.py",)]
+
+
 def test_prs_json_metadata_and_linked_issues(history: RepoBuilder, db_path: Path, tmp_path: Path):
     export = tmp_path / "prs.json"
     export.write_text(

@@ -49,10 +49,10 @@ def test_every_commit_is_stored_as_the_model_reads_it(builder: RepoBuilder, limi
     commits = list(gitsource.first_parent_log(repo, "main"))
     assert len(commits) == 17
     for commit in commits:
-        fast = _parse_fast(commit.diff, settings)
+        fast = _parse_fast(commit.diff, settings, limit)
         assert fast == from_model(commit.diff, settings), commit.message
         assert fast.patch_id == from_model(commit.diff, settings).patch_id
-    truncated = [c for c in commits if _parse_fast(c.diff, settings).truncated]
+    truncated = [c for c in commits if _parse_fast(c.diff, settings, limit).truncated]
     assert bool(truncated) == (limit == 3)
 
 
