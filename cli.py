@@ -234,7 +234,8 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
     )
     for file in description["files"]:
         rename = f" (from {file['old_path']})" if file["old_path"] != file["path"] else ""
-        click.echo(f"  file: {terminal(file['path'] + rename)} [{file['status']}]")
+        why = f"; {file['skip_reason']}" if file["skip_reason"] else ""
+        click.echo(f"  file: {terminal(file['path'] + rename)} [{file['status']}{why}]")
     for symbol in description["symbols"]:
         click.echo(f"  symbol: {terminal(symbol)}")
     if description["issues"]:

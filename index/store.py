@@ -760,7 +760,8 @@ class IndexStore:
         """What a change's diff holds, as `prdup show` prints it: its files (path, old path,
         status, why skipped), the symbols it touches, its hunk count and linked issues."""
         files = self.query(
-            "SELECT path, old_path, status, skip_reason FROM files WHERE change_id = ? ORDER BY id",
+            "SELECT path, CASE old_path WHEN '' THEN path ELSE old_path END AS old_path, status, "
+            "skip_reason FROM files WHERE change_id = ? ORDER BY id",
             (change_id,),
         )
         symbols = sorted(
@@ -811,10 +812,18 @@ class _Rows:
     def add_diff(self, change_id: int, change: StoredChange) -> None:
         """Files, hunks and distinct changed lines, and the symbols the hunk headers name."""
         symbols: set[tuple[int, str, str, str, str]] = set()
+        # A file cut from a huge change is among its files and its skipped files: one row, with
+        # the reason. An unrenamed file's old path is stored empty (read back as its path).
+        why_cut = dict(change.skipped_files)
+        cut: set[str] = set()
         for file in change.files:
             file_id = self.next_file_id
             self.next_file_id += 1
-            self.files.append((file_id, change_id, file.path, file.old_path, file.status, None))
+            old_path = "" if file.old_path == file.path else file.old_path
+            why = why_cut.get(file.path)
+            if why is not None:
+                cut.add(file.path)
+            self.files.append((file_id, change_id, file.path, old_path, file.status, why))
             for hunk in file.hunks:
                 self.hunks.append(
                     (
@@ -824,7 +833,7 @@ class _Rows:
                         hunk.old_length,
                         hunk.new_start,
                         hunk.new_length,
-                        hunk.section,
+                        None,  # the header's text: its symbol is what anything reads
                         hunk.symbol,
                         hunk.content_hash,
                     )
@@ -837,9 +846,12 @@ class _Rows:
             self.lines += [(change_id, file_id, "-", h) for h in file.removed]
             self.lines += [(change_id, file_id, "+", h) for h in file.added]
         for path, why in change.skipped_files:
+            if path in cut:
+                cut.discard(path)
+                continue
             file_id = self.next_file_id
             self.next_file_id += 1
-            self.files.append((file_id, change_id, path, path, "ignored", why))
+            self.files.append((file_id, change_id, path, "", "ignored", why))
         self.symbols.extend(symbols)
         self.texts.update(change.texts)
 

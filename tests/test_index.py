@@ -328,8 +328,35 @@ def test_an_unmerged_pr_is_stored_truncated_sooner_than_what_landed(
     lines = "SELECT count(*) FROM lines WHERE change_id = ?"
     assert rows(db_path, lines, (merged["id"],)) == [(301,)]
     assert rows(db_path, lines, (unmerged["id"],)) == [(1,)]  # open_tiny.py's line: it fits
-    files = "SELECT DISTINCT path FROM files WHERE change_id = ? ORDER BY path"
-    assert rows(db_path, files, (unmerged["id"],)) == [("open.py",), ("open_tiny.py",)]
+    # A file cut is one row that says why; `prdup show` lists it once, with the reason.
+    files = (
+        "SELECT path, old_path, status, skip_reason FROM files WHERE change_id = ? ORDER BY path"
+    )
+    assert rows(db_path, files, (unmerged["id"],)) == [
+        ("open.py", "", "added", "too many changed lines"),
+        ("open_tiny.py", "", "added", None),
+    ]
+    code, out, _ = run_cli(builder.path, "show", "11", "--db", str(db_path))
+    assert code == 0
+    assert "file: open.py [added; too many changed lines]" in out
+    assert "file: open_tiny.py [added]" in out
+    assert out.count("open.py") == 1
+
+
+def test_show_names_a_renamed_files_old_path(builder: RepoBuilder, db_path: Path):
+    """An unrenamed file's old path is stored empty and read back as its path."""
+    body = "".join(f"value_{i} = {i}\n" for i in range(20))
+    builder.commit("Initial", {"app.py": "x = 1\n", "old_name.py": body})
+    changed = body.replace("value_3 = 3", "value_3 = 33")
+    builder.pr_branch(
+        12,
+        [("Rename and change", {"old_name.py": None, "new_name.py": changed, "app.py": "x = 2\n"})],
+    )
+    index_repository(builder.path, db_path=db_path)
+    code, out, _ = run_cli(builder.path, "show", "12", "--db", str(db_path))
+    assert code == 0, out
+    assert "file: new_name.py (from old_name.py) [renamed]" in out
+    assert "file: app.py [modified]" in out
 
 
 def test_prs_json_metadata_and_linked_issues(history: RepoBuilder, db_path: Path, tmp_path: Path):
