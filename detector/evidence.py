@@ -33,6 +33,16 @@ _PLACEHOLDER_EMAIL_DOMAINS = (
 )
 
 
+def identities(author: str | None, email: str | None) -> frozenset[str]:
+    """An author as every name that identifies them: the login or git name, and the e-mail
+    unless it is a placeholder that many people share."""
+    names = {author.strip().lower()} if author and author.strip() else set()
+    address = (email or "").strip().lower()
+    if "@" in address and not address.endswith(_PLACEHOLDER_EMAIL_DOMAINS):
+        names.add(address)
+    return frozenset(names)
+
+
 @dataclass(frozen=True, slots=True)
 class ChangeEvidence:
     """One change as the matcher sees it: sets of hashed lines, files, symbols, issues, words."""
@@ -68,11 +78,7 @@ class ChangeEvidence:
     @property
     def identities(self) -> frozenset[str]:
         """Who wrote it, as every name we have (login or git name, and a real e-mail)."""
-        names = {self.author.strip().lower()} if self.author and self.author.strip() else set()
-        email = (self.author_email or "").strip().lower()
-        if "@" in email and not email.endswith(_PLACEHOLDER_EMAIL_DOMAINS):
-            names.add(email)
-        return frozenset(names)
+        return identities(self.author, self.author_email)
 
     def side_weight(self, side: str, weights: LineWeights) -> float:
         total = self.removed_total if side == "-" else self.added_total

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import git
 
+from detector.evidence import identities
 from detector.model import NotADiff
 from index import gitsource
 from index.code_model import code_word_counter, fill_code_words
@@ -589,9 +590,10 @@ _LANDING_COLUMNS = (
 
 
 def _same_person(row: Mapping[str, Any]) -> bool:
-    """The commit's author is the PR's (by name or e-mail)."""
-    names = {v.strip().lower() for v in (row["pr_author"], row["pr_email"]) if v and v.strip()}
-    return bool(names & {v.strip().lower() for v in (row["author"], row["author_email"]) if v})
+    """The commit's author is the PR's (by name, or by an e-mail that is nobody's placeholder),
+    as the matcher tells a follow-up from a duplicate."""
+    pr_author = identities(row["pr_author"], row["pr_email"])
+    return bool(pr_author & identities(row["author"], row["author_email"]))
 
 
 class ForkPoints:
@@ -900,9 +902,11 @@ def index_repository(
             indexer.index_target(name)
         indexer.index_pull_refs(names, only_numbers)
         indexer.apply_metadata_only()
+        # Landings are matched by author (name or e-mail): the e-mails of this run's rows first,
+        # or a first run would match fewer than the next one.
+        indexer.fill_author_emails()
         indexer.match_rebased()
         indexer.match_closing()
-        indexer.fill_author_emails()
         if indexer.changed:
             report("lookup indexes and code words", 0, None)
         store.merge_line_texts()  # what counting old rows' words reads

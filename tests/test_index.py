@@ -735,6 +735,35 @@ def test_a_pr_landed_as_a_rewritten_commit_that_closes_it_is_merged_there(tmp_pa
         assert "[merged]" not in out
 
 
+def test_a_closing_commit_by_the_pr_authors_email_lands_it_in_the_first_run(
+    builder: RepoBuilder, db_path: Path
+):
+    """The PR's author landed it under another name with the same e-mail: the first run
+    already knows (authors' e-mails are read before landings are matched), and a second run
+    with nothing new changes nothing."""
+    body = "".join(f"def step_{i}(x):\n    return x + {i}\n" for i in range(20))
+    fix = body.replace("return x + 7", "return x - 7")
+    builder.commit("Start", {"calc.py": body})
+    builder.pr_branch(
+        120,
+        [("Fix the sign of step_7", {"calc.py": fix})],
+        author="Jane Doe",
+        email="jane@mail.test",
+    )
+    builder.write({"calc.py": "# signs checked\n" + fix})
+    builder.git(
+        "commit", "-q", "--author", "jdoe <jane@mail.test>", "-m", "Fix step_7\n\nCloses #120"
+    )
+    landing = builder.head()
+    index_repository(builder.path, db_path=db_path)
+    row = change(db_path, 120)
+    assert (row["state"], row["source"], row["merge_commit"]) == ("merged", "closes", landing)
+    everything = "SELECT * FROM changes ORDER BY id"
+    before = rows(db_path, everything)
+    index_repository(builder.path, db_path=db_path)
+    assert rows(db_path, everything) == before
+
+
 def test_a_pr_whose_head_moves_to_another_authors_commit_takes_that_author(
     builder: RepoBuilder, db_path: Path
 ):
