@@ -68,6 +68,8 @@ class ChangeEvidence:
     hunks: frozenset[int] = frozenset()
     issues: frozenset[str] = frozenset()
     patch_id: str | None = None
+    # Stored cut (a huge change: the lines of its first files only); its whole size is unknown.
+    truncated: bool = False
     terms: Mapping[str, float] = field(default_factory=dict)
     code_terms: Mapping[str, float] = field(default_factory=dict)  # identifiers its lines use
     # When set, `removed`/`added` hold only the lines shared with the query (all a comparison
@@ -209,6 +211,7 @@ class Signals:
     replayed: bool = False  # this change's hunks were replayed at the candidate
     replay_done: float = 0.0  # of the hunks that carry the change, the share the candidate did
     replay_complete: bool = False  # ...all of them
+    candidate_cut: bool = False  # the candidate is stored cut: its share found here is unknown
 
     @property
     def shares_lines(self) -> bool:

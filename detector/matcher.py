@@ -314,8 +314,10 @@ def _reasons(
     if verdict == "covered" or (verdict == "already-merged" and decide.is_inside_larger(s)):
         share = _percent(s.query_coverage)
         yield f"{share} of this change is contained in {other}, a larger change"
-    elif s.candidate_coverage >= 0.7 and s.query_coverage < 0.7:
+    elif s.candidate_coverage >= 0.7 and s.query_coverage < 0.7 and not s.candidate_cut:
         yield f"this change includes {_percent(s.candidate_coverage)} of {other}"
+    if s.candidate_cut and (s.query_coverage or s.candidate_coverage):
+        yield f"{other} is too large to be indexed whole: only the lines of its first files count"
     if s.symbol_overlap:
         names = sorted({name for _, name in query.change.symbols & candidate.symbols})
         yield f"changes the same code: {', '.join(names[:4])}"

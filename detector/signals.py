@@ -47,6 +47,7 @@ def measure(
         candidate_coverage=_ratio(removed_weight + added_weight, their_removed + their_added),
         reverts=_ratio(weights.sum(undone), query_removed + query_added),
         same_patch=bool(query.patch_id and query.patch_id == candidate.patch_id),
+        candidate_cut=candidate.truncated,
         hunk_overlap=_overlap(query.hunks, candidate.hunks),
         file_overlap=_overlap(query.files, candidate.files),
         symbol_overlap=_overlap(query.symbols, candidate.symbols),

@@ -439,6 +439,7 @@ def load_evidence(
             hunks=frozenset(hunks[cid]),
             issues=frozenset(issues[cid]),
             patch_id=rows[cid]["patch_id"],
+            truncated=bool(rows[cid].get("truncated")),
             terms=terms[cid],
             code_terms=code_terms[cid],
             removed_total=rows[cid].get("removed_weight") if shared_with is not None else None,

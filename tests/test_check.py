@@ -115,6 +115,34 @@ def test_same_fix_in_an_open_pr_is_a_duplicate(builder: RepoBuilder):
     assert (best["pr"], best["verdict"], best["state"]) == (20, "duplicate", "open")
 
 
+def test_an_open_pr_too_large_to_index_whole_does_not_decide(
+    builder: RepoBuilder, monkeypatch: pytest.MonkeyPatch
+):
+    """PR 20 makes the same fix and carries a generated file past `max_unmerged_lines`: it is
+    stored cut, so how much of it PR 21 makes is unknown. It is named, not called a duplicate."""
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
+    generated = "".join(f"TABLE_{i} = {i * 7}\n" for i in range(400))
+    builder.pr_branch(
+        20,
+        [
+            (
+                "Use the strategy resolver, and the tables",
+                {"pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX), "tables.py": generated},
+            )
+        ],
+    )
+    builder.pr_branch(
+        21,
+        [("Stop reading the legacy flag", {"pipeline.py": PIPELINE.replace(LEGACY, BRANCH_FIX)})],
+    )
+    monkeypatch.setenv("PRDUP_MAX_UNMERGED_LINES", "100")
+    run(builder.path, "index", "--quiet")
+
+    named = {f["pr"]: f for f in findings(builder.path, "--pr", "21", "--min-score", "0")}
+    assert named[20]["verdict"] not in ("duplicate", "covered", "already-merged", "partly-merged")
+    assert any("too large to be indexed whole" in reason for reason in named[20]["reasons"])
+
+
 def test_subset_of_a_larger_merged_pr_is_already_done(builder: RepoBuilder):
     builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
     base = builder.head()
