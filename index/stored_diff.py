@@ -21,7 +21,7 @@ from hashlib import blake2b
 # unidiff's own patterns, so the fast path splits headers exactly as `parse_patch` does.
 from unidiff.constants import RE_DIFF_GIT_HEADER, RE_HUNK_HEADER
 
-from detector.model import TRIVIAL_LINE, Change, FileChange, line_hash, parse_patch
+from detector.model import TRIVIAL_LINE, FileChange, line_hash, parse_patch
 from index.config import Settings
 from index.hunk_symbols import header_symbol
 
@@ -66,6 +66,9 @@ class StoredChange:
     added_count: int
     removed_count: int
     truncated: bool
+    # The hunks of the files cut from a huge change ("path\0content hash"): not stored, but
+    # part of its identity, so a rebased landing of a cut PR is still the same patch.
+    cut_hunks: list[str] = field(default_factory=list)
 
     @property
     def is_empty(self) -> bool:
@@ -73,8 +76,9 @@ class StoredChange:
 
     @property
     def patch_id(self) -> str:
-        """`detector.model.Change.patch_id` of the same diff."""
-        parts = sorted(f"{f.path}\0{h.content_hash}" for f in self.files for h in f.hunks)
+        """`detector.model.Change.patch_id` of the same diff, cut files' hunks included."""
+        parts = [f"{f.path}\0{h.content_hash}" for f in self.files for h in f.hunks]
+        parts = sorted(parts + self.cut_hunks)
         return hashlib.sha1("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -131,6 +135,7 @@ def _parse_file_with_model(
             result.truncated = True
             result.files.append(StoredFile(file.path, file.old_path, file.status))
             result.skipped_files.append((file.path, "too many changed lines"))
+            result.cut_hunks += [f"{file.path}\0{h.content_hash}" for h in file.hunks]
             continue
         budget -= size
         _add_model_file(file, result)
@@ -224,6 +229,7 @@ def _parse_file(lines: list[str], settings: Settings, budget: int, result: Store
     if changed > budget:
         result.truncated = True
         result.skipped_files.append((path, "too many changed lines"))
+        result.cut_hunks += [f"{path}\0{_content_hash(lines[a:b])}" for _, a, b in spans]
         return budget
     for found, start, end in spans:
         stored.hunks.append(_hunk(found, lines, start, end, stored, result))
@@ -249,6 +255,12 @@ def _status(
 def _len(found: re.Match[str], group: int) -> int:
     value = found.group(group)
     return 1 if value is None else int(value)
+
+
+def _content_hash(body: list[str]) -> int:
+    """A hunk's content hash as `_hunk` computes it, without hashing its lines one by one."""
+    kept = [line for line in body if line[:1] != "\\"]
+    return line_hash("\n".join(line[:1] + " ".join(line[1:].split()) for line in kept))
 
 
 def _hunk(
@@ -301,16 +313,8 @@ def _hunk(
 
 def from_model(diff: str, settings: Settings) -> StoredChange:
     """The stored form through the diff model (unidiff), for diffs the fast path does not read."""
-    from index.changes import parse_filtered
-
-    change, truncated = parse_filtered(diff, settings)
-    return stored_from_change(change, truncated)
-
-
-def stored_from_change(change: Change, truncated: bool = False) -> StoredChange:
-    result = StoredChange([], list(change.skipped_files), {}, 0, 0, truncated)
-    for file in change.files:
-        _add_model_file(file, result)
+    result = StoredChange([], [], {}, 0, 0, False)
+    _parse_file_with_model(diff, settings, settings.max_changed_lines, result)
     return result
 
 

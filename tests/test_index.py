@@ -158,6 +158,24 @@ def test_rebase_merged_pr_is_recognised_by_patch_identity(builder: RepoBuilder, 
     assert pr5["merge_commit"] == builder.head("main")
 
 
+def test_a_rebase_merged_pr_stored_cut_is_still_recognised(builder: RepoBuilder, db_path: Path):
+    """A PR past `max_unmerged_lines` keeps its whole patch identity (the cut files' hunks
+    count), so its rebased landing, stored whole, is the same patch."""
+    from index.config import Settings
+
+    builder.commit("Initial", {"a.py": "def a():\n    return 1\n"})
+    table = "".join(f"ROW_{i} = {i}\n" for i in range(200))
+    builder.pr_branch(
+        5, [("Return two, with a table", {"a.py": "def a():\n    return 2\n", "t.py": table})]
+    )
+    builder.commit("Unrelated work on main", {"b.py": "def b():\n    return 3\n"})
+    builder.merge_pr(5, how="rebase")
+    index_repository(builder.path, db_path=db_path, settings=Settings(max_unmerged_lines=50))
+    pr5 = change(db_path, 5)
+    assert (pr5["state"], pr5["source"]) == ("merged", "rebase")
+    assert pr5["merge_commit"] == builder.head("main")
+
+
 def test_pr_is_not_merged_by_an_older_commit_with_the_same_patch(
     builder: RepoBuilder, db_path: Path
 ):
