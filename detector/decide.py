@@ -115,11 +115,10 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
         # What is shared is a sliver of the candidate: a file move, a mass reformat or a
         # regenerated file takes every line with it, and that is not "the same change".
         return nearby(signals)
-    if not (signals.same_patch or signals.on_target) and signals.candidate_cut:
-        # A candidate too large to be stored whole (an unmerged branch carrying other work, a
-        # tree rewritten): how much of it this change makes is unknown, so its lines cannot
-        # tell "the same change" from a sliver of it. The same patch, or a replay that finds
-        # this change on the target where the candidate landed, still decides.
+    if not signals.same_patch and signals.candidate_cut and candidate_state != "merged":
+        # An unmerged change too large to be stored whole (a branch carrying other work): how
+        # much of it this change makes is unknown, so its lines cannot tell "the same change"
+        # from a sliver of it. The same patch still decides; a landed one is replayed.
         return nearby(signals)
     same_change = signals.same_patch or (
         signals.query_coverage >= t.contained and signals.candidate_coverage >= t.contained
@@ -158,6 +157,7 @@ Override = Literal[
     "own-landing",
     "after-query",
     "sliver",
+    "cut",
     "carries-query",
     "carried",
     "stacked",
@@ -208,10 +208,6 @@ def overriding_rule(
         # An unmerged branch of which this change is a sliver: a branch that squashed or
         # merged the target in carries everything; it proves nothing about this change.
         return "sliver"
-    if not landed and not signals.same_patch and signals.candidate_cut:
-        # An unmerged branch too large to be stored whole: mostly such a branch, and how much
-        # of it this change makes is unknown. Its head holding this change proves no more.
-        return "sliver"
     if proof.via_target:
         return "carried"  # copies of merged commits brought it, not the candidate's own work
     if (
@@ -228,6 +224,11 @@ def overriding_rule(
         # or carrying it along after it landed. (A takeover that landed them is replayed at
         # its landing, where they are its work done.)
         return "carries-query"
+    if not landed and not signals.same_patch and signals.candidate_cut:
+        # An unmerged branch too large to be stored whole: mostly a branch carrying other
+        # work, and how much of it this change makes is unknown. Its head holding this change
+        # proves no more than its lines do.
+        return "cut"
     return None
 
 

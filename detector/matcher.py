@@ -40,6 +40,10 @@ _OVERRIDE_REASONS = {
         "{other}'s branch has this change among much other work (it is {share} of {other}): "
         "carried along, not made there"
     ),
+    "cut": (
+        "{other} is too large to be indexed whole: how much of it this change makes is not "
+        "known, so holding this change proves no duplicate"
+    ),
     "unlanded": (
         "{other} is merged, but its head is on no branch and no commit is known to have landed "
         "it: what landed, and where, is not known"
@@ -386,7 +390,7 @@ def _replay_reasons(
     direct = candidate.number is None
     rule = decide.overriding_rule(s, candidate.state, proof, query.change.state, direct)
     turned = replay.complete or replay.partial
-    if rule in _OVERRIDE_REASONS and (turned or rule not in ("sliver", "carried")):
+    if rule in _OVERRIDE_REASONS and (turned or rule not in ("sliver", "carried", "cut")):
         yield _OVERRIDE_REASONS[rule].format(
             other=other,
             line=proof.other_line,

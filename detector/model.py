@@ -117,6 +117,9 @@ class Change:
 
     files: tuple[FileChange, ...]
     skipped_files: tuple[tuple[str, str], ...] = field(default=())  # (path, why)
+    # The hunks of files cut from a huge change ("path\0content hash"): no lines are read
+    # from them, but they are part of its identity (the index hashes them the same way).
+    cut_hunks: tuple[str, ...] = field(default=())
 
     @property
     def added_count(self) -> int:
@@ -133,7 +136,8 @@ class Change:
     @property
     def patch_id(self) -> str:
         """Whole-change identity: the same hunks in the same files, whatever the base or order."""
-        parts = sorted(f"{f.path}\0{h.content_hash}" for f in self.files for h in f.hunks)
+        parts = [f"{f.path}\0{h.content_hash}" for f in self.files for h in f.hunks]
+        parts = sorted(parts + list(self.cut_hunks))
         return hashlib.sha1("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -11,6 +11,7 @@ from index.config import Settings
 from index.gitsource import BlobReader
 from index.hunk_symbols import header_symbol
 from index.store import HEADER_SYMBOL, SymbolRow
+from index.stored_diff import CUT
 
 if TYPE_CHECKING:
     from index.symbols import Definition, SymbolExtractor
@@ -32,6 +33,7 @@ def parse_filtered(diff_text: str, settings: Settings) -> tuple[Change, bool]:
     skipped: list[tuple[str, str]] = []
     budget = settings.max_changed_lines
     truncated = False
+    cut: list[str] = []
     for file in parsed.files:
         pattern = settings.is_ignored(file.path)
         if pattern:
@@ -41,11 +43,13 @@ def parse_filtered(diff_text: str, settings: Settings) -> tuple[Change, bool]:
         if size > budget:
             truncated = True
             kept.append(replace(file, hunks=()))
-            skipped.append((file.path, "too many changed lines"))
+            skipped.append((file.path, CUT))
+            cut += [f"{file.path}\0{hunk.content_hash}" for hunk in file.hunks]
             continue
         budget -= size
         kept.append(file)
-    return Change(files=tuple(kept), skipped_files=tuple(skipped)), truncated
+    change = Change(files=tuple(kept), skipped_files=tuple(skipped), cut_hunks=tuple(cut))
+    return change, truncated
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from index.schema import (
     migrate,
     recorded_version,
 )
-from index.stored_diff import StoredChange
+from index.stored_diff import CUT, StoredChange
 from index.word_counts import WordCounts
 
 DEFAULT_DB_NAME = "prdup.db"
@@ -814,15 +814,11 @@ class _Rows:
         symbols: set[tuple[int, str, str, str, str]] = set()
         # A file cut from a huge change is among its files and its skipped files: one row, with
         # the reason. An unrenamed file's old path is stored empty (read back as its path).
-        why_cut = dict(change.skipped_files)
-        cut: set[str] = set()
         for file in change.files:
             file_id = self.next_file_id
             self.next_file_id += 1
             old_path = "" if file.old_path == file.path else file.old_path
-            why = why_cut.get(file.path)
-            if why is not None:
-                cut.add(file.path)
+            why = CUT if file.cut else None
             self.files.append((file_id, change_id, file.path, old_path, file.status, why))
             for hunk in file.hunks:
                 self.hunks.append(
@@ -846,9 +842,8 @@ class _Rows:
             self.lines += [(change_id, file_id, "-", h) for h in file.removed]
             self.lines += [(change_id, file_id, "+", h) for h in file.added]
         for path, why in change.skipped_files:
-            if path in cut:
-                cut.discard(path)
-                continue
+            if why == CUT:
+                continue  # its row is written above
             file_id = self.next_file_id
             self.next_file_id += 1
             self.files.append((file_id, change_id, path, "", "ignored", why))

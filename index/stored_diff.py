@@ -21,7 +21,7 @@ from hashlib import blake2b
 # unidiff's own patterns, so the fast path splits headers exactly as `parse_patch` does.
 from unidiff.constants import RE_DIFF_GIT_HEADER, RE_HUNK_HEADER
 
-from detector.model import TRIVIAL_LINE, FileChange, line_hash, parse_patch
+from detector.model import TRIVIAL_LINE, Change, FileChange, line_hash, parse_patch
 from index.config import Settings
 from index.hunk_symbols import header_symbol
 
@@ -51,6 +51,7 @@ class StoredFile:
     old_path: str
     status: str
     hunks: list[StoredHunk] = field(default_factory=list)
+    cut: bool = False  # cut from a huge change: its lines are not stored
     # Distinct non-trivial line hashes per side, in diff order.
     removed: dict[int, None] = field(default_factory=dict)
     added: dict[int, None] = field(default_factory=dict)
@@ -80,6 +81,9 @@ class StoredChange:
         parts = [f"{f.path}\0{h.content_hash}" for f in self.files for h in f.hunks]
         parts = sorted(parts + self.cut_hunks)
         return hashlib.sha1("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+CUT = "too many changed lines"  # why a file cut from a huge change has no stored lines
 
 
 class _Unusual(Exception):
@@ -133,8 +137,8 @@ def _parse_file_with_model(
         size = sum(len(h.lines) for h in file.hunks)
         if size > budget:
             result.truncated = True
-            result.files.append(StoredFile(file.path, file.old_path, file.status))
-            result.skipped_files.append((file.path, "too many changed lines"))
+            result.files.append(StoredFile(file.path, file.old_path, file.status, cut=True))
+            result.skipped_files.append((file.path, CUT))
             result.cut_hunks += [f"{file.path}\0{h.content_hash}" for h in file.hunks]
             continue
         budget -= size
@@ -228,7 +232,8 @@ def _parse_file(lines: list[str], settings: Settings, budget: int, result: Store
     result.files.append(stored)
     if changed > budget:
         result.truncated = True
-        result.skipped_files.append((path, "too many changed lines"))
+        stored.cut = True
+        result.skipped_files.append((path, CUT))
         result.cut_hunks += [f"{path}\0{_content_hash(lines[a:b])}" for _, a, b in spans]
         return budget
     for found, start, end in spans:
@@ -313,8 +318,19 @@ def _hunk(
 
 def from_model(diff: str, settings: Settings) -> StoredChange:
     """The stored form through the diff model (unidiff), for diffs the fast path does not read."""
-    result = StoredChange([], [], {}, 0, 0, False)
-    _parse_file_with_model(diff, settings, settings.max_changed_lines, result)
+    from index.changes import parse_filtered
+
+    change, truncated = parse_filtered(diff, settings)
+    return stored_from_change(change, truncated)
+
+
+def stored_from_change(change: Change, truncated: bool = False) -> StoredChange:
+    result = StoredChange([], list(change.skipped_files), {}, 0, 0, truncated)
+    result.cut_hunks = list(change.cut_hunks)
+    cut = {path for path, why in change.skipped_files if why == CUT}
+    for file in change.files:
+        _add_model_file(file, result)
+        result.files[-1].cut = file.path in cut and not file.hunks
     return result
 
 

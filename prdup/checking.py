@@ -436,6 +436,11 @@ def match_pr(
         # A merged PR's own landing is known: its diff is read only if a replay needs it.
         tip = pr_line_tip(repo, row, target)
         change = pr_change(repo, row, settings)
+    if row["truncated"] and row["state"] != "merged":
+        # Stored cut: the index holds its first files' lines only; read all of it from git.
+        change = change if change is not None else pr_change(repo, row, settings)
+        if change is not None:
+            query = _whole_query(engine.store, repo, query, change, settings)
     findings = match_query(
         engine,
         repo,
@@ -488,6 +493,27 @@ def pr_span(row: Mapping[str, Any]) -> tuple[str | None, str | None]:
     if landed and landed != row["head_sha"]:
         return f"{landed}^1", landed
     return row["base_sha"], row["head_sha"]
+
+
+def _whole_query(
+    store: IndexStore, repo: git.Repo, query: Query, change: Change, settings: Settings
+) -> Query:
+    """An unmerged PR stored cut, as its diff from git shows it: what it changes from the
+    diff, who and what it is from the index."""
+    symbols, hunk_symbols = extract_symbols(change, gitsource.BlobReader(repo), settings)
+    whole = lookup.query_from_change(store, change, symbols, hunk_symbols)
+    evidence = replace(
+        query.change,
+        removed=whole.change.removed,
+        added=whole.change.added,
+        kept=whole.change.kept,
+        files=whole.change.files,
+        symbols=whole.change.symbols,
+        hunks=whole.change.hunks,
+        patch_id=whole.change.patch_id,
+        truncated=False,
+    )
+    return replace(query, change=evidence, line_text=whole.line_text, line_place=whole.line_place)
 
 
 def pr_change(repo: git.Repo, row: Mapping[str, Any], settings: Settings) -> Change | None:

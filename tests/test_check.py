@@ -143,6 +143,32 @@ def test_an_open_pr_too_large_to_index_whole_does_not_decide(
     assert any("too large to be indexed whole" in reason for reason in named[20]["reasons"])
 
 
+def test_a_pr_stored_cut_is_checked_with_its_whole_diff(
+    builder: RepoBuilder, monkeypatch: pytest.MonkeyPatch
+):
+    """PR 30 makes #20's fix in a file it also grows past `max_unmerged_lines`: the index keeps
+    none of that file's lines, but `check --pr 30` reads the whole diff from git."""
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
+    base = builder.head()
+    builder.pr_branch(
+        20,
+        [("Use the strategy resolver", {"pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)})],
+    )
+    builder.merge_pr(20, how="merge")
+    grown = PIPELINE.replace(LEGACY, MERGED_FIX) + "".join(
+        f"STEP_{i} = {i * 3}\n" for i in range(300)
+    )
+    builder.pr_branch(30, [("Resolve the strategy, add steps", {"pipeline.py": grown})], start=base)
+    monkeypatch.setenv("PRDUP_MAX_UNMERGED_LINES", "100")
+    run(builder.path, "index", "--quiet")
+    code, out, _ = run(builder.path, "show", "30")
+    assert "too many changed lines" in out
+
+    named = {f["pr"]: f for f in findings(builder.path, "--pr", "30", "--min-score", "0")}
+    assert 20 in named
+    assert any("removes 100% of the same lines" in reason for reason in named[20]["reasons"])
+
+
 def test_subset_of_a_larger_merged_pr_is_already_done(builder: RepoBuilder):
     builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
     base = builder.head()

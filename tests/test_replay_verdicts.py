@@ -614,6 +614,29 @@ def test_rules_that_override_a_complete_replay():
     assert proven_verdict(signals, "merged", Proof(done, in_query_base=True), "open") == "overlap"
 
 
+def test_a_candidate_stored_cut_decides_only_by_patch_or_landing():
+    """An unmerged change too large to be stored whole: its lines and its head holding the
+    change decide nothing (with a repository or without); the same patch still does, and a
+    landed one is still replayed on the target."""
+    from detector.decide import proven_verdict, verdict
+    from detector.evidence import Proof, Signals
+
+    done = _replayed(DIFF, BEFORE, BEFORE, BEFORE.replace("read_flag", "resolve_strategy"))
+    whole = Signals(query_coverage=1.0, candidate_coverage=1.0, file_overlap=1.0)
+    cut = Signals(query_coverage=1.0, candidate_coverage=1.0, file_overlap=1.0, candidate_cut=True)
+    assert verdict(whole, "open", 1.0) == "duplicate"
+    assert verdict(cut, "open", 1.0) == "overlap"
+    assert verdict(cut, "closed", 1.0) == "overlap"
+    assert verdict(cut, "merged", 1.0) == verdict(whole, "merged", 1.0) == "already-merged"
+    assert proven_verdict(whole, "open", Proof(done), "open") == "duplicate"
+    assert proven_verdict(cut, "open", Proof(done), "open") == "overlap"
+    same_patch = Signals(
+        query_coverage=1.0, candidate_coverage=1.0, same_patch=True, candidate_cut=True
+    )
+    assert proven_verdict(same_patch, "open", Proof(done), "open") == "duplicate"
+    assert proven_verdict(cut, "merged", Proof(done), "open") == "already-merged"
+
+
 def test_a_pr_merged_before_another_is_not_already_done_by_it(builder: RepoBuilder):
     """#98 is merged (GitHub says so; its commits were applied by hand, so the index knows no
     landing for it); #99 landed the same fix later. Asked about #98, #99 came after."""
