@@ -136,9 +136,14 @@ class Change:
     @property
     def patch_id(self) -> str:
         """Whole-change identity: the same hunks in the same files, whatever the base or order."""
-        parts = [f"{f.path}\0{h.content_hash}" for f in self.files for h in f.hunks]
-        parts = sorted(parts + list(self.cut_hunks))
-        return hashlib.sha1("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+        hunks = [f"{f.path}\0{h.content_hash}" for f in self.files for h in f.hunks]
+        return patch_identity([*hunks, *self.cut_hunks])
+
+
+def patch_identity(hunks: Iterable[str]) -> str:
+    """A change's patch id from its hunks ("path\0content hash"), whatever their order: one
+    definition for the diff model and the index's stored form."""
+    return hashlib.sha1("\n".join(sorted(hunks)).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class NotADiff(ValueError):

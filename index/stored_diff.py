@@ -12,7 +12,6 @@ header that does not match its `+++` line, a binary patch) is read by
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,7 +20,14 @@ from hashlib import blake2b
 # unidiff's own patterns, so the fast path splits headers exactly as `parse_patch` does.
 from unidiff.constants import RE_DIFF_GIT_HEADER, RE_HUNK_HEADER
 
-from detector.model import TRIVIAL_LINE, Change, FileChange, line_hash, parse_patch
+from detector.model import (
+    TRIVIAL_LINE,
+    Change,
+    FileChange,
+    line_hash,
+    parse_patch,
+    patch_identity,
+)
 from index.config import Settings
 from index.hunk_symbols import header_symbol
 
@@ -78,9 +84,8 @@ class StoredChange:
     @property
     def patch_id(self) -> str:
         """`detector.model.Change.patch_id` of the same diff, cut files' hunks included."""
-        parts = [f"{f.path}\0{h.content_hash}" for f in self.files for h in f.hunks]
-        parts = sorted(parts + self.cut_hunks)
-        return hashlib.sha1("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+        hunks = [f"{f.path}\0{h.content_hash}" for f in self.files for h in f.hunks]
+        return patch_identity([*hunks, *self.cut_hunks])
 
 
 CUT = "too many changed lines"  # why a file cut from a huge change has no stored lines
