@@ -25,8 +25,6 @@ from index import lookup
 from index.lookup import Scope
 from index.store import IndexStore
 
-FEW_HASHES = 20_000  # up to this many batch lines, read their rows by index, not by a scan
-
 
 @dataclass(frozen=True, slots=True)
 class ChangeRow:
@@ -288,30 +286,9 @@ def _shortlist(batch: Batch, query: ChangeEvidence, scope: Scope) -> list[int] |
 
 
 def _lines_with(store: IndexStore, hashes: set[int]) -> Iterator[tuple[int, str, int]]:
-    """Every line row (change id, side, hash) with one of `hashes`.
-
-    A few queries' lines are found through the hash index; for many, one pass over the table
-    is quicker than that many index probes.
-    """
-    if len(hashes) > FEW_HASHES:
-        for row in store.rows("SELECT change_id, side, hash FROM lines"):
-            if row[2] in hashes:
-                yield row
-        return
-    store.conn.execute("CREATE TEMP TABLE IF NOT EXISTS batch_hashes (hash INTEGER PRIMARY KEY)")
-    store.conn.execute("DELETE FROM temp.batch_hashes")
-    store.conn.executemany("INSERT INTO temp.batch_hashes(hash) VALUES (?)", [(h,) for h in hashes])
-    yield from store.rows(
-        "SELECT l.change_id, l.side, l.hash FROM temp.batch_hashes q JOIN lines l "
-        "ON l.hash = q.hash"
-    )
+    """Every line row (change id, side, hash) with one of `hashes`."""
+    return store.changes_with_lines(hashes)
 
 
 def _line_hashes(store: IndexStore, change_ids: Sequence[int]) -> set[int]:
-    hashes: set[int] = set()
-    for chunk in lookup.chunks(list(change_ids)):
-        marks = ",".join("?" * len(chunk))
-        hashes.update(
-            h for (h,) in store.rows(f"SELECT hash FROM lines WHERE change_id IN ({marks})", chunk)
-        )
-    return hashes
+    return {line_hash for *_, line_hash in store.line_rows(change_ids)}

@@ -534,19 +534,24 @@ class Indexer:
         closes a PR it supersedes, or one that closes related PRs along the way, is a change of
         its own, found as such.
         """
+        closing = self.store.query(
+            f"SELECT {_LANDING_COLUMNS}, p.id AS pr_id FROM issue_refs r "
+            "JOIN changes c ON c.id = r.change_id AND c.kind = 'commit' "
+            "JOIN changes p ON p.kind = 'pr' AND r.issue = '#' || p.number "
+            "WHERE p.merge_commit IS NULL AND p.status = 'indexed' "
+            "AND (p.state != 'merged' OR p.sha = p.head_sha)"
+        )
         self._land_on_commits(
             "closes",
-            self.store.query(
-                f"SELECT {_LANDING_COLUMNS} FROM issue_refs r "
-                "JOIN changes c ON c.id = r.change_id AND c.kind = 'commit' "
-                "JOIN changes p ON p.kind = 'pr' AND r.issue = '#' || p.number "
-                "WHERE p.merge_commit IS NULL AND p.status = 'indexed' "
-                "AND (p.state != 'merged' OR p.sha = p.head_sha) "
-                "AND EXISTS (SELECT 1 FROM lines a JOIN lines b ON b.hash = a.hash "
-                "AND b.side = a.side WHERE a.change_id = p.id AND b.change_id = c.id)"
-            ),
+            [row for row in closing if self._share_a_line(row["pr_id"], row["commit_id"])],
             authored=True,
         )
+
+    def _share_a_line(self, pr_id: int, commit_id: int) -> bool:
+        """Whether the commit removes or adds a line the PR removes or adds."""
+        lines = self.store.line_rows([pr_id, commit_id])
+        of_pr = {(side, h) for change_id, _, side, h in lines if change_id == pr_id}
+        return any((side, h) in of_pr for change_id, _, side, h in lines if change_id == commit_id)
 
     def _land_on_commits(self, source: str, rows: list, authored: bool = False) -> None:
         """Record each commit as the landing of one PR: a commit lands one change. Where

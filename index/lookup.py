@@ -169,15 +169,13 @@ def query_from_index(store: IndexStore, number: int) -> Query | None:
     if row is None:
         return None
     evidence = load_evidence(store, [row["id"]])[0]
-    line_text: dict[int, str] = {}
+    lines = store.line_rows([row["id"]])
+    line_text = store.line_texts(line_hash for *_, line_hash in lines)
+    paths = dict(store.rows("SELECT id, path FROM files WHERE change_id = ?", (row["id"],)))
     line_place: dict[int, tuple[str, str | None]] = {}
-    for line_hash, text, path in store.rows(
-        "SELECT l.hash, t.text, f.path FROM lines l JOIN line_texts t USING (hash) "
-        "JOIN files f ON f.id = l.file_id WHERE l.change_id = ?",
-        (row["id"],),
-    ):
-        line_text[line_hash] = text
-        line_place.setdefault(line_hash, (path, None))
+    for _, file_id, _, line_hash in lines:
+        if line_hash in line_text and file_id in paths:
+            line_place.setdefault(line_hash, (paths[file_id], None))
     return Query(
         change=evidence,
         line_text=line_text,
@@ -226,13 +224,10 @@ def _by_lines(
     weights = line_weights(store, hashes)
     limit = rare_line_limit(total)
     rare = [h for h in hashes if weights.document_frequency.get(h, 0) <= limit]
-    for chunk in chunks(rare):
-        marks = ",".join("?" * len(chunk))
-        for change_id, line_hash in store.rows(
-            f"SELECT l.change_id, l.hash FROM lines l JOIN changes c ON c.id = l.change_id "
-            f"WHERE l.hash IN ({marks}) AND {where}",
-            [*chunk, *params],
-        ):
+    found = list(store.changes_with_lines(rare))
+    admitted = store.ids_where({change_id for change_id, _, _ in found}, where, params)
+    for change_id, _, line_hash in found:
+        if change_id in admitted:
             scores[change_id] += weights(line_hash)
 
 
@@ -341,13 +336,10 @@ def load_evidence(
 ) -> list[ChangeEvidence]:
     """Full evidence for the given change ids, in the given order.
 
-    With `rarity`, also fills it with the document frequency of every line read, in the same
-    pass (a second lookup per line hash costs more than the whole load). With `shared_with`,
+    With `rarity`, also fills it with the document frequency of every line read. With `shared_with`,
     reads only the lines the candidates share with that query, and their precomputed side
     weights: a comparison needs nothing more, and large candidates cost no more than small.
     """
-    if shared_with is not None:
-        _load_query_hashes(store, shared_with)
     if not ids:
         return []
     removed: dict[int, set[int]] = defaultdict(set)
@@ -366,18 +358,17 @@ def load_evidence(
         marks = ",".join("?" * len(chunk))
         for row in store.query(f"SELECT * FROM changes WHERE id IN ({marks})", chunk):
             rows[row["id"]] = row
-        only_shared = (
-            "AND l.hash IN (SELECT hash FROM temp.query_hashes)" if shared_with is not None else ""
-        )
-        for cid, side, line_hash, df, file_id in store.rows(
-            f"SELECT l.change_id, l.side, l.hash, d.df, l.file_id FROM lines l "
-            f"LEFT JOIN line_df d ON d.hash = l.hash WHERE l.change_id IN ({marks}) {only_shared}",
-            chunk,
-        ):
+        lines = store.line_rows(chunk)
+        if shared_with is not None:
+            shared = shared_with.removed | shared_with.added
+            lines = [line for line in lines if line[3] in shared]
+        for cid, file_id, side, line_hash in lines:
             (removed if side == "-" else added)[cid].add(line_hash)
             (removed_in if side == "-" else added_in)[cid].add((file_id, line_hash))
-            if rarity is not None:
-                rarity[line_hash] = df or 0
+        if rarity is not None:
+            read = {line[3] for line in lines}
+            df = _values_for(store, "line_df", "hash", "df", read)
+            rarity.update((h, df.get(h) or 0) for h in read)
         # With a query, only what could be shared with it is read: the signals are overlaps.
         only, params = _shared_only(shared_with, "path", lambda q: q.files)
         for cid, path in store.rows(
@@ -477,15 +468,6 @@ def _shared_only(
     if len(keys) > _CHUNK:
         return "", []
     return f"AND {column} IN ({','.join('?' * len(keys))})", keys
-
-
-def _load_query_hashes(store: IndexStore, query: ChangeEvidence) -> None:
-    store.conn.execute("CREATE TEMP TABLE IF NOT EXISTS query_hashes (hash INTEGER PRIMARY KEY)")
-    store.conn.execute("DELETE FROM temp.query_hashes")
-    store.conn.executemany(
-        "INSERT OR IGNORE INTO temp.query_hashes(hash) VALUES (?)",
-        [(h,) for h in query.removed | query.added],
-    )
 
 
 def weights_for(

@@ -128,18 +128,18 @@ def _landings_from_index(
     """
     scores: dict[int, int] = {}
     removes: dict[int, set[int]] = {}
-    for side, hashes in (("-", removed), ("+", added)):
-        if not hashes:
+    found = [
+        (change_id, side, line)
+        for change_id, side, line in store.changes_with_lines(removed | added)
+        if line in (removed if side == "-" else added)
+    ]
+    merged = store.ids_where({change_id for change_id, _, _ in found}, "c.state = 'merged'", ())
+    for change_id, side, line in found:
+        if change_id not in merged:
             continue
-        marks = ",".join("?" * len(hashes))
-        for change_id, line in store.rows(
-            f"SELECT l.change_id, l.hash FROM lines l JOIN changes c ON c.id = l.change_id "
-            f"WHERE c.state = 'merged' AND l.side = ? AND l.hash IN ({marks})",
-            [side, *hashes],
-        ):
-            scores[change_id] = scores.get(change_id, 0) + 1
-            if side == "-":
-                removes.setdefault(change_id, set()).add(line)
+        scores[change_id] = scores.get(change_id, 0) + 1
+        if side == "-":
+            removes.setdefault(change_id, set()).add(line)
     landings: list[Landing] = []
     explained: set[int] = set()
     for change_id in sorted(scores, key=lambda cid: -scores[cid])[:50]:

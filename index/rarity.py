@@ -17,11 +17,19 @@ one counted afresh, and `weigh_all` turns them into weights for the current N
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
+
+from index import line_postings, line_sets
+from index.line_sets import LineSet
 
 SCALE = 4294967296.0  # 2**32: ln(df + 1) to within 1e-10 per line, sums far below 2**63
+
+
+_WHOLE_TABLE = 100_000  # distinct hashes beyond which all of line_df is read at once
 
 
 def _fixed(df: str) -> str:
@@ -29,25 +37,74 @@ def _fixed(df: str) -> str:
     return f"CAST(round(ln({df} + 1) * {SCALE}) AS INTEGER)"
 
 
-_SUMS = (
-    "INSERT INTO rarity_sums(change_id, removed_rows, added_rows, removed_log, added_log) "
-    "SELECT l.change_id, sum(l.side = '-'), sum(l.side = '+'), "
-    f"sum(CASE WHEN l.side = '-' THEN {_fixed('d.df')} ELSE 0 END), "
-    f"sum(CASE WHEN l.side = '+' THEN {_fixed('d.df')} ELSE 0 END) "
-    "FROM lines l JOIN line_df d ON d.hash = l.hash {where} GROUP BY l.change_id"
-)
+def _fixed_log(df: int) -> int:
+    """`_fixed` in Python: C's log, as SQLite's ln, rounded half away from zero as `round`."""
+    return math.floor(math.log(df + 1) * SCALE + 0.5)
+
+
+def _save_sums(conn: sqlite3.Connection, sets: list[LineSet]) -> None:
+    """Each change's line count and summed `ln(df + 1)` per side over these line sets (every
+    set of each change given), for the lines whose hash `line_df` counts."""
+    import numpy
+
+    sets = [item for item in sets if item[3]]
+    if not sets:
+        return
+    sizes = numpy.fromiter((len(blob) // 8 for *_, blob in sets), numpy.int64, len(sets))
+    keys = numpy.frombuffer(b"".join(blob for *_, blob in sets), dtype="<i8")
+    known, dfs = _document_frequencies(conn, numpy.unique(keys))
+    at = numpy.minimum(numpy.searchsorted(known, keys), max(len(known) - 1, 0))
+    found = known[at] == keys if len(known) else numpy.zeros(len(keys), dtype=bool)
+    distinct, which = numpy.unique(dfs, return_inverse=True)
+    fixed = numpy.array([_fixed_log(int(df)) for df in distinct], dtype=numpy.int64)
+    logs = numpy.where(found, fixed[which][at] if len(known) else 0, 0).astype(numpy.int64)
+    starts = numpy.r_[0, numpy.cumsum(sizes)[:-1]]
+    counted = numpy.add.reduceat(found.astype(numpy.int64), starts).tolist()
+    summed = numpy.add.reduceat(logs, starts).tolist()
+    totals: dict[int, list[int]] = {}
+    for (change_id, _, side, _), rows, log in zip(sets, counted, summed, strict=True):
+        total = totals.setdefault(change_id, [0, 0, 0, 0])
+        total[side == "+"] += rows
+        total[2 + (side == "+")] += log
+    conn.executemany(
+        "INSERT INTO rarity_sums(change_id, removed_rows, added_rows, removed_log, added_log) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [(cid, *total) for cid, total in totals.items() if total[0] + total[1]],
+    )
+
+
+def _document_frequencies(conn: sqlite3.Connection, hashes: Any) -> tuple[Any, Any]:
+    """`line_df` for these (sorted, distinct) hashes, as sorted hash and df arrays."""
+    import numpy
+
+    if len(hashes) > _WHOLE_TABLE:
+        rows = conn.execute("SELECT hash, df FROM line_df ORDER BY hash").fetchall()
+    else:
+        rows = []
+        wanted = hashes.tolist()
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows += conn.execute(
+                f"SELECT hash, df FROM line_df WHERE hash IN ({marks})", chunk
+            ).fetchall()
+        rows.sort()
+    known = numpy.fromiter((h for h, _ in rows), numpy.int64, len(rows))
+    dfs = numpy.fromiter((df for _, df in rows), numpy.int64, len(rows))
+    return known, dfs
 
 
 def rebuild(conn: sqlite3.Connection) -> None:
     """Count everything from the line rows (a first run, or counts not to be trusted)."""
+    if line_postings.is_pending(conn):
+        line_postings.rebuild(conn)
     conn.execute("DELETE FROM line_df")
-    conn.execute(
-        "INSERT INTO line_df(hash, df, removed, added) SELECT hash, max(r, a), r, a FROM "
-        "(SELECT hash, count(DISTINCT CASE WHEN side = '-' THEN change_id END) AS r, "
-        "count(DISTINCT CASE WHEN side = '+' THEN change_id END) AS a FROM lines GROUP BY hash)"
+    conn.executemany(
+        "INSERT INTO line_df(hash, df, removed, added) VALUES (?, max(?2, ?3), ?2, ?3)",
+        line_postings.side_counts(conn),
     )
     conn.execute("DELETE FROM rarity_sums")
-    conn.execute(_SUMS.format(where=""))
+    _save_sums(conn, list(line_sets.all_sets(conn)))
     weigh_all(conn)
 
 
@@ -62,7 +119,8 @@ def refresh(conn: sqlite3.Connection, touched: Iterable[int], written: Iterable[
         conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {table} ({columns})")
         conn.execute(f"DELETE FROM temp.{table}")
     conn.executemany("INSERT INTO temp.rarity_touched VALUES (?)", ((h,) for h in touched))
-    conn.executemany("INSERT INTO temp.rarity_written VALUES (?)", ((i,) for i in written))
+    changed = sorted(written)
+    conn.executemany("INSERT INTO temp.rarity_written VALUES (?)", ((i,) for i in changed))
     # The changes left as they were keep their sums, moved by each hash whose df changed.
     conn.execute(
         "INSERT INTO temp.rarity_moved(hash, step) SELECT d.hash, "
@@ -70,14 +128,14 @@ def refresh(conn: sqlite3.Connection, touched: Iterable[int], written: Iterable[
         "FROM temp.rarity_touched t JOIN line_df d ON d.hash = t.hash "
         "WHERE max(d.removed, d.added) != d.df"
     )
-    # CROSS JOIN: SQLite then reads the few moved hashes first, and the lines by their hash.
-    conn.execute(
-        "WITH shift AS (SELECT l.change_id AS id, "
-        "sum(CASE WHEN l.side = '-' THEN m.step ELSE 0 END) AS r, "
-        "sum(CASE WHEN l.side = '+' THEN m.step ELSE 0 END) AS a "
-        "FROM temp.rarity_moved m CROSS JOIN lines l ON l.hash = m.hash GROUP BY l.change_id) "
-        "UPDATE rarity_sums SET removed_log = removed_log + shift.r, "
-        "added_log = added_log + shift.a FROM shift WHERE rarity_sums.change_id = shift.id"
+    steps = dict(conn.execute("SELECT hash, step FROM temp.rarity_moved"))
+    shifts: dict[int, list[int]] = {}
+    for change_id, side, line_hash in line_postings.changes_with(conn, steps):
+        shifts.setdefault(change_id, [0, 0])[side == "+"] += steps[line_hash]
+    conn.executemany(
+        "UPDATE rarity_sums SET removed_log = removed_log + ?, added_log = added_log + ? "
+        "WHERE change_id = ?",
+        [(removed, added, change_id) for change_id, (removed, added) in shifts.items()],
     )
     conn.execute(
         "UPDATE line_df SET df = max(removed, added) "
@@ -88,7 +146,7 @@ def refresh(conn: sqlite3.Connection, touched: Iterable[int], written: Iterable[
     )
     # The changes written are summed afresh (their rows are new, or gone).
     conn.execute("DELETE FROM rarity_sums WHERE change_id IN (SELECT id FROM temp.rarity_written)")
-    conn.execute(_SUMS.format(where="WHERE l.change_id IN (SELECT id FROM temp.rarity_written)"))
+    _save_sums(conn, list(line_sets.sets_of(conn, changed)))
     weigh_all(conn)
 
 
@@ -127,9 +185,7 @@ class LineCounts:
 
     def remove(self, conn: sqlite3.Connection, change_id: int) -> None:
         """Uncount a change's line rows, before they are deleted."""
-        rows = conn.execute(
-            "SELECT change_id, file_id, side, hash FROM lines WHERE change_id = ?", (change_id,)
-        ).fetchall()
+        rows = list(line_sets.rows_of(conn, [change_id]))
         self.written.add(change_id)
         self._apply(conn, rows, -1)
 

@@ -7,6 +7,7 @@ by running them all.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import sqlite3
@@ -21,7 +22,6 @@ Migration = Callable[[sqlite3.Connection], None]
 # table), so a run that starts from an empty index drops them and sorts them in once at its end.
 LOOKUP_INDEXES = {
     "files_path": "files(path)",
-    "lines_hash": "lines(hash, change_id)",
     "symbols_name": "symbols(qualified, path)",
     "code_terms_word": "code_terms(word)",
 }
@@ -449,6 +449,43 @@ def _no_hunk_content_index(conn: sqlite3.Connection) -> None:
     conn.execute("DROP INDEX IF EXISTS hunks_content")
 
 
+def _packed_lines(conn: sqlite3.Connection) -> None:
+    """A change's lines as one row per file and side with the hashes packed
+    (`index.line_sets`), and the changes of each line hash as one row per hash
+    (`index.line_postings`) instead of an SQL index: a row per line and its index entry took
+    a third of a large index. An existing index is converted here, once."""
+    from index import line_postings, line_sets
+
+    conn.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS line_sets (
+            change_id INTEGER NOT NULL,
+            file_id INTEGER NOT NULL,
+            side TEXT NOT NULL,
+            hashes BLOB NOT NULL,  -- the file's distinct line hashes on this side
+            PRIMARY KEY (change_id, file_id, side)
+        ) WITHOUT ROWID;
+        -- Each line hash's changes: `index.line_postings`.
+        CREATE TABLE IF NOT EXISTS line_changes (hash INTEGER PRIMARY KEY, changes BLOB NOT NULL);
+        """
+    )
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "lines" not in tables:
+        return
+    rows = conn.execute("SELECT change_id, file_id, side, hash FROM lines ORDER BY 1, 2, 3")
+    line_sets.write(
+        conn,
+        (
+            (change_id, file_id, side, line_sets.pack(row[3] for row in group))
+            for (change_id, file_id, side), group in itertools.groupby(
+                rows, key=lambda row: (row[0], row[1], row[2])
+            )
+        ),
+    )
+    conn.execute("DROP TABLE lines")
+    line_postings.rebuild(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -462,6 +499,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _incremental_derived,
     _packed_code_words,
     _no_hunk_content_index,
+    _packed_lines,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -475,6 +513,7 @@ _TRANSIENT_TABLES = frozenset(
         "dismissals_by_source",
         "terms",  # replaced by term_tf
         "code_words",  # replaced by change_words
+        "lines",  # replaced by line_sets
     }
 )
 
@@ -533,3 +572,16 @@ def migrate(conn: sqlite3.Connection) -> None:
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
                 (str(version),),
             )
+    if current < SCHEMA_VERSION:
+        _give_back_freed_pages(conn)
+
+
+def _give_back_freed_pages(conn: sqlite3.Connection) -> None:
+    """After an upgrade that rewrote a table: SQLite keeps the pages of what was dropped in
+    the file, so an index whose new layout is smaller would stay as large as the old one."""
+    (free,) = conn.execute("PRAGMA freelist_count").fetchone()
+    (pages,) = conn.execute("PRAGMA page_count").fetchone()
+    if free * 4 > pages:
+        # Another connection reading it keeps it as large as it is.
+        with contextlib.suppress(sqlite3.OperationalError):
+            conn.execute("VACUUM")

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from index import rarity
+from index import line_postings, line_sets, rarity
 from index.errors import IndexCorrupt, IndexLocked, IndexMissing, IndexReadOnly, NotAnIndex
 from index.file_holders import processes_holding
+from index.line_sets import LineSet
 from index.packed import pack_counts, packed_words, unpack_counts
 from index.rarity import LineCounts
 from index.schema import (
@@ -330,7 +331,9 @@ class IndexStore:
             self.line_counts.remove(self.conn, change_id)
         if self.word_counts is not None:
             self.word_counts.remove(self.conn, [change_id])
-        children = ("files", "hunks", "lines", "symbols", "issue_refs", "change_words")
+        if not self.defer_texts:  # a first run builds `line_changes` at its end
+            line_postings.remove(self.conn, change_id)
+        children = ("files", "hunks", "line_sets", "symbols", "issue_refs", "change_words")
         for table in (*children, "code_terms"):
             self.conn.execute(f"DELETE FROM {table} WHERE change_id = ?", (change_id,))
 
@@ -452,15 +455,30 @@ class IndexStore:
 
     def line_texts_of(self, change_ids: Sequence[int]) -> dict[int, dict[int, str]]:
         """Each change's distinct changed lines, by hash, with their normalised text."""
-        found: dict[int, dict[int, str]] = {cid: {} for cid in change_ids}
-        marks = ",".join("?" * len(change_ids))
-        for cid, line_hash, text in self.conn.execute(
-            f"SELECT l.change_id, l.hash, t.text FROM lines l JOIN line_texts t "
-            f"ON t.hash = l.hash WHERE l.change_id IN ({marks})",
-            list(change_ids),
-        ):
-            found[cid][line_hash] = text
+        hashes: dict[int, list[int]] = {cid: [] for cid in change_ids}
+        for cid, _, _, line_hash in line_sets.rows_of(self.conn, list(change_ids)):
+            hashes[cid].append(line_hash)
+        texts = self.line_texts({h for found in hashes.values() for h in found})
+        return {cid: {h: texts[h] for h in found if h in texts} for cid, found in hashes.items()}
+
+    def line_texts(self, hashes: Iterable[int]) -> dict[int, str]:
+        """The normalised text of each of these line hashes the index knows."""
+        wanted = list(hashes)
+        found: dict[int, str] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                self.rows(f"SELECT hash, text FROM line_texts WHERE hash IN ({marks})", chunk)
+            )
         return found
+
+    def line_rows(self, change_ids: Sequence[int]) -> list[tuple[int, int, str, int]]:
+        """Every line row (change id, file id, side, hash) of these changes."""
+        try:
+            return list(line_sets.rows_of(self.conn, change_ids))
+        except sqlite3.DatabaseError as error:
+            raise _translate(error, self.path) from None
 
     def save_code_words(self, words: Mapping[int, Sequence[tuple[str, int]]]) -> None:
         """The words of these changes, most used first (a change may have none)."""
@@ -606,8 +624,8 @@ class IndexStore:
         self.line_counts = self.word_counts = None  # nothing left to follow: count anew
 
         def action() -> None:
-            children = ("files", "hunks", "lines", "symbols", "issue_refs", "change_words")
-            derived = ("code_terms", "line_texts", "line_df", "rarity_sums")
+            children = ("files", "hunks", "line_sets", "symbols", "issue_refs", "change_words")
+            derived = ("code_terms", "line_texts", "line_df", "rarity_sums", "line_changes")
             text_model = ("text_docs", "term_tf", "text_norms", "term_idf")
             for table in (*children, *derived, *text_model):
                 self.conn.execute(f"DELETE FROM {table}")
@@ -629,16 +647,27 @@ class IndexStore:
         growing them batch by batch. On any other, finish what an interrupted first run left."""
         empty = self.conn.execute("SELECT 1 FROM changes LIMIT 1").fetchone() is None
         if empty:
-            self._write(lambda: drop_lookup_indexes(self.conn))
+
+            def action() -> None:
+                drop_lookup_indexes(self.conn)
+                line_postings.mark_pending(self.conn)
+
+            self._write(action)
             self.defer_texts = True
         else:
             self.build_lookup_indexes()
 
     def build_lookup_indexes(self) -> None:
         """Create whatever lookup index is missing and merge deferred line texts (nothing to
-        do unless this is, or follows, a first run)."""
+        do unless this is, or follows, a first run), and the lines' lookup by hash."""
         self.merge_line_texts()
-        self._write(lambda: create_lookup_indexes(self.conn))
+
+        def action() -> None:
+            create_lookup_indexes(self.conn)
+            if line_postings.is_pending(self.conn):
+                line_postings.rebuild(self.conn)
+
+        self._write(action)
 
     def merge_line_texts(self) -> None:
         """Move deferred line texts into `line_texts`, in hash order."""
@@ -710,6 +739,28 @@ class IndexStore:
             yield from self.conn.execute(sql, params)
         except sqlite3.DatabaseError as error:
             raise _translate(error, self.path) from None
+
+    def changes_with_lines(self, hashes: Iterable[int]) -> Iterator[tuple[int, str, int]]:
+        """(change id, side, hash) for each line row holding one of `hashes`."""
+        try:
+            yield from line_postings.changes_with(self.conn, hashes)
+        except sqlite3.DatabaseError as error:
+            raise _translate(error, self.path) from None
+
+    def ids_where(self, change_ids: Iterable[int], where: str, params: Sequence[Any]) -> set[int]:
+        """Those of `change_ids` whose `changes` row, named `c`, meets `where`."""
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS ids_wanted (id INTEGER PRIMARY KEY)")
+        self.conn.execute("DELETE FROM temp.ids_wanted")
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO temp.ids_wanted(id) VALUES (?)", ((i,) for i in change_ids)
+        )
+        return {
+            cid
+            for (cid,) in self.rows(
+                f"SELECT c.id FROM temp.ids_wanted w JOIN changes c ON c.id = w.id WHERE {where}",
+                params,
+            )
+        }
 
     def landed_patches(self, patch_ids: set[str]) -> set[str]:
         """Which of these patches a merged change in the index has (a rebased copy of it)."""
@@ -803,7 +854,7 @@ class _Rows:
         self.next_file_id = next_file_id
         self.files: list[tuple[int, int, str, str, str, str | None]] = []
         self.hunks: list[tuple] = []
-        self.lines: list[tuple[int, int, str, int]] = []
+        self.line_sets: list[LineSet] = []
         self.texts: dict[int, str] = {}
         self.symbols: list[tuple[int, str, str, str, str]] = []
         self.issues: list[tuple[int, str]] = []
@@ -839,8 +890,10 @@ class _Rows:
                         (change_id, file.path, hunk.symbol, HEADER_SYMBOL, side)
                         for side in hunk.sides
                     )
-            self.lines += [(change_id, file_id, "-", h) for h in file.removed]
-            self.lines += [(change_id, file_id, "+", h) for h in file.added]
+            if file.removed:
+                self.line_sets.append((change_id, file_id, "-", line_sets.pack(file.removed)))
+            if file.added:
+                self.line_sets.append((change_id, file_id, "+", line_sets.pack(file.added)))
         for path, why in change.skipped_files:
             if why == CUT:
                 continue  # its row is written above
@@ -852,7 +905,7 @@ class _Rows:
 
     def forget(self, change_id: int) -> None:
         """Drop the rows gathered for a change saved again in the same batch."""
-        for name in ("files", "hunks", "lines", "symbols", "issues", "code_words"):
+        for name in ("files", "hunks", "line_sets", "symbols", "issues", "code_words"):
             column = 1 if name == "files" else 0  # where the row names its change
             rows = getattr(self, name)
             if any(row[column] == change_id for row in rows):
@@ -870,11 +923,11 @@ class _Rows:
             "new_length, section, symbol, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             self.hunks,
         )
-        conn.executemany(
-            "INSERT INTO lines(change_id, file_id, side, hash) VALUES (?, ?, ?, ?)", self.lines
-        )
+        line_sets.write(conn, self.line_sets)
+        if not store.defer_texts:  # a first run builds `line_changes` at its end
+            line_postings.add(conn, line_sets.expand(self.line_sets))
         if store.line_counts is not None:
-            store.line_counts.add(conn, self.lines)
+            store.line_counts.add(conn, line_sets.expand(self.line_sets))
         store.save_line_texts(self.texts)
         conn.executemany(
             "INSERT INTO symbols(change_id, path, qualified, kind, side) VALUES (?, ?, ?, ?, ?)",

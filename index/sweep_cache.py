@@ -73,24 +73,7 @@ def sharing_rare_lines(store: IndexStore, change_ids: Sequence[int]) -> set[int]
     if not change_ids:
         return set()
     limit = lookup.rare_line_limit(int(store.get_meta("change_count") or 1))
-    hashes: set[int] = set()
-    for chunk in lookup.chunks(list(change_ids)):
-        marks = ",".join("?" * len(chunk))
-        hashes.update(
-            h
-            for (h,) in store.rows(
-                f"SELECT DISTINCT l.hash FROM lines l JOIN line_df d ON d.hash = l.hash "
-                f"WHERE l.change_id IN ({marks}) AND d.df <= ?",
-                [*chunk, limit],
-            )
-        )
-    found: set[int] = set()
-    for chunk in lookup.chunks(sorted(hashes)):
-        marks = ",".join("?" * len(chunk))
-        found.update(
-            cid
-            for (cid,) in store.rows(
-                f"SELECT DISTINCT change_id FROM lines WHERE hash IN ({marks})", chunk
-            )
-        )
-    return found
+    read = {line_hash for *_, line_hash in store.line_rows(change_ids)}
+    df = lookup.line_weights(store, read).document_frequency
+    hashes = {h for h in read if h in df and df[h] <= limit}
+    return {change_id for change_id, _, _ in store.changes_with_lines(sorted(hashes))}

@@ -15,7 +15,7 @@ from index.lookup import TERM_WEIGHT, TERM_WEIGHT_JOINS
 from index.metadata import PullMetadata
 from index.store import IndexStore
 from tests.repo_builder import RepoBuilder
-from tests.test_index import _busy_history, rows
+from tests.test_index import _busy_history, postings, postings_of_lines, rows
 
 DERIVED = (
     "SELECT hash, df, removed, added FROM line_df ORDER BY hash",
@@ -125,6 +125,9 @@ def test_a_run_that_adds_changes_updates_derived_data_as_a_recount_would(
     recounted = _recounted(db, tmp_path / "recounted.db")
     for sql in DERIVED:
         assert rows(db, sql) == rows(recounted, sql), sql
+    # The lookup by hash followed every line row written and deleted (PR 20's and 25's heads
+    # moved, 21 and 23 landed).
+    assert postings(db) == postings_of_lines(db) != []
 
 
 def test_an_interrupted_run_is_followed_by_a_recount(builder: RepoBuilder, tmp_path: Path):

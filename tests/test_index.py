@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -32,8 +33,21 @@ PIPELINE = """class Pipeline:
 
 
 def rows(db: Path, sql: str, params: tuple = ()) -> list[tuple]:
+    """The query's rows; a query of `lines` reads a row per stored line (see `as_line_rows`)."""
     with sqlite3.connect(db) as conn:
+        if re.search(r"\blines\b", sql):
+            as_line_rows(conn, "temp.lines")
         return conn.execute(sql, params).fetchall()
+
+
+def as_line_rows(conn: sqlite3.Connection, table: str) -> None:
+    """`table` (change_id, file_id, side, hash): the index's line sets, a row per line, so that
+    tests say in SQL what they expect of the lines."""
+    from index.line_sets import expand
+
+    conn.execute(f"CREATE TABLE {table} (change_id INT, file_id INT, side TEXT, hash INT)")
+    sets = conn.execute("SELECT change_id, file_id, side, hashes FROM line_sets").fetchall()
+    conn.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, ?)", expand(sets))
 
 
 def change(db: Path, number: int) -> dict:
@@ -542,6 +556,24 @@ def _busy_history(builder: RepoBuilder) -> RepoBuilder:
     return builder
 
 
+def postings(db: Path) -> list[tuple[int, list[int]]]:
+    """`line_changes` decoded: each hash with its entries, sorted."""
+    from index.line_postings import unpack
+
+    return [
+        (h, sorted(unpack(blob)))
+        for h, blob in rows(db, "SELECT hash, changes FROM line_changes ORDER BY hash")
+    ]
+
+
+def postings_of_lines(db: Path) -> list[tuple[int, list[int]]]:
+    """What `line_changes` must hold: an entry per line row, as a first run's end builds it."""
+    found: dict[int, list[int]] = {}
+    for line_hash, value in rows(db, "SELECT hash, change_id * 2 + (side = '+') FROM lines"):
+        found.setdefault(line_hash, []).append(value)
+    return sorted((h, sorted(values)) for h, values in found.items())
+
+
 ROWS_TO_COMPARE = (
     "SELECT c.sha, c.number, c.state, c.patch_id, c.status FROM changes c ORDER BY c.sha, c.number",
     "SELECT c.sha, s.path, s.qualified, s.kind, s.side FROM symbols s "
@@ -686,6 +718,8 @@ def test_first_run_builds_lookup_indexes_at_its_end_even_after_an_interruption(
     assert set(LOOKUP_INDEXES) <= _index_names(stopped)
     for sql in ROWS_TO_COMPARE:
         assert rows(stopped, sql) == rows(whole, sql)
+    for db in (whole, stopped):
+        assert postings(db) == postings_of_lines(db) != []
 
 
 def test_progress_is_plain_lines_off_a_terminal_and_nothing_when_quiet(

@@ -23,7 +23,6 @@ from cli import main
 from detector.evidence import DECIDING_VERDICTS, ChangeEvidence, LineWeights
 from detector.grouping import Link, Pull, already_done, group_duplicates, shares_code
 from detector.matcher import Query, match
-from index import candidates
 from index.config import Settings
 from index.store import IndexStore
 from prdup import sweep as sweep_module
@@ -417,13 +416,12 @@ def test_limit_sweeps_the_newest_prs(backlog: RepoBuilder, db_path: Path):
     assert result.stats.open_prs == 8 and result.stats.swept == 3
 
 
-def test_two_processes_and_a_table_scan_find_what_one_finds(
+def test_two_processes_find_what_one_finds(
     backlog: RepoBuilder, db_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     run(backlog.path, "index", "--quiet", "--db", str(db_path))
     one = sweep(None, db_path, jobs=1, full=True).to_json()
     monkeypatch.setattr(sweep_module, "MIN_PARALLEL", 1)
-    monkeypatch.setattr(candidates, "FEW_HASHES", 0)  # and read the lines by a scan
     two = sweep(None, db_path, jobs=2, full=True).to_json()
     assert two["groups"] == one["groups"] and two["already_done"] == one["already_done"]
 

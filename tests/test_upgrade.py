@@ -11,8 +11,16 @@ from pathlib import Path
 from index.indexer import index_repository
 from index.metadata import PullMetadata
 from index.schema import SCHEMA_VERSION
+from index.store import IndexStore
 from tests.repo_builder import RepoBuilder, run_cli
-from tests.test_index import ROWS_TO_COMPARE, _busy_history, rows
+from tests.test_index import (
+    ROWS_TO_COMPARE,
+    _busy_history,
+    as_line_rows,
+    postings,
+    postings_of_lines,
+    rows,
+)
 
 PREVIOUS_SCHEMA = 6
 
@@ -21,15 +29,9 @@ def _as_previous_schema(db: Path) -> None:
     """Rewrite an index as the previous prdup left it: lines in a rowid table with two
     indexes, tree-sitter's qualified names as symbols, no pending texts."""
     with sqlite3.connect(db) as conn:
+        _as_line_rows(conn)
         conn.executescript(
             f"""
-            CREATE TABLE old_lines (
-                change_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
-                side TEXT NOT NULL, hash INTEGER NOT NULL
-            );
-            INSERT INTO old_lines SELECT change_id, file_id, side, hash FROM lines;
-            DROP TABLE lines;
-            ALTER TABLE old_lines RENAME TO lines;
             CREATE INDEX lines_change ON lines(change_id);
             CREATE INDEX lines_hash ON lines(hash, change_id);
             DROP TABLE line_texts_pending;
@@ -87,10 +89,29 @@ def test_an_index_of_the_previous_schema_upgrades_and_gives_the_same_findings(
 LAYOUT_BEFORE_INCREMENTAL_DERIVED = 9
 
 
+def _as_line_rows(conn: sqlite3.Connection, clustered: bool = False) -> None:
+    """Lines as a row per line (a rowid table, or one keyed by change first), no packed sets
+    and no lookup table by hash."""
+    if clustered:
+        conn.execute(
+            "CREATE TABLE lines (change_id INTEGER NOT NULL, file_id INTEGER NOT NULL, "
+            "side TEXT NOT NULL, hash INTEGER NOT NULL, "
+            "PRIMARY KEY (change_id, file_id, side, hash)) WITHOUT ROWID"
+        )
+        as_line_rows(conn, "temp.decoded")
+        conn.execute("INSERT INTO lines SELECT * FROM temp.decoded")
+    else:
+        as_line_rows(conn, "lines")
+    conn.execute("DROP TABLE line_sets")
+    conn.execute("DROP TABLE line_changes")
+
+
 def _as_layout_before_incremental_derived(db: Path) -> None:
     """Rewrite an index as prdup left it before rarity and the text model followed the writes:
     text vectors stored as weights, no per-side counts, code words a row per word."""
     with sqlite3.connect(db) as conn:
+        _as_line_rows(conn, clustered=True)
+        conn.execute("CREATE INDEX lines_hash ON lines(hash, change_id)")
         conn.executescript(
             f"""
             CREATE TABLE terms (change_id INTEGER NOT NULL, term TEXT NOT NULL,
@@ -156,3 +177,66 @@ def test_an_index_from_before_incremental_rarity_upgrades_and_gives_the_same_fin
         assert rows(old, sql) == rows(fresh, sql), sql
     for number in (20, 21):
         assert _findings(repo, old, number) == _findings(repo, fresh, number)
+
+
+LAYOUT_OF_A_ROW_PER_LINE = 12
+
+
+def test_an_index_of_a_row_per_line_is_packed_on_opening(builder: RepoBuilder, tmp_path: Path):
+    """Line rows are packed and their lookup by hash built when the index is opened: `check`
+    finds what it found on a fresh index at once, with no run of `prdup index` between."""
+    repo = _busy_history(builder).path
+    fresh, old = tmp_path / "fresh.db", tmp_path / "old.db"
+    index_repository(repo, db_path=fresh)
+    index_repository(repo, db_path=old)
+    with sqlite3.connect(old) as conn:
+        _as_line_rows(conn, clustered=True)
+        conn.executescript(
+            f"""
+            CREATE INDEX lines_hash ON lines(hash, change_id);
+            UPDATE meta SET value = '{LAYOUT_OF_A_ROW_PER_LINE}' WHERE key = 'schema_version';
+            """
+        )
+
+    for number in (20, 21):
+        findings, warnings = _findings(repo, old, number)
+        assert findings and (findings, warnings) == _findings(repo, fresh, number)
+        assert not warnings
+    assert postings(old) == postings(fresh) == postings_of_lines(old) != []
+    assert "lines_hash" not in {
+        name for (name,) in rows(old, "SELECT name FROM sqlite_master WHERE type = 'index'")
+    }
+
+
+def test_packing_a_large_row_per_line_table_gives_its_space_back(
+    builder: RepoBuilder, tmp_path: Path
+):
+    """The file shrinks to the packed layout's size, rather than keep the dropped table's
+    pages empty."""
+    repo = _busy_history(builder).path
+    db = tmp_path / "index.db"
+    index_repository(repo, db_path=db)
+    with sqlite3.connect(db) as conn:
+        _as_line_rows(conn, clustered=True)
+        (pr,) = conn.execute("SELECT id FROM changes WHERE number = 21").fetchone()
+        # 10,000 lines in each of four files, hashed as line hashes are (64-bit, spread out).
+        conn.executemany(
+            "INSERT INTO lines VALUES (?, ?, '+', ?)",
+            (
+                (pr, -file_id, (n * 0x9E3779B97F4A7C15) % (1 << 63))
+                for file_id in range(1, 5)
+                for n in range(10_000)
+            ),
+        )
+        conn.execute(
+            f"UPDATE meta SET value = '{LAYOUT_OF_A_ROW_PER_LINE}' WHERE key = 'schema_version'"
+        )
+    conn.close()  # the last connection: the write-ahead log is written back into the file
+    before = db.stat().st_size
+
+    IndexStore(db).close()
+
+    ((free,),), ((pages,),) = rows(db, "PRAGMA freelist_count"), rows(db, "PRAGMA page_count")
+    assert free * 4 <= pages
+    assert db.stat().st_size < before * 0.8
+    assert rows(db, "SELECT count(*) FROM lines WHERE change_id = ?", (pr,))[0][0] > 40_000

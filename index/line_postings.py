@@ -1,0 +1,153 @@
+"""Which changes hold a line hash: one row per hash, its changes packed in a blob.
+
+`line_sets` holds a change's lines (they are read together); looking lines up by hash needs
+the other direction. An SQL index on `(hash, change_id)` over a row per line repeats every line
+(138 MiB of ansible/ansible's 1,145 MiB index); a row per hash whose `changes` blob holds an
+entry per line row, little-endian 32-bit `change_id * 2 + (side == '+')`, takes under half of
+it. An entry per file, not per change: a change that has the line in two files is found twice,
+as a lookup through such an index found it, so what reads it weighs changes as before.
+
+A first run writes none of it and builds it from `line_sets` at its end (as SQLite would sort
+an index in); every later write adds or takes away its own changes' entries in the same
+transaction. Until a first run has built it (`PENDING` in `meta`, also set by an interrupted
+first run), lookups read every line set: slower, never incomplete.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from array import array
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+
+from index import line_sets
+from index.line_sets import LineRow
+
+PENDING = "line_changes_pending"  # meta key: `line_changes` not built yet
+_CHUNK = 500  # hashes per `IN (...)` list
+_BIG_ENDIAN = sys.byteorder == "big"
+
+
+def entry(change_id: int, side: str) -> int:
+    return change_id * 2 + (side == "+")
+
+
+def pack(entries: Iterable[int]) -> bytes:
+    packed = array("I", entries)
+    if _BIG_ENDIAN:
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def unpack(blob: bytes) -> array:
+    """The entries, in the order they were written."""
+    entries = array("I")
+    entries.frombytes(blob)
+    if _BIG_ENDIAN:
+        entries.byteswap()
+    return entries
+
+
+def is_pending(conn: sqlite3.Connection) -> bool:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (PENDING,)).fetchone()
+    return bool(row and row[0] == "1")
+
+
+def mark_pending(conn: sqlite3.Connection) -> None:
+    """Before a first run: its writes leave the table to be built at its end."""
+    conn.execute("DELETE FROM line_changes")
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (PENDING,))
+
+
+def changes_with(conn: sqlite3.Connection, hashes: Iterable[int]) -> Iterator[tuple[int, str, int]]:
+    """(change id, side, hash) for each line row holding one of `hashes`."""
+    wanted = list(dict.fromkeys(hashes))
+    if is_pending(conn):  # one pass over every change's lines
+        look_for = set(wanted)
+        for change_id, _, side, line_hash in line_sets.expand(line_sets.all_sets(conn)):
+            if line_hash in look_for:
+                yield change_id, side, line_hash
+        return
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        for line_hash, blob in conn.execute(
+            f"SELECT hash, changes FROM line_changes WHERE hash IN ({marks})", chunk
+        ):
+            for value in unpack(blob):
+                yield value >> 1, "+" if value & 1 else "-", line_hash
+
+
+def add(conn: sqlite3.Connection, rows: Iterable[LineRow]) -> None:
+    """Record line rows just written (not during a first run)."""
+    by_hash: dict[int, list[int]] = defaultdict(list)
+    for change_id, _, side, line_hash in rows:
+        by_hash[line_hash].append(entry(change_id, side))
+    conn.executemany(
+        "INSERT INTO line_changes(hash, changes) VALUES (?, ?) "
+        "ON CONFLICT(hash) DO UPDATE SET changes = CAST(changes || excluded.changes AS BLOB)",
+        [(h, pack(sorted(found))) for h, found in by_hash.items()],
+    )
+
+
+def remove(conn: sqlite3.Connection, change_id: int) -> None:
+    """Take a change's entries away, before its line sets are deleted."""
+    hashes = list(line_sets.hashes_of(conn, [change_id]))
+    gone = {entry(change_id, "-"), entry(change_id, "+")}
+    kept: list[tuple[bytes, int]] = []
+    emptied: list[tuple[int]] = []
+    for start in range(0, len(hashes), _CHUNK):
+        chunk = hashes[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        for line_hash, blob in conn.execute(
+            f"SELECT hash, changes FROM line_changes WHERE hash IN ({marks})", chunk
+        ).fetchall():
+            left = [value for value in unpack(blob) if value not in gone]
+            if left:
+                kept.append((pack(left), line_hash))
+            else:
+                emptied.append((line_hash,))
+    conn.executemany("UPDATE line_changes SET changes = ? WHERE hash = ?", kept)
+    conn.executemany("DELETE FROM line_changes WHERE hash = ?", emptied)
+
+
+def rebuild(conn: sqlite3.Connection) -> None:
+    """Build the table from the line sets (a first run's end, or an index from before it)."""
+    import numpy
+
+    sets = conn.execute("SELECT change_id * 2 + (side = '+'), hashes FROM line_sets").fetchall()
+    conn.execute("DELETE FROM line_changes")
+    if sets:
+        sizes = numpy.fromiter((len(blob) // 8 for _, blob in sets), numpy.int64, len(sets))
+        keys = numpy.frombuffer(b"".join(blob for _, blob in sets), dtype="<i8")
+        owners = numpy.fromiter((value for value, _ in sets), numpy.int64, len(sets))
+        values = numpy.repeat(owners, sizes).astype("<u4")
+        order = numpy.lexsort((values, keys))
+        keys, values = keys[order], values[order]
+        starts = numpy.flatnonzero(numpy.r_[True, keys[1:] != keys[:-1]])
+        bounds = zip(starts.tolist(), numpy.r_[starts[1:], len(keys)].tolist(), strict=True)
+        packed = values.tobytes()
+        conn.executemany(
+            "INSERT INTO line_changes(hash, changes) VALUES (?, ?)",
+            zip(keys[starts].tolist(), (packed[4 * a : 4 * b] for a, b in bounds), strict=True),
+        )
+    conn.execute("DELETE FROM meta WHERE key = ?", (PENDING,))
+
+
+def side_counts(conn: sqlite3.Connection) -> list[tuple[int, int, int]]:
+    """(hash, changes removing it, changes adding it) for every hash: each change once."""
+    import numpy
+
+    rows = conn.execute("SELECT hash, changes FROM line_changes").fetchall()
+    if not rows:
+        return []
+    sizes = numpy.fromiter((len(blob) // 4 for _, blob in rows), numpy.int64, len(rows))
+    values = numpy.frombuffer(b"".join(blob for _, blob in rows), dtype="<u4").astype(numpy.int64)
+    groups = numpy.repeat(numpy.arange(len(rows), dtype=numpy.int64), sizes)
+    # Each (hash, change, side) once: entries repeat for a change holding the line in two files.
+    pairs = numpy.unique(groups * (1 << 33) + values)
+    groups, plus = pairs >> 33, pairs & 1
+    added = numpy.bincount(groups, weights=plus, minlength=len(rows)).astype(numpy.int64)
+    removed = numpy.bincount(groups, weights=1 - plus, minlength=len(rows)).astype(numpy.int64)
+    return list(zip((h for h, _ in rows), removed.tolist(), added.tolist(), strict=True))
