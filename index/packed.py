@@ -1,11 +1,14 @@
 """Word counts packed into one text per row: `word count word count ...` (words hold no space).
 
 A change's code words, or its title's terms, are read and written whole, never looked up one
-by one: a row per change costs a fraction of a row per word to write and to store.
+by one: a row per change costs a fraction of a row per word to write and to store. A change's
+code words (up to 300 identifiers) are also stored compressed (`squeeze`): half the size, at
+a few microseconds a change.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable
 
 
@@ -23,3 +26,14 @@ def unpack_counts(packed: str) -> dict[str, int]:
 def packed_words(packed: str) -> list[str]:
     """Only the words."""
     return packed.split(" ")[::2] if packed else []
+
+
+def squeeze(packed: str) -> bytes:
+    """`packed` compressed for storing (zlib's fastest level: the words are written once per
+    change, and text of identifiers compresses about 2:1 at any level)."""
+    return zlib.compress(packed.encode("utf-8"), 1)
+
+
+def unsqueeze(stored: bytes | str) -> str:
+    """What `squeeze` stored (a text as it is: a row written before words were compressed)."""
+    return stored if isinstance(stored, str) else zlib.decompress(stored).decode("utf-8")

@@ -13,7 +13,7 @@ import itertools
 import sqlite3
 from collections.abc import Callable
 
-from index.packed import pack_counts
+from index.packed import pack_counts, squeeze
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -453,7 +453,8 @@ def _packed_lines(conn: sqlite3.Connection) -> None:
     """A change's lines as one row per file and side with the hashes packed
     (`index.line_sets`), and the changes of each line hash as one row per hash
     (`index.line_postings`) instead of an SQL index: a row per line and its index entry took
-    a third of a large index. An existing index is converted here, once."""
+    a third of a large index. A change's code words are stored compressed. An existing index
+    is converted here, once."""
     from index import line_postings, line_sets
 
     conn.executescript(
@@ -468,6 +469,15 @@ def _packed_lines(conn: sqlite3.Connection) -> None:
         -- Each line hash's changes: `index.line_postings`.
         CREATE TABLE IF NOT EXISTS line_changes (hash INTEGER PRIMARY KEY, changes BLOB NOT NULL);
         """
+    )
+    conn.executemany(
+        "UPDATE change_words SET words = ? WHERE change_id = ?",
+        [
+            (squeeze(words), change_id)
+            for change_id, words in conn.execute(
+                "SELECT change_id, words FROM change_words WHERE typeof(words) = 'text'"
+            ).fetchall()
+        ],
     )
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if "lines" not in tables:

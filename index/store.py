@@ -16,7 +16,7 @@ from index import line_postings, line_sets, rarity
 from index.errors import IndexCorrupt, IndexLocked, IndexMissing, IndexReadOnly, NotAnIndex
 from index.file_holders import processes_holding
 from index.line_sets import LineSet
-from index.packed import pack_counts, packed_words, unpack_counts
+from index.packed import pack_counts, packed_words, squeeze, unpack_counts, unsqueeze
 from index.rarity import LineCounts
 from index.schema import (
     SCHEMA_VERSION,
@@ -492,7 +492,10 @@ class IndexStore:
             self.conn.executemany(
                 "DELETE FROM change_words WHERE change_id = ?", [(i,) for i in change_ids]
             )
-            self.conn.executemany("INSERT INTO change_words(change_id, words) VALUES (?, ?)", rows)
+            self.conn.executemany(
+                "INSERT INTO change_words(change_id, words) VALUES (?, ?)",
+                [(change_id, squeeze(packed)) for change_id, packed in rows],
+            )
             self.conn.executemany(
                 "UPDATE changes SET words_counted = 1 WHERE id = ?", [(i,) for i in change_ids]
             )
@@ -506,7 +509,7 @@ class IndexStore:
             f"SELECT change_id, words FROM change_words WHERE change_id IN ({marks})",
             list(change_ids),
         ):
-            found[cid] = unpack_counts(words)
+            found[cid] = unpack_counts(unsqueeze(words))
         return found
 
     def code_word_df(self) -> dict[str, int]:
@@ -528,7 +531,7 @@ class IndexStore:
         for change_id, words in self.conn.execute(
             "SELECT change_id, words FROM change_words ORDER BY change_id"
         ):
-            yield change_id, unpack_counts(words)
+            yield change_id, unpack_counts(unsqueeze(words))
 
     def replace_code_terms(
         self, change_ids: Sequence[int], rows: Sequence[tuple[int, str, float]]
@@ -562,7 +565,7 @@ class IndexStore:
             df: Counter[str] = Counter()
             changes = 0
             for (words,) in self.conn.execute("SELECT words FROM change_words"):
-                df.update(packed_words(words))
+                df.update(packed_words(unsqueeze(words)))
                 changes += 1
             self.conn.execute("DELETE FROM code_word_df")
             self.conn.executemany("INSERT INTO code_word_df(word, df) VALUES (?, ?)", df.items())
@@ -935,7 +938,8 @@ class _Rows:
         )
         conn.executemany("INSERT INTO issue_refs(change_id, issue) VALUES (?, ?)", self.issues)
         conn.executemany(
-            "INSERT INTO change_words(change_id, words) VALUES (?, ?)", self.code_words
+            "INSERT INTO change_words(change_id, words) VALUES (?, ?)",
+            [(change_id, squeeze(packed)) for change_id, packed in self.code_words],
         )
         if store.word_counts is not None:
             store.word_counts.add(conn, self.code_words)

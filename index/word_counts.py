@@ -13,7 +13,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable
 
-from index.packed import packed_words
+from index.packed import packed_words, unsqueeze
 
 
 class WordCounts:
@@ -33,7 +33,7 @@ class WordCounts:
             for (packed,) in conn.execute(
                 "SELECT words FROM change_words WHERE change_id = ?", (change_id,)
             ):
-                words.update(packed_words(packed))
+                words.update(packed_words(unsqueeze(packed)))
         self._apply(conn, Counter({word: -n for word, n in words.items()}))
 
     def _apply(self, conn: sqlite3.Connection, steps: Counter[str]) -> None:

@@ -625,8 +625,10 @@ def test_author_emails_are_recorded_and_filled_in_for_old_rows(history: RepoBuil
 def _code_words(db: Path) -> dict[int, list[tuple[str, int]]]:
     """Each change's packed code words, most used first."""
     found = {}
+    from index.packed import unsqueeze
+
     for change_id, packed in rows(db, "SELECT change_id, words FROM change_words"):
-        parts = packed.split(" ")
+        parts = unsqueeze(packed).split(" ")
         found[change_id] = list(zip(parts[::2], map(int, parts[1::2]), strict=True))
     return found
 

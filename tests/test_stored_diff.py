@@ -37,6 +37,10 @@ def _history(builder: RepoBuilder) -> RepoBuilder:
     builder.commit("Trivial lines", {"c.js": "}\n{\n  return null;\n  }}}}}}}}}}}}}}}}}}}}}}}}\n"})
     builder.commit("Lockfile", {"package-lock.json": '{"a": 1}\n', "d.py": "D = 4\n"})
     builder.commit("Unicode", {"u.py": "name = 'café'  # ünïcode\n"})
+    builder.commit(
+        "Odd whitespace",
+        {"w.py": "x  =\t1 \t\n\t\t\n  y\xa0=\u3000 2\u2003\n   \nz = 3  \r\n"},
+    )
     builder.git("update-index", "--chmod=+x", "b.py")
     builder.git("commit", "-q", "-m", "Mode only")
     return builder
@@ -47,7 +51,7 @@ def test_every_commit_is_stored_as_the_model_reads_it(builder: RepoBuilder, limi
     repo = gitsource.open_repository(_history(builder).path)
     settings = Settings(max_changed_lines=limit)
     commits = list(gitsource.first_parent_log(repo, "main"))
-    assert len(commits) == 17
+    assert len(commits) == 18
     for commit in commits:
         fast = _parse_fast(commit.diff, settings, limit)
         assert fast == from_model(commit.diff, settings), commit.message

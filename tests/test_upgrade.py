@@ -10,6 +10,7 @@ from pathlib import Path
 
 from index.indexer import index_repository
 from index.metadata import PullMetadata
+from index.packed import unsqueeze
 from index.schema import SCHEMA_VERSION
 from index.store import IndexStore
 from tests.repo_builder import RepoBuilder, run_cli
@@ -138,7 +139,7 @@ def _code_words_a_row_per_word(conn: sqlite3.Connection) -> None:
         "count INTEGER NOT NULL, PRIMARY KEY (change_id, word)) WITHOUT ROWID"
     )
     for change_id, packed in conn.execute("SELECT change_id, words FROM change_words"):
-        parts = packed.split(" ")
+        parts = unsqueeze(packed).split(" ")
         conn.executemany(
             "INSERT INTO code_words VALUES (?, ?, ?)",
             [(change_id, w, int(n)) for w, n in zip(parts[::2], parts[1::2], strict=True)],
@@ -183,14 +184,20 @@ LAYOUT_OF_A_ROW_PER_LINE = 12
 
 
 def test_an_index_of_a_row_per_line_is_packed_on_opening(builder: RepoBuilder, tmp_path: Path):
-    """Line rows are packed and their lookup by hash built when the index is opened: `check`
-    finds what it found on a fresh index at once, with no run of `prdup index` between."""
+    """Line rows are packed, their lookup by hash built and code words compressed when the
+    index is opened: `check` finds what it found on a fresh index at once, with no run of
+    `prdup index` between."""
     repo = _busy_history(builder).path
     fresh, old = tmp_path / "fresh.db", tmp_path / "old.db"
     index_repository(repo, db_path=fresh)
     index_repository(repo, db_path=old)
     with sqlite3.connect(old) as conn:
         _as_line_rows(conn, clustered=True)
+        for change_id, words in conn.execute("SELECT * FROM change_words").fetchall():
+            conn.execute(
+                "UPDATE change_words SET words = ? WHERE change_id = ?",
+                (unsqueeze(words), change_id),
+            )
         conn.executescript(
             f"""
             CREATE INDEX lines_hash ON lines(hash, change_id);
@@ -203,6 +210,9 @@ def test_an_index_of_a_row_per_line_is_packed_on_opening(builder: RepoBuilder, t
         assert findings and (findings, warnings) == _findings(repo, fresh, number)
         assert not warnings
     assert postings(old) == postings(fresh) == postings_of_lines(old) != []
+    words = "SELECT change_id, typeof(words), words FROM change_words ORDER BY change_id"
+    assert rows(old, words) == rows(fresh, words) != []
+    assert {kind for _, kind, _ in rows(old, words)} == {"blob"}
     assert "lines_hash" not in {
         name for (name,) in rows(old, "SELECT name FROM sqlite_master WHERE type = 'index'")
     }
