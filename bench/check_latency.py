@@ -4,6 +4,7 @@ Run by hand (not a test):
 
     python bench/check_latency.py /path/to/mirror [--work /tmp/prdup-latency] [--queries 100]
         [--full-db FILE] [--baseline-cli /path/to/other/checkout/cli.py]
+        [--baseline-full-db FILE]
 
 Builds two indexes of the same repository, one with 1,000 PR refs and one with all of them
 (both with the full target history), then times `prdup check --pr N` as a subprocess for the same
@@ -30,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from index import gitsource  # noqa: E402
 from index.indexer import index_repository  # noqa: E402
+from index.line_postings import PENDING  # noqa: E402
 from index.store import IndexStore  # noqa: E402
 
 
@@ -57,7 +59,7 @@ def shrink_copy(full: Path, small: Path, keep: int) -> None:
         (keep,),
     )
     tables = (
-        "lines",
+        "line_sets",
         "files",
         "hunks",
         "symbols",
@@ -70,10 +72,11 @@ def shrink_copy(full: Path, small: Path, keep: int) -> None:
     for table in tables:
         conn.execute(f"DELETE FROM {table} WHERE change_id IN (SELECT id FROM gone)")
     conn.execute("DELETE FROM changes WHERE id IN (SELECT id FROM gone)")
+    conn.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{PENDING}', '1')")
     conn.commit()
     conn.close()
     with IndexStore(small) as store:
-        store.refresh_derived()  # rarity and the text model, counted anew
+        store.refresh_derived()  # lines by hash, rarity and the text model, counted anew
         store.rebuild_code_word_df()
 
 
@@ -89,6 +92,12 @@ def main() -> None:
         type=Path,
         help="another checkout's cli.py (say, the previous release) timed in turn with this one "
         "on the same PRs: on a shared machine only such a same-run comparison means anything",
+    )
+    parser.add_argument(
+        "--baseline-full-db",
+        type=Path,
+        help="the baseline's own full index, where its schema differs from this checkout's "
+        "(the small index is then not timed)",
     )
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -130,12 +139,15 @@ def main() -> None:
                 compileall.compile_dir(target, quiet=1)
             else:
                 compileall.compile_file(target, quiet=1)
+    if args.baseline_full_db:  # the two builds can only be compared on their own indexes
+        indexes = {label: entry for label, entry in indexes.items() if entry[1] is None}
     for label, (db, _) in indexes.items():
         times: dict[str, list[float]] = {name: [] for name in clis}
         for n in sample:
             for name, cli in clis.items():  # in turn, so both see the same machine load
+                own = args.baseline_full_db if name == "baseline" and args.baseline_full_db else db
                 command = [sys.executable, "-m", "cli", "check", "--pr", str(n)]
-                command += ["--repo", str(Path(args.repo).resolve()), "--db", str(db.resolve())]
+                command += ["--repo", str(Path(args.repo).resolve()), "--db", str(own.resolve())]
                 times[name].append(time_command(command, cwd=cli.parent))
         for name, measured in times.items():
             print(

@@ -7,10 +7,13 @@ entry per line row, little-endian 32-bit `change_id * 2 + (side == '+')`, takes 
 it. An entry per file, not per change: a change that has the line in two files is found twice,
 as a lookup through such an index found it, so what reads it weighs changes as before.
 
-A first run writes none of it and builds it from `line_sets` at its end (as SQLite would sort
-an index in); every later write adds or takes away its own changes' entries in the same
-transaction. Until a first run has built it (`PENDING` in `meta`, also set by an interrupted
-first run), lookups read every line set: slower, never incomplete.
+A first run writes none of it (`PENDING` in `meta`): its end recounts rarity from every line
+set, and builds this table in the same pass, as SQLite would sort an index in. Every other
+write adds or takes away its own changes' entries in its transaction, and any full recount of
+rarity builds the table afresh. Whether to follow a write is read from `meta` in the writing
+transaction, so a run that finishes another's first run (two `prdup index` at once) is
+followed by the rest of that first run. While it is pending (an interrupted first run, before
+the next `prdup index`), lookups read every line set: slower, never incomplete.
 """
 
 from __future__ import annotations
@@ -73,14 +76,18 @@ def changes_with(conn: sqlite3.Connection, hashes: Iterable[int]) -> Iterator[tu
         chunk = wanted[start : start + _CHUNK]
         marks = ",".join("?" * len(chunk))
         for line_hash, blob in conn.execute(
-            f"SELECT hash, changes FROM line_changes WHERE hash IN ({marks})", chunk
+            f"SELECT hash, changes FROM line_changes WHERE hash IN ({marks}) ORDER BY hash", chunk
         ):
-            for value in unpack(blob):
+            # In change order, as an index on (hash, change) gave them: the first change to
+            # reach a score wins its ties. Entries appended by later runs come last.
+            for value in sorted(unpack(blob)):
                 yield value >> 1, "+" if value & 1 else "-", line_hash
 
 
 def add(conn: sqlite3.Connection, rows: Iterable[LineRow]) -> None:
-    """Record line rows just written (not during a first run)."""
+    """Record line rows just written (unless the table waits to be built)."""
+    if is_pending(conn):
+        return
     by_hash: dict[int, list[int]] = defaultdict(list)
     for change_id, _, side, line_hash in rows:
         by_hash[line_hash].append(entry(change_id, side))
@@ -92,7 +99,10 @@ def add(conn: sqlite3.Connection, rows: Iterable[LineRow]) -> None:
 
 
 def remove(conn: sqlite3.Connection, change_id: int) -> None:
-    """Take a change's entries away, before its line sets are deleted."""
+    """Take a change's entries away, before its line sets are deleted (unless the table waits
+    to be built)."""
+    if is_pending(conn):
+        return
     hashes = list(line_sets.hashes_of(conn, [change_id]))
     gone = {entry(change_id, "-"), entry(change_id, "+")}
     kept: list[tuple[bytes, int]] = []
@@ -122,6 +132,8 @@ def rebuild(conn: sqlite3.Connection) -> None:
         sizes = numpy.fromiter((len(blob) // 8 for _, blob in sets), numpy.int64, len(sets))
         keys = numpy.frombuffer(b"".join(blob for _, blob in sets), dtype="<i8")
         owners = numpy.fromiter((value for value, _ in sets), numpy.int64, len(sets))
+        if owners.max() >= 1 << 32:
+            raise ValueError("change ids beyond 2**31 do not fit the packed entries")
         values = numpy.repeat(owners, sizes).astype("<u4")
         order = numpy.lexsort((values, keys))
         keys, values = keys[order], values[order]

@@ -37,6 +37,11 @@ def unpack(blob: bytes) -> array:
     return hashes
 
 
+def hashes_in(blob: bytes) -> Sequence[int]:
+    """The hashes, read in place where the machine is little-endian (no copy)."""
+    return unpack(blob) if _BIG_ENDIAN else memoryview(blob).cast("q")
+
+
 def expand(sets: Iterable[LineSet]) -> Iterator[LineRow]:
     """A row per line of these sets."""
     for change_id, file_id, side, blob in sets:

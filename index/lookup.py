@@ -193,11 +193,8 @@ def candidate_ids(
     """
     where, params = scope.sql()
     nearest = _nearest_first(reference_number)
-    scores: dict[int, float] = defaultdict(float)
     total = int(store.get_meta("change_count") or 1)
-    _by_lines(store, query, where, params, scores, total)
-    found = sorted(scores, key=lambda cid: -scores[cid])[:LINE_CANDIDATES]
-    chosen: dict[int, None] = dict.fromkeys(found)
+    chosen: dict[int, None] = dict.fromkeys(_by_lines(store, query, where, params, total))
     for extra in (
         _by_symbols(store, query, where, params, nearest),
         _by_issues(store, query, where, params),
@@ -213,22 +210,25 @@ def candidate_ids(
 
 
 def _by_lines(
-    store: IndexStore,
-    query: ChangeEvidence,
-    where: str,
-    params: list[int],
-    scores: dict[int, float],
-    total: int,
-) -> None:
+    store: IndexStore, query: ChangeEvidence, where: str, params: list[int], total: int
+) -> list[int]:
+    """The `LINE_CANDIDATES` changes in scope sharing the most rarity with the query's lines."""
     hashes = list(query.removed | query.added)
     weights = line_weights(store, hashes)
     limit = rare_line_limit(total)
     rare = [h for h in hashes if weights.document_frequency.get(h, 0) <= limit]
-    found = list(store.changes_with_lines(rare))
-    admitted = store.ids_where({change_id for change_id, _, _ in found}, where, params)
-    for change_id, _, line_hash in found:
-        if change_id in admitted:
-            scores[change_id] += weights(line_hash)
+    scores: dict[int, float] = defaultdict(float)
+    for change_id, _, line_hash in store.changes_with_lines(rare):
+        scores[change_id] += weights(line_hash)
+    ranked = sorted(scores, key=lambda cid: -scores[cid])
+    kept: list[int] = []
+    # Best first, a slice at a time: nearly every change is in scope, so one slice or two.
+    for chunk in chunks(ranked, LINE_CANDIDATES):
+        admitted = store.ids_where(chunk, where, params)
+        kept += [change_id for change_id in chunk if change_id in admitted]
+        if len(kept) >= LINE_CANDIDATES:
+            break
+    return kept[:LINE_CANDIDATES]
 
 
 def rare_line_limit(total: int) -> int:
@@ -358,10 +358,9 @@ def load_evidence(
         marks = ",".join("?" * len(chunk))
         for row in store.query(f"SELECT * FROM changes WHERE id IN ({marks})", chunk):
             rows[row["id"]] = row
-        lines = store.line_rows(chunk)
-        if shared_with is not None:
-            shared = shared_with.removed | shared_with.added
-            lines = [line for line in lines if line[3] in shared]
+        lines = store.line_rows(
+            chunk, None if shared_with is None else shared_with.removed | shared_with.added
+        )
         for cid, file_id, side, line_hash in lines:
             (removed if side == "-" else added)[cid].add(line_hash)
             (removed_in if side == "-" else added_in)[cid].add((file_id, line_hash))

@@ -128,11 +128,15 @@ def _landings_from_index(
     """
     scores: dict[int, int] = {}
     removes: dict[int, set[int]] = {}
-    found = [
-        (change_id, side, line)
-        for change_id, side, line in store.changes_with_lines(removed | added)
-        if line in (removed if side == "-" else added)
-    ]
+    # Removed lines first, then added ones, each by hash and change: ties keep that order.
+    found = sorted(
+        (
+            (change_id, side, line)
+            for change_id, side, line in store.changes_with_lines(removed | added)
+            if line in (removed if side == "-" else added)
+        ),
+        key=lambda row: (row[1] == "+", row[2], row[0]),
+    )
     merged = store.ids_where({change_id for change_id, _, _ in found}, "c.state = 'merged'", ())
     for change_id, side, line in found:
         if change_id not in merged:

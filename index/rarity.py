@@ -95,9 +95,9 @@ def _document_frequencies(conn: sqlite3.Connection, hashes: Any) -> tuple[Any, A
 
 
 def rebuild(conn: sqlite3.Connection) -> None:
-    """Count everything from the line rows (a first run, or counts not to be trusted)."""
-    if line_postings.is_pending(conn):
-        line_postings.rebuild(conn)
+    """Count everything from the line sets, the lines by hash included (a first run, or
+    counts not to be trusted)."""
+    line_postings.rebuild(conn)
     conn.execute("DELETE FROM line_df")
     conn.executemany(
         "INSERT INTO line_df(hash, df, removed, added) VALUES (?, max(?2, ?3), ?2, ?3)",

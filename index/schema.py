@@ -457,7 +457,8 @@ def _packed_lines(conn: sqlite3.Connection) -> None:
     is converted here, once."""
     from index import line_postings, line_sets
 
-    conn.executescript(
+    # Statements one by one, not a script: SQLite would commit a script's statements one by one.
+    conn.execute(
         """
         CREATE TABLE IF NOT EXISTS line_sets (
             change_id INTEGER NOT NULL,
@@ -465,10 +466,12 @@ def _packed_lines(conn: sqlite3.Connection) -> None:
             side TEXT NOT NULL,
             hashes BLOB NOT NULL,  -- the file's distinct line hashes on this side
             PRIMARY KEY (change_id, file_id, side)
-        ) WITHOUT ROWID;
-        -- Each line hash's changes: `index.line_postings`.
-        CREATE TABLE IF NOT EXISTS line_changes (hash INTEGER PRIMARY KEY, changes BLOB NOT NULL);
+        ) WITHOUT ROWID
         """
+    )
+    # Each line hash's changes: `index.line_postings`.
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS line_changes (hash INTEGER PRIMARY KEY, changes BLOB NOT NULL)"
     )
     conn.executemany(
         "UPDATE change_words SET words = ? WHERE change_id = ?",
@@ -571,19 +574,36 @@ def foreign_tables(conn: sqlite3.Connection) -> list[str]:
 
 
 def migrate(conn: sqlite3.Connection) -> None:
-    """Bring the database up to `SCHEMA_VERSION`, one transaction per migration."""
+    """Bring the database up to `SCHEMA_VERSION`, one transaction per migration: a migration
+    stopped half-way leaves the version before it, which the next opening applies again.
+    (The oldest migrations run scripts, which SQLite commits statement by statement; they are
+    written to be applied again.)"""
     conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    current = int(row[0]) if row else 0
-    for version, migration in enumerate(MIGRATIONS[current:], start=current + 1):
-        with conn:
-            migration(conn)
-            conn.execute(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
-                (str(version),),
-            )
-    if current < SCHEMA_VERSION:
+    applied = False
+    while _version(conn) < SCHEMA_VERSION:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            current = _version(conn)  # another process may have upgraded it meanwhile
+            if current < SCHEMA_VERSION:
+                MIGRATIONS[current](conn)
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                    (str(current + 1),),
+                )
+                applied = True
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+    if applied:
         _give_back_freed_pages(conn)
+
+
+def _version(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else 0
 
 
 def _give_back_freed_pages(conn: sqlite3.Connection) -> None:

@@ -331,8 +331,7 @@ class IndexStore:
             self.line_counts.remove(self.conn, change_id)
         if self.word_counts is not None:
             self.word_counts.remove(self.conn, [change_id])
-        if not self.defer_texts:  # a first run builds `line_changes` at its end
-            line_postings.remove(self.conn, change_id)
+        line_postings.remove(self.conn, change_id)
         children = ("files", "hunks", "line_sets", "symbols", "issue_refs", "change_words")
         for table in (*children, "code_terms"):
             self.conn.execute(f"DELETE FROM {table} WHERE change_id = ?", (change_id,))
@@ -473,10 +472,22 @@ class IndexStore:
             )
         return found
 
-    def line_rows(self, change_ids: Sequence[int]) -> list[tuple[int, int, str, int]]:
-        """Every line row (change id, file id, side, hash) of these changes."""
+    def line_rows(
+        self, change_ids: Sequence[int], only: set[int] | frozenset[int] | None = None
+    ) -> list[tuple[int, int, str, int]]:
+        """Every line row (change id, file id, side, hash) of these changes, in that order (as
+        a row per line was read: sets built from them iterate alike); with `only`, the rows of
+        those hashes alone."""
         try:
-            return list(line_sets.rows_of(self.conn, change_ids))
+            return [
+                (change_id, file_id, side, line_hash)
+                for change_id, file_id, side, blob in line_sets.sets_of(self.conn, change_ids)
+                for line_hash in sorted(
+                    line_sets.hashes_in(blob)
+                    if only is None
+                    else only.intersection(line_sets.hashes_in(blob))
+                )
+            ]
         except sqlite3.DatabaseError as error:
             raise _translate(error, self.path) from None
 
@@ -662,15 +673,9 @@ class IndexStore:
 
     def build_lookup_indexes(self) -> None:
         """Create whatever lookup index is missing and merge deferred line texts (nothing to
-        do unless this is, or follows, a first run), and the lines' lookup by hash."""
+        do unless this is, or follows, a first run)."""
         self.merge_line_texts()
-
-        def action() -> None:
-            create_lookup_indexes(self.conn)
-            if line_postings.is_pending(self.conn):
-                line_postings.rebuild(self.conn)
-
-        self._write(action)
+        self._write(lambda: create_lookup_indexes(self.conn))
 
     def merge_line_texts(self) -> None:
         """Move deferred line texts into `line_texts`, in hash order."""
@@ -752,18 +757,19 @@ class IndexStore:
 
     def ids_where(self, change_ids: Iterable[int], where: str, params: Sequence[Any]) -> set[int]:
         """Those of `change_ids` whose `changes` row, named `c`, meets `where`."""
-        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS ids_wanted (id INTEGER PRIMARY KEY)")
-        self.conn.execute("DELETE FROM temp.ids_wanted")
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO temp.ids_wanted(id) VALUES (?)", ((i,) for i in change_ids)
-        )
-        return {
-            cid
-            for (cid,) in self.rows(
-                f"SELECT c.id FROM temp.ids_wanted w JOIN changes c ON c.id = w.id WHERE {where}",
-                params,
+        ids = list(change_ids)
+        found: set[int] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                cid
+                for (cid,) in self.rows(
+                    f"SELECT c.id FROM changes c WHERE c.id IN ({marks}) AND {where}",
+                    [*chunk, *params],
+                )
             )
-        }
+        return found
 
     def landed_patches(self, patch_ids: set[str]) -> set[str]:
         """Which of these patches a merged change in the index has (a rebased copy of it)."""
@@ -927,8 +933,7 @@ class _Rows:
             self.hunks,
         )
         line_sets.write(conn, self.line_sets)
-        if not store.defer_texts:  # a first run builds `line_changes` at its end
-            line_postings.add(conn, line_sets.expand(self.line_sets))
+        line_postings.add(conn, line_sets.expand(self.line_sets))
         if store.line_counts is not None:
             store.line_counts.add(conn, line_sets.expand(self.line_sets))
         store.save_line_texts(self.texts)
