@@ -170,7 +170,8 @@ def query_from_index(store: IndexStore, number: int) -> Query | None:
         return None
     evidence = load_evidence(store, [row["id"]])[0]
     lines = store.line_rows([row["id"]])
-    line_text = store.line_texts(line_hash for *_, line_hash in lines)
+    texts = store.line_texts(line_hash for *_, line_hash in lines)
+    line_text = {h: texts[h] for *_, h in lines if h in texts}  # in the order of the rows
     paths = dict(store.rows("SELECT id, path FROM files WHERE change_id = ?", (row["id"],)))
     line_place: dict[int, tuple[str, str | None]] = {}
     for _, file_id, _, line_hash in lines:
@@ -365,9 +366,8 @@ def load_evidence(
             (removed if side == "-" else added)[cid].add(line_hash)
             (removed_in if side == "-" else added_in)[cid].add((file_id, line_hash))
         if rarity is not None:
-            read = {line[3] for line in lines}
-            df = _values_for(store, "line_df", "hash", "df", read)
-            rarity.update((h, df.get(h) or 0) for h in read)
+            df = _values_for(store, "line_df", "hash", "df", {line[3] for line in lines})
+            rarity.update((line[3], df.get(line[3]) or 0) for line in lines)
         # With a query, only what could be shared with it is read: the signals are overlaps.
         only, params = _shared_only(shared_with, "path", lambda q: q.files)
         for cid, path in store.rows(

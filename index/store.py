@@ -475,19 +475,24 @@ class IndexStore:
     def line_rows(
         self, change_ids: Sequence[int], only: set[int] | frozenset[int] | None = None
     ) -> list[tuple[int, int, str, int]]:
-        """Every line row (change id, file id, side, hash) of these changes, in that order (as
-        a row per line was read: sets built from them iterate alike); with `only`, the rows of
-        those hashes alone."""
+        """Every line row (change id, file id, side, hash) of these changes, in that order; with
+        `only`, the rows of those hashes alone, by hash first. These are the orders the rows
+        came in from the table of a row per line and its index on (hash, change): sets built
+        from them iterate as they did, so equal weights keep their order in the reasons."""
         try:
-            return [
-                (change_id, file_id, side, line_hash)
+            if only is None:
+                return [
+                    (change_id, file_id, side, line_hash)
+                    for change_id, file_id, side, blob in line_sets.sets_of(self.conn, change_ids)
+                    for line_hash in sorted(line_sets.hashes_in(blob))
+                ]
+            found = [
+                (line_hash, change_id, file_id, side)
                 for change_id, file_id, side, blob in line_sets.sets_of(self.conn, change_ids)
-                for line_hash in sorted(
-                    line_sets.hashes_in(blob)
-                    if only is None
-                    else only.intersection(line_sets.hashes_in(blob))
-                )
+                for line_hash in only.intersection(line_sets.hashes_in(blob))
             ]
+            found.sort()
+            return [(change_id, file_id, side, h) for h, change_id, file_id, side in found]
         except sqlite3.DatabaseError as error:
             raise _translate(error, self.path) from None
 
