@@ -19,17 +19,16 @@ the next `prdup index`), lookups read every line set: slower, never incomplete.
 from __future__ import annotations
 
 import sqlite3
-import sys
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from index import line_sets
 from index.line_sets import LineRow
+from index.packed import pack_ints, unpack_ints
 
 PENDING = "line_changes_pending"  # meta key: `line_changes` not built yet
 _CHUNK = 500  # hashes per `IN (...)` list
-_BIG_ENDIAN = sys.byteorder == "big"
 
 
 def entry(change_id: int, side: str) -> int:
@@ -37,19 +36,12 @@ def entry(change_id: int, side: str) -> int:
 
 
 def pack(entries: Iterable[int]) -> bytes:
-    packed = array("I", entries)
-    if _BIG_ENDIAN:
-        packed.byteswap()
-    return packed.tobytes()
+    return pack_ints("I", entries)
 
 
 def unpack(blob: bytes) -> array:
     """The entries, in the order they were written."""
-    entries = array("I")
-    entries.frombytes(blob)
-    if _BIG_ENDIAN:
-        entries.byteswap()
-    return entries
+    return unpack_ints("I", blob)
 
 
 def is_pending(conn: sqlite3.Connection) -> bool:

@@ -15,6 +15,8 @@ import sys
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 
+from index.packed import pack_ints, unpack_ints
+
 LineRow = tuple[int, int, str, int]  # change id, file id, side, line hash
 LineSet = tuple[int, int, str, bytes]  # change id, file id, side, packed hashes
 
@@ -23,18 +25,11 @@ _BIG_ENDIAN = sys.byteorder == "big"
 
 
 def pack(hashes: Iterable[int]) -> bytes:
-    packed = array("q", hashes)
-    if _BIG_ENDIAN:
-        packed.byteswap()
-    return packed.tobytes()
+    return pack_ints("q", hashes)
 
 
 def unpack(blob: bytes) -> array:
-    hashes = array("q")
-    hashes.frombytes(blob)
-    if _BIG_ENDIAN:
-        hashes.byteswap()
-    return hashes
+    return unpack_ints("q", blob)
 
 
 def hashes_in(blob: bytes) -> Sequence[int]:

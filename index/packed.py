@@ -8,8 +8,12 @@ a few microseconds a change.
 
 from __future__ import annotations
 
+import sys
 import zlib
+from array import array
 from collections.abc import Iterable
+
+_BIG_ENDIAN = sys.byteorder == "big"
 
 
 def pack_counts(counts: Iterable[tuple[str, int]]) -> str:
@@ -37,3 +41,20 @@ def squeeze(packed: str) -> bytes:
 def unsqueeze(stored: bytes | str) -> str:
     """What `squeeze` stored (a text as it is: a row written before words were compressed)."""
     return stored if isinstance(stored, str) else zlib.decompress(stored).decode("utf-8")
+
+
+def pack_ints(typecode: str, values: Iterable[int]) -> bytes:
+    """Integers as a blob, little-endian whatever the machine (`typecode` as `array`'s)."""
+    packed = array(typecode, values)
+    if _BIG_ENDIAN:
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def unpack_ints(typecode: str, blob: bytes) -> array:
+    """What `pack_ints` packed, in its order."""
+    values = array(typecode)
+    values.frombytes(blob)
+    if _BIG_ENDIAN:
+        values.byteswap()
+    return values
