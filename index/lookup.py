@@ -359,12 +359,15 @@ def load_evidence(
         marks = ",".join("?" * len(chunk))
         for row in store.query(f"SELECT * FROM changes WHERE id IN ({marks})", chunk):
             rows[row["id"]] = row
-        lines = store.line_rows(
-            chunk, None if shared_with is None else shared_with.removed | shared_with.added
+        lines = (
+            store.line_rows(chunk)
+            if shared_with is None
+            else _shared_rows(store, chunk, shared_with.removed | shared_with.added)
         )
         for cid, file_id, side, line_hash in lines:
             (removed if side == "-" else added)[cid].add(line_hash)
-            (removed_in if side == "-" else added_in)[cid].add((file_id, line_hash))
+            if file_id is not None:
+                (removed_in if side == "-" else added_in)[cid].add((file_id, line_hash))
         if rarity is not None:
             df = _values_for(store, "line_df", "hash", "df", {line[3] for line in lines})
             rarity.update((line[3], df.get(line[3]) or 0) for line in lines)
@@ -467,6 +470,33 @@ def _shared_only(
     if len(keys) > _CHUNK:
         return "", []
     return f"AND {column} IN ({','.join('?' * len(keys))})", keys
+
+
+def _shared_rows(
+    store: IndexStore, change_ids: Sequence[int], shared: frozenset[int]
+) -> list[tuple[int, int | None, str, int]]:
+    """The line rows of these changes that hold one of the `shared` hashes, by hash first (as
+    `IndexStore.line_rows` gives them), found through the lookup by hash: reading every line
+    of a large candidate to find the few it shares cost more. A row's file is read only for the
+    changes with a shared line on both sides, the only ones where it tells a line the change
+    keeps (removed and added in one file) from one it moves."""
+    wanted = set(change_ids)
+    found: list[tuple[int, int | None, str, int]] = [
+        (cid, None, side, line_hash)
+        for cid, side, line_hash in store.changes_with_lines(sorted(shared))
+        if cid in wanted
+    ]
+    sides: dict[tuple[int, int], set[str]] = defaultdict(set)
+    for cid, _, side, line_hash in found:
+        sides[(cid, line_hash)].add(side)
+    both = sorted({cid for (cid, _), seen in sides.items() if len(seen) == 2})
+    if not both:
+        return found
+    exact = store.line_rows(both, shared)
+    read = set(both)
+    rows = [row for row in found if row[0] not in read] + list(exact)
+    rows.sort(key=lambda row: (row[3], row[0], -1 if row[1] is None else row[1], row[2]))
+    return rows
 
 
 def weights_for(
