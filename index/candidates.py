@@ -15,7 +15,7 @@ answers each query with the same candidates, evidence and weights, reading less:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from detector.evidence import ChangeEvidence, LineWeights
@@ -159,7 +159,7 @@ class Batch:
         }
         removed: dict[int, set[int]] = {cid: set() for cid in indexed}
         added: dict[int, set[int]] = {cid: set() for cid in indexed}
-        for change_id, side, line_hash in _lines_with(store, query_hashes):
+        for change_id, side, line_hash in store.changes_with_lines(query_hashes):
             if change_id in removed:
                 (removed if side == "-" else added)[change_id].add(line_hash)
                 if line_hash in rare:
@@ -283,11 +283,6 @@ def _shortlist(batch: Batch, query: ChangeEvidence, scope: Scope) -> list[int] |
         found.update(batch.rare[line_hash])
     found = {cid for cid in found if admits(scope, batch.rows[cid])}
     return sorted(found) if len(found) <= lookup.LINE_CANDIDATES else None
-
-
-def _lines_with(store: IndexStore, hashes: set[int]) -> Iterator[tuple[int, str, int]]:
-    """Every line row (change id, side, hash) with one of `hashes`."""
-    return store.changes_with_lines(hashes)
 
 
 def _line_hashes(store: IndexStore, change_ids: Sequence[int]) -> set[int]:

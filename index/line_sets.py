@@ -75,7 +75,3 @@ def write(conn: sqlite3.Connection, sets: Iterable[LineSet]) -> None:
     conn.executemany(
         "INSERT INTO line_sets(change_id, file_id, side, hashes) VALUES (?, ?, ?, ?)", sets
     )
-
-
-def delete(conn: sqlite3.Connection, change_id: int) -> None:
-    conn.execute("DELETE FROM line_sets WHERE change_id = ?", (change_id,))

@@ -17,9 +17,10 @@ from index.packed import pack_counts, squeeze
 
 Migration = Callable[[sqlite3.Connection], None]
 
-# Indexes keyed by values that arrive in random order (line hashes, names, paths). Inserting
-# rows one batch at a time into them costs more than the rows themselves (4x for the lines
-# table), so a run that starts from an empty index drops them and sorts them in once at its end.
+# Indexes keyed by values that arrive in random order (names, paths, words). Inserting rows
+# one batch at a time into them costs more than the rows themselves, so a run that starts from
+# an empty index drops them and sorts them in once at its end (the lines' lookup by hash is
+# built the same way: `index.line_postings`).
 LOOKUP_INDEXES = {
     "files_path": "files(path)",
     "symbols_name": "symbols(qualified, path)",
