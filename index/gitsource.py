@@ -14,10 +14,12 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import git
 
 from index.decoding import as_utf8, decode_text
+from index.diff_budget import SHA_LINE, ListedFile, PairBudget, kept_files
 from index.errors import EmptyRepository, MissingRevision, NotAGitRepository
 from index.hunk_symbols import attribute_environment
 
@@ -32,7 +34,6 @@ _FIELD = "\x1f"
 _LOG_FORMAT = _FIELD.join(["%H", "%P", "%an", "%aI", "%cI", "%B"]) + _FIELD
 _PULL_REF = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/pr/(\d+))$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
-_SHA_LINE = re.compile(rb"^([0-9a-f]{40})\n", re.MULTILINE)
 _BLOCK = 1 << 20  # bytes read from git at a time
 _READ_AHEAD = 32  # blocks a reader thread may hold before the parser takes them
 
@@ -304,7 +305,7 @@ def _records(
     copying) all it held so far at every block took time quadratic in its size."""
     buffer = bytearray()
     start = 0  # where the record being read begins in `buffer`
-    for block in _read_ahead(stream, block_size):
+    for block in _read_ahead(_reads(stream, block_size)):
         search = max(start, len(buffer) - len(separator) + 1)
         buffer += block
         while (found := buffer.find(separator, search)) >= 0:
@@ -317,29 +318,35 @@ def _records(
         yield bytes(buffer)
 
 
-def _read_ahead(stream: Iterable[bytes], block_size: int) -> Iterator[bytes]:
-    """A git process's output in blocks, read by a thread up to `_READ_AHEAD` blocks ahead.
+def _reads(stream: Iterable[bytes], block_size: int) -> Iterator[bytes]:
+    """A git process's output in blocks of `block_size` bytes."""
+    return iter(lambda: stream.read(block_size), b"")  # type: ignore[attr-defined]
+
+
+def _read_ahead(blocks: Iterator[bytes]) -> Iterator[bytes]:
+    """Blocks taken from `blocks` by a thread, up to `_READ_AHEAD` blocks ahead (whatever
+    `blocks` does to them runs in that thread too).
 
     Read only as the blocks are taken, git's output pipe fills while this process parses and
     writes rows, and git waits: the two took turns instead of running side by side.
     """
-    blocks: queue.Queue[bytes | BaseException | None] = queue.Queue(_READ_AHEAD)
+    ready: queue.Queue[bytes | BaseException | None] = queue.Queue(_READ_AHEAD)
     stop = threading.Event()
 
     def read() -> None:
         try:
-            for block in iter(lambda: stream.read(block_size), b""):  # type: ignore[attr-defined]
-                blocks.put(block)
+            for block in blocks:
+                ready.put(block)
                 if stop.is_set():
                     return
         except BaseException as error:  # handed to the reader, which raises it
-            blocks.put(error)
+            ready.put(error)
             return
-        blocks.put(None)
+        ready.put(None)
 
     threading.Thread(target=read, daemon=True).start()
     try:
-        while (block := blocks.get()) is not None:
+        while (block := ready.get()) is not None:
             if isinstance(block, BaseException):
                 raise block
             yield block
@@ -347,7 +354,7 @@ def _read_ahead(stream: Iterable[bytes], block_size: int) -> Iterator[bytes]:
         stop.set()
         with contextlib.suppress(queue.Empty):  # let a thread waiting to put see `stop`
             while True:
-                blocks.get_nowait()
+                ready.get_nowait()
 
 
 def _logged_commit(record: str) -> LoggedCommit:
@@ -435,31 +442,116 @@ def diff_pairs(repo: git.Repo, pairs: list[tuple[str, str]]) -> Iterator[tuple[s
     """
     if not pairs:
         return
+    process = _diff_tree(repo, pairs)
+    blocks = _read_ahead(_whole_lines(_reads(process.stdout, _BLOCK)))
+    for head, body in _pair_bodies(blocks):
+        if head is None:
+            process.wait()  # before the last pair: git may have died inside its diff
+        else:
+            yield head, _decode(body)
+
+
+@dataclass(frozen=True, slots=True)
+class PairDiff:
+    head: str
+    diff: str  # the files printed in full: all of them unless `listed` is set
+    # Set when git was stopped inside this pair's diff: every file of the pair, as listed.
+    listed: tuple[ListedFile, ...] | None = None
+
+
+def diff_pairs_within(
+    repo: git.Repo, pairs: list[tuple[str, str]], budget: PairBudget
+) -> Iterator[PairDiff]:
+    """`diff_pairs`, with each pair read up to its line limit (`PairBudget`).
+
+    A pair past it comes with the files before the one that passed the limit and git's list
+    of all its files. git is stopped inside the first pair still printing past its limit,
+    which then comes last: the caller starts again after it for the pairs left.
+    """
+    if not pairs:
+        return
+    process = _diff_tree(repo, pairs, "--raw")
+    lines = _whole_lines(_reads(process.stdout, _BLOCK))
+    for head, body in _pair_bodies(_read_ahead(_until_past(lines, budget, process))):
+        # --raw lists the pair's files (lines starting with ":") before its diff.
+        raw, _, diff = body.partition(b"\ndiff --git ")
+        diff = b"diff --git " + diff if diff else b""
+        if head is not None and head not in budget.passed:
+            yield PairDiff(head, _decode(diff))
+        elif head is not None:  # the files before the one that passed the limit
+            diff = kept_files(diff, budget.passed[head])
+            yield PairDiff(head, _decode(diff), _listed_files(_decode(raw)))
+        elif budget.stopped is not None:
+            with contextlib.suppress(git.GitCommandError):  # stopped on purpose
+                process.wait()
+        else:
+            process.wait()  # before the last pair: git may have died inside its diff
+
+
+def _diff_tree(repo: git.Repo, pairs: list[tuple[str, str]], *options: str) -> Any:
     payload = "".join(f"{head} {base}\n" for head, base in _unique_heads(pairs))
-    process = repo.git.diff_tree("--stdin", *DIFF_OPTIONS, as_process=True, istream=git.cmd.PIPE)
+    process = repo.git.diff_tree(
+        "--stdin", *options, *DIFF_OPTIONS, as_process=True, istream=git.cmd.PIPE
+    )
     feed(process, payload.encode())
+    return process
+
+
+def _pair_bodies(blocks: Iterable[bytes]) -> Iterator[tuple[str | None, bytes]]:
+    """(head, what git printed for it) per pair of a `diff-tree --stdin` stream. The last pair
+    comes after (None, b""), which marks the stream's end: the caller checks there how git
+    ended before taking a last pair that may be incomplete."""
     head: str | None = None
     body: list[bytes] = []
-    for lines in _line_blocks(process.stdout):
+    for lines in blocks:
         # A line of 40 hex digits alone is the head of the next pair: a diff's own lines
-        # all start with a marker (" ", "-", "+", "@@", "diff", "index", ...).
+        # all start with a marker (" ", "-", "+", "@@", "diff", "index", ":", ...).
         start = 0
-        for found in _SHA_LINE.finditer(lines):
+        for found in SHA_LINE.finditer(lines):
             body.append(lines[start : found.start()])
             if head is not None:
-                yield head, _decode(b"".join(body))
+                yield head, b"".join(body)
             head, body = found.group(1).decode(), []
             start = found.end()
         body.append(lines[start:])
-    process.wait()  # before the last pair: git may have died inside its diff
+    yield None, b""
     if head is not None:
-        yield head, _decode(b"".join(body))
+        yield head, b"".join(body)
 
 
-def _line_blocks(stream: Iterable[bytes], block_size: int = _BLOCK) -> Iterator[bytes]:
-    """A stream in blocks of whole lines (the last one may lack its newline)."""
+def _until_past(blocks: Iterable[bytes], budget: PairBudget, process: Any) -> Iterator[bytes]:
+    """The blocks up to where `budget` says a pair is past its limit; git is stopped there."""
+    for block in blocks:
+        stop = budget(block)
+        if stop is not None:
+            yield block[:stop]
+            process.kill()
+            return
+        yield block
+
+
+def _listed_files(raw: str) -> tuple[ListedFile, ...]:
+    """git's raw listing (`:mode mode blob blob STATUS<TAB>path[<TAB>new path]`)."""
+    files = []
+    for line in raw.splitlines():
+        if line.startswith(":"):
+            fields, *paths = line.split("\t")
+            names = [_unquoted(path) for path in paths]
+            files.append(ListedFile(fields.split()[-1][:1], names[0], names[-1]))
+    return tuple(files)
+
+
+def _unquoted(path: str) -> str:
+    """A path as git prints it: C-quoted when it holds unusual characters."""
+    if not path.startswith('"'):
+        return path
+    return _decode(git.diff.decode_path(path.encode(), has_ab_prefix=False) or b"")
+
+
+def _whole_lines(blocks: Iterable[bytes]) -> Iterator[bytes]:
+    """The same bytes in blocks of whole lines (the last one may lack its newline)."""
     carry = b""
-    for block in _read_ahead(stream, block_size):
+    for block in blocks:
         block = carry + block
         cut = block.rfind(b"\n") + 1
         carry = block[cut:]

@@ -9,6 +9,7 @@ file is parsed at index time.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -23,6 +24,7 @@ from detector.model import NotADiff
 from index import gitsource
 from index.code_model import code_word_counter, fill_code_words
 from index.config import Settings
+from index.diff_budget import ListedFile, PairBudget
 from index.errors import EmptyRepository
 from index.metadata import (
     BRANCH_SYNC,
@@ -34,7 +36,7 @@ from index.metadata import (
     load_prs_json,
 )
 from index.store import ChangeRecord, IndexStore, default_db_path
-from index.stored_diff import StoredChange, parse_stored
+from index.stored_diff import StoredChange, parse_read_in_part, parse_stored
 
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
 BATCH = 100  # changes per transaction: an interrupted run loses at most this much work
@@ -303,10 +305,10 @@ class Indexer:
         done: set[str] = set()
         diffs = enumerate(self._pair_diffs(pairs, plan), 1)
         for chunk in _batched(diffs, self.batch_size):
-            for _, (head, diff) in chunk:
-                done.add(head)
-                for pull, base, state in plan.get(head, []):
-                    self._index_ref(pull, base, state, diff)
+            for _, found in chunk:
+                done.add(found.head)
+                for pull, base, state in plan.get(found.head, []):
+                    self._index_ref(pull, base, state, found.diff, found.listed)
             self._dispatch()
             self.progress("PR refs", chunk[-1][0], len(pairs))
         for head, pulls in plan.items():
@@ -317,26 +319,34 @@ class Indexer:
 
     def _pair_diffs(
         self, pairs: list[tuple[str, str]], plan: dict[str, list]
-    ) -> Iterator[tuple[str, str]]:
-        """Diffs of every (head, base) pair through `git diff-tree --stdin`, surviving missing
-        objects: when git stops at an unreadable blob, the pair it was on is tried alone, then
-        the stream restarts after it."""
+    ) -> Iterator[gitsource.PairDiff]:
+        """Diffs of every (head, base) pair through `git diff-tree --stdin`, each read up to
+        its line limit (`index.diff_budget`): when git is stopped inside a pair past it, or
+        stops at an unreadable blob (that pair is then tried alone), the stream restarts after
+        that pair."""
         remaining = list(dict.fromkeys(pairs))
+        limits = {
+            head: max(self._line_limit(self._ref_record(*planned)) for planned in plan[head])
+            for head, _ in remaining
+        }
         while remaining:
             order = {head: i for i, (head, _) in enumerate(remaining)}
             last = -1
+            budget = PairBudget(limits, self.settings.is_ignored)
             try:
-                for head, diff in gitsource.diff_pairs(self.repo, remaining):
-                    last = order[head]
-                    yield head, diff
-                return
+                for found in gitsource.diff_pairs_within(self.repo, remaining, budget):
+                    last = order[found.head]
+                    yield found
+                if budget.stopped is None:
+                    return
+                remaining = remaining[last + 1 :]
             except git.GitCommandError as error:
                 if not gitsource.is_missing_object(error):
                     raise
                 remaining = remaining[last + 1 :]
                 head, base = remaining.pop(0)
                 try:
-                    yield head, gitsource.diff_between(self.repo, base, head)
+                    yield gitsource.PairDiff(head, gitsource.diff_between(self.repo, base, head))
                 except git.GitCommandError:
                     for pull, _, state in plan.pop(head, []):
                         meta = self.metadata.get(pull.number)
@@ -355,8 +365,7 @@ class Indexer:
         self._mark_changed()
         return True
 
-    def _index_ref(self, pull: gitsource.PullRef, base: str, state: str, diff: str) -> None:
-        meta = self.metadata.get(pull.number)
+    def _ref_record(self, pull: gitsource.PullRef, base: str, state: str) -> ChangeRecord:
         record = ChangeRecord(
             kind="pr",
             number=pull.number,
@@ -366,19 +375,41 @@ class Indexer:
             head_sha=pull.head,
             base_sha=base,
         )
+        meta = self.metadata.get(pull.number)
         if meta is not None:
             _apply_metadata(record, meta, keep_state=False)
+        return record
+
+    def _index_ref(
+        self,
+        pull: gitsource.PullRef,
+        base: str,
+        state: str,
+        diff: str,
+        listed: tuple[ListedFile, ...] | None = None,
+    ) -> None:
+        record = self._ref_record(pull, base, state)
         if record.title is None:
             record.title, record.body, record.author, record.created_at = self._head_text(pull.head)
             record.issues = linked_issues(record.body) + linked_issues(record.title)
-        if not diff.strip():
+        if listed is not None and self._may_have_landed_whole(listed):
+            with contextlib.suppress(git.GitCommandError):  # else as git printed it
+                diff, listed = gitsource.diff_between(self.repo, base, pull.head), None
+        if listed is None and (not diff or diff.isspace()):  # (strip() would copy a huge diff)
             record.status, record.skip_reason = "skipped", "empty diff"
             self._mark_changed()
             self.store.save_change(record, None)
             self.summary.skipped["empty"] += 1
             return
-        if self._stage(record, diff):
+        if self._stage(record, diff, listed):
             setattr(self.summary, record.state, getattr(self.summary, record.state) + 1)
+
+    def _may_have_landed_whole(self, listed: tuple[ListedFile, ...]) -> bool:
+        """Whether a PR read only in part (`index.diff_budget`) needs its whole diff after
+        all: its patch identity is what finds a landing by rebase (`match_rebased`), and a
+        landed commit with its patch changes the same files."""
+        paths = {file.path for file in listed if not self.settings.is_ignored(file.path)}
+        return self.store.has_commit_touching(paths)
 
     def _save_missing_heads(self, pulls: list[gitsource.PullRef]) -> None:
         """Record why PRs never read were skipped: their head commit is not in the repository
@@ -431,10 +462,17 @@ class Indexer:
 
     # --- shared -----------------------------------------------------------------------------
 
-    def _stage(self, record: ChangeRecord, diff: str) -> bool:
-        """Parse a change's diff and queue it for writing; False if unparseable."""
+    def _stage(
+        self, record: ChangeRecord, diff: str, listed: tuple[ListedFile, ...] | None = None
+    ) -> bool:
+        """Parse a change's diff and queue it for writing; False if unparseable. `listed`
+        names every file of a diff git was stopped printing (`index.diff_budget`)."""
+        limit = self._line_limit(record)
         try:
-            change = parse_stored(diff, self.settings, self._line_limit(record))
+            if listed is None:
+                change = parse_stored(diff, self.settings, limit)
+            else:
+                change = parse_read_in_part(diff, listed, self.settings, limit)
         except NotADiff:
             record.status, record.skip_reason = "skipped", "unparseable diff"
             self._mark_changed()

@@ -776,6 +776,29 @@ class IndexStore:
             )
         return found
 
+    def has_commit_touching(self, paths: set[str]) -> bool:
+        """Whether a target commit in the index changes exactly these files, ignored ones
+        aside (the commit a PR of this patch could have landed as). Looked up by file count: the commits sharing it
+        are few for a large change, and each is checked through its own file rows."""
+        if not paths:
+            return False
+        first = min(paths)
+        for (change_id,) in self.rows(
+            "SELECT c.id FROM changes c JOIN files f ON f.change_id = c.id "
+            "WHERE c.kind = 'commit' AND c.file_count = ? AND f.path = ?",
+            (len(paths), first),
+        ):
+            touched = {
+                path
+                for (path,) in self.rows(
+                    "SELECT path FROM files WHERE change_id = ? AND status != 'ignored'",
+                    (change_id,),
+                )
+            }
+            if touched == paths:
+                return True
+        return False
+
     def landed_patches(self, patch_ids: set[str]) -> set[str]:
         """Which of these patches a merged change in the index has (a rebased copy of it)."""
         if not patch_ids:

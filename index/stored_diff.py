@@ -13,7 +13,7 @@ header that does not match its `+++` line, a binary patch) is read by
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from hashlib import blake2b
 
@@ -29,6 +29,7 @@ from detector.model import (
     patch_identity,
 )
 from index.config import Settings
+from index.diff_budget import ListedFile
 from index.hunk_symbols import header_symbol
 
 _DEV_NULL = "/dev/null"
@@ -76,14 +77,19 @@ class StoredChange:
     # The hunks of the files cut from a huge change ("path\0content hash"): not stored, but
     # part of its identity, so a rebased landing of a cut PR is still the same patch.
     cut_hunks: list[str] = field(default_factory=list)
+    # False when git was stopped before the end of the diff: some hunks were never read.
+    read_whole: bool = True
 
     @property
     def is_empty(self) -> bool:
         return not any(f.hunks for f in self.files)
 
     @property
-    def patch_id(self) -> str:
-        """`detector.model.Change.patch_id` of the same diff, cut files' hunks included."""
+    def patch_id(self) -> str | None:
+        """`detector.model.Change.patch_id` of the same diff, cut files' hunks included; None
+        for a diff not read to its end."""
+        if not self.read_whole:
+            return None
         hunks = [f"{f.path}\0{h.content_hash}" for f in self.files for h in f.hunks]
         return patch_identity([*hunks, *self.cut_hunks])
 
@@ -107,6 +113,34 @@ def parse_stored(diff: str, settings: Settings, limit: int | None = None) -> Sto
         for file in change.files:
             for hunk in file.hunks:
                 hunk.symbol = None
+    return change
+
+
+# The status the diff model gives a file, by git's letter for it in a raw listing.
+_LISTED_STATUS = {"A": "added", "C": "added", "D": "removed", "R": "renamed"}
+
+
+def parse_read_in_part(
+    diff: str, listed: Iterable[ListedFile], settings: Settings, limit: int
+) -> StoredChange:
+    """A change git was stopped printing once past `limit` changed lines (`index.diff_budget`):
+    the files printed in full are read as `parse_stored` reads them, the others are named from
+    git's listing of the change's files, cut (a file whose diff was not printed shows as
+    modified, added, removed or renamed, never binary). Its patch identity is unknown."""
+    change = parse_stored(diff, settings, limit)
+    named = {file.path for file in change.files} | {path for path, _ in change.skipped_files}
+    for file in listed:
+        if file.path in named:
+            continue
+        pattern = settings.is_ignored(file.path)
+        if pattern:
+            change.skipped_files.append((file.path, f"ignored by {pattern}"))
+            continue
+        status = _LISTED_STATUS.get(file.status, "modified")
+        change.files.append(StoredFile(file.path, file.old_path, status, cut=True))
+        change.skipped_files.append((file.path, CUT))
+    change.truncated = True
+    change.read_whole = False
     return change
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from index.gitsource import _line_blocks, _records
+from index.gitsource import _reads, _records, _whole_lines
 
 SEPARATOR = b"\x00\x1e"
 
@@ -20,6 +20,6 @@ def test_records_are_whole_wherever_blocks_end():
 def test_line_blocks_are_whole_lines_wherever_blocks_end():
     text = b"0123456789abcdef0123456789abcdef01234567\n+ added\n\n- removed\nno newline"
     for size in range(1, len(text) + 2):
-        blocks = list(_line_blocks(io.BytesIO(text), block_size=size))
+        blocks = list(_whole_lines(_reads(io.BytesIO(text), size)))
         assert b"".join(blocks) == text, size
         assert all(block.endswith(b"\n") for block in blocks[:-1])

@@ -325,7 +325,7 @@ def test_huge_pr_is_stored_truncated(builder: RepoBuilder, db_path: Path):
                 "Generate a lot",
                 {
                     "big.py": "".join(f"value_{i} = {i}\n" for i in range(3000)),
-                    "small.py": "y = 2\n",
+                    "a_small.py": "y = 2\n",  # before big.py in git's order: kept
                 },
             )
         ],
@@ -340,13 +340,13 @@ def test_huge_pr_is_stored_truncated(builder: RepoBuilder, db_path: Path):
 def test_an_unmerged_pr_is_stored_truncated_sooner_than_what_landed(
     builder: RepoBuilder, db_path: Path
 ):
-    """Past `max_unmerged_lines`, an open PR keeps only the files that fit; a merged PR of the
-    same size keeps every line up to `max_changed_lines`."""
+    """Past `max_unmerged_lines`, an open PR keeps only the files before the one that passes
+    it; a merged PR of the same size keeps every line up to `max_changed_lines`."""
     from index.config import Settings
 
     def generated(name: str) -> dict[str, str]:
         lines = "".join(f"{name}_{i} = {i}\n" for i in range(300))
-        return {f"{name}.py": lines, f"{name}_tiny.py": f"{name} = 1\n"}
+        return {f"{name}.py": lines, f"a_{name}_tiny.py": f"{name} = 1\n"}
 
     builder.commit("Initial", {"app.py": "x = 1\n"})
     builder.pr_branch(10, [("Generate the merged lot", generated("merged"))])
@@ -359,19 +359,19 @@ def test_an_unmerged_pr_is_stored_truncated_sooner_than_what_landed(
     assert (unmerged["state"], unmerged["truncated"], unmerged["status"]) == ("open", 1, "indexed")
     lines = "SELECT count(*) FROM lines WHERE change_id = ?"
     assert rows(db_path, lines, (merged["id"],)) == [(301,)]
-    assert rows(db_path, lines, (unmerged["id"],)) == [(1,)]  # open_tiny.py's line: it fits
+    assert rows(db_path, lines, (unmerged["id"],)) == [(1,)]  # a_open_tiny.py's line
     # A file cut is one row that says why; `prdup show` lists it once, with the reason.
     files = (
         "SELECT path, old_path, status, skip_reason FROM files WHERE change_id = ? ORDER BY path"
     )
     assert rows(db_path, files, (unmerged["id"],)) == [
+        ("a_open_tiny.py", "", "added", None),
         ("open.py", "", "added", "too many changed lines"),
-        ("open_tiny.py", "", "added", None),
     ]
     code, out, _ = run_cli(builder.path, "show", "11", "--db", str(db_path))
     assert code == 0
     assert "file: open.py [added; too many changed lines]" in out
-    assert "file: open_tiny.py [added]" in out
+    assert "file: a_open_tiny.py [added]" in out
     assert out.count("open.py") == 1
 
 
