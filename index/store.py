@@ -778,8 +778,8 @@ class IndexStore:
 
     def has_commit_touching(self, paths: set[str]) -> bool:
         """Whether a target commit in the index changes exactly these files, ignored ones
-        aside (the commit a PR of this patch could have landed as). Looked up by file count: the commits sharing it
-        are few for a large change, and each is checked through its own file rows."""
+        aside (the commit a PR of this patch could have landed as). Looked up by file count:
+        few commits share it with a large change, and each is checked by its own file rows."""
         if not paths:
             return False
         first = min(paths)
