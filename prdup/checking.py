@@ -13,7 +13,7 @@ from typing import Any
 
 import git
 
-from detector.evidence import Finding
+from detector.evidence import ChangeEvidence, Finding
 from detector.matcher import Query, match, settle, worth_replaying
 from detector.model import Change, NotADiff
 from index import gitsource, lookup
@@ -203,13 +203,55 @@ def match_query(
     if repo is not None and change is not None and tip is not None:
         probe = probe_target(repo, store, change, info.base, tip, found.weights)
         query = replace(query, probe=probe)
+    candidates = found.candidates
+    if repo is not None:
+        candidates = with_whole_patches(repo, store, settings, query.change, candidates)
     dismissed = engine.dismissed(info.number)
-    findings = match(query, found.candidates, found.weights, dismissed)
+    findings = match(query, candidates, found.weights, dismissed)
     if change is None and load_change is not None and worth_replaying(findings):
         change = load_change()  # read only when some candidate is worth replaying
     if repo is None or change is None or history is None:
         return findings  # nothing to replay at: the index's evidence is all there is
     return prove(repo, store, settings, query, change, history(), findings, dismissed)
+
+
+def with_whole_patches(
+    repo: git.Repo,
+    store: IndexStore,
+    settings: Settings,
+    query: ChangeEvidence,
+    candidates: list[ChangeEvidence],
+) -> list[ChangeEvidence]:
+    """Give a PR the index read only up to its line limit its patch identity, when it changes
+    exactly the query's files: the same patch decides even for a change stored cut, and the
+    index never read its other hunks (`docs/design.md`, "How much of a huge change is
+    stored"). It is read whole from git here, which few candidates ever need."""
+    if query.patch_id is None:
+        return candidates
+    return [
+        replace(candidate, patch_id=_whole_patch_id(repo, settings, candidate))
+        if _may_be_the_same_patch(store, query, candidate)
+        else candidate
+        for candidate in candidates
+    ]
+
+
+def _may_be_the_same_patch(store: IndexStore, query: ChangeEvidence, cut: ChangeEvidence) -> bool:
+    if not (cut.truncated and cut.patch_id is None and cut.number is not None):
+        return False
+    if not (cut.base_commit and cut.head_commit and cut.files == query.files):
+        return False  # (a candidate's files are those it shares with the query)
+    row = store.change_row(cut.number)
+    return row is not None and row["file_count"] == len(query.files)
+
+
+def _whole_patch_id(repo: git.Repo, settings: Settings, cut: ChangeEvidence) -> str | None:
+    try:
+        diff = gitsource.diff_between(repo, cut.base_commit or "", cut.head_commit or "")
+        change, _ = parse_filtered(diff, settings)
+    except (git.GitCommandError, NotADiff):
+        return None  # git lacks its objects: it stays without an identity
+    return None if change.is_empty else change.patch_id
 
 
 def prove(

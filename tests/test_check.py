@@ -143,6 +143,28 @@ def test_an_open_pr_too_large_to_index_whole_does_not_decide(
     assert any("too large to be indexed whole" in reason for reason in named[20]["reasons"])
 
 
+def test_the_same_patch_as_an_open_pr_read_only_in_part_is_still_a_duplicate(
+    builder: RepoBuilder, monkeypatch: pytest.MonkeyPatch
+):
+    """PR 20 is past `max_unmerged_lines`: the index read its diff only up to the limit, so it
+    stored no patch identity. PR 21 is the very same patch, opened again: it changes exactly
+    PR 20's files, so `check` reads PR 20 whole from git, and the same patch decides."""
+    builder.commit("Add the pipeline", {"pipeline.py": PIPELINE, "helpers.py": HELPERS})
+    same = {
+        "pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX),
+        "tables.py": "".join(f"TABLE_{i} = {i * 7}\n" for i in range(400)),
+    }
+    builder.pr_branch(20, [("Use the strategy resolver, and the tables", same)])
+    builder.pr_branch(21, [("Use the strategy resolver, and the tables (again)", same)])
+    monkeypatch.setenv("PRDUP_MAX_UNMERGED_LINES", "100")
+    run(builder.path, "index", "--quiet")
+    code, out, _ = run(builder.path, "show", "20")
+    assert "too many changed lines" in out
+
+    named = {f["pr"]: f for f in findings(builder.path, "--pr", "21", "--min-score", "0")}
+    assert named[20]["verdict"] == "duplicate"
+
+
 def test_a_pr_stored_cut_is_checked_with_its_whole_diff(
     builder: RepoBuilder, monkeypatch: pytest.MonkeyPatch
 ):
