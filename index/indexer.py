@@ -110,6 +110,8 @@ class Indexer:
         self.batch_size = batch_size
         self._pending: list[tuple[ChangeRecord, StoredChange]] = []
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
+        # Target commits by file count, for PRs read in part (`_may_have_landed_whole`).
+        self._commits_by_file_count: dict[int, list[int]] | None = None
         self.most_used_words = code_word_counter()
         self.counted: list[int] = []  # changes whose code words this run counted
         self.summary = IndexSummary(db_path=store.path)
@@ -409,7 +411,12 @@ class Indexer:
         all: its patch identity is what finds a landing by rebase (`match_rebased`), and a
         landed commit with its patch changes the same files."""
         paths = {file.path for file in listed if not self.settings.is_ignored(file.path)}
-        return self.store.has_commit_touching(paths)
+        if not paths:
+            return False
+        if self._commits_by_file_count is None:  # read once, after the targets' history
+            self._commits_by_file_count = self.store.commits_by_file_count()
+        same_count = self._commits_by_file_count.get(len(paths), [])
+        return bool(same_count) and self.store.any_changes_exactly(same_count, paths)
 
     def _save_missing_heads(self, pulls: list[gitsource.PullRef]) -> None:
         """Record why PRs never read were skipped: their head commit is not in the repository

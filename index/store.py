@@ -776,27 +776,35 @@ class IndexStore:
             )
         return found
 
-    def has_commit_touching(self, paths: set[str]) -> bool:
-        """Whether a target commit in the index changes exactly these files, ignored ones
-        aside (the commit a PR of this patch could have landed as). Looked up by file count:
-        few commits share it with a large change, and each is checked by its own file rows."""
-        if not paths:
-            return False
-        first = min(paths)
-        for (change_id,) in self.rows(
-            "SELECT c.id FROM changes c JOIN files f ON f.change_id = c.id "
-            "WHERE c.kind = 'commit' AND c.file_count = ? AND f.path = ?",
-            (len(paths), first),
+    def commits_by_file_count(self) -> dict[int, list[int]]:
+        """Target commits' ids by how many files each changes, ignored ones aside."""
+        found: dict[int, list[int]] = {}
+        for change_id, count in self.rows(
+            "SELECT id, file_count FROM changes WHERE kind = 'commit' ORDER BY id"
         ):
-            touched = {
-                path
-                for (path,) in self.rows(
-                    "SELECT path FROM files WHERE change_id = ? AND status != 'ignored'",
-                    (change_id,),
-                )
-            }
-            if touched == paths:
-                return True
+            found.setdefault(count, []).append(change_id)
+        return found
+
+    def any_changes_exactly(self, change_ids: list[int], paths: set[str]) -> bool:
+        """Whether one of these changes changes exactly these files, ignored ones aside
+        (`change_ids` are those with as many files: each is checked by its file rows)."""
+        first = min(paths)
+        for start in range(0, len(change_ids), 500):
+            chunk = change_ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for (change_id,) in self.rows(
+                f"SELECT change_id FROM files WHERE change_id IN ({marks}) AND path = ?",
+                [*chunk, first],
+            ):
+                touched = {
+                    path
+                    for (path,) in self.rows(
+                        "SELECT path FROM files WHERE change_id = ? AND status != 'ignored'",
+                        (change_id,),
+                    )
+                }
+                if touched == paths:
+                    return True
         return False
 
     def landed_patches(self, patch_ids: set[str]) -> set[str]:
