@@ -7,6 +7,7 @@ an index built before words existed is filled on its next run.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
@@ -96,18 +97,17 @@ def code_word_counter(
 
 
 def _most_used(counts: Counter[str]) -> list[tuple[str, int]]:
-    """`detector.code_words.most_used` without a key call per word: the words more used than
-    the last one kept, ordered, then the ties at its count in word order."""
-    if len(counts) <= WORDS_PER_CHANGE:
-        return sorted(counts.items(), key=_most_used_first)
-    cutoff = sorted(counts.values(), reverse=True)[WORDS_PER_CHANGE - 1]
-    above = sorted(((w, n) for w, n in counts.items() if n > cutoff), key=_most_used_first)
-    ties = sorted(w for w, n in counts.items() if n == cutoff)
-    return above + [(w, cutoff) for w in ties[: WORDS_PER_CHANGE - len(above)]]
+    """`detector.code_words.most_used` without a key call per word: sorted by word, then by
+    count with a stable sort (ties keep word order), both in C; past `WORDS_PER_CHANGE`
+    words, only those at least as used as the last one kept are sorted."""
+    items = counts.items()
+    if len(counts) > WORDS_PER_CHANGE:
+        cutoff = sorted(counts.values(), reverse=True)[WORDS_PER_CHANGE - 1]
+        items = [item for item in items if item[1] >= cutoff]  # type: ignore[assignment]
+    return sorted(sorted(items), key=_count, reverse=True)[:WORDS_PER_CHANGE]
 
 
-def _most_used_first(item: tuple[str, int]) -> tuple[int, str]:
-    return -item[1], item[0]
+_count = operator.itemgetter(1)
 
 
 def _is_none(value: object) -> bool:
