@@ -22,6 +22,7 @@ import sqlite3
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from index import line_sets
 from index.line_sets import LineRow
@@ -115,21 +116,41 @@ def remove(conn: sqlite3.Connection, change_id: int) -> None:
 
 
 def rebuild(conn: sqlite3.Connection) -> None:
-    """Build the table from the line sets (a first run's end, or an index from before it)."""
+    """Build the table from the line sets (an index from before it)."""
+    keys, values, starts, _ = sorted_entries(
+        conn.execute("SELECT change_id, side, hashes FROM line_sets")
+    )
+    write_sorted(conn, (keys, values, starts))
+
+
+def sorted_entries(sets: Iterable[tuple[int, str, bytes]]) -> tuple[Any, Any, Any, Any]:
+    """Every line row of these sets (change id, side, packed hashes) as an entry, sorted by
+    hash then entry: (hashes, entries, where each hash's entries start, and where each row
+    was in the sets' order), numpy arrays."""
     import numpy
 
-    sets = conn.execute("SELECT change_id * 2 + (side = '+'), hashes FROM line_sets").fetchall()
+    sets = list(sets)
+    sizes = numpy.fromiter((len(blob) // 8 for *_, blob in sets), numpy.int64, len(sets))
+    keys = numpy.frombuffer(b"".join(blob for *_, blob in sets), dtype="<i8")
+    owners = numpy.fromiter(
+        (entry(change_id, side) for change_id, side, _ in sets), numpy.int64, len(sets)
+    )
+    if len(owners) and owners.max() >= 1 << 32:
+        raise ValueError("change ids beyond 2**31 do not fit the packed entries")
+    values = numpy.repeat(owners, sizes).astype("<u4")
+    order = numpy.lexsort((values, keys))
+    keys, values = keys[order], values[order]
+    starts = numpy.flatnonzero(numpy.r_[True, keys[1:] != keys[:-1]]) if len(keys) else keys
+    return keys, values, starts, order
+
+
+def write_sorted(conn: sqlite3.Connection, found: tuple[Any, Any, Any]) -> None:
+    """The table, written afresh from `sorted_entries`."""
+    import numpy
+
+    keys, values, starts = found
     conn.execute("DELETE FROM line_changes")
-    if sets:
-        sizes = numpy.fromiter((len(blob) // 8 for _, blob in sets), numpy.int64, len(sets))
-        keys = numpy.frombuffer(b"".join(blob for _, blob in sets), dtype="<i8")
-        owners = numpy.fromiter((value for value, _ in sets), numpy.int64, len(sets))
-        if owners.max() >= 1 << 32:
-            raise ValueError("change ids beyond 2**31 do not fit the packed entries")
-        values = numpy.repeat(owners, sizes).astype("<u4")
-        order = numpy.lexsort((values, keys))
-        keys, values = keys[order], values[order]
-        starts = numpy.flatnonzero(numpy.r_[True, keys[1:] != keys[:-1]])
+    if len(keys):
         bounds = zip(starts.tolist(), numpy.r_[starts[1:], len(keys)].tolist(), strict=True)
         packed = values.tobytes()
         conn.executemany(
@@ -137,21 +158,3 @@ def rebuild(conn: sqlite3.Connection) -> None:
             zip(keys[starts].tolist(), (packed[4 * a : 4 * b] for a, b in bounds), strict=True),
         )
     conn.execute("DELETE FROM meta WHERE key = ?", (PENDING,))
-
-
-def side_counts(conn: sqlite3.Connection) -> list[tuple[int, int, int]]:
-    """(hash, changes removing it, changes adding it) for every hash: each change once."""
-    import numpy
-
-    rows = conn.execute("SELECT hash, changes FROM line_changes").fetchall()
-    if not rows:
-        return []
-    sizes = numpy.fromiter((len(blob) // 4 for _, blob in rows), numpy.int64, len(rows))
-    values = numpy.frombuffer(b"".join(blob for _, blob in rows), dtype="<u4").astype(numpy.int64)
-    groups = numpy.repeat(numpy.arange(len(rows), dtype=numpy.int64), sizes)
-    # Each (hash, change, side) once: entries repeat for a change holding the line in two files.
-    pairs = numpy.unique(groups * (1 << 33) + values)
-    groups, plus = pairs >> 33, pairs & 1
-    added = numpy.bincount(groups, weights=plus, minlength=len(rows)).astype(numpy.int64)
-    removed = numpy.bincount(groups, weights=1 - plus, minlength=len(rows)).astype(numpy.int64)
-    return list(zip((h for h, _ in rows), removed.tolist(), added.tolist(), strict=True))

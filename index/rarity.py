@@ -50,14 +50,29 @@ def _save_sums(conn: sqlite3.Connection, sets: list[LineSet]) -> None:
     sets = [item for item in sets if item[3]]
     if not sets:
         return
-    sizes = numpy.fromiter((len(blob) // 8 for *_, blob in sets), numpy.int64, len(sets))
     keys = numpy.frombuffer(b"".join(blob for *_, blob in sets), dtype="<i8")
     known, dfs = _document_frequencies(conn, numpy.unique(keys))
     at = numpy.minimum(numpy.searchsorted(known, keys), max(len(known) - 1, 0))
     found = known[at] == keys if len(known) else numpy.zeros(len(keys), dtype=bool)
+    logs = numpy.where(found, _fixed_logs(dfs)[at] if len(known) else 0, 0)
+    _insert_sums(conn, sets, found, logs)
+
+
+def _fixed_logs(dfs: Any) -> Any:
+    """`_fixed_log` of each df, computed once per distinct value."""
+    import numpy
+
     distinct, which = numpy.unique(dfs, return_inverse=True)
-    fixed = numpy.array([_fixed_log(int(df)) for df in distinct], dtype=numpy.int64)
-    logs = numpy.where(found, fixed[which][at] if len(known) else 0, 0).astype(numpy.int64)
+    return numpy.array([_fixed_log(int(df)) for df in distinct], dtype=numpy.int64)[which]
+
+
+def _insert_sums(conn: sqlite3.Connection, sets: list[LineSet], found: Any, logs: Any) -> None:
+    """`_save_sums` given, in the order of the sets' hashes, whether `line_df` counts each
+    line and its fixed-point log."""
+    import numpy
+
+    sizes = numpy.fromiter((len(blob) // 8 for *_, blob in sets), numpy.int64, len(sets))
+    logs = logs.astype(numpy.int64)
     starts = numpy.r_[0, numpy.cumsum(sizes)[:-1]]
     counted = numpy.add.reduceat(found.astype(numpy.int64), starts).tolist()
     summed = numpy.add.reduceat(logs, starts).tolist()
@@ -96,15 +111,32 @@ def _document_frequencies(conn: sqlite3.Connection, hashes: Any) -> tuple[Any, A
 
 def rebuild(conn: sqlite3.Connection) -> None:
     """Count everything from the line sets, the lines by hash included (a first run, or
-    counts not to be trusted)."""
-    line_postings.rebuild(conn)
-    conn.execute("DELETE FROM line_df")
-    conn.executemany(
-        "INSERT INTO line_df(hash, df, removed, added) VALUES (?, max(?2, ?3), ?2, ?3)",
-        line_postings.side_counts(conn),
+    counts not to be trusted): one sort of every line row gives the lines by hash, each
+    hash's per-side change counts and each line's df."""
+    import numpy
+
+    sets = [item for item in line_sets.all_sets(conn) if item[3]]
+    keys, values, starts, order = line_postings.sorted_entries(
+        (change_id, side, blob) for change_id, _, side, blob in sets
     )
+    line_postings.write_sorted(conn, (keys, values, starts))
+    conn.execute("DELETE FROM line_df")
     conn.execute("DELETE FROM rarity_sums")
-    _save_sums(conn, list(line_sets.all_sets(conn)))
+    if len(keys):
+        # Each (hash, change, side) once: a change holding the line in two files has two
+        # entries, next to each other once sorted.
+        first = numpy.r_[True, (keys[1:] != keys[:-1]) | (values[1:] != values[:-1])]
+        plus = (values & 1).astype(bool)
+        added = numpy.add.reduceat((first & plus).astype(numpy.int64), starts)
+        removed = numpy.add.reduceat((first & ~plus).astype(numpy.int64), starts)
+        conn.executemany(
+            "INSERT INTO line_df(hash, df, removed, added) VALUES (?, max(?2, ?3), ?2, ?3)",
+            zip(keys[starts].tolist(), removed.tolist(), added.tolist(), strict=True),
+        )
+        sizes = numpy.diff(numpy.r_[starts, len(keys)])
+        logs = numpy.empty(len(keys), dtype=numpy.int64)
+        logs[order] = numpy.repeat(_fixed_logs(numpy.maximum(removed, added)), sizes)
+        _insert_sums(conn, sets, numpy.ones(len(keys), dtype=bool), logs)
     weigh_all(conn)
 
 
