@@ -471,7 +471,9 @@ def diff_pairs_within(
     if not pairs:
         return
     process = _diff_tree(repo, pairs, "--raw")
-    lines = _whole_lines(_reads(process.stdout, _BLOCK))
+    # As soon as git writes it (not 1 MB at a time): a pair past its limit is seen, and git
+    # stopped, that much sooner.
+    lines = _whole_lines(iter(lambda: process.stdout.read1(_BLOCK), b""))
     for head, body in _pair_bodies(_read_ahead(_until_past(lines, budget, process))):
         # --raw lists the pair's files (lines starting with ":") before its diff.
         raw, _, diff = body.partition(b"\ndiff --git ")
