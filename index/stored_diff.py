@@ -12,6 +12,7 @@ header that does not match its `+++` line, a binary patch) is read by
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from index.hunk_symbols import header_symbol
 
 _DEV_NULL = "/dev/null"
 _from_bytes = int.from_bytes
+_add = operator.add
+_first = operator.itemgetter(0)  # a body line's side: it is never empty
 # Every trivial line (`detector.model`'s pattern) is at most this long once normalised, unless
 # it starts with one of these characters (lone brackets and punctuation, any number of them).
 _LONGEST_WORDY_TRIVIAL = 24
@@ -317,11 +320,11 @@ def _hunk(
 ) -> StoredHunk:
     """Hash one hunk's lines into `stored` and `result`; its content hash as the model's."""
     body = lines[start:end]
-    if any(line[:1] == "\\" for line in body):
+    old_length, new_length = _len(found, 2), _len(found, 4)
+    if end - start != old_length + new_length:  # "\\ No newline at end of file" among them
         body = [line for line in body if line[:1] != "\\"]
     normalised = [" ".join(line[1:].split()) for line in body]
-    content = "\n".join([line[:1] + text for line, text in zip(body, normalised, strict=True)])
-    old_length, new_length = _len(found, 2), _len(found, 4)
+    content = "\n".join(map(_add, map(_first, body), normalised))
     # The body was read by these counts, so they are its removed and added lines.
     result.removed_count += old_length
     result.added_count += new_length
