@@ -494,15 +494,7 @@ class Indexer:
         return True
 
     def _line_limit(self, record: ChangeRecord) -> int:
-        """How many changed lines of this change are stored. An unmerged PR's diff runs from its
-        fork point, so a branch that carries other work (upstream merged in wrongly, a backport
-        cut from another branch, a tree reformatted) shows all of it: past a few thousand lines
-        it is no longer one fix a later PR could repeat, and its lines would only flood the
-        index. What landed keeps the general limit: "already done in #N" rests on it."""
-        limit = self.settings.max_changed_lines
-        if record.state == "merged":
-            return limit
-        return min(limit, self.settings.max_unmerged_lines)
+        return line_limit(self.settings, record.state)
 
     def _dispatch(self) -> None:
         """Write the staged changes in one transaction, with their code words."""
@@ -887,6 +879,17 @@ def _metadata_fields(meta: PullMetadata) -> dict[str, object]:
         "author": meta.author,
     }
     return {k: v for k, v in fields.items() if v is not None}
+
+
+def line_limit(settings: Settings, state: str) -> int:
+    """How many changed lines of this change are stored. An unmerged PR's diff runs from its
+    fork point, so a branch that carries other work (upstream merged in wrongly, a backport
+    cut from another branch, a tree reformatted) shows all of it: past a few thousand lines
+    it is no longer one fix a later PR could repeat, and its lines would only flood the
+    index. What landed keeps the general limit: "already done in #N" rests on it."""
+    if state == "merged":
+        return settings.max_changed_lines
+    return min(settings.max_changed_lines, settings.max_unmerged_lines)
 
 
 def _apply_metadata(record: ChangeRecord, meta: PullMetadata, keep_state: bool) -> None:
