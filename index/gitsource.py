@@ -551,15 +551,24 @@ def _unquoted(path: str) -> str:
 
 
 def _whole_lines(blocks: Iterable[bytes]) -> Iterator[bytes]:
-    """The same bytes in blocks of whole lines (the last one may lack its newline)."""
-    carry = b""
+    """The same bytes in blocks of whole lines (the last one may lack its newline). A line
+    longer than many blocks (a minified file) is joined once, when its end arrives."""
+    pieces: list[bytes] = []  # a line's start, from blocks without a newline
     for block in blocks:
-        block = carry + block
         cut = block.rfind(b"\n") + 1
-        carry = block[cut:]
-        if cut:
+        if not cut:
+            pieces.append(block)
+            continue
+        if pieces:
+            pieces.append(block[:cut])
+            yield b"".join(pieces)
+            pieces = []
+        else:
             yield block[:cut]
-    if carry:
+        if cut < len(block):
+            pieces.append(block[cut:])
+    if pieces:
+        carry = b"".join(pieces)
         yield carry + b"\n" if _SHA.match(carry.decode("ascii", "replace")) else carry
 
 

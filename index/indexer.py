@@ -327,10 +327,13 @@ class Indexer:
         stops at an unreadable blob (that pair is then tried alone), the stream restarts after
         that pair."""
         remaining = list(dict.fromkeys(pairs))
-        limits = {
-            head: max(self._line_limit(self._ref_record(*planned)) for planned in plan[head])
-            for head, _ in remaining
-        }
+        # Only a head every PR of which is unmerged has a limit: what landed keeps its whole
+        # patch identity (a PR past `max_changed_lines` is cut from a diff read whole).
+        limits: dict[str, int] = {}
+        for head, _ in remaining:
+            records = [self._ref_record(*planned) for planned in plan[head]]
+            if all(record.state != "merged" for record in records):
+                limits[head] = max(self._line_limit(record) for record in records)
         while remaining:
             order = {head: i for i, (head, _) in enumerate(remaining)}
             last = -1

@@ -76,7 +76,7 @@ def test_a_pr_the_stored_form_keeps_whole_is_read_whole(builder: RepoBuilder, db
     """At its limit exactly, or past it only through a file the index ignores, a PR is read
     to its end: its patch identity is known."""
     builder.commit("Initial", {"app.py": "x = 1\n"})
-    builder.pr_branch(10, [("At the limit", {"a.py": lines_of(99, "a")})])  # 99 + 1 removed
+    builder.pr_branch(10, [("At the limit", {"a.py": lines_of(100, "a")})])
     builder.pr_branch(
         11, [("A lockfile", {"app.py": "x = 3\n", "package-lock.json": lines_of(500, "pin")})]
     )
@@ -89,6 +89,28 @@ def test_a_pr_the_stored_form_keeps_whole_is_read_whole(builder: RepoBuilder, db
     assert change(db_path, 12)["truncated"] == 1
     assert files_of(db_path, 11)[0] == ("app.py", "", "modified", None)
     assert files_of(db_path, 11)[1][:3] == ("package-lock.json", "", "ignored")
+
+
+def test_a_merged_pr_read_from_its_ref_keeps_its_whole_patch_identity(
+    builder: RepoBuilder, db_path: Path
+):
+    """Landed on a branch that is no target, PR 5 is read from its ref; what landed is cut from
+    a diff read whole, so its patch identity stays known."""
+    builder.commit("Initial", {"app.py": "x = 1\n"})
+    builder.checkout("release", "main")
+    builder.checkout("main")
+    builder.pr_branch(
+        5, [("Two tables", {"a.py": lines_of(40, "a"), "b.py": lines_of(40, "b")})], base="release"
+    )
+    builder.merge_pr(5, base="release")
+    builder.checkout("main")
+    prs_json = builder.path.parent / "prs.json"
+    prs_json.write_text('[{"number": 5, "state": "MERGED"}]')
+    settings = Settings(max_changed_lines=50)
+    index_repository(builder.path, db_path=db_path, prs_json=prs_json, settings=settings)
+    landed = change(db_path, 5)
+    assert (landed["state"], landed["truncated"]) == ("merged", 1)
+    assert landed["patch_id"] is not None
 
 
 def test_where_a_pr_passes_its_limit_does_not_depend_on_how_git_s_output_is_read(
@@ -155,24 +177,29 @@ def test_a_huge_pr_landed_by_rebase_is_still_found_by_its_patch(
 
 
 def test_a_stopped_git_leaves_no_process_behind(builder: RepoBuilder, db_path: Path):
+    """Each PR prints far more than a pipe holds, so git is killed while still writing; each
+    git killed is reaped (an unreaped child stays a zombie until this process ends)."""
     builder.commit("Initial", {"app.py": "x = 1\n"})
     for number in range(10, 14):
-        builder.pr_branch(number, [(f"Big {number}", {f"f{number}.py": lines_of(400, "v")})])
+        builder.pr_branch(number, [(f"Big {number}", {f"f{number}.py": lines_of(20_000, "v")})])
+    before = _git_zombies()
     index_repository(builder.path, db_path=db_path, settings=Settings(max_unmerged_lines=100))
     assert [change(db_path, n)["truncated"] for n in range(10, 14)] == [1, 1, 1, 1]
-    assert not [p for p in _children() if "diff-tree" in p]
+    assert _git_zombies() == before
 
 
-def _children() -> list[str]:
+def _git_zombies() -> int:
+    """This process's children that are git and have exited unreaped."""
     import os
 
-    found = []
+    found = 0
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                stat = (entry / "stat").read_text().split()
-                if int(stat[3]) == os.getpid():
-                    found.append((entry / "cmdline").read_bytes().decode(errors="replace"))
-            except (OSError, IndexError, ValueError):
+                stat = (entry / "stat").read_text()
+            except OSError:
                 continue
+            name, _, rest = stat.partition(" (")[2].rpartition(")")
+            state, parent = rest.split()[:2]
+            found += name == "git" and state == "Z" and int(parent) == os.getpid()
     return found
