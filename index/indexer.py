@@ -112,6 +112,8 @@ class Indexer:
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
         # Target commits by file count, for PRs read in part (`_may_have_landed_whole`).
         self._commits_by_file_count: dict[int, list[int]] | None = None
+        # The file sets of the target commits this run wrote (`identify_landed_in_part`).
+        self._landed_files: set[tuple[int, int]] = set()
         self.most_used_words = code_word_counter()
         self.counted: list[int] = []  # changes whose code words this run counted
         self.summary = IndexSummary(db_path=store.path)
@@ -492,6 +494,8 @@ class Indexer:
         record.truncated = change.truncated
         if change.truncated:
             self.summary.truncated += 1
+        if record.kind == "commit":
+            self._landed_files.add(_files_key({file.path for file in change.files}))
         self._mark_changed()
         self._pending.append((record, change))
         return True
@@ -544,6 +548,24 @@ class Indexer:
             return
         found = gitsource.author_emails(self.repo, [sha for _, sha in wanted])
         self.store.set_author_emails((cid, found.get(sha, "")) for cid, sha in wanted)
+
+    def identify_landed_in_part(self) -> None:
+        """Read whole, for its patch identity, a PR read only up to its line limit in an
+        earlier run whose files a target commit of this run changes exactly: it may have
+        landed there by rebase (`match_rebased`). A PR read in this run was checked against
+        every commit when it was read (`_may_have_landed_whole`)."""
+        if not self._landed_files:
+            return
+        found: list[tuple[int, str]] = []
+        for change_id, base, head, paths in self.store.prs_read_in_part():
+            if _files_key(paths) not in self._landed_files:
+                continue
+            with contextlib.suppress(git.GitCommandError, NotADiff):  # else it stays as read
+                diff = gitsource.diff_between(self.repo, base, head)
+                change = parse_stored(diff, self.settings)
+                if change.patch_id is not None and not change.is_empty:
+                    found.append((change_id, change.patch_id))
+        self.store.set_patch_ids(found)
 
     def match_rebased(self) -> None:
         """A PR whose whole patch equals a direct commit's landed by rebase: record it merged
@@ -884,6 +906,11 @@ def _metadata_fields(meta: PullMetadata) -> dict[str, object]:
     return {k: v for k, v in fields.items() if v is not None}
 
 
+def _files_key(paths: set[str]) -> tuple[int, int]:
+    """A set of paths as a small key, for this process only (str hashes are salted per run)."""
+    return len(paths), hash(tuple(sorted(paths)))
+
+
 def line_limit(settings: Settings, state: str) -> int:
     """How many changed lines of this change are stored. An unmerged PR's diff runs from its
     fork point, so a branch that carries other work (upstream merged in wrongly, a backport
@@ -961,6 +988,7 @@ def index_repository(
         # Landings are matched by author (name or e-mail): the e-mails of this run's rows first,
         # or a first run would match fewer than the next one.
         indexer.fill_author_emails()
+        indexer.identify_landed_in_part()
         indexer.match_rebased()
         indexer.match_closing()
         if indexer.changed:

@@ -613,6 +613,40 @@ class IndexStore:
 
         self._write(action)
 
+    def prs_read_in_part(self) -> list[tuple[int, str, str, set[str]]]:
+        """(id, fork point, head, files, ignored ones aside) of the unlanded PRs stored cut
+        without a patch identity (read only up to their line limit)."""
+        found: dict[int, tuple[str, str, set[str]]] = {
+            change_id: (base, head, set())
+            for change_id, base, head in self.rows(
+                "SELECT id, base_sha, head_sha FROM changes WHERE kind = 'pr' AND truncated = 1 "
+                "AND patch_id IS NULL AND merge_commit IS NULL AND status = 'indexed' "
+                "AND base_sha IS NOT NULL AND head_sha IS NOT NULL"
+            )
+        }
+        ids = list(found)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for change_id, path in self.rows(
+                f"SELECT change_id, path FROM files WHERE change_id IN ({marks}) "
+                "AND status != 'ignored'",
+                chunk,
+            ):
+                found[change_id][2].add(path)
+        return [(cid, base, head, paths) for cid, (base, head, paths) in found.items()]
+
+    def set_patch_ids(self, patch_ids: Iterable[tuple[int, str]]) -> None:
+        """Record (change id, patch identity) pairs."""
+
+        def action() -> None:
+            self.conn.executemany(
+                "UPDATE changes SET patch_id = ? WHERE id = ?",
+                [(patch_id, change_id) for change_id, patch_id in patch_ids],
+            )
+
+        self._write(action)
+
     def relabel_commit_as_pr(self, change_id: int, number: int, head: str, source: str) -> None:
         """Turn a direct commit's row into PR `number`'s (it landed without a merge commit)."""
 

@@ -176,6 +176,26 @@ def test_a_huge_pr_landed_by_rebase_is_still_found_by_its_patch(
         assert conn.execute("SELECT count(*) FROM changes WHERE kind = 'commit'").fetchone()[0] == 2
 
 
+def test_a_huge_pr_read_in_part_while_open_is_found_when_it_lands_by_rebase_later(
+    builder: RepoBuilder, db_path: Path
+):
+    """Indexed open, PR 5 was read only up to its limit and stored no patch identity; the run
+    that indexes its rebased landing reads it whole, and finds it landed there."""
+    builder.commit("Initial", {"a.py": "def a():\n    return 1\n"})
+    builder.pr_branch(
+        5, [("Two, and a table", {"a.py": "def a():\n    return 2\n", "t.py": lines_of(200, "r")})]
+    )
+    settings = Settings(max_unmerged_lines=50)
+    index_repository(builder.path, db_path=db_path, settings=settings)
+    assert (change(db_path, 5)["state"], change(db_path, 5)["patch_id"]) == ("open", None)
+    builder.commit("Unrelated work on main", {"b.py": "def b():\n    return 3\n"})
+    builder.merge_pr(5, how="rebase")
+    index_repository(builder.path, db_path=db_path, settings=settings)
+    landed = change(db_path, 5)
+    assert (landed["state"], landed["source"]) == ("merged", "rebase")
+    assert landed["merge_commit"] == builder.head("main")
+
+
 def test_a_stopped_git_leaves_no_process_behind(builder: RepoBuilder, db_path: Path):
     """Each PR prints far more than a pipe holds, so git is killed while still writing; each
     git killed is reaped (an unreaped child stays a zombie until this process ends)."""
