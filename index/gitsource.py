@@ -533,21 +533,28 @@ def _until_past(blocks: Iterable[bytes], budget: PairBudget, process: Any) -> It
 
 
 def _listed_files(raw: str) -> tuple[ListedFile, ...]:
-    """git's raw listing (`:mode mode blob blob STATUS<TAB>path[<TAB>new path]`)."""
+    """git's raw listing (`:mode mode blob blob STATUS<TAB>path[<TAB>new path]`), each file
+    named as the stored form names it from the diff's header (`_as_stored`)."""
     files = []
     for line in raw.splitlines():
         if line.startswith(":"):
             fields, *paths = line.split("\t")
-            names = [_unquoted(path) for path in paths]
-            files.append(ListedFile(fields.split()[-1][:1], names[0], names[-1]))
+            status = fields.split()[-1][:1]
+            old, new = _as_stored(paths[0], "a"), _as_stored(paths[-1], "b")
+            if status == "D":
+                files.append(ListedFile(status, old, old))
+            elif status in "AC":
+                files.append(ListedFile(status, new, new))
+            else:
+                files.append(ListedFile(status, old, new))
     return tuple(files)
 
 
-def _unquoted(path: str) -> str:
-    """A path as git prints it: C-quoted when it holds unusual characters."""
-    if not path.startswith('"'):
-        return path
-    return _decode(git.diff.decode_path(path.encode(), has_ab_prefix=False) or b"")
+def _as_stored(path: str, side: str) -> str:
+    """A path from git's raw listing as the stored form has it: a C-quoted path (unusual
+    characters, non-ASCII ones by default) is read from the diff's header by unidiff, which
+    keeps the quotes and the `a/` or `b/` inside them."""
+    return f'"{side}/{path[1:]}' if path.startswith('"') else path
 
 
 def _whole_lines(blocks: Iterable[bytes]) -> Iterator[bytes]:
