@@ -185,6 +185,9 @@ class CandidateEngine:
         self.batch = batch
         # In a batch, candidates recur from query to query: each is read once and kept.
         self._evidence: dict[int, ChangeEvidence] = {}
+        # Patch identities read from git for candidates the index read only in part, by
+        # (fork point, head): a sweep meets the same candidates query after query.
+        self.whole_patch_ids: dict[tuple[str, str], str | None] = {}
 
     def query_of(self, number: int) -> Query | None:
         """An indexed PR as a query."""

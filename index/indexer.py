@@ -311,8 +311,13 @@ class Indexer:
         for chunk in _batched(diffs, self.batch_size):
             for _, found in chunk:
                 done.add(found.head)
+                diff, listed = found.diff, found.listed
+                if listed is not None and self._may_have_landed_whole(listed):
+                    with contextlib.suppress(git.GitCommandError):  # else as git printed it
+                        base = plan[found.head][0][1]  # the fork point git was given
+                        diff, listed = gitsource.diff_between(self.repo, base, found.head), None
                 for pull, base, state in plan.get(found.head, []):
-                    self._index_ref(pull, base, state, found.diff, found.listed)
+                    self._index_ref(pull, base, state, diff, listed)
             self._dispatch()
             self.progress("PR refs", chunk[-1][0], len(pairs))
         for head, pulls in plan.items():
@@ -399,9 +404,6 @@ class Indexer:
         if record.title is None:
             record.title, record.body, record.author, record.created_at = self._head_text(pull.head)
             record.issues = linked_issues(record.body) + linked_issues(record.title)
-        if listed is not None and self._may_have_landed_whole(listed):
-            with contextlib.suppress(git.GitCommandError):  # else as git printed it
-                diff, listed = gitsource.diff_between(self.repo, base, pull.head), None
         if listed is None and (not diff or diff.isspace()):  # (strip() would copy a huge diff)
             record.status, record.skip_reason = "skipped", "empty diff"
             self._mark_changed()

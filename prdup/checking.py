@@ -205,7 +205,9 @@ def match_query(
         query = replace(query, probe=probe)
     candidates = found.candidates
     if repo is not None:
-        candidates = with_whole_patches(repo, store, settings, query.change, candidates)
+        candidates = with_whole_patches(
+            repo, store, settings, query.change, candidates, engine.whole_patch_ids
+        )
     dismissed = engine.dismissed(info.number)
     findings = match(query, candidates, found.weights, dismissed)
     if change is None and load_change is not None and worth_replaying(findings):
@@ -221,19 +223,24 @@ def with_whole_patches(
     settings: Settings,
     query: ChangeEvidence,
     candidates: list[ChangeEvidence],
+    known: dict[tuple[str, str], str | None],
 ) -> list[ChangeEvidence]:
     """Give a PR the index read only up to its line limit its patch identity, when it changes
     exactly the query's files: the same patch decides even for a change stored cut, and the
     index never read its other hunks (`docs/design.md`, "How much of a huge change is
-    stored"). It is read whole from git here, which few candidates ever need."""
+    stored"). It is read whole from git here, which few candidates ever need, once per
+    (fork point, head) in `known`."""
     if query.patch_id is None:
         return candidates
-    return [
-        replace(candidate, patch_id=_whole_patch_id(repo, settings, candidate))
-        if _may_be_the_same_patch(store, query, candidate)
-        else candidate
-        for candidate in candidates
-    ]
+    found = []
+    for candidate in candidates:
+        if _may_be_the_same_patch(store, query, candidate):
+            span = (candidate.base_commit or "", candidate.head_commit or "")
+            if span not in known:
+                known[span] = _whole_patch_id(repo, settings, *span)
+            candidate = replace(candidate, patch_id=known[span])
+        found.append(candidate)
+    return found
 
 
 def _may_be_the_same_patch(store: IndexStore, query: ChangeEvidence, cut: ChangeEvidence) -> bool:
@@ -245,9 +252,9 @@ def _may_be_the_same_patch(store: IndexStore, query: ChangeEvidence, cut: Change
     return row is not None and row["file_count"] == len(query.files)
 
 
-def _whole_patch_id(repo: git.Repo, settings: Settings, cut: ChangeEvidence) -> str | None:
+def _whole_patch_id(repo: git.Repo, settings: Settings, base: str, head: str) -> str | None:
     try:
-        diff = gitsource.diff_between(repo, cut.base_commit or "", cut.head_commit or "")
+        diff = gitsource.diff_between(repo, base, head)
         change, _ = parse_filtered(diff, settings)
     except (git.GitCommandError, NotADiff):
         return None  # git lacks its objects: it stays without an identity
