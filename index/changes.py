@@ -6,7 +6,10 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+import git
+
 from detector.model import Change, FileChange, NotADiff, parse_patch
+from index import gitsource
 from index.config import Settings
 from index.gitsource import BlobReader
 from index.hunk_symbols import header_symbol
@@ -17,6 +20,16 @@ if TYPE_CHECKING:
     from index.symbols import Definition, SymbolExtractor
 
 LANGUAGE_FREE = ""
+
+
+def whole_patch_id(repo: git.Repo, settings: Settings, base: str, head: str) -> str | None:
+    """The patch identity of `base..head` read whole from git, for a PR the index read only
+    up to its line limit; None when git lacks its objects or it changes no line."""
+    try:
+        change, _ = parse_filtered(gitsource.diff_between(repo, base, head), settings)
+    except (git.GitCommandError, NotADiff):
+        return None
+    return None if change.is_empty else change.patch_id
 
 
 def parse_filtered(diff_text: str, settings: Settings) -> tuple[Change, bool]:

@@ -22,6 +22,7 @@ import git
 from detector.evidence import identities
 from detector.model import NotADiff
 from index import gitsource
+from index.changes import whole_patch_id
 from index.code_model import code_word_counter, fill_code_words
 from index.config import Settings
 from index.diff_budget import ListedFile, PairBudget
@@ -560,13 +561,10 @@ class Indexer:
             return
         found: list[tuple[int, str]] = []
         for change_id, base, head, paths in self.store.prs_read_in_part():
-            if _files_key(paths) not in self._landed_files:
-                continue
-            with contextlib.suppress(git.GitCommandError, NotADiff):  # else it stays as read
-                diff = gitsource.diff_between(self.repo, base, head)
-                change = parse_stored(diff, self.settings)
-                if change.patch_id is not None and not change.is_empty:
-                    found.append((change_id, change.patch_id))
+            if _files_key(paths) in self._landed_files:
+                patch_id = whole_patch_id(self.repo, self.settings, base, head)
+                if patch_id is not None:  # else it stays as read
+                    found.append((change_id, patch_id))
         self.store.set_patch_ids(found)
 
     def match_rebased(self) -> None:

@@ -616,25 +616,30 @@ class IndexStore:
     def prs_read_in_part(self) -> list[tuple[int, str, str, set[str]]]:
         """(id, fork point, head, files, ignored ones aside) of the unlanded PRs stored cut
         without a patch identity (read only up to their line limit)."""
-        found: dict[int, tuple[str, str, set[str]]] = {
-            change_id: (base, head, set())
+        found = {
+            change_id: (base, head)
             for change_id, base, head in self.rows(
                 "SELECT id, base_sha, head_sha FROM changes WHERE kind = 'pr' AND truncated = 1 "
                 "AND patch_id IS NULL AND merge_commit IS NULL AND status = 'indexed' "
                 "AND base_sha IS NOT NULL AND head_sha IS NOT NULL"
             )
         }
-        ids = list(found)
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        paths = self._changed_paths(list(found))
+        return [(cid, base, head, paths.get(cid, set())) for cid, (base, head) in found.items()]
+
+    def _changed_paths(self, change_ids: list[int]) -> dict[int, set[str]]:
+        """Each change's files, ignored ones aside."""
+        found: dict[int, set[str]] = {}
+        for start in range(0, len(change_ids), 500):
+            chunk = change_ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for change_id, path in self.rows(
                 f"SELECT change_id, path FROM files WHERE change_id IN ({marks}) "
                 "AND status != 'ignored'",
                 chunk,
             ):
-                found[change_id][2].add(path)
-        return [(cid, base, head, paths) for cid, (base, head, paths) in found.items()]
+                found.setdefault(change_id, set()).add(path)
+        return found
 
     def set_patch_ids(self, patch_ids: Iterable[tuple[int, str]]) -> None:
         """Record (change id, patch identity) pairs."""
@@ -821,24 +826,20 @@ class IndexStore:
 
     def any_changes_exactly(self, change_ids: list[int], paths: set[str]) -> bool:
         """Whether one of these changes changes exactly these files, ignored ones aside
-        (`change_ids` are those with as many files: each is checked by its file rows)."""
+        (`change_ids` are those with as many files: those with one of them are checked)."""
         first = min(paths)
         for start in range(0, len(change_ids), 500):
             chunk = change_ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for (change_id,) in self.rows(
-                f"SELECT change_id FROM files WHERE change_id IN ({marks}) AND path = ?",
-                [*chunk, first],
-            ):
-                touched = {
-                    path
-                    for (path,) in self.rows(
-                        "SELECT path FROM files WHERE change_id = ? AND status != 'ignored'",
-                        (change_id,),
-                    )
-                }
-                if touched == paths:
-                    return True
+            having = [
+                change_id
+                for (change_id,) in self.rows(
+                    f"SELECT change_id FROM files WHERE change_id IN ({marks}) AND path = ?",
+                    [*chunk, first],
+                )
+            ]
+            if paths in self._changed_paths(having).values():
+                return True
         return False
 
     def landed_patches(self, patch_ids: set[str]) -> set[str]:

@@ -18,7 +18,7 @@ from detector.matcher import Query, match, settle, worth_replaying
 from detector.model import Change, NotADiff
 from index import gitsource, lookup
 from index.candidates import CandidateEngine
-from index.changes import extract_symbols, parse_filtered
+from index.changes import extract_symbols, parse_filtered, whole_patch_id
 from index.config import Settings
 from index.errors import BadDiff, IndexMissing, MissingRevision, UnknownPullRequest
 from index.metadata import linked_issues
@@ -237,7 +237,7 @@ def with_whole_patches(
         if _may_be_the_same_patch(store, query, candidate):
             span = (candidate.base_commit or "", candidate.head_commit or "")
             if span not in known:
-                known[span] = _whole_patch_id(repo, settings, *span)
+                known[span] = whole_patch_id(repo, settings, *span)
             candidate = replace(candidate, patch_id=known[span])
         found.append(candidate)
     return found
@@ -250,15 +250,6 @@ def _may_be_the_same_patch(store: IndexStore, query: ChangeEvidence, cut: Change
         return False  # (a candidate's files are those it shares with the query)
     row = store.change_row(cut.number)
     return row is not None and row["file_count"] == len(query.files)
-
-
-def _whole_patch_id(repo: git.Repo, settings: Settings, base: str, head: str) -> str | None:
-    try:
-        diff = gitsource.diff_between(repo, base, head)
-        change, _ = parse_filtered(diff, settings)
-    except (git.GitCommandError, NotADiff):
-        return None  # git lacks its objects: it stays without an identity
-    return None if change.is_empty else change.patch_id
 
 
 def prove(
