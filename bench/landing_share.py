@@ -1,0 +1,144 @@
+"""What an index knows about which PRs landed, against an outside answer.
+
+Run by hand, not a test. Two questions, each on an index `prdup index` made of the same clone:
+
+* `--prs-json FILE` (a `gh pr list --state all --json number,state,mergedAt,headRefOid,...`
+  export, or the benchmark's `prs.json`): of the PRs GitHub calls merged, the share the index
+  knows as merged with a landing commit. A merged PR whose ref is not in the clone, or whose
+  head is missing from it, is counted apart (nothing git holds can name its landing).
+* `--rebase-truth`: git's own answer for PRs landed by rebase. Every unmerged-looking PR ref
+  with two or more commits of its own, none of them on the target, every one of whose patches
+  is on the target (`git cherry TARGET HEAD BASE` marks each `-`): the share the index knows
+  as merged with a landing. One git call per PR, fine for a benchmark.
+
+    python bench/landing_share.py /path/to/clone --db index.db --prs-json prs.json
+    python bench/landing_share.py /path/to/clone --db index.db --rebase-truth --target main
+
+Prints one JSON object (`--out` also writes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+
+def git(clone: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", f"--git-dir={clone}", *args], capture_output=True, text=True, check=False
+    ).stdout
+
+
+def indexed_prs(db: Path) -> dict[int, tuple[str, str | None, str | None]]:
+    """number -> (state, landing commit, source) as the index holds them."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    rows = conn.execute(
+        "SELECT number, state, merge_commit, source FROM changes WHERE kind = 'pr'"
+    ).fetchall()
+    return {number: (state, landing, source) for number, state, landing, source in rows}
+
+
+def pull_heads(clone: Path) -> dict[int, str]:
+    heads: dict[int, str] = {}
+    out = git(clone, "for-each-ref", "--format=%(refname) %(objectname)", "refs/pull")
+    for line in out.splitlines():
+        ref, sha = line.split()
+        parts = ref.split("/")
+        if len(parts) == 4 and parts[3] == "head" and parts[2].isdigit():
+            heads[int(parts[2])] = sha
+    return heads
+
+
+def missing_objects(clone: Path, shas: list[str]) -> set[str]:
+    if not shas:
+        return set()
+    out = subprocess.run(
+        ["git", f"--git-dir={clone}", "cat-file", "--batch-check"],
+        input="\n".join(shas) + "\n",
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    return {line.split()[0] for line in out.splitlines() if line.endswith(" missing")}
+
+
+def github_merged_share(clone: Path, db: Path, prs_json: Path) -> dict[str, object]:
+    merged = [pr["number"] for pr in json.loads(prs_json.read_text()) if pr.get("mergedAt")]
+    index = indexed_prs(db)
+    heads = pull_heads(clone)
+    gone = missing_objects(clone, [heads[n] for n in merged if n in heads])
+    no_ref = [n for n in merged if n not in heads or heads[n] in gone]
+    readable = [n for n in merged if n not in no_ref]
+    known = [n for n in readable if index.get(n, ("", None, None))[0] == "merged"]
+    landed = [n for n in known if index[n][1]]
+    sources: dict[str, int] = {}
+    for n in landed:
+        sources[index[n][2] or "?"] = sources.get(index[n][2] or "?", 0) + 1
+    return {
+        "github_merged": len(merged),
+        "no_ref_in_clone": len(no_ref),
+        "readable": len(readable),
+        "known_merged": len(known),
+        "known_merged_with_landing": len(landed),
+        "share_with_landing": round(len(landed) / len(readable), 4) if readable else None,
+        "landing_sources": dict(sorted(sources.items())),
+        "missed_sample": [n for n in readable if n not in landed][:40],
+    }
+
+
+def rebase_truth(clone: Path, db: Path, target: str) -> dict[str, object]:
+    index = indexed_prs(db)
+    tip = git(clone, "rev-parse", "--verify", f"{target}^{{commit}}").strip()
+    landed_by_rebase: list[int] = []
+    for number, head in sorted(pull_heads(clone).items()):
+        base = git(clone, "merge-base", tip, head).strip()
+        if not base or base == head:
+            continue
+        own = git(clone, "rev-list", "--no-merges", f"{base}..{head}").split()
+        if len(own) < 2 or len(own) > 200:
+            continue
+        marks = git(clone, "cherry", tip, head, base).split("\n")
+        marks = [line for line in marks if line]
+        if marks and len(marks) == len(own) and all(line.startswith("- ") for line in marks):
+            landed_by_rebase.append(number)
+    known = [n for n in landed_by_rebase if index.get(n, ("", None, None))[0] == "merged"]
+    with_landing = [n for n in known if index[n][1]]
+    return {
+        "target": target,
+        "multi_commit_landed_by_rebase": len(landed_by_rebase),
+        "known_merged": len(known),
+        "known_merged_with_landing": len(with_landing),
+        "share_with_landing": (
+            round(len(with_landing) / len(landed_by_rebase), 4) if landed_by_rebase else None
+        ),
+        "missed": [n for n in landed_by_rebase if n not in with_landing],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("clone", type=Path, help="the git dir prdup indexed")
+    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--prs-json", type=Path)
+    parser.add_argument("--rebase-truth", action="store_true")
+    parser.add_argument("--target", default="HEAD")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    result: dict[str, object] = {"clone": args.clone.name}
+    if args.prs_json:
+        result["github_merged"] = github_merged_share(args.clone, args.db, args.prs_json)
+    if args.rebase_truth:
+        result["rebase"] = rebase_truth(args.clone, args.db, args.target)
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
