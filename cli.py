@@ -222,6 +222,7 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
         "head_sha",
         "base_sha",
         "merge_commit",
+        "landing_base",
         "patch_id",
         "author",
         "created_at",
@@ -238,6 +239,8 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
         click.echo(f"  file: {terminal(file['path'] + rename)} [{file['status']}{why}]")
     for symbol in description["symbols"]:
         click.echo(f"  symbol: {terminal(symbol)}")
+    if len(description["own_commits"]) > 1:
+        click.echo(f"  own commits: {len(description['own_commits'])}")
     if description["issues"]:
         click.echo(f"  issues: {', '.join(description['issues'])}")
 

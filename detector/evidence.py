@@ -58,6 +58,8 @@ class ChangeEvidence:
     branch: str | None = None  # where it landed (merged) or is proposed (a PR's base), if known
     base_commit: str | None = None  # where a PR's change starts (its fork point)
     head_commit: str | None = None  # a PR's head
+    # Where a landing of several commits (a rebase) starts: the first landed commit's parent.
+    landing_base: str | None = None
     merged_at: str | None = None  # when it landed, if it did
     removed: frozenset[int] = frozenset()
     added: frozenset[int] = frozenset()

@@ -614,6 +614,46 @@ def commit_texts(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, s
     return texts
 
 
+def commit_dates(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str]]:
+    """(author date, committer date), strict ISO 8601 with offsets, of many commits at once:
+    `rebase`, `cherry-pick` and GitHub's "Rebase and merge" keep the author date, so a copy
+    of a commit has it too."""
+    if not shas:
+        return {}
+    process = _log_of(repo, shas, "%H %aI %cI")
+    dates: dict[str, tuple[str, str]] = {}
+    for raw in process.stdout:
+        sha, authored, committed = (raw.decode("ascii", "replace").split() + ["", ""])[:3]
+        dates[sha] = (authored, committed)
+    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
+        process.wait()
+    return dates
+
+
+def patch_ids(repo: git.Repo, shas: list[str]) -> dict[str, str]:
+    """git's own patch identity (`git patch-id --stable`) of each non-merge commit against its
+    parent: equal for a commit and its copy by rebase or cherry-pick, whatever the line
+    numbers. `git diff-tree --stdin -p` piped straight into `git patch-id`, two processes for
+    all; a commit git cannot diff (a missing object) is left out."""
+    if not shas:
+        return {}
+    diff = repo.git.diff_tree(
+        "--stdin", "-p", "--no-color", "--no-ext-diff", "--no-textconv",
+        as_process=True, istream=git.cmd.PIPE,
+    )  # fmt: skip
+    ids = repo.git.patch_id("--stable", as_process=True, istream=diff.stdout)
+    feed(diff, "".join(f"{sha}\n" for sha in dict.fromkeys(shas)).encode())
+    found: dict[str, str] = {}
+    for raw in ids.stdout:
+        patch_id, _, sha = raw.decode("ascii", "replace").strip().partition(" ")
+        if sha:
+            found[sha] = patch_id
+    for process in (diff, ids):
+        with contextlib.suppress(git.GitCommandError):  # what was printed before stands
+            process.wait()
+    return found
+
+
 def author_emails(repo: git.Repo, shas: list[str]) -> dict[str, str]:
     """Author e-mail of many commits at once; commits git cannot read are left out."""
     if not shas:

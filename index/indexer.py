@@ -36,6 +36,15 @@ from index.metadata import (
     linked_issues,
     load_prs_json,
 )
+from index.rebase_landings import (
+    MAX_OWN_COMMITS,
+    OwnCommit,
+    TargetCommit,
+    UnlandedPull,
+    decode_own_commits,
+    encode_own_commits,
+    find_rebase_landings,
+)
 from index.store import ChangeRecord, IndexStore, default_db_path
 from index.stored_diff import StoredChange, parse_read_in_part, parse_stored
 
@@ -52,6 +61,7 @@ class IndexSummary:
     """What one `index` run did, for the one-line report."""
 
     merged: int = 0
+    rebased: int = 0  # of them, PRs found landed by rebase or cherry-pick (their commits' copies)
     commits: int = 0
     open: int = 0
     closed: int = 0
@@ -67,8 +77,9 @@ class IndexSummary:
     merged_branches: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def line(self) -> str:
+        rebased = f" ({self.rebased} landed by rebase or cherry-pick)" if self.rebased else ""
         parts = [
-            f"{self.merged} merged PRs",
+            f"{self.merged} merged PRs{rebased}",
             f"{self.open} open",
             f"{self.closed} closed",
             f"{self.commits} direct commits",
@@ -111,6 +122,8 @@ class Indexer:
         self.batch_size = batch_size
         self._pending: list[tuple[ChangeRecord, StoredChange]] = []
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
+        self._own_commits: dict[str, str] = {}  # PR head -> its own commits, encoded
+        self._counted_as: dict[int, str] = {}  # PR number -> the state this run counted it in
         # Target commits by file count, for PRs read in part (`_may_have_landed_whole`).
         self._commits_by_file_count: dict[int, list[int]] | None = None
         # The file sets of the target commits this run wrote (`identify_landed_in_part`).
@@ -305,6 +318,7 @@ class Indexer:
                 continue
             pairs.append((pull.head, base))
             plan.setdefault(pull.head, []).append((pull, base, state))
+        self._own_commits = _dated_own_commits(self.repo, forks, list(plan))
         # Newest base first (the order rows are numbered in; it once served a syntax-tree cache).
         pairs.sort(key=lambda pair: forks.times.get(pair[1], 0), reverse=True)
         done: set[str] = set()
@@ -387,6 +401,7 @@ class Indexer:
             sha=pull.head,
             head_sha=pull.head,
             base_sha=base,
+            own_commits=self._own_commits.get(pull.head, ""),
         )
         meta = self.metadata.get(pull.number)
         if meta is not None:
@@ -413,6 +428,7 @@ class Indexer:
             return
         if self._stage(record, diff, listed):
             setattr(self.summary, record.state, getattr(self.summary, record.state) + 1)
+            self._counted_as[pull.number] = record.state
 
     def _may_have_landed_whole(self, listed: tuple[ListedFile, ...]) -> bool:
         """Whether a PR read only in part (`index.diff_budget`) needs its whole diff after
@@ -566,6 +582,86 @@ class Indexer:
                 if patch_id is not None:  # else it stays as read
                     found.append((change_id, patch_id))
         self.store.set_patch_ids(found)
+
+    def fill_own_commits(self, targets: list[str]) -> None:
+        """Record the own commits of unlanded PRs read before an index recorded them (an index
+        from an older prdup): one walk of the commit graph for all of them."""
+        rows = self.store.query(
+            "SELECT id, head_sha FROM changes WHERE kind = 'pr' AND status = 'indexed' "
+            "AND merge_commit IS NULL AND own_commits IS NULL AND head_sha IS NOT NULL"
+        )
+        if not rows:
+            return
+        heads = list(dict.fromkeys(row["head_sha"] for row in rows))
+        dated = _dated_own_commits(self.repo, ForkPoints(self.repo, targets, heads), heads)
+        self.store.set_own_commits((row["id"], dated.get(row["head_sha"], "")) for row in rows)
+
+    def match_rebased_commits(self) -> None:
+        """PRs landed by rebase or cherry-pick (`index.rebase_landings`): each is recorded
+        merged at the target commit that completes it, and the target's copies of its
+        commits, which are its change, stop being direct commits of their own."""
+        pulls = [
+            UnlandedPull(
+                number=row["number"],
+                created_at=row["created_at"],
+                author=row["author"],
+                author_email=row["author_email"],
+                commits=tuple(decode_own_commits(row["own_commits"])),
+            )
+            for row in self.store.query(
+                "SELECT number, created_at, author, author_email, own_commits FROM changes "
+                "WHERE kind = 'pr' AND status = 'indexed' AND merge_commit IS NULL "
+                "AND own_commits IS NOT NULL AND own_commits != ''"
+            )
+        ]
+        if not pulls:
+            return
+        commits = [
+            TargetCommit(
+                change_id=row["id"],
+                sha=row["sha"],
+                parent=row["base_sha"],
+                authored_at=row["created_at"],
+                committed_at=row["merged_at"],
+                target=row["target"],
+                author=row["author"],
+                author_email=row["author_email"],
+            )
+            for row in self.store.query(
+                "SELECT id, sha, base_sha, created_at, merged_at, target, author, author_email "
+                "FROM changes WHERE kind = 'commit' AND created_at IS NOT NULL"
+            )
+        ]
+        found = find_rebase_landings(
+            pulls, commits, lambda shas: gitsource.patch_ids(self.repo, shas)
+        )
+        for landed in found:
+            several = len(landed.copies) > 1
+            self.store.update_metadata(
+                landed.number,
+                {
+                    "state": "merged",
+                    "source": "rebase",
+                    "merge_commit": landed.landing.sha,
+                    "merged_at": landed.landing.committed_at,
+                    "target": landed.landing.target,
+                    "landing_base": landed.start if several else None,
+                },
+                (),
+            )
+            for copy in landed.copies:
+                self.store.delete_change(copy.change_id)
+            self._mark_changed()
+            self._count_as_merged(landed.number)
+            self.summary.commits -= min(len(landed.copies), self.summary.commits)
+        self.summary.rebased += len(found)
+
+    def _count_as_merged(self, number: int) -> None:
+        """A PR this run counted open (or closed) that turned out landed counts as merged."""
+        state = self._counted_as.pop(number, None)
+        if state is not None and state != "merged":
+            setattr(self.summary, state, getattr(self.summary, state) - 1)
+        self.summary.merged += 1
 
     def match_rebased(self) -> None:
         """A PR whose whole patch equals a direct commit's landed by rebase: record it merged
@@ -742,6 +838,31 @@ class ForkPoints:
             base = self._tightened(head, base)
         return base, state
 
+    def own_commits(self, head: str) -> list[str] | None:
+        """The non-merge commits of an unmerged head that no branch or tag holds (no target,
+        for a head on a branch of this repository), oldest first: the PR's own work, whose
+        copies a landing by rebase puts on a target. None when a target holds the head, or
+        when there are too many to be one PR's."""
+        if head in self.on_target:
+            return None
+        # A PR from a branch of this repository is held by that branch: walk to the targets.
+        stop = self.on_target if head in self.on_branches else self.on_branches
+        own: list[str] = []
+        seen = {head}
+        stack = [head]
+        while stack:
+            sha = stack.pop()
+            parents = self.graph.get(sha, ())
+            if len(parents) < 2:
+                own.append(sha)
+                if len(own) > MAX_OWN_COMMITS:
+                    return None
+            for parent in parents:
+                if parent not in seen and parent not in stop:
+                    seen.add(parent)
+                    stack.append(parent)
+        return sorted(own, key=lambda sha: (self.times.get(sha, 0), sha))
+
     def _tightened(self, head: str, walked: str) -> str:
         """A merged head reached through later commits of its branch: the first-parent line
         met walking back can be far older than where the branch was cut, when that commit is
@@ -766,6 +887,21 @@ class ForkPoints:
             self._landings = _landings(self.graph, self.target_tips)
         landing = self._landings.get(head)
         return landing if landing != head and len(self.graph.get(landing or "", ())) > 1 else None
+
+
+def _dated_own_commits(repo: git.Repo, forks: ForkPoints, heads: list[str]) -> dict[str, str]:
+    """head -> its own commits with their author dates, encoded (`index.rebase_landings`);
+    "" for a head a branch holds or that has too many. One git call for every date."""
+    own = {head: forks.own_commits(head) for head in heads}
+    dates = gitsource.commit_dates(
+        repo, [sha for commits in own.values() if commits for sha in commits]
+    )
+    return {
+        head: encode_own_commits(OwnCommit(sha, *dates[sha]) for sha in commits if sha in dates)
+        if commits
+        else ""
+        for head, commits in own.items()
+    }
 
 
 def _batched(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
@@ -989,6 +1125,8 @@ def index_repository(
         # or a first run would match fewer than the next one.
         indexer.fill_author_emails()
         indexer.identify_landed_in_part()
+        indexer.fill_own_commits(names)
+        indexer.match_rebased_commits()
         indexer.match_rebased()
         indexer.match_closing()
         if indexer.changed:

@@ -422,6 +422,7 @@ def load_evidence(
             branch=branch_of(rows[cid]),
             base_commit=rows[cid]["base_sha"],
             head_commit=rows[cid]["head_sha"],
+            landing_base=rows[cid].get("landing_base"),
             merged_at=rows[cid]["merged_at"],
             created_at=rows[cid]["created_at"],
             removed=frozenset(removed[cid]),

@@ -87,6 +87,9 @@ class Replayer:
             landing = candidate.commit
             if not landing:
                 return None
+            if candidate.landing_base:
+                # Landed as copies of its commits (a rebase): from before the first to the last.
+                return candidate.landing_base, landing
             if landing == candidate.head_commit and candidate.base_commit:
                 # Landed as its own commits (a fast-forward, or a merge the index does not
                 # name): the change is the PR's range, from its fork point to its head.

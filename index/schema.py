@@ -500,6 +500,17 @@ def _packed_lines(conn: sqlite3.Connection) -> None:
     line_postings.rebuild(conn)
 
 
+def _landings_by_rebase(conn: sqlite3.Connection) -> None:
+    """A PR's own commits, each with its author date (`own_commits`: `sha@date` words), so a
+    later run finds them copied onto a target by rebase or cherry-pick; and where a landing of
+    several commits starts (`landing_base`: the first landed commit's parent). Rows of an older
+    index get their own commits on the next `prdup index` (`Indexer.fill_own_commits`)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(changes)")}
+    for column in ("own_commits", "landing_base"):
+        if column not in columns:
+            conn.execute(f"ALTER TABLE changes ADD COLUMN {column} TEXT")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -514,6 +525,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _packed_code_words,
     _no_hunk_content_index,
     _packed_lines,
+    _landings_by_rebase,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

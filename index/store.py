@@ -64,6 +64,9 @@ class ChangeRecord:
     status: str = "indexed"  # "indexed" | "skipped" | "metadata-only"
     skip_reason: str | None = None
     truncated: bool = False
+    # A PR's own commits (on no branch when read) as `sha@author-date` words, "" for none.
+    own_commits: str | None = None
+    landing_base: str | None = None  # where a landing of several commits starts
     issues: tuple[str, ...] = ()
     symbols: tuple[SymbolRow, ...] = field(default=())
 
@@ -367,6 +370,8 @@ class IndexStore:
             "status": record.status,
             "skip_reason": record.skip_reason,
             "truncated": int(record.truncated),
+            "own_commits": record.own_commits,
+            "landing_base": record.landing_base,
             "patch_id": change.patch_id if change and not change.is_empty else None,
             "file_count": len(change.files) if change else 0,
             "added": change.added_count if change else 0,
@@ -640,6 +645,13 @@ class IndexStore:
             ):
                 found.setdefault(change_id, set()).add(path)
         return found
+
+    def set_own_commits(self, own: Iterable[tuple[int, str]]) -> None:
+        """Record (change id, own commits as `index.rebase_landings` encodes them) pairs."""
+        rows = [(text, change_id) for change_id, text in own]
+        self._write(
+            lambda: self.conn.executemany("UPDATE changes SET own_commits = ? WHERE id = ?", rows)
+        )
 
     def set_patch_ids(self, patch_ids: Iterable[tuple[int, str]]) -> None:
         """Record (change id, patch identity) pairs."""

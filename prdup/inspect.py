@@ -7,6 +7,7 @@ from typing import Any
 
 from index import gitsource
 from index.errors import PrdupError, UnknownPullRequest
+from index.rebase_landings import decode_own_commits
 from index.store import IndexStore, default_db_path
 
 
@@ -23,5 +24,7 @@ def describe_pr(repo_path: str | Path, db_path: str | Path | None, number: int) 
             raise UnknownPullRequest(f"PR #{number} is not in the index {db_path}")
         contents = store.change_contents(row["id"])
     description = {k: v for k, v in row.items() if k != "id"}
+    # The PR's own commits (those no branch held when it was read), as shas.
+    description["own_commits"] = [c.sha for c in decode_own_commits(row.get("own_commits"))]
     description.update(contents)
     return description

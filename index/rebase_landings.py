@@ -1,0 +1,175 @@
+"""PRs landed by rebase or cherry-pick: every commit of the PR's own copied onto a target.
+
+"Rebase and merge", `git rebase` and `git cherry-pick` give each commit a new sha and
+committer, but keep its author, author date and patch. So a PR's commits (those of its head
+that no branch held when it was read) are looked for among the target's direct commits with
+the same author date, and each pair is confirmed by git's own patch identity
+(`git patch-id --stable`, what `git cherry` compares). A PR every one of whose commits is on
+the target that way landed there; its landing is the target commit that completes it (the
+last of them), and its landed change starts at the parent of the first.
+
+Only a target commit made after the PR was opened, and after the PR's own commit, counts: an
+older one with the same patch is an earlier change (as for landings by a whole-patch match),
+and a backport's cherry-picks of commits already on the target are copies made from them, not
+the other way round. A target commit lands one PR:
+where two PRs carry the same commits, the one whose author wrote them, else the first opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from detector.evidence import identities
+from index.metadata import earlier
+
+MAX_OWN_COMMITS = 250  # a longer branch is not one PR's work (a fork's history, a wrong base)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnCommit:
+    """A commit of a PR's own, with the dates its copies are found by."""
+
+    sha: str
+    authored_at: str  # kept by a rebase or cherry-pick
+    committed_at: str  # a copy made from it is committed later
+
+
+def encode_own_commits(commits: Iterable[OwnCommit]) -> str:
+    """`sha@author-date@commit-date` words, oldest first as given; "" for none."""
+    return " ".join(f"{c.sha}@{c.authored_at}@{c.committed_at}" for c in commits)
+
+
+def decode_own_commits(text: str | None) -> list[OwnCommit]:
+    commits = []
+    for word in (text or "").split():
+        sha, authored, committed = (word.split("@") + ["", ""])[:3]
+        if sha and authored:
+            commits.append(OwnCommit(sha, authored, committed))
+    return commits
+
+
+@dataclass(frozen=True, slots=True)
+class TargetCommit:
+    """A direct commit of a target, as the index holds it."""
+
+    change_id: int
+    sha: str
+    parent: str | None
+    authored_at: str
+    committed_at: str | None
+    target: str | None
+    author: str | None = None
+    author_email: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UnlandedPull:
+    """A PR with no known landing, and its own commits."""
+
+    number: int
+    created_at: str | None
+    author: str | None
+    author_email: str | None
+    commits: tuple[OwnCommit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RebaseLanding:
+    """Where a PR's commits landed: `landing` completes it, `start` is just before the first."""
+
+    number: int
+    landing: TargetCommit
+    start: str | None
+    copies: tuple[TargetCommit, ...]  # every landed copy, in the target's order
+
+
+PatchIds = Callable[[list[str]], Mapping[str, str]]
+
+
+def find_rebase_landings(
+    pulls: Iterable[UnlandedPull], commits: Iterable[TargetCommit], patch_ids: PatchIds
+) -> list[RebaseLanding]:
+    """The PRs all of whose own commits have a copy on a target (same author date, same
+    patch), each target commit credited to one PR."""
+    by_date: dict[str, list[TargetCommit]] = {}
+    for commit in commits:
+        by_date.setdefault(commit.authored_at, []).append(commit)
+    possible: list[tuple[UnlandedPull, list[list[TargetCommit]]]] = []
+    for pull in pulls:
+        options = [
+            [
+                c
+                for c in by_date.get(own.authored_at, ())
+                if not earlier(c.committed_at, pull.created_at)
+                and not earlier(c.committed_at, own.committed_at)
+            ]
+            for own in pull.commits
+        ]
+        if pull.commits and all(options):
+            possible.append((pull, options))
+    if not possible:
+        return []
+    wanted = {own.sha for pull, _ in possible for own in pull.commits}
+    wanted |= {c.sha for _, options in possible for found in options for c in found}
+    identity = patch_ids(sorted(wanted))
+    landings: list[RebaseLanding] = []
+    taken: set[int] = set()
+    # The PR whose author wrote the commits first, then the first opened (`_land_on_commits`).
+    in_order = sorted(
+        possible,
+        key=lambda item: (
+            not _wrote_copies(item[0], item[1]),
+            item[0].created_at or "",
+            item[0].number,
+        ),
+    )
+    for pull, options in in_order:
+        copies = _copies(pull, options, identity, taken)
+        if copies is None:
+            continue
+        taken.update(c.change_id for c in copies)
+        ordered = tuple(sorted(copies, key=lambda c: c.change_id))
+        landings.append(
+            RebaseLanding(
+                number=pull.number, landing=ordered[-1], start=ordered[0].parent, copies=ordered
+            )
+        )
+    return landings
+
+
+def _copies(
+    pull: UnlandedPull,
+    options: list[list[TargetCommit]],
+    identity: Mapping[str, str],
+    taken: set[int],
+) -> list[TargetCommit] | None:
+    """One target copy per own commit, with its patch, none credited before; else None."""
+    chosen: list[TargetCommit] = []
+    used: set[int] = set()
+    for own, found in zip(pull.commits, options, strict=True):
+        patch = identity.get(own.sha)
+        match = next(
+            (
+                c
+                for c in sorted(found, key=lambda c: c.change_id)
+                if patch
+                and identity.get(c.sha) == patch
+                and c.change_id not in taken
+                and c.change_id not in used
+            ),
+            None,
+        )
+        if match is None:
+            return None
+        chosen.append(match)
+        used.add(match.change_id)
+    targets = {c.target for c in chosen}
+    return chosen if len(targets) == 1 else None  # one PR lands on one branch
+
+
+def _wrote_copies(pull: UnlandedPull, options: list[list[TargetCommit]]) -> bool:
+    """Whether the PR's author wrote the commits landed (by name or e-mail): rebasing keeps
+    the author, so a resubmission by someone else carrying them is not their PR."""
+    mine = identities(pull.author, pull.author_email)
+    return any(mine & identities(c.author, c.author_email) for found in options for c in found)

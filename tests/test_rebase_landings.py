@@ -1,0 +1,157 @@
+"""PRs landed by rebase or cherry-pick: the copies of every commit of theirs on a target.
+
+The story: PR 5 makes a change in three commits and is landed with "Rebase and merge" after
+main moved on, so none of its commits is on main, only copies (same author, author date and
+patch, new sha). prdup must know it landed, name the copy that completes it, and answer a
+later PR that repeats its change "already done in #5".
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from index.indexer import index_repository
+from tests.repo_builder import RepoBuilder, run_cli
+
+CONFIG = """def load(path):
+    with open(path) as handle:
+        text = handle.read()
+    return parse(text)
+
+
+def parse(text):
+    return dict(line.split("=", 1) for line in text.splitlines())
+"""
+STEP_1 = CONFIG.replace(
+    "    with open(path) as handle:\n", "    with open(path, encoding='utf-8') as handle:\n"
+)
+STEP_2 = STEP_1.replace(
+    '    return dict(line.split("=", 1) for line in text.splitlines())\n',
+    '    pairs = [line.split("=", 1) for line in text.splitlines() if line.strip()]\n'
+    "    return {key.strip(): value.strip() for key, value in pairs}\n",
+)
+STEP_3 = (
+    STEP_2 + '\n\ndef dump(values):\n    return "\\n".join(f"{k}={v}" for k, v in values.items())\n'
+)
+
+
+def change(db: Path, number: int) -> dict:
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        row = conn.execute("SELECT * FROM changes WHERE number = ?", (number,)).fetchone()
+        return dict(row) if row else {}
+
+
+def direct_commits(db: Path) -> set[str]:
+    with sqlite3.connect(db) as conn:
+        return {sha for (sha,) in conn.execute("SELECT sha FROM changes WHERE kind = 'commit'")}
+
+
+@pytest.fixture
+def story(tmp_path: Path) -> RepoBuilder:
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Add the config reader", {"config.py": CONFIG})
+    builder.pr_branch(
+        5,
+        [
+            ("Read config files as UTF-8", {"config.py": STEP_1}),
+            ("Skip blank lines and strip keys", {"config.py": STEP_2}),
+            ("Add dump()", {"config.py": STEP_3}),
+        ],
+    )
+    builder.commit("Unrelated docs", {"README.md": "Config reader.\n"})
+    return builder
+
+
+def landed_copies(builder: RepoBuilder) -> list[str]:
+    """The target's copies of PR 5's commits, oldest first."""
+    return builder.repo.git.rev_list("--reverse", "HEAD~3..HEAD").split()
+
+
+def test_a_three_commit_pr_landed_by_rebase_is_merged_at_its_last_copy(
+    story: RepoBuilder, tmp_path: Path
+):
+    head = story.head("refs/pull/5/head")
+    story.merge_pr(5, how="rebase")
+    copies = landed_copies(story)
+    assert head not in copies  # rebased: new shas, same author dates and patches
+    db = tmp_path / "index.db"
+
+    summary = index_repository(story.path, db_path=db)
+
+    pr5 = change(db, 5)
+    assert (pr5["state"], pr5["source"]) == ("merged", "rebase")
+    assert pr5["merge_commit"] == copies[-1] == story.head("main")
+    assert pr5["landing_base"] == story.head(f"{copies[0]}^")
+    # The copies are PR 5's change, not three direct commits of their own.
+    assert not direct_commits(db) & set(copies)
+    assert summary.rebased == 1
+    assert "1 merged PRs (1 landed by rebase or cherry-pick)" in summary.line()
+
+
+def test_a_pr_indexed_while_open_is_found_landed_by_rebase_in_a_later_run(
+    story: RepoBuilder, tmp_path: Path
+):
+    db = tmp_path / "index.db"
+    index_repository(story.path, db_path=db)
+    assert change(db, 5)["state"] == "open"
+
+    story.merge_pr(5, how="rebase")
+    index_repository(story.path, db_path=db)
+
+    pr5 = change(db, 5)
+    assert (pr5["state"], pr5["merge_commit"]) == ("merged", story.head("main"))
+
+
+def test_a_pr_repeating_a_rebased_pr_is_already_done_in_it(story: RepoBuilder):
+    story.merge_pr(5, how="rebase")
+    story.commit("More docs", {"README.md": "Config reader, documented.\n"})
+    # A contributor, from before PR 5 landed, makes the same two fixes in one commit.
+    story.checkout("contributor", "main~5")
+    story.commit("Fix config parsing", {"config.py": STEP_2})
+    story.checkout("main")
+    code, _, err = run_cli(story.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(story.path, "check", "--format", "json", "contributor")
+    assert code == 1, err
+    best = json.loads(out)["findings"][0]
+    assert (best["pr"], best["verdict"]) == (5, "already-merged")
+    assert best["commit"] == story.head("main~1")  # the copy that completes it
+    assert any(story.head("main~1")[:7] in reason for reason in best["reasons"])
+
+
+def test_a_pr_two_of_whose_three_commits_landed_is_not_merged(story: RepoBuilder, tmp_path: Path):
+    """Two commits cherry-picked to main, the third not: PR 5 did not land whole."""
+    first, second, _ = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.git("cherry-pick", first, second)
+    db = tmp_path / "index.db"
+
+    index_repository(story.path, db_path=db)
+
+    pr5 = change(db, 5)
+    assert (pr5["state"], pr5["merge_commit"]) == ("open", None)
+    assert len(direct_commits(db)) == 4  # the picks stay direct commits
+
+
+def test_a_pr_opened_after_its_commits_landed_is_not_landed_by_them(tmp_path: Path):
+    """A backport opened once the fix was on main carries cherry-picks of it: those copies are
+    older than the PR, an earlier change, not its landing."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Add the config reader", {"config.py": CONFIG})
+    release = builder.head()
+    builder.commit("Read config files as UTF-8", {"config.py": STEP_1})
+    builder.commit("Skip blank lines and strip keys", {"config.py": STEP_2})
+    fixes = builder.repo.git.rev_list("--reverse", f"{release}..main").split()
+    builder.checkout("pr-9", release)
+    builder.git("cherry-pick", *fixes)
+    builder.git("update-ref", "refs/pull/9/head", builder.head())
+    builder.checkout("main")
+    db = tmp_path / "index.db"
+    index_repository(builder.path, db_path=db)
+
+    assert change(db, 9)["merge_commit"] is None
