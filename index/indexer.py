@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -123,6 +124,7 @@ class Indexer:
         self._pending: list[tuple[ChangeRecord, StoredChange]] = []
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
         self._own_commits: dict[str, str] = {}  # PR head -> its own commits, encoded
+        self._landing_merges: dict[str, tuple[str, str]] = {}  # PR head -> its merge, its date
         self._counted_as: dict[int, str] = {}  # PR number -> the state this run counted it in
         # Target commits by file count, for PRs read in part (`_may_have_landed_whole`).
         self._commits_by_file_count: dict[int, list[int]] | None = None
@@ -319,6 +321,7 @@ class Indexer:
             pairs.append((pull.head, base))
             plan.setdefault(pull.head, []).append((pull, base, state))
         self._own_commits = _dated_own_commits(self.repo, forks, list(plan))
+        self._landing_merges = _landing_merges(self.repo, forks, plan)
         # Newest base first (the order rows are numbered in; it once served a syntax-tree cache).
         pairs.sort(key=lambda pair: forks.times.get(pair[1], 0), reverse=True)
         done: set[str] = set()
@@ -403,6 +406,9 @@ class Indexer:
             base_sha=base,
             own_commits=self._own_commits.get(pull.head, ""),
         )
+        landing = self._landing_merges.get(pull.head) if state == "merged" else None
+        if landing is not None:
+            record.merge_commit, record.merged_at = landing
         meta = self.metadata.get(pull.number)
         if meta is not None:
             _apply_metadata(record, meta, keep_state=False)
@@ -785,6 +791,11 @@ class ForkPoints:
         for sha, parents in self.graph.items():
             for parent in parents[1:]:
                 self.merged_by.setdefault(parent, sha)
+        self._target_merges: dict[str, list[str]] = {}  # a commit -> target merges of it
+        for sha, parents in self.graph.items():
+            if len(parents) > 1 and sha in self.on_target:
+                for parent in parents[1:]:
+                    self._target_merges.setdefault(parent, []).append(sha)
         self._why: dict[str, str] = {}
         self.target_tips = target_tips
         self._landings: dict[str, str] | None = None  # built on first need: a walk of history
@@ -838,6 +849,15 @@ class ForkPoints:
             base = self._tightened(head, base)
         return base, state
 
+    def target_merges(self, head: str) -> list[str]:
+        """The merge commits a target holds that merged `head` (as a second parent), oldest
+        first: also those off the target's first-parent line (merged on a side branch, or
+        locally, then merged up)."""
+        return sorted(self._target_merges.get(head, ()), key=lambda sha: self.times.get(sha, 0))
+
+    def commit_date(self, sha: str) -> str:
+        return datetime.fromtimestamp(self.times.get(sha, 0), UTC).isoformat()
+
     def own_commits(self, head: str) -> list[str] | None:
         """The non-merge commits of an unmerged head that no branch or tag holds (no target,
         for a head on a branch of this repository), oldest first: the PR's own work, whose
@@ -887,6 +907,26 @@ class ForkPoints:
             self._landings = _landings(self.graph, self.target_tips)
         landing = self._landings.get(head)
         return landing if landing != head and len(self.graph.get(landing or "", ())) > 1 else None
+
+
+def _landing_merges(
+    repo: git.Repo, forks: ForkPoints, plan: Mapping[str, list[tuple[gitsource.PullRef, str, str]]]
+) -> dict[str, tuple[str, str]]:
+    """PR head -> (landing, its date): the oldest merge a target holds that merged the head
+    and whose subject names the PR as its landing (`Merge pull request #N`). A merge that
+    only brought the head along with its own branch ("Merge branch 'x' into cache") is not
+    the PR's landing: its range is the PR's then, and the replay reads who wrote it."""
+    merges = {head: forks.target_merges(head) for head, _ in plan.items()}
+    texts = gitsource.commit_texts(repo, [sha for found in merges.values() for sha in found])
+    landings: dict[str, tuple[str, str]] = {}
+    for head, found in merges.items():
+        numbers = {pull.number for pull, _, _ in plan[head]}
+        for merge in found:
+            named, _ = landing_pr(texts.get(merge, ("", "", ""))[2].partition("\n")[0])
+            if named in numbers:
+                landings[head] = (merge, forks.commit_date(merge))
+                break
+    return landings
 
 
 def _dated_own_commits(repo: git.Repo, forks: ForkPoints, heads: list[str]) -> dict[str, str]:
