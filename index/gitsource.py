@@ -692,6 +692,12 @@ def count_first_parent(repo: git.Repo, tip: str, stop_at: str | None = None) -> 
     return int(repo.git.rev_list("--count", "--first-parent", revision))
 
 
+def reachable_commits(repo: git.Repo, tips: list[str]) -> set[str]:
+    """Every commit the tips reach, in one `git rev-list` (a set of 46,000 shas on ansible's
+    history takes a fraction of a second; a process per commit asked would take minutes)."""
+    return set(repo.git.rev_list(*dict.fromkeys(tips)).split()) if tips else set()
+
+
 def next_first_parent(repo: git.Repo, after: str | None, tip: str) -> str | None:
     """The first-parent commit that follows `after` on the way to `tip` (the root if None)."""
     revision = f"{after}..{tip}" if after else tip

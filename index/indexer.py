@@ -76,6 +76,8 @@ class IndexSummary:
     # Branches a target merged in by name ("Merge branch 'stable'"), per target: a long-lived
     # line whose own PRs count as unmerged unless it is a target too.
     merged_branches: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # Per target rewound (force-pushed, reset): its changes removed as no longer on it.
+    rewound: Counter[str] = field(default_factory=Counter)
 
     def line(self) -> str:
         rebased = f" ({self.rebased} landed by rebase or cherry-pick)" if self.rebased else ""
@@ -95,7 +97,12 @@ class IndexSummary:
             why = ", ".join(f"{n} {reason}" for reason, n in self.skipped.most_common())
             parts.append(f"{skipped} skipped ({why})")
         read = f" {', '.join(self.targets)}:" if self.targets else ""
-        return f"indexed{read} " + ", ".join(parts)
+        rewound = "".join(
+            f"; {target} was rewound: {n} {'change' if n == 1 else 'changes'} no longer on it "
+            "removed from the index"
+            for target, n in self.rewound.items()
+        )
+        return f"indexed{read} " + ", ".join(parts) + rewound
 
 
 def _quiet(phase: str, done: int, total: int | None) -> None:
@@ -153,6 +160,8 @@ class Indexer:
         if last == tip:
             return
         stop_at = last if last and gitsource.is_ancestor(self.repo, last, tip) else None
+        if last and stop_at is None:  # rewound (force-pushed, reset): the history is read again
+            self._drop_what_left(target, tip)
         known = self.store.indexed_commits()
         merged_numbers = {
             n for n, (_, state) in self.store.heads_by_number().items() if state == "merged"
@@ -186,6 +195,57 @@ class Indexer:
             self._write_landed(pending, target, merged_numbers)
             break
         self.store.set_meta(key, tip)
+
+    def _drop_what_left(self, target: str, tip: str) -> None:
+        """Remove what the target's history no longer holds, with everything derived from it,
+        as a fresh index would lack it: its commits that left, the PRs that had landed there,
+        and the unlanded PRs whose change ran from a commit that left (their fork point moved).
+        A PR among them whose ref remains is read again from it by `index_pull_refs`.
+
+        Kept are the commits another target still reaches (their row names this target), and
+        what was imported from GitHub for a removed PR (`_start_over` keeps the same)."""
+        others = (
+            gitsource.target_branch(self.repo, name, required=False)
+            for name in self.store.finished_targets()
+            if name != target
+        )
+        tips = [tip, *(branch.tip for branch in others if branch)]
+        history = gitsource.reachable_commits(self.repo, tips)
+        left = [row for row in self.store.landed_on(target) if row["landing"] not in history]
+        gone = {sha for row in left for sha in (row["landing"], row["head_sha"]) if sha}
+        stranded = self.store.unlanded_prs_based_on(gone)
+        removed = {row["id"]: row for row in [*left, *stranded]}
+        if not removed:
+            return
+        numbers = {row["number"] for row in removed.values()}
+        for texts in self.store.pull_texts():
+            if texts["number"] in numbers:
+                self._keep_imported(dict(texts))
+        self._mark_changed()
+        with self.store.batch():  # all of it or none: a rerun finds the rest again
+            for change_id in removed:
+                self.store.delete_change(change_id)
+        if left:
+            self.summary.rewound[target] += len(left)
+
+    def _keep_imported(self, row: Mapping[str, Any]) -> None:
+        """A removed PR's texts, dates and closed state, when they came from GitHub (only
+        imported metadata names a base branch): its ref, read again, applies them."""
+        number = row["number"]
+        if row["base_ref"] is None or number in self.metadata:
+            return  # git's own, told again by the ref; or newer metadata given to this run
+        self.metadata[number] = PullMetadata(
+            number=number,
+            title=row["title"],
+            body=row["body"],
+            state="closed" if row["state"] == "closed" else None,
+            created_at=row["created_at"],
+            closed_at=row["closed_at"],
+            merged_at=None,
+            head_sha=None,
+            base_ref=row["base_ref"],
+            author=row["author"],
+        )
 
     def _write_landed(
         self, commits: list[gitsource.LoggedCommit], target: str, merged_numbers: set[int]

@@ -881,6 +881,38 @@ class IndexStore:
             )
         }
 
+    def landed_on(self, target: str) -> list[dict[str, Any]]:
+        """The rows a target's history put in the index, each with its `landing` commit: its
+        direct commits, the PRs that landed on it (merged, squashed, fast-forwarded, rebased),
+        and the PRs read from a ref that git called merged as a target reached their head. Not
+        those with imported metadata (it names a base branch): GitHub may have called them
+        merged, and that is not git's to take back."""
+        rows = self.query(
+            f"SELECT {_LEFT_COLUMNS}, coalesce(merge_commit, sha) AS landing FROM changes "
+            "WHERE (target = ? AND (kind = 'commit' OR merge_commit IS NOT NULL)) "
+            "OR (kind = 'pr' AND state = 'merged' AND merge_commit IS NULL "
+            "AND sha IS NOT NULL AND base_ref IS NULL)",
+            (target,),
+        )
+        return [dict(row) for row in rows]
+
+    def unlanded_prs_based_on(self, commits: set[str]) -> list[dict[str, Any]]:
+        """The PRs with no landing whose change was read from one of these fork points."""
+        wanted = sorted(commits)
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found += map(
+                dict,
+                self.query(
+                    f"SELECT {_LEFT_COLUMNS} FROM changes WHERE kind = 'pr' "
+                    f"AND merge_commit IS NULL AND base_sha IN ({marks})",
+                    chunk,
+                ),
+            )
+        return found
+
     def indexed_commits(self) -> set[str]:
         return {sha for (sha,) in self.rows("SELECT sha FROM changes WHERE sha IS NOT NULL")}
 
@@ -936,6 +968,9 @@ class IndexStore:
                 "SELECT kind, state, count(*) FROM changes GROUP BY kind, state"
             )
         }
+
+
+_LEFT_COLUMNS = "id, number, head_sha"  # of a row that may have left a target's history
 
 
 class _Rows:
