@@ -698,6 +698,21 @@ def reachable_commits(repo: git.Repo, tips: list[str]) -> set[str]:
     return set(repo.git.rev_list(*dict.fromkeys(tips)).split()) if tips else set()
 
 
+def first_parent_in(repo: git.Repo, tip: str, commits: set[str]) -> str | None:
+    """The newest commit of `tip`'s first-parent line that `commits` holds, None if none."""
+    process = repo.git.rev_list("--first-parent", tip, as_process=True)
+    found = None
+    for raw in process.stdout:
+        sha = raw.decode("ascii", "replace").strip()
+        if sha in commits:
+            found = sha
+            break
+    with contextlib.suppress(Exception):  # stopped early: git dies of the closed pipe
+        process.proc.kill()
+        process.wait()
+    return found
+
+
 def next_first_parent(repo: git.Repo, after: str | None, tip: str) -> str | None:
     """The first-parent commit that follows `after` on the way to `tip` (the root if None)."""
     revision = f"{after}..{tip}" if after else tip

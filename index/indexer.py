@@ -28,6 +28,7 @@ from index.code_model import code_word_counter, fill_code_words
 from index.config import Settings
 from index.diff_budget import ListedFile, PairBudget
 from index.errors import EmptyRepository
+from index.landing_branches import LandingBranch, landing_branches
 from index.metadata import (
     BRANCH_SYNC,
     MERGED_BRANCH,
@@ -163,6 +164,10 @@ class Indexer:
         if last and stop_at is None:  # rewound (force-pushed, reset): the history is read again
             self._drop_what_left(target, tip)
         known = self.store.indexed_commits()
+        if stop_at is None and known:
+            # A target new to this index (or rewound): its line is read from where it leaves
+            # the lines read before (a release line from where it was cut), not from its root.
+            stop_at = gitsource.first_parent_in(self.repo, tip, known)
         merged_numbers = {
             n for n, (_, state) in self.store.heads_by_number().items() if state == "merged"
         }
@@ -1190,12 +1195,17 @@ def index_repository(
     repo = gitsource.open_repository(path)
     if not gitsource.has_commits(repo):
         raise EmptyRepository(f"{path}: the repository has no commits yet; nothing to index")
-    names = list(targets) or list(settings.targets) or [gitsource.default_branch(repo)]
-    # A missing target fails here, before anything is written.
-    branches = [gitsource.target_branch(repo, name) for name in names]
     pulls = dict(metadata or {})
     if prs_json is not None:
         pulls.update(load_prs_json(Path(prs_json)))
+    names = list(targets) or list(settings.targets)
+    chosen: list[LandingBranch] = []
+    if not names:
+        default = gitsource.default_branch(repo)
+        chosen = landing_branches(repo, default, pulls.values())
+        names = [default, *(branch.name for branch in chosen)]
+    # A missing target fails here, before anything is written.
+    branches = [gitsource.target_branch(repo, name) for name in names]
     store = IndexStore(db_path or default_db_path(repo))
     indexer = Indexer(
         repo,
@@ -1210,7 +1220,10 @@ def index_repository(
         if gitsource.lacks_commit_graph(repo):
             report("git's commit-graph (once per clone)", 0, None)
             gitsource.write_commit_graph(repo)
-        indexer.summary.targets = [branch.shown for branch in branches if branch]
+        why = {branch.name: f" ({branch.why})" for branch in chosen}
+        indexer.summary.targets = [
+            branch.shown + why.get(branch.name, "") for branch in branches if branch
+        ]
         indexer.summary.warnings = _target_warnings(branches, store)
         if store.get_meta("reread_all") == "1":
             report("rebuilding an index from an older prdup", 0, None)
