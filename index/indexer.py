@@ -41,6 +41,7 @@ from index.stored_diff import StoredChange, parse_read_in_part, parse_stored
 
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
 BATCH = 100  # changes per transaction: an interrupted run loses at most this much work
+UNREADABLE = "unreadable git output"  # a commit's record in git's log that did not parse
 
 # (phase, done, total or None): called after each batch and at each finishing step.
 Progress = Callable[[str, int, "int | None"], None]
@@ -150,8 +151,14 @@ class Indexer:
             pending: list[gitsource.LoggedCommit] = []
             try:
                 for commit in gitsource.first_parent_log(self.repo, tip, start):
-                    last_read = commit.sha
                     self._landed_read += 1
+                    if isinstance(commit, gitsource.UnreadableRecord):
+                        self._write_landed(pending, target, merged_numbers)  # in history's order
+                        pending = []
+                        self._save_unreadable(commit.sha, target, UNREADABLE, known)
+                        last_read = commit.sha or last_read
+                        continue
+                    last_read = commit.sha
                     if commit.sha not in known:
                         pending.append(commit)
                     if len(pending) >= self.batch_size:
@@ -180,7 +187,20 @@ class Indexer:
         self._dispatch()
         self.progress(f"history of {target}", self._landed_read, self._landed_total)
 
-    def _save_unreadable(self, sha: str, target: str) -> None:
+    def _save_unreadable(
+        self,
+        sha: str | None,
+        target: str,
+        why: str = "git object missing",
+        known: set[str] | None = None,
+    ) -> None:
+        """Record a commit that could not be read as skipped, and count it; a record whose
+        commit id is unknown, or already indexed, is only counted."""
+        self.summary.skipped[why] += 1
+        if sha is None or (known is not None and sha in known):
+            return
+        if known is not None:
+            known.add(sha)
         record = ChangeRecord(
             kind="commit",
             state="merged",
@@ -189,11 +209,10 @@ class Indexer:
             merge_commit=sha,
             target=target,
             status="skipped",
-            skip_reason="git object missing",
+            skip_reason=why,
         )
         self._mark_changed()
         self.store.save_change(record, None)
-        self.summary.skipped["git object missing"] += 1
 
     def _index_landed(
         self, commit: gitsource.LoggedCommit, target: str, merged_numbers: set[int]
