@@ -49,12 +49,19 @@ class LoggedCommit:
     diff: str
 
 
+UNREADABLE = "unreadable git output"
+BEYOND_CUT = "at a shallow clone's cut (its change is unknown)"
+
+
 @dataclass(frozen=True, slots=True)
-class UnreadableRecord:
-    """A record of git's output that does not read as a commit: the indexer skips it and counts
-    it, and goes on with the next. `sha` is None when not even the commit id could be read."""
+class UnreadCommit:
+    """A commit of the log whose change cannot be known: a record of git's output that does not
+    read as a commit, or a commit at a shallow clone's cut (git diffs it as if it added the whole
+    tree). The indexer skips it, counts it, and goes on with the next. `sha` is None when not
+    even the commit id could be read."""
 
     sha: str | None
+    why: str = UNREADABLE
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,6 +288,28 @@ def _objects_info(repo: git.Repo) -> Path:
     return Path(repo.working_dir, repo.git.rev_parse("--git-path", "objects/info"))
 
 
+def shallow_boundary(repo: git.Repo) -> list[str]:
+    """The commits where a shallow clone's history is cut (sorted), or [] for a whole history.
+
+    git reads them as having no parents, so their parents' history, and every PR merged in it,
+    is not in the clone; `git fetch --unshallow` fetches it.
+    """
+    answer = repo.git.rev_parse("--is-shallow-repository", "--git-path", "shallow").split("\n")
+    if answer[0] != "true":
+        return []
+    listed = Path(repo.working_dir, answer[1]).read_text(encoding="ascii")
+    return sorted(set(listed.split()))
+
+
+def root_commits(repo: git.Repo, tips: list[str]) -> list[str]:
+    """The commits without parents that `tips` reach (sorted): what tells one repository's
+    history from another's, in every clone and fork of it. A shallow clone's cut is no root."""
+    if not tips:
+        return []
+    found = set(repo.git.rev_list("--max-parents=0", *tips).split())
+    return sorted(found - set(shallow_boundary(repo)))
+
+
 def resolve(repo: git.Repo, rev: str, required: bool = True) -> str | None:
     """The commit id for `rev` (also tried as `origin/rev`), or None / MissingRevision."""
     for candidate in (rev, f"origin/{rev}", f"refs/remotes/origin/{rev}"):
@@ -295,14 +324,16 @@ def resolve(repo: git.Repo, rev: str, required: bool = True) -> str | None:
 
 def first_parent_log(
     repo: git.Repo, tip: str, stop_at: str | None = None
-) -> Iterator[LoggedCommit | UnreadableRecord]:
+) -> Iterator[LoggedCommit | UnreadCommit]:
     """Stream the target's first-parent history, oldest first, each with its diff.
 
     Merge commits are diffed against their first parent: that is the PR's change as it landed.
     Oldest first, so each file version's syntax tree can be derived from the one before it.
-    A record that does not read as a commit comes as an `UnreadableRecord`, not an error.
+    A record that does not read as a commit, or a commit at a shallow clone's cut, comes as an
+    `UnreadCommit`, not an error.
     """
     revision = f"{stop_at}..{tip}" if stop_at else tip
+    cut = set(shallow_boundary(repo))
     framing = Framing.drawn()
     process = repo.git.log(
         "--reverse",
@@ -313,8 +344,10 @@ def first_parent_log(
         revision,
         as_process=True,
     )
-    held: LoggedCommit | UnreadableRecord | None = None
+    held: LoggedCommit | UnreadCommit | None = None
     for commit in _parse_log_stream(process.stdout, framing):
+        if commit.sha in cut:
+            commit = UnreadCommit(commit.sha, BEYOND_CUT)
         if held is not None:
             yield held
         held = commit
@@ -332,7 +365,7 @@ def _decode(raw: bytes) -> str:
 
 def _parse_log_stream(
     stream: Iterable[bytes], framing: Framing
-) -> Iterator[LoggedCommit | UnreadableRecord]:
+) -> Iterator[LoggedCommit | UnreadCommit]:
     for chunk in _records(stream, framing.record):
         yield _logged_commit(chunk, framing.field)
 
@@ -397,10 +430,10 @@ def _read_ahead(blocks: Iterator[bytes]) -> Iterator[bytes]:
                 ready.get_nowait()
 
 
-def _logged_commit(record: bytes, field: bytes) -> LoggedCommit | UnreadableRecord:
+def _logged_commit(record: bytes, field: bytes) -> LoggedCommit | UnreadCommit:
     fields = record.split(field, len(_LOG_FIELDS))
     if len(fields) != len(_LOG_FIELDS) + 1 or not _SHA.match(_decode(fields[0])):
-        return UnreadableRecord(_leading_sha(record))
+        return UnreadCommit(_leading_sha(record))
     sha, parents, author, authored, committed, message, diff = map(_decode, fields)
     return LoggedCommit(
         sha=sha,

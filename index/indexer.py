@@ -21,7 +21,7 @@ import git
 
 from detector.evidence import identities
 from detector.model import NotADiff
-from index import gitsource
+from index import gitsource, identity
 from index.changes import whole_patch_id
 from index.code_model import code_word_counter, fill_code_words
 from index.config import Settings
@@ -41,7 +41,6 @@ from index.stored_diff import StoredChange, parse_read_in_part, parse_stored
 
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
 BATCH = 100  # changes per transaction: an interrupted run loses at most this much work
-UNREADABLE = "unreadable git output"  # a commit's record in git's log that did not parse
 
 # (phase, done, total or None): called after each batch and at each finishing step.
 Progress = Callable[[str, int, "int | None"], None]
@@ -66,10 +65,12 @@ class IndexSummary:
     # Branches a target merged in by name ("Merge branch 'stable'"), per target: a long-lived
     # line whose own PRs count as unmerged unless it is a target too.
     merged_branches: Counter[tuple[str, str]] = field(default_factory=Counter)
+    history_cut: bool = False  # read from a shallow clone: PRs merged before its cut unknown
 
     def line(self) -> str:
+        cut = " (after a shallow clone's cut; earlier ones unknown)" if self.history_cut else ""
         parts = [
-            f"{self.merged} merged PRs",
+            f"{self.merged} merged PRs{cut}",
             f"{self.open} open",
             f"{self.closed} closed",
             f"{self.commits} direct commits",
@@ -152,10 +153,10 @@ class Indexer:
             try:
                 for commit in gitsource.first_parent_log(self.repo, tip, start):
                     self._landed_read += 1
-                    if isinstance(commit, gitsource.UnreadableRecord):
+                    if isinstance(commit, gitsource.UnreadCommit):
                         self._write_landed(pending, target, merged_numbers)  # in history's order
                         pending = []
-                        self._save_unreadable(commit.sha, target, UNREADABLE, known)
+                        self._save_unreadable(commit.sha, target, commit.why, known)
                         last_read = commit.sha or last_read
                         continue
                     last_read = commit.sha
@@ -990,11 +991,14 @@ def index_repository(
     )
     report = progress or _quiet
     try:
+        identity.claim(repo, store, [branch.tip for branch in branches if branch])
         if gitsource.lacks_commit_graph(repo):
             report("git's commit-graph (once per clone)", 0, None)
             gitsource.write_commit_graph(repo)
         indexer.summary.targets = [branch.shown for branch in branches if branch]
         indexer.summary.warnings = _target_warnings(branches, store)
+        indexer.summary.warnings += identity.follow_cut(repo, store)
+        indexer.summary.history_cut = bool(store.get_meta(identity.CUT))
         if store.get_meta("reread_all") == "1":
             report("rebuilding an index from an older prdup", 0, None)
             _start_over(store, indexer)

@@ -11,7 +11,7 @@ from index import gitsource
 from index.gitsource import (
     Framing,
     LoggedCommit,
-    UnreadableRecord,
+    UnreadCommit,
     _parse_log_stream,
     _reads,
     _records,
@@ -59,11 +59,11 @@ def test_a_record_that_does_not_read_as_a_commit_is_handed_on_not_raised():
     found = list(_parse_log_stream(io.BytesIO(stream), framing))
     assert [type(item) for item in found] == [
         LoggedCommit,
-        UnreadableRecord,
-        UnreadableRecord,
+        UnreadCommit,
+        UnreadCommit,
         LoggedCommit,
     ]
-    assert found[1] == UnreadableRecord("b" * 40) and found[2] == UnreadableRecord(None)
+    assert found[1] == UnreadCommit("b" * 40) and found[2] == UnreadCommit(None)
 
 
 def art_file() -> bytes:
