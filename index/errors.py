@@ -61,3 +61,8 @@ class BadDiff(PrdupError):
 
 class UnknownPullRequest(PrdupError):
     pass
+
+
+class ForeignIndex(PrdupError):
+    """The index holds another repository's history: adding to it, or checking against it,
+    would mix two projects' changes."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import queue
 import re
+import secrets
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -27,11 +28,8 @@ from index.hunk_symbols import attribute_environment
 # --full-index: whole blob ids, so symbols can read the exact old and new file.
 # -M: renames are one file change, not a removal plus an addition.
 DIFF_OPTIONS = ("-p", "-U0", "--full-index", "-M", "--no-color", "--no-ext-diff", "--no-textconv")
-# NUL never appears in git's text output (a file with NUL is binary and shows no lines), so a
-# NUL-led marker cannot be faked by a file's content or a commit message.
-_RECORD = "\x00\x1e"
-_FIELD = "\x1f"
-_LOG_FORMAT = _FIELD.join(["%H", "%P", "%an", "%aI", "%cI", "%B"]) + _FIELD
+_LOG_FIELDS = ("%H", "%P", "%an", "%aI", "%cI", "%B")  # then the commit's diff
+_COMMIT_TEXT_FIELDS = ("%H", "%an", "%aI", "%B")
 _PULL_REF = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/pr/(\d+))$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _BLOCK = 1 << 20  # bytes read from git at a time
@@ -49,6 +47,51 @@ class LoggedCommit:
     committed_at: str
     message: str
     diff: str
+
+
+UNREADABLE = "unreadable git output"
+BEYOND_CUT = "at a shallow clone's cut (its change is unknown)"
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadCommit:
+    """A commit of the log whose change cannot be known: a record of git's output that does not
+    read as a commit, or a commit at a shallow clone's cut (git diffs it as if it added the whole
+    tree). The indexer skips it, counts it, and goes on with the next. `sha` is None when not
+    even the commit id could be read."""
+
+    sha: str | None
+    why: str = UNREADABLE
+
+
+@dataclass(frozen=True, slots=True)
+class Framing:
+    """The markers that cut one git process's output into records and fields.
+
+    A file's diff can hold any bytes: git prints a file as text when its first 8,000 bytes hold
+    no NUL (`buffer_is_binary` in git's xdiff-interface.c), and moby/moby's Illustrator files
+    hold NUL and every control character after that. So no fixed marker is safe; each one ends
+    with a token drawn for this process, which no file or commit message can hold by chance.
+    """
+
+    record: bytes
+    field: bytes
+
+    @classmethod
+    def drawn(cls) -> Framing:
+        token = secrets.token_hex(16).encode()
+        return cls(b"\x00\x1e" + token, b"\x00\x1f" + token)
+
+    def format(self, fields: Iterable[str], trailing_field: bool = False) -> str:
+        """git's `--format` for a record of `fields`: the record marker, then the fields with
+        a field marker between them (and after the last one, before what git prints next)."""
+        record, field = _as_format(self.record), _as_format(self.field)
+        return record + field.join(fields) + (field if trailing_field else "")
+
+
+def _as_format(marker: bytes) -> str:
+    """A marker as git's `--format` writes it: NUL and control characters as `%xNN`."""
+    return "".join(chr(b) if 0x20 < b < 0x7F and b != 0x25 else f"%x{b:02x}" for b in marker)
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +288,28 @@ def _objects_info(repo: git.Repo) -> Path:
     return Path(repo.working_dir, repo.git.rev_parse("--git-path", "objects/info"))
 
 
+def shallow_boundary(repo: git.Repo) -> list[str]:
+    """The commits where a shallow clone's history is cut (sorted), or [] for a whole history.
+
+    git reads them as having no parents, so their parents' history, and every PR merged in it,
+    is not in the clone; `git fetch --unshallow` fetches it.
+    """
+    answer = repo.git.rev_parse("--is-shallow-repository", "--git-path", "shallow").split("\n")
+    if answer[0] != "true":
+        return []
+    listed = Path(repo.working_dir, answer[1]).read_text(encoding="ascii")
+    return sorted(set(listed.split()))
+
+
+def root_commits(repo: git.Repo, tips: list[str]) -> list[str]:
+    """The commits without parents that `tips` reach (sorted): what tells one repository's
+    history from another's, in every clone and fork of it. A shallow clone's cut is no root."""
+    if not tips:
+        return []
+    found = set(repo.git.rev_list("--max-parents=0", *tips).split())
+    return sorted(found - set(shallow_boundary(repo)))
+
+
 def resolve(repo: git.Repo, rev: str, required: bool = True) -> str | None:
     """The commit id for `rev` (also tried as `origin/rev`), or None / MissingRevision."""
     for candidate in (rev, f"origin/{rev}", f"refs/remotes/origin/{rev}"):
@@ -259,24 +324,30 @@ def resolve(repo: git.Repo, rev: str, required: bool = True) -> str | None:
 
 def first_parent_log(
     repo: git.Repo, tip: str, stop_at: str | None = None
-) -> Iterator[LoggedCommit]:
+) -> Iterator[LoggedCommit | UnreadCommit]:
     """Stream the target's first-parent history, oldest first, each with its diff.
 
     Merge commits are diffed against their first parent: that is the PR's change as it landed.
     Oldest first, so each file version's syntax tree can be derived from the one before it.
+    A record that does not read as a commit, or a commit at a shallow clone's cut, comes as an
+    `UnreadCommit`, not an error.
     """
     revision = f"{stop_at}..{tip}" if stop_at else tip
+    cut = set(shallow_boundary(repo))
+    framing = Framing.drawn()
     process = repo.git.log(
         "--reverse",
         "--first-parent",
         "--diff-merges=first-parent",
-        f"--format=%x00%x1e{_LOG_FORMAT}",
+        f"--format={framing.format(_LOG_FIELDS, trailing_field=True)}",
         *DIFF_OPTIONS,
         revision,
         as_process=True,
     )
-    held: LoggedCommit | None = None
-    for commit in _parse_log_stream(process.stdout):
+    held: LoggedCommit | UnreadCommit | None = None
+    for commit in _parse_log_stream(process.stdout, framing):
+        if commit.sha in cut:
+            commit = UnreadCommit(commit.sha, BEYOND_CUT)
         if held is not None:
             yield held
         held = commit
@@ -292,9 +363,11 @@ def _decode(raw: bytes) -> str:
     return decode_text(raw)
 
 
-def _parse_log_stream(stream: Iterable[bytes]) -> Iterator[LoggedCommit]:
-    for chunk in _records(stream, _RECORD.encode()):
-        yield _logged_commit(_decode(chunk))
+def _parse_log_stream(
+    stream: Iterable[bytes], framing: Framing
+) -> Iterator[LoggedCommit | UnreadCommit]:
+    for chunk in _records(stream, framing.record):
+        yield _logged_commit(chunk, framing.field)
 
 
 def _records(
@@ -357,8 +430,11 @@ def _read_ahead(blocks: Iterator[bytes]) -> Iterator[bytes]:
                 ready.get_nowait()
 
 
-def _logged_commit(record: str) -> LoggedCommit:
-    sha, parents, author, authored, committed, message, diff = record.split(_FIELD, 6)
+def _logged_commit(record: bytes, field: bytes) -> LoggedCommit | UnreadCommit:
+    fields = record.split(field, len(_LOG_FIELDS))
+    if len(fields) != len(_LOG_FIELDS) + 1 or not _SHA.match(_decode(fields[0])):
+        return UnreadCommit(_leading_sha(record))
+    sha, parents, author, authored, committed, message, diff = map(_decode, fields)
     return LoggedCommit(
         sha=sha,
         parents=tuple(parents.split()),
@@ -368,6 +444,12 @@ def _logged_commit(record: str) -> LoggedCommit:
         message=message.strip(),
         diff=diff.lstrip("\n"),
     )
+
+
+def _leading_sha(record: bytes) -> str | None:
+    """The commit id a record starts with (git prints `%H` first), if it does."""
+    head = record[:40].decode("ascii", "replace")
+    return head if _SHA.match(head) and record[40:41] in (b"", b"\x00") else None
 
 
 def pull_refs(
@@ -605,10 +687,14 @@ def commit_texts(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, s
     """(author, author date, message) of many commits at once."""
     if not shas:
         return {}
-    process = _log_of(repo, shas, "%x00%x1e%H%x1f%an%x1f%aI%x1f%B")
+    framing = Framing.drawn()
+    process = _log_of(repo, shas, framing.format(_COMMIT_TEXT_FIELDS))
     texts: dict[str, tuple[str, str, str]] = {}
-    for record in _records(process.stdout, _RECORD.encode()):
-        sha, author, date, message = _decode(record).split(_FIELD, 3)
+    for record in _records(process.stdout, framing.record):
+        fields = record.split(framing.field, len(_COMMIT_TEXT_FIELDS) - 1)
+        if len(fields) != len(_COMMIT_TEXT_FIELDS):
+            continue  # unreadable: the PR is indexed without its head commit's texts
+        sha, author, date, message = map(_decode, fields)
         texts[sha] = (author, date, message.strip())
     process.wait()
     return texts

@@ -22,7 +22,7 @@ import git
 
 from detector.evidence import identities
 from detector.model import NotADiff
-from index import gitsource
+from index import gitsource, identity
 from index.changes import whole_patch_id
 from index.code_model import code_word_counter, fill_code_words
 from index.config import Settings
@@ -79,11 +79,13 @@ class IndexSummary:
     merged_branches: Counter[tuple[str, str]] = field(default_factory=Counter)
     # Per target rewound (force-pushed, reset): its changes removed as no longer on it.
     rewound: Counter[str] = field(default_factory=Counter)
+    history_cut: bool = False  # read from a shallow clone: PRs merged before its cut unknown
 
     def line(self) -> str:
         rebased = f" ({self.rebased} landed by rebase or cherry-pick)" if self.rebased else ""
+        cut = " (after a shallow clone's cut; earlier ones unknown)" if self.history_cut else ""
         parts = [
-            f"{self.merged} merged PRs{rebased}",
+            f"{self.merged} merged PRs{rebased}{cut}",
             f"{self.open} open",
             f"{self.closed} closed",
             f"{self.commits} direct commits",
@@ -164,7 +166,7 @@ class Indexer:
         if last and stop_at is None:  # rewound (force-pushed, reset): the history is read again
             self._drop_what_left(target, tip)
         known = self.store.indexed_commits()
-        if stop_at is None and known:
+        if stop_at is None and known and last != "":  # "": read from the root (`identity`)
             # A target new to this index (or rewound): its line is read from where it leaves
             # the lines read before (a release line from where it was cut), not from its root.
             stop_at = gitsource.first_parent_in(self.repo, tip, known)
@@ -179,8 +181,14 @@ class Indexer:
             pending: list[gitsource.LoggedCommit] = []
             try:
                 for commit in gitsource.first_parent_log(self.repo, tip, start):
-                    last_read = commit.sha
                     self._landed_read += 1
+                    if isinstance(commit, gitsource.UnreadCommit):
+                        self._write_landed(pending, target, merged_numbers)  # in history's order
+                        pending = []
+                        self._save_unreadable(commit.sha, target, commit.why, known)
+                        last_read = commit.sha or last_read
+                        continue
+                    last_read = commit.sha
                     if commit.sha not in known:
                         pending.append(commit)
                     if len(pending) >= self.batch_size:
@@ -260,7 +268,20 @@ class Indexer:
         self._dispatch()
         self.progress(f"history of {target}", self._landed_read, self._landed_total)
 
-    def _save_unreadable(self, sha: str, target: str) -> None:
+    def _save_unreadable(
+        self,
+        sha: str | None,
+        target: str,
+        why: str = "git object missing",
+        known: set[str] | None = None,
+    ) -> None:
+        """Record a commit that could not be read as skipped, and count it; a record whose
+        commit id is unknown, or already indexed, is only counted."""
+        self.summary.skipped[why] += 1
+        if sha is None or (known is not None and sha in known):
+            return
+        if known is not None:
+            known.add(sha)
         record = ChangeRecord(
             kind="commit",
             state="merged",
@@ -269,11 +290,10 @@ class Indexer:
             merge_commit=sha,
             target=target,
             status="skipped",
-            skip_reason="git object missing",
+            skip_reason=why,
         )
         self._mark_changed()
         self.store.save_change(record, None)
-        self.summary.skipped["git object missing"] += 1
 
     def _index_landed(
         self, commit: gitsource.LoggedCommit, target: str, merged_numbers: set[int]
@@ -1217,6 +1237,7 @@ def index_repository(
     )
     report = progress or _quiet
     try:
+        identity.claim(repo, store, [branch.tip for branch in branches if branch])
         if gitsource.lacks_commit_graph(repo):
             report("git's commit-graph (once per clone)", 0, None)
             gitsource.write_commit_graph(repo)
@@ -1225,6 +1246,8 @@ def index_repository(
             branch.shown + why.get(branch.name, "") for branch in branches if branch
         ]
         indexer.summary.warnings = _target_warnings(branches, store)
+        indexer.summary.warnings += identity.follow_cut(repo, store)
+        indexer.summary.history_cut = bool(store.get_meta(identity.CUT))
         if store.get_meta("reread_all") == "1":
             report("rebuilding an index from an older prdup", 0, None)
             _start_over(store, indexer)

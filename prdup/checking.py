@@ -16,11 +16,17 @@ import git
 from detector.evidence import ChangeEvidence, Finding
 from detector.matcher import Query, match, settle, worth_replaying
 from detector.model import Change, NotADiff
-from index import gitsource, lookup
+from index import gitsource, identity, lookup
 from index.candidates import CandidateEngine
 from index.changes import extract_symbols, parse_filtered, whole_patch_id
 from index.config import Settings
-from index.errors import BadDiff, IndexMissing, MissingRevision, UnknownPullRequest
+from index.errors import (
+    BadDiff,
+    ForeignIndex,
+    IndexMissing,
+    MissingRevision,
+    UnknownPullRequest,
+)
 from index.metadata import linked_issues
 from index.probe import probe_target
 from index.replaying import QueryHistory, Replayer, landing_candidates, prove_all
@@ -66,6 +72,12 @@ def open_index(repo: git.Repo | None, db_path: str | Path | None) -> IndexStore:
         message = unfinished_index(store)
         store.close()
         raise IndexMissing(f"{db_path}: {message}")
+    if repo is not None:
+        try:
+            identity.refuse_foreign(repo, store)
+        except ForeignIndex:
+            store.close()
+            raise
     return store
 
 
@@ -91,12 +103,14 @@ def unfinished_index(store: IndexStore) -> str:
 
 
 def index_warnings(store: IndexStore) -> tuple[str, ...]:
+    warnings = identity.cut_warnings(store)
     if store.get_meta("derived_stale") == "1":
-        return (
+        stale = (
             "the index's rarity counts are out of date (an interrupted run, or an index from "
-            "an older prdup); run 'prdup index' to refresh them",
+            "an older prdup); run 'prdup index' to refresh them"
         )
-    return ()
+        warnings = (stale, *warnings)
+    return warnings
 
 
 def _target(repo: git.Repo | None, store: IndexStore, target: str | None) -> str | None:

@@ -43,7 +43,7 @@ import git
 from detector import decide
 from detector.evidence import Finding
 from detector.grouping import AlreadyDone, Group, Link, Pull, already_done, group_duplicates
-from index import candidates, gitsource, lookup, replaying, sweep_cache
+from index import candidates, gitsource, identity, lookup, replaying, sweep_cache
 from index.candidates import Batch, CandidateEngine, ChangeRow, read_change_rows
 from index.config import Settings
 from index.errors import PrdupError
@@ -502,6 +502,7 @@ def _replay_source(
             return None  # an index on its own: verdicts from the index's evidence alone
     if repo is None:
         return None
+    identity.refuse_foreign(repo, store)  # replays in another repository would prove nothing
     target = (store.get_meta("targets") or "").split(",")[0] or None
     return ReplaySource(gitsource.git_dir(repo), target, settings)
 

@@ -103,3 +103,22 @@ def test_symbols_off_stores_no_hunk_symbols(builder: RepoBuilder):
     for commit in gitsource.first_parent_log(repo, "main"):
         stored = parse_stored(commit.diff, Settings(symbols=False))
         assert all(h.symbol is None for f in stored.files for h in f.hunks)
+
+
+def test_lines_holding_nul_and_control_bytes_are_stored_as_the_model_reads_them(
+    builder: RepoBuilder,
+):
+    """git prints a file as text when its first 8,000 bytes hold no NUL: its diff's lines can
+    hold NUL and every control character (moby/moby's Illustrator files do)."""
+    text = b"".join(b"text line %d\n" % n for n in range(800))
+    odd = b"a \x00 nul\n\x00\x1e\x00\x1f\x1c\x1d\n\x0b\x0c form feed\nx\x85y\n"
+    builder.commit("Before", {"art.ai": text})
+    builder.commit("Odd bytes", {"art.ai": text + odd})
+    builder.commit("Change them", {"art.ai": text + odd.replace(b"nul", b"NUL\x00")})
+    repo = gitsource.open_repository(builder.path)
+    commits = list(gitsource.first_parent_log(repo, "main"))
+    assert "\x00\x1e" in commits[1].diff
+    for commit in commits:
+        fast = _parse_fast(commit.diff, Settings(), 20_000)
+        assert fast == from_model(commit.diff, Settings()), commit.message
+    assert _parse_fast(commits[1].diff, Settings(), 20_000).added_count == 4
