@@ -37,6 +37,7 @@ from index.metadata import (
     landing_pr,
     linked_issues,
     load_prs_json,
+    names_pr,
 )
 from index.rebase_landings import (
     MAX_OWN_COMMITS,
@@ -998,7 +999,8 @@ def _landing_merges(
     repo: git.Repo, forks: ForkPoints, plan: Mapping[str, list[tuple[gitsource.PullRef, str, str]]]
 ) -> dict[str, tuple[str, str]]:
     """PR head -> (landing, its date): the oldest merge a target holds that merged the head
-    and whose subject names the PR as its landing (`Merge pull request #N`). A merge that
+    and whose subject names the PR (`Merge pull request #N`, a branch named after it: `Merge
+    branch 'hotfix/#7330-...'`, `pr/N`). A merge that
     only brought the head along with its own branch ("Merge branch 'x' into cache") is not
     the PR's landing: its range is the PR's then, and the replay reads who wrote it."""
     merges = {head: forks.target_merges(head) for head, _ in plan.items()}
@@ -1007,8 +1009,8 @@ def _landing_merges(
     for head, found in merges.items():
         numbers = {pull.number for pull, _, _ in plan[head]}
         for merge in found:
-            named, _ = landing_pr(texts.get(merge, ("", "", ""))[2].partition("\n")[0])
-            if named in numbers:
+            subject = texts.get(merge, ("", "", ""))[2].partition("\n")[0]
+            if any(names_pr(subject, number) for number in numbers):
                 landings[head] = (merge, forks.commit_date(merge))
                 break
     return landings

@@ -140,3 +140,12 @@ def earlier(when: str | None, than: str | None) -> bool:
 def instant(text: str) -> datetime:
     moment = datetime.fromisoformat(text)
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def names_pr(subject: str, number: int | None) -> bool:
+    """The subject names PR `number` as `#N`, or merges a branch named after it
+    (`Merge branch 'hotfix/#6464-...'`, `Merge branch 'merge-5041'`, `pr/5041`)."""
+    if number is None:
+        return False
+    named = rf"(?:#|(?<![\w.])(?:pr|pull|merge)[-/_]?){number}(?!\d)"
+    return re.search(named, subject or "", re.IGNORECASE) is not None

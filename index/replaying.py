@@ -20,7 +20,7 @@ from detector.replay import FileVersions, Replay, replay
 from index import gitsource
 from index.changes import parse_filtered
 from index.config import Settings
-from index.metadata import earlier
+from index.metadata import earlier, names_pr
 
 MAX_FILE_BYTES = 2_000_000
 MAX_FILES = 60  # a change of more files is replayed on its first 60 (the rest stays residual)
@@ -458,12 +458,3 @@ def _people(listed: str) -> set[str]:
 def _written(commit: str) -> str:
     """A commit as `_range_commits` lists it, without its subject: who wrote it and when."""
     return commit.rsplit("\x1f", 1)[0]
-
-
-def names_pr(subject: str, number: int | None) -> bool:
-    """The subject names PR `number` as `#N`, or merges a branch named after it
-    (`Merge branch 'hotfix/#6464-...'`, `Merge branch 'merge-5041'`, `pr/5041`)."""
-    if number is None:
-        return False
-    named = rf"(?:#|(?<![\w.])(?:pr|pull|merge)[-/_]?){number}(?!\d)"
-    return re.search(named, subject or "", re.IGNORECASE) is not None

@@ -662,7 +662,7 @@ def test_a_pr_merged_before_another_is_not_already_done_by_it(builder: RepoBuild
 
 
 def test_a_commit_whose_subject_names_the_pr_is_its_own_landing():
-    from index.replaying import names_pr
+    from index.metadata import names_pr
 
     assert names_pr("Merge branch 'hotfix/#6464-allow-non-boolean-autocomplete'", 6464)
     assert not names_pr("Merge pull request #64645 from someone/topic", 6464)
