@@ -1,0 +1,103 @@
+"""What landed where, with `prdup index` and no flags.
+
+Stories: a project keeps a maintained release line `1.x` that PRs land on and that main does
+not merge; another merges its PRs into `develop` and merges `develop` into main at each
+release, so no PR merge is on main's first-parent line.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from index.indexer import index_repository
+from index.landing_branches import MIN_LANDINGS
+from tests.repo_builder import RepoBuilder
+
+
+def change(db: Path, number: int) -> dict:
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        row = conn.execute("SELECT * FROM changes WHERE number = ?", (number,)).fetchone()
+        return dict(row) if row else {}
+
+
+def land_on(builder: RepoBuilder, branch: str, numbers: range) -> None:
+    for number in numbers:
+        builder.pr_branch(
+            number, [(f"Fix {number}", {f"fix_{number}.py": f"FIX = {number}\n"})], base=branch
+        )
+        builder.merge_pr(number, how="merge", base=branch)
+        builder.delete_pr_branch(number)
+
+
+def test_a_release_line_prs_land_on_is_read_without_being_named(tmp_path: Path):
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.checkout("1.x", "main")
+    land_on(builder, "1.x", range(10, 10 + MIN_LANDINGS))
+    # A feature branch that took one stacked PR is no line PRs land on.
+    builder.checkout("feature", "main")
+    land_on(builder, "feature", range(40, 41))
+    builder.checkout("main")
+    builder.commit("Work on main", {"app.py": "VERSION = 2\n"})
+    db = tmp_path / "index.db"
+
+    summary = index_repository(builder.path, db_path=db)
+
+    assert summary.targets == ["main", f"1.x ({MIN_LANDINGS} PR landings of its own)"]
+    assert f"indexed main, 1.x ({MIN_LANDINGS} PR landings of its own):" in summary.line()
+    for number in range(10, 10 + MIN_LANDINGS):
+        pr = change(db, number)
+        assert (pr["state"], pr["target"]) == ("merged", "1.x")
+    assert change(db, 40)["state"] == "open"
+
+
+def test_a_named_target_is_read_alone(tmp_path: Path):
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.checkout("1.x", "main")
+    land_on(builder, "1.x", range(10, 10 + MIN_LANDINGS))
+    builder.checkout("main")
+
+    summary = index_repository(builder.path, db_path=tmp_path / "index.db", targets=["main"])
+
+    assert summary.targets == ["main"]
+
+
+def test_a_pr_merged_into_develop_then_merged_up_is_landed_at_its_own_merge(tmp_path: Path):
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.checkout("develop", "main")
+    builder.pr_branch(7, [("Fix the parser", {"parse.py": "STRICT = True\n"})], base="develop")
+    landing = builder.merge_pr(7, how="merge", base="develop")
+    builder.delete_pr_branch(7)
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "develop", "-m", "Merge branch 'develop'")
+    builder.git("branch", "-q", "-D", "develop")  # nothing but main is left
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    pr7 = change(db, 7)
+    assert (pr7["state"], pr7["merge_commit"]) == ("merged", landing)
+
+
+def test_a_merge_that_only_carried_a_prs_head_is_not_its_landing(tmp_path: Path):
+    """A maintainer's branch merged the PR's head along with work of their own: no subject
+    names the PR, so its landing stays unknown (its range is credited to it)."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.pr_branch(8, [("Fix the parser", {"parse.py": "STRICT = True\n"})])
+    builder.checkout("cache", "main")
+    builder.commit("Cache things", {"cache.py": "CACHE = {}\n"})
+    builder.git("merge", "-q", "--no-ff", "pr-8", "-m", "Merge branch 'topic' into cache")
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "cache", "-m", "Merge branch 'cache'")
+    builder.git("branch", "-q", "-D", "cache", "pr-8")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    pr8 = change(db, 8)
+    assert (pr8["state"], pr8["merge_commit"]) == ("merged", None)
