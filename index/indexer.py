@@ -170,7 +170,7 @@ class Indexer:
         if stop_at is None and known and last != "":  # "": read from the root (`identity`)
             # A target new to this index (or rewound): its line is read from where it leaves
             # the lines read before (a release line from where it was cut), not from its root.
-            stop_at = gitsource.first_parent_in(self.repo, tip, known)
+            stop_at = gitsource.first_parent_in(self.repo, tip, self.store.target_commits())
         merged_numbers = {
             n for n, (_, state) in self.store.heads_by_number().items() if state == "merged"
         }

@@ -916,6 +916,15 @@ class IndexStore:
     def indexed_commits(self) -> set[str]:
         return {sha for (sha,) in self.rows("SELECT sha FROM changes WHERE sha IS NOT NULL")}
 
+    def target_commits(self) -> set[str]:
+        """The commits read from a target's first-parent line (a PR ref's head is not one)."""
+        return {
+            sha
+            for (sha,) in self.rows(
+                "SELECT sha FROM changes WHERE target IS NOT NULL AND sha IS NOT NULL"
+            )
+        }
+
     def finished_targets(self) -> list[str]:
         """The target branches whose history a run read to its end (it notes their tip)."""
         return [
