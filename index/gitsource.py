@@ -716,6 +716,46 @@ def commit_dates(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str]]:
     return dates
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryCommit:
+    """A commit of a target's whole history, without its diff."""
+
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    author_email: str
+    authored_at: str
+    committed_at: str
+    subject: str
+    target: str  # the first target (in the order given) whose history holds it
+
+
+def history_commits(repo: git.Repo, tips: list[tuple[str, str]]) -> Iterator[HistoryCommit]:
+    """Every commit the targets' histories hold, merged-in branches included, without diffs:
+    one `git log` per target, each leaving out what the targets before it hold."""
+    framing = Framing.drawn()
+    fields = ["%H", "%P", "%an", "%ae", "%aI", "%cI", "%s"]
+    earlier: list[str] = []
+    for name, tip in tips:
+        process = repo.git.log(
+            f"--format={framing.format(fields)}",
+            tip,
+            *(["--not", *earlier] if earlier else []),
+            as_process=True,
+        )
+        for record in _records(process.stdout, framing.record):
+            parts = [_decode(part) for part in record.split(framing.field, len(fields) - 1)]
+            if len(parts) == len(fields):
+                sha, parents, author, email, authored, committed, subject = parts
+                yield HistoryCommit(
+                    sha, tuple(parents.split()), author, email, authored, committed,
+                    subject.strip(), name,
+                )  # fmt: skip
+        with contextlib.suppress(git.GitCommandError):
+            process.wait()
+        earlier.append(tip)
+
+
 def patch_ids(repo: git.Repo, shas: list[str]) -> dict[str, str]:
     """git's own patch identity (`git patch-id --stable`) of each non-merge commit against its
     parent: equal for a commit and its copy by rebase or cherry-pick, whatever the line

@@ -13,7 +13,7 @@ import contextlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -688,10 +688,15 @@ class Indexer:
         dated = _dated_own_commits(self.repo, ForkPoints(self.repo, targets, heads), heads)
         self.store.set_own_commits((row["id"], dated.get(row["head_sha"], "")) for row in rows)
 
-    def match_rebased_commits(self) -> None:
+    def match_rebased_commits(self, targets: list[str]) -> None:
         """PRs landed by rebase or cherry-pick (`index.rebase_landings`): each is recorded
         merged at the target commit that completes it, and the target's copies of its
-        commits, which are its change, stop being direct commits of their own."""
+        commits, which are its change, stop being direct commits of their own.
+
+        The copies are looked for in the targets' whole history: a PR rebased onto a
+        maintained branch by a merge tool and merged up (`bug #N ...`) has its copies off the
+        default branch's first-parent line. Where a merge in that history names the PR as its
+        landing, that merge is its landing (what it brought is the PR's change)."""
         pulls = [
             UnlandedPull(
                 number=row["number"],
@@ -724,29 +729,74 @@ class Indexer:
                 "FROM changes WHERE kind = 'commit' AND created_at IS NOT NULL"
             )
         ]
+        history, named = self._copies_off_the_line(targets, pulls, {c.sha for c in commits})
         found = find_rebase_landings(
-            pulls, commits, lambda shas: gitsource.patch_ids(self.repo, shas)
+            pulls, [*commits, *history], lambda shas: gitsource.patch_ids(self.repo, shas)
         )
         for landed in found:
-            several = len(landed.copies) > 1
+            merge = named.get(landed.number)
+            landing = merge or landed.landing
+            several = merge is None and len(landed.copies) > 1
             self.store.update_metadata(
                 landed.number,
                 {
                     "state": "merged",
-                    "source": "rebase",
-                    "merge_commit": landed.landing.sha,
-                    "merged_at": landed.landing.committed_at,
-                    "target": landed.landing.target,
+                    "source": "rebase" if merge is None else "merge-tool",
+                    "merge_commit": landing.sha,
+                    "merged_at": landing.committed_at,
+                    "target": landing.target,
                     "landing_base": landed.start if several else None,
                 },
                 (),
             )
-            for copy in landed.copies:
-                self.store.delete_change(copy.change_id)
+            rows = [copy.change_id for copy in landed.copies if copy.change_id is not None]
+            for change_id in rows:
+                self.store.delete_change(change_id)
             self._mark_changed()
             self._count_as_merged(landed.number)
-            self.summary.commits -= min(len(landed.copies), self.summary.commits)
+            self.summary.commits -= min(len(rows), self.summary.commits)
         self.summary.rebased += len(found)
+
+    def _copies_off_the_line(
+        self, targets: list[str], pulls: list[UnlandedPull], rows: set[str]
+    ) -> tuple[list[TargetCommit], dict[int, TargetCommit]]:
+        """The commits of the targets' whole history that no row holds and that have a PR
+        commit's author date (its possible copies), and per PR the oldest merge there whose
+        subject names it as its landing. One `git log` per target, without diffs."""
+        dates = {own.authored_at for pull in pulls for own in pull.commits}
+        numbers = {pull.number for pull in pulls}
+        tips = [
+            (name, branch.tip)
+            for name in targets
+            if (branch := gitsource.target_branch(self.repo, name, required=False))
+        ]
+        copies: list[TargetCommit] = []
+        named: dict[int, TargetCommit] = {}
+        lines = _LineMerges()
+        for commit in gitsource.history_commits(self.repo, tips):
+            lines.add(commit)
+            as_target = TargetCommit(
+                change_id=None,
+                sha=commit.sha,
+                parent=commit.parents[0] if commit.parents else None,
+                authored_at=commit.authored_at,
+                committed_at=commit.committed_at,
+                target=commit.target,
+                author=commit.author,
+                author_email=commit.author_email,
+            )
+            if len(commit.parents) > 1:
+                number, _ = landing_pr(commit.subject)
+                if number in numbers and (
+                    number not in named or earlier(commit.committed_at, named[number].committed_at)
+                ):
+                    named[number] = as_target
+            elif commit.authored_at in dates and commit.sha not in rows:
+                copies.append(as_target)
+        # A copy inside another PR's landing (a takeover that picked a closed PR's commit) is
+        # that PR's work: the closed PR did not land by it.
+        copies = [replace(copy, landed_for=lines.landing_of(copy.sha)) for copy in copies]
+        return copies, named
 
     def _count_as_merged(self, number: int) -> None:
         """A PR this run counted open (or closed) that turned out landed counts as merged."""
@@ -993,6 +1043,43 @@ class ForkPoints:
             self._landings = _landings(self.graph, self.target_tips)
         landing = self._landings.get(head)
         return landing if landing != head and len(self.graph.get(landing or "", ())) > 1 else None
+
+
+class _LineMerges:
+    """Which PR the merge that brought a commit's line into a target names, if any: walking up
+    a commit's first-parent children (its branch) to the merge that has that branch as a
+    second parent. Each line is walked once."""
+
+    def __init__(self) -> None:
+        self._line_child: dict[str, str] = {}  # a commit -> its child on the same branch
+        self._merged_by: dict[str, str] = {}  # a branch tip -> the merge that took it
+        self._subjects: dict[str, str] = {}
+        self._memo: dict[str, int | None] = {}
+
+    def add(self, commit: gitsource.HistoryCommit) -> None:
+        if commit.parents:
+            self._line_child.setdefault(commit.parents[0], commit.sha)
+        for parent in commit.parents[1:]:
+            self._merged_by.setdefault(parent, commit.sha)
+            self._subjects[commit.sha] = commit.subject
+
+    def landing_of(self, sha: str) -> int | None:
+        walked = []
+        at: str | None = sha
+        found: int | None = None
+        while at is not None:
+            if at in self._memo:
+                found = self._memo[at]
+                break
+            walked.append(at)
+            merge = self._merged_by.get(at)
+            if merge is not None:
+                found, _ = landing_pr(self._subjects.get(merge, ""))
+                break
+            at = self._line_child.get(at)
+        for seen in walked:
+            self._memo[seen] = found
+        return found
 
 
 def _landing_merges(
@@ -1264,7 +1351,7 @@ def index_repository(
         indexer.fill_author_emails()
         indexer.identify_landed_in_part()
         indexer.fill_own_commits(names)
-        indexer.match_rebased_commits()
+        indexer.match_rebased_commits(names)
         indexer.match_rebased()
         indexer.match_closing()
         if indexer.changed:

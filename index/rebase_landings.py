@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from detector.evidence import identities
-from index.metadata import earlier
+from index.metadata import earlier, instant
 
 MAX_OWN_COMMITS = 250  # a longer branch is not one PR's work (a fork's history, a wrong base)
 
@@ -51,9 +51,10 @@ def decode_own_commits(text: str | None) -> list[OwnCommit]:
 
 @dataclass(frozen=True, slots=True)
 class TargetCommit:
-    """A direct commit of a target, as the index holds it."""
+    """A commit of a target's history: a direct commit the index holds, or one off the
+    first-parent line (in a branch merged into it) that only git knows."""
 
-    change_id: int
+    change_id: int | None  # its row as a direct commit; None off the first-parent line
     sha: str
     parent: str | None
     authored_at: str
@@ -61,6 +62,7 @@ class TargetCommit:
     target: str | None
     author: str | None = None
     author_email: str | None = None
+    landed_for: int | None = None  # the PR whose landing brought it, off the first-parent line
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +105,7 @@ def find_rebase_landings(
                 for c in by_date.get(own.authored_at, ())
                 if not earlier(c.committed_at, pull.created_at)
                 and not earlier(c.committed_at, own.committed_at)
+                and c.landed_for in (None, pull.number)
             ]
             for own in pull.commits
         ]
@@ -114,7 +117,7 @@ def find_rebase_landings(
     wanted |= {c.sha for _, options in possible for found in options for c in found}
     identity = patch_ids(sorted(wanted))
     landings: list[RebaseLanding] = []
-    taken: set[int] = set()
+    taken: set[str] = set()
     # The PR whose author wrote the commits first, then the first opened (`_land_on_commits`).
     in_order = sorted(
         possible,
@@ -128,8 +131,8 @@ def find_rebase_landings(
         copies = _copies(pull, options, identity, taken)
         if copies is None:
             continue
-        taken.update(c.change_id for c in copies)
-        ordered = tuple(sorted(copies, key=lambda c: c.change_id))
+        taken.update(c.sha for c in copies)
+        ordered = tuple(sorted(copies, key=_target_order))
         landings.append(
             RebaseLanding(
                 number=pull.number, landing=ordered[-1], start=ordered[0].parent, copies=ordered
@@ -142,30 +145,40 @@ def _copies(
     pull: UnlandedPull,
     options: list[list[TargetCommit]],
     identity: Mapping[str, str],
-    taken: set[int],
+    taken: set[str],
 ) -> list[TargetCommit] | None:
     """One target copy per own commit, with its patch, none credited before; else None."""
     chosen: list[TargetCommit] = []
-    used: set[int] = set()
+    used: set[str] = set()
     for own, found in zip(pull.commits, options, strict=True):
         patch = identity.get(own.sha)
         match = next(
             (
                 c
-                for c in sorted(found, key=lambda c: c.change_id)
+                for c in sorted(found, key=_target_order)
                 if patch
                 and identity.get(c.sha) == patch
-                and c.change_id not in taken
-                and c.change_id not in used
+                and c.sha not in taken
+                and c.sha not in used
             ),
             None,
         )
         if match is None:
             return None
         chosen.append(match)
-        used.add(match.change_id)
+        used.add(match.sha)
     targets = {c.target for c in chosen}
     return chosen if len(targets) == 1 else None  # one PR lands on one branch
+
+
+def _target_order(commit: TargetCommit) -> tuple[float, int]:
+    """A target's commits in the order they were made there: by commit date, then by row
+    (rows are written oldest first; commits made in one second keep that order)."""
+    try:
+        when = instant(commit.committed_at).timestamp() if commit.committed_at else 0.0
+    except ValueError:
+        when = 0.0
+    return when, commit.change_id or 0
 
 
 def _wrote_copies(pull: UnlandedPull, options: list[list[TargetCommit]]) -> bool:

@@ -155,3 +155,38 @@ def test_a_pr_opened_after_its_commits_landed_is_not_landed_by_them(tmp_path: Pa
     index_repository(builder.path, db_path=db)
 
     assert change(db, 9)["merge_commit"] is None
+
+
+def test_a_pr_rebased_onto_a_maintained_branch_by_a_merge_tool_and_merged_up_is_landed(
+    story: RepoBuilder, tmp_path: Path
+):
+    """Symfony's way: the merge tool rebases the PR onto the oldest maintained branch and
+    merges it there as `bug #5 ...`; that branch is merged up into main. Nothing of PR 5 is on
+    main's first-parent line, and its head is on no branch."""
+    before = story.head("main")
+    story.checkout("1.x", "main")
+    story.checkout("tool", "refs/pull/5/head")
+    story.git("rebase", "-q", "1.x")
+    story.checkout("1.x")
+    story.git("merge", "-q", "--no-ff", "tool", "-m", "bug #5 [Config] Fix parsing (contributor)")
+    landing = story.head()
+    story.checkout("main")
+    story.git("merge", "-q", "--no-ff", "1.x", "-m", "Merge branch '1.x'")
+    story.git("branch", "-q", "-D", "tool", "pr-5")
+    db = tmp_path / "index.db"
+
+    summary = index_repository(story.path, db_path=db)
+
+    assert summary.targets == ["main"]
+    pr5 = change(db, 5)
+    assert (pr5["state"], pr5["source"], pr5["merge_commit"]) == ("merged", "merge-tool", landing)
+    # A contributor's branch from before it makes the same fixes: already done in #5.
+    story.checkout("contributor", before)
+    story.commit("Fix config parsing", {"config.py": STEP_2})
+    story.checkout("main")
+    code, out, err = run_cli(
+        story.path, "check", "--db", str(db), "--format", "json", "contributor"
+    )
+    assert code == 1, err
+    best = json.loads(out)["findings"][0]
+    assert (best["pr"], best["verdict"], best["commit"]) == (5, "already-merged", landing)
