@@ -41,6 +41,7 @@ from index.metadata import (
 )
 from index.rebase_landings import (
     MAX_OWN_COMMITS,
+    LineMerges,
     OwnCommit,
     TargetCommit,
     UnlandedPull,
@@ -248,18 +249,7 @@ class Indexer:
         number = row["number"]
         if row["base_ref"] is None or number in self.metadata:
             return  # git's own, told again by the ref; or newer metadata given to this run
-        self.metadata[number] = PullMetadata(
-            number=number,
-            title=row["title"],
-            body=row["body"],
-            state="closed" if row["state"] == "closed" else None,
-            created_at=row["created_at"],
-            closed_at=row["closed_at"],
-            merged_at=None,
-            head_sha=None,
-            base_ref=row["base_ref"],
-            author=row["author"],
-        )
+        self.metadata[number] = kept_metadata(row)
 
     def _write_landed(
         self, commits: list[gitsource.LoggedCommit], target: str, merged_numbers: set[int]
@@ -772,7 +762,7 @@ class Indexer:
         ]
         copies: list[TargetCommit] = []
         named: dict[int, TargetCommit] = {}
-        lines = _LineMerges()
+        lines = LineMerges()
         for commit in gitsource.history_commits(self.repo, tips):
             lines.add(commit)
             as_target = TargetCommit(
@@ -1045,43 +1035,6 @@ class ForkPoints:
         return landing if landing != head and len(self.graph.get(landing or "", ())) > 1 else None
 
 
-class _LineMerges:
-    """Which PR the merge that brought a commit's line into a target names, if any: walking up
-    a commit's first-parent children (its branch) to the merge that has that branch as a
-    second parent. Each line is walked once."""
-
-    def __init__(self) -> None:
-        self._line_child: dict[str, str] = {}  # a commit -> its child on the same branch
-        self._merged_by: dict[str, str] = {}  # a branch tip -> the merge that took it
-        self._subjects: dict[str, str] = {}
-        self._memo: dict[str, int | None] = {}
-
-    def add(self, commit: gitsource.HistoryCommit) -> None:
-        if commit.parents:
-            self._line_child.setdefault(commit.parents[0], commit.sha)
-        for parent in commit.parents[1:]:
-            self._merged_by.setdefault(parent, commit.sha)
-            self._subjects[commit.sha] = commit.subject
-
-    def landing_of(self, sha: str) -> int | None:
-        walked = []
-        at: str | None = sha
-        found: int | None = None
-        while at is not None:
-            if at in self._memo:
-                found = self._memo[at]
-                break
-            walked.append(at)
-            merge = self._merged_by.get(at)
-            if merge is not None:
-                found, _ = landing_pr(self._subjects.get(merge, ""))
-                break
-            at = self._line_child.get(at)
-        for seen in walked:
-            self._memo[seen] = found
-        return found
-
-
 def _landing_merges(
     repo: git.Repo, forks: ForkPoints, plan: Mapping[str, list[tuple[gitsource.PullRef, str, str]]]
 ) -> dict[str, tuple[str, str]]:
@@ -1227,19 +1180,25 @@ def _start_over(store: IndexStore, indexer: Indexer) -> None:
         number = row["number"]
         if number in indexer.metadata:
             continue  # metadata given to this run is newer
-        indexer.metadata[number] = PullMetadata(
-            number=number,
-            title=row["title"],
-            body=row["body"],
-            state="closed" if row["state"] == "closed" else None,
-            created_at=row["created_at"],
-            closed_at=row["closed_at"],
-            merged_at=None,
-            head_sha=None,
-            base_ref=row["base_ref"],
-            author=row["author"],
-        )
+        indexer.metadata[number] = kept_metadata(row)
     store.clear_changes()
+
+
+def kept_metadata(row: Any) -> PullMetadata:
+    """What an index row (a mapping or `sqlite3.Row`) holds that git cannot tell again (texts,
+    dates, a closed state), as metadata for a run that reads the PR afresh to apply."""
+    return PullMetadata(
+        number=row["number"],
+        title=row["title"],
+        body=row["body"],
+        state="closed" if row["state"] == "closed" else None,
+        created_at=row["created_at"],
+        closed_at=row["closed_at"],
+        merged_at=None,
+        head_sha=None,
+        base_ref=row["base_ref"],
+        author=row["author"],
+    )
 
 
 def _metadata_fields(meta: PullMetadata) -> dict[str, object]:

@@ -21,7 +21,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from detector.evidence import identities
-from index.metadata import earlier, instant
+from index.gitsource import HistoryCommit
+from index.metadata import earlier, instant, landing_pr
 
 MAX_OWN_COMMITS = 250  # a longer branch is not one PR's work (a fork's history, a wrong base)
 
@@ -186,3 +187,40 @@ def _wrote_copies(pull: UnlandedPull, options: list[list[TargetCommit]]) -> bool
     the author, so a resubmission by someone else carrying them is not their PR."""
     mine = identities(pull.author, pull.author_email)
     return any(mine & identities(c.author, c.author_email) for found in options for c in found)
+
+
+class LineMerges:
+    """Which PR the merge that brought a commit's line into a target names, if any: walking up
+    a commit's first-parent children (its branch) to the merge that has that branch as a
+    second parent. Each line is walked once."""
+
+    def __init__(self) -> None:
+        self._line_child: dict[str, str] = {}  # a commit -> its child on the same branch
+        self._merged_by: dict[str, str] = {}  # a branch tip -> the merge that took it
+        self._subjects: dict[str, str] = {}
+        self._memo: dict[str, int | None] = {}
+
+    def add(self, commit: HistoryCommit) -> None:
+        if commit.parents:
+            self._line_child.setdefault(commit.parents[0], commit.sha)
+        for parent in commit.parents[1:]:
+            self._merged_by.setdefault(parent, commit.sha)
+            self._subjects[commit.sha] = commit.subject
+
+    def landing_of(self, sha: str) -> int | None:
+        walked = []
+        at: str | None = sha
+        found: int | None = None
+        while at is not None:
+            if at in self._memo:
+                found = self._memo[at]
+                break
+            walked.append(at)
+            merge = self._merged_by.get(at)
+            if merge is not None:
+                found, _ = landing_pr(self._subjects.get(merge, ""))
+                break
+            at = self._line_child.get(at)
+        for seen in walked:
+            self._memo[seen] = found
+        return found
