@@ -34,6 +34,7 @@ from index.metadata import (
     MERGED_BRANCH,
     PullMetadata,
     earlier,
+    instant_or_zero,
     landing_pr,
     linked_issues,
     load_prs_json,
@@ -678,30 +679,16 @@ class Indexer:
         dated = _dated_own_commits(self.repo, ForkPoints(self.repo, targets, heads), heads)
         self.store.set_own_commits((row["id"], dated.get(row["head_sha"], "")) for row in rows)
 
-    def match_rebased_commits(self, targets: list[str]) -> None:
-        """PRs landed by rebase or cherry-pick (`index.rebase_landings`): each is recorded
-        merged at the target commit that completes it, and the target's copies of its
-        commits, which are its change, stop being direct commits of their own.
-
-        The copies are looked for in the targets' whole history: a PR rebased onto a
-        maintained branch by a merge tool and merged up (`bug #N ...`) has its copies off the
-        default branch's first-parent line. Where a merge in that history names the PR as its
-        landing, that merge is its landing (what it brought is the PR's change)."""
-        pulls = [
-            UnlandedPull(
-                number=row["number"],
-                created_at=row["created_at"],
-                author=row["author"],
-                author_email=row["author_email"],
-                commits=tuple(decode_own_commits(row["own_commits"])),
-            )
-            for row in self.store.query(
-                "SELECT number, created_at, author, author_email, own_commits FROM changes "
-                "WHERE kind = 'pr' AND status = 'indexed' AND merge_commit IS NULL "
-                "AND own_commits IS NOT NULL AND own_commits != ''"
-            )
-        ]
-        if not pulls:
+    def match_landings_off_the_line(self, targets: list[str]) -> None:
+        """PRs with no landing yet whose landing git holds elsewhere than on a target's
+        first-parent line: copies of all their commits (a rebase or cherry-pick,
+        `match_rebased_commits`), else a commit in a target's history whose subject names the
+        PR as its landing and that makes part of its change (`_land_named`)."""
+        unlanded = self.store.query(
+            "SELECT id, number, created_at, author, author_email, own_commits FROM changes "
+            "WHERE kind = 'pr' AND status = 'indexed' AND merge_commit IS NULL"
+        )
+        if not unlanded:
             return
         commits = [
             TargetCommit(
@@ -719,52 +706,131 @@ class Indexer:
                 "FROM changes WHERE kind = 'commit' AND created_at IS NOT NULL"
             )
         ]
-        history, named = self._copies_off_the_line(targets, pulls, {c.sha for c in commits})
+        pulls = [
+            UnlandedPull(
+                number=row["number"],
+                created_at=row["created_at"],
+                author=row["author"],
+                author_email=row["author_email"],
+                commits=tuple(decode_own_commits(row["own_commits"])),
+            )
+            for row in unlanded
+            if row["own_commits"]
+        ]
+        history = self._history_off_the_line(
+            targets, pulls, {row["number"] for row in unlanded}, {c.sha for c in commits}
+        )
+        landed = self.match_rebased_commits(pulls, [*commits, *history.copies], history.merges)
+        self._land_named([row for row in unlanded if row["number"] not in landed], history.naming)
+
+    def match_rebased_commits(
+        self,
+        pulls: list[UnlandedPull],
+        commits: list[TargetCommit],
+        merges: Mapping[int, TargetCommit],
+    ) -> set[int]:
+        """PRs landed by rebase or cherry-pick (`index.rebase_landings`): each is recorded
+        merged at the target commit that completes it, or at the merge in the target's history
+        that names it (a merge tool's rebase onto a maintained branch, merged up), and the
+        target's copies of its commits, which are its change, stop being direct commits of
+        their own. Returns the PRs landed."""
         found = find_rebase_landings(
-            pulls, [*commits, *history], lambda shas: gitsource.patch_ids(self.repo, shas)
+            pulls, commits, lambda shas: gitsource.patch_ids(self.repo, shas)
         )
         for landed in found:
-            merge = named.get(landed.number)
+            merge = merges.get(landed.number)
             landing = merge or landed.landing
             several = merge is None and len(landed.copies) > 1
-            self.store.update_metadata(
+            self._record_landing(
                 landed.number,
-                {
-                    "state": "merged",
-                    "source": "rebase" if merge is None else "merge-tool",
-                    "merge_commit": landing.sha,
-                    "merged_at": landing.committed_at,
-                    "target": landing.target,
-                    "landing_base": landed.start if several else None,
-                },
-                (),
+                landing,
+                "rebase" if merge is None else "merge-tool",
+                landed.start if several else None,
             )
             rows = [copy.change_id for copy in landed.copies if copy.change_id is not None]
             for change_id in rows:
                 self.store.delete_change(change_id)
-            self._mark_changed()
-            self._count_as_merged(landed.number)
             self.summary.commits -= min(len(rows), self.summary.commits)
         self.summary.rebased += len(found)
+        return {landed.number for landed in found}
 
-    def _copies_off_the_line(
-        self, targets: list[str], pulls: list[UnlandedPull], rows: set[str]
-    ) -> tuple[list[TargetCommit], dict[int, TargetCommit]]:
-        """The commits of the targets' whole history that no row holds and that have a PR
-        commit's author date (its possible copies), and per PR the oldest merge there whose
-        subject names it as its landing. One `git log` per target, without diffs."""
+    def _land_named(
+        self, unlanded: list[Any], naming: Mapping[int, list[tuple[TargetCommit, str]]]
+    ) -> None:
+        """A commit in a target's history, off its first-parent line, whose subject names a PR
+        as its landing (`(#N)`, `Merge pull request #N`, `bug #N ...`) lands it when it was
+        made after the PR was opened and removes or adds a line the PR does (a fork's own
+        `(#3)` squash, carried in by another PR, shares nothing with this repository's #3).
+        The oldest such commit: where it landed first."""
+        wanted = {
+            row["number"]: [
+                (c, how)
+                for c, how in naming.get(row["number"], [])
+                if not earlier(c.committed_at, row["created_at"])
+            ]
+            for row in unlanded
+        }
+        wanted = {number: found for number, found in wanted.items() if found}
+        if not wanted:
+            return
+        pairs = [(c.sha, c.parent) for found in wanted.values() for c, _ in found if c.parent]
+        lines: dict[str, set[tuple[str, int]]] = {}
+        for sha, diff in gitsource.diff_pairs(self.repo, list(dict.fromkeys(pairs))):
+            with contextlib.suppress(NotADiff):
+                change = parse_stored(diff, self.settings, self.settings.max_changed_lines)
+                lines[sha] = {
+                    (side, h)
+                    for file in change.files
+                    for side, hashes in (("-", file.removed), ("+", file.added))
+                    for h in hashes
+                }
+        ids = {row["number"]: row["id"] for row in unlanded}
+        for number, found in wanted.items():
+            pr_id = ids[number]
+            own = {(side, h) for _, _, side, h in self.store.line_rows([pr_id])}
+            ordered = sorted(found, key=lambda item: instant_or_zero(item[0].committed_at))
+            named = next((item for item in ordered if own & lines.get(item[0].sha, set())), None)
+            if named is not None:
+                self._record_landing(number, named[0], named[1], None)
+
+    def _record_landing(
+        self, number: int, landing: TargetCommit, source: str, start: str | None
+    ) -> None:
+        self.store.update_metadata(
+            number,
+            {
+                "state": "merged",
+                "source": source,
+                "merge_commit": landing.sha,
+                "merged_at": landing.committed_at,
+                "target": landing.target,
+                "landing_base": start,
+            },
+            (),
+        )
+        self._mark_changed()
+        self._count_as_merged(number)
+
+    def _history_off_the_line(
+        self, targets: list[str], pulls: list[UnlandedPull], numbers: set[int], rows: set[str]
+    ) -> OffTheLine:
+        """What the targets' whole history holds that no row does, for the PRs with no landing:
+        the commits with a PR commit's author date (its possible copies), per PR the oldest
+        merge whose subject names it as its landing, and every commit whose subject names one.
+        One `git log` per target, without diffs."""
         dates = {own.authored_at for pull in pulls for own in pull.commits}
-        numbers = {pull.number for pull in pulls}
+        with_commits = {pull.number for pull in pulls}
         tips = [
             (name, branch.tip)
             for name in targets
             if (branch := gitsource.target_branch(self.repo, name, required=False))
         ]
-        copies: list[TargetCommit] = []
-        named: dict[int, TargetCommit] = {}
+        found = OffTheLine()
         lines = LineMerges()
         for commit in gitsource.history_commits(self.repo, tips):
             lines.add(commit)
+            if commit.sha in rows:
+                continue
             as_target = TargetCommit(
                 change_id=None,
                 sha=commit.sha,
@@ -775,18 +841,24 @@ class Indexer:
                 author=commit.author,
                 author_email=commit.author_email,
             )
-            if len(commit.parents) > 1:
-                number, _ = landing_pr(commit.subject)
-                if number in numbers and (
-                    number not in named or earlier(commit.committed_at, named[number].committed_at)
+            number, how = landing_pr(commit.subject)
+            if how == "merge-commit" and len(commit.parents) < 2:
+                number = None
+            if number in numbers:
+                found.naming.setdefault(number, []).append((as_target, how))
+                merge = found.merges.get(number)
+                if (
+                    len(commit.parents) > 1
+                    and number in with_commits
+                    and (merge is None or earlier(commit.committed_at, merge.committed_at))
                 ):
-                    named[number] = as_target
-            elif commit.authored_at in dates and commit.sha not in rows:
-                copies.append(as_target)
+                    found.merges[number] = as_target
+            if len(commit.parents) < 2 and commit.authored_at in dates:
+                found.copies.append(as_target)
         # A copy inside another PR's landing (a takeover that picked a closed PR's commit) is
         # that PR's work: the closed PR did not land by it.
-        copies = [replace(copy, landed_for=lines.landing_of(copy.sha)) for copy in copies]
-        return copies, named
+        found.copies = [replace(c, landed_for=lines.landing_of(c.sha)) for c in found.copies]
+        return found
 
     def _count_as_merged(self, number: int) -> None:
         """A PR this run counted open (or closed) that turned out landed counts as merged."""
@@ -1035,6 +1107,16 @@ class ForkPoints:
         return landing if landing != head and len(self.graph.get(landing or "", ())) > 1 else None
 
 
+@dataclass
+class OffTheLine:
+    """What a target's history holds off its first-parent line for PRs with no landing."""
+
+    copies: list[TargetCommit] = field(default_factory=list)  # possible copies of PR commits
+    merges: dict[int, TargetCommit] = field(default_factory=dict)  # PR -> oldest naming merge
+    # PR -> the commits whose subject names it as its landing, and how (`landing_pr`)
+    naming: dict[int, list[tuple[TargetCommit, str]]] = field(default_factory=dict)
+
+
 def _landing_merges(
     repo: git.Repo, forks: ForkPoints, plan: Mapping[str, list[tuple[gitsource.PullRef, str, str]]]
 ) -> dict[str, tuple[str, str]]:
@@ -1267,8 +1349,9 @@ def index_repository(
     if prs_json is not None:
         pulls.update(load_prs_json(Path(prs_json)))
     names = list(targets) or list(settings.targets)
+    named = bool(names)
     chosen: list[LandingBranch] = []
-    if not names:
+    if not named:
         default = gitsource.default_branch(repo)
         chosen = landing_branches(repo, default, pulls.values())
         names = [default, *(branch.name for branch in chosen)]
@@ -1310,7 +1393,7 @@ def index_repository(
         indexer.fill_author_emails()
         indexer.identify_landed_in_part()
         indexer.fill_own_commits(names)
-        indexer.match_rebased_commits(names)
+        indexer.match_landings_off_the_line(names)
         indexer.match_rebased()
         indexer.match_closing()
         if indexer.changed:
@@ -1323,7 +1406,8 @@ def index_repository(
             store.refresh_derived()
         store.set_meta("targets", ",".join(names))
         store.set_meta("reread_all", "0")
-        indexer.summary.warnings += _untracked_lines(repo, indexer.summary, names)
+        if named:  # say which long-lived lines the named targets leave out
+            indexer.summary.warnings += _untracked_lines(repo, indexer.summary, names)
         return indexer.summary
     finally:
         indexer.close()
@@ -1345,7 +1429,8 @@ def _untracked_lines(repo: git.Repo, summary: IndexSummary, targets: list[str]) 
         more = f" and {len(lines) - 3} more" if len(lines) > 3 else ""
         flags = " ".join(f"--target {name}" for name in [target, *(n for n, _ in shown)])
         warnings.append(
-            f"{target} merges {listed}{more}: PRs that land there count as not merged; "
+            f"{target} merges {listed}{more}: commits made there count only as parts of those "
+            "merges (a PR that landed there, only where a commit names it); "
             f"index them too with {flags}"
         )
     return warnings

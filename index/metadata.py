@@ -137,6 +137,14 @@ def earlier(when: str | None, than: str | None) -> bool:
         return False
 
 
+def instant_or_zero(when: str | None) -> float:
+    """A time as seconds since the epoch, for ordering; 0 when unknown or unreadable."""
+    try:
+        return instant(when).timestamp() if when else 0.0
+    except ValueError:
+        return 0.0
+
+
 def instant(text: str) -> datetime:
     moment = datetime.fromisoformat(text)
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

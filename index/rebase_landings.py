@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from detector.evidence import identities
 from index.gitsource import HistoryCommit
-from index.metadata import earlier, instant, landing_pr
+from index.metadata import earlier, instant_or_zero, landing_pr
 
 MAX_OWN_COMMITS = 250  # a longer branch is not one PR's work (a fork's history, a wrong base)
 
@@ -175,11 +175,7 @@ def _copies(
 def _target_order(commit: TargetCommit) -> tuple[float, int]:
     """A target's commits in the order they were made there: by commit date, then by row
     (rows are written oldest first; commits made in one second keep that order)."""
-    try:
-        when = instant(commit.committed_at).timestamp() if commit.committed_at else 0.0
-    except ValueError:
-        when = 0.0
-    return when, commit.change_id or 0
+    return instant_or_zero(commit.committed_at), commit.change_id or 0
 
 
 def _wrote_copies(pull: UnlandedPull, options: list[list[TargetCommit]]) -> bool:

@@ -101,3 +101,29 @@ def test_a_merge_that_only_carried_a_prs_head_is_not_its_landing(tmp_path: Path)
 
     pr8 = change(db, 8)
     assert (pr8["state"], pr8["merge_commit"]) == ("merged", None)
+
+
+def test_a_forks_own_squash_carried_in_by_another_pr_does_not_land_the_pr_it_names(
+    tmp_path: Path,
+):
+    """PR 9's branch holds `Tidy (#3)`, a squash of its fork's own PR 3; it shares no line
+    with this repository's PR 3, which stays unlanded."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.pr_branch(3, [("Add a parser", {"parse.py": "STRICT = True\n"})])
+    builder.pr_branch(
+        9,
+        [
+            ("Tidy (#3)", {"tidy.py": "TIDY = 1\n"}),
+            ("Add the CLI", {"cli.py": "MAIN = 1\n"}),
+        ],
+    )
+    builder.merge_pr(9, how="merge")
+    builder.delete_pr_branch(3)
+    builder.delete_pr_branch(9)
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    pr3 = change(db, 3)
+    assert (pr3["state"], pr3["merge_commit"]) == ("open", None)

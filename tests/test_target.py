@@ -202,18 +202,19 @@ def test_check_names_its_target_and_warns_when_it_was_not_indexed(
     assert expected.removeprefix("prdup: warning: ") in result["warnings"]
 
 
-def test_index_says_which_long_lived_branch_the_target_keeps_merging_in(
+def test_index_says_which_long_lived_branch_a_named_target_keeps_merging_in(
     builder: RepoBuilder, db_path: Path
 ):
-    """Fixes land on `stable` and `stable` is merged into main again and again: without it as a
-    target the PRs that land there count as not merged (unless a merge's diff is exactly one
-    PR's patch), and the index says so, naming the flag to add."""
+    """Fixes land on `stable` and `stable` is merged into main again and again. With no flags
+    their squashes, in main's history off its first-parent line, land them; with main named
+    as the only target the index says what that leaves out, naming the flag to add."""
     builder.commit("Add the app", {"app.py": APP})
     builder.checkout("stable", "main")
     builder.checkout("main")
+    squashes = []
     for number, fixed in ((5, PART_FIX), (6, GREET_FIX)):
         builder.pr_branch(number, [(f"Fix {number}", {"app.py": fixed})], base="stable")
-        builder.merge_pr(number, how="squash", base="stable")
+        squashes.append(builder.merge_pr(number, how="squash", base="stable"))
         builder.checkout("main")
         builder.git("merge", "-q", "--no-ff", "stable", "-m", "Merge branch 'stable'")
     builder.checkout("feature", "main")  # a one-off branch merged once is no release line
@@ -222,12 +223,26 @@ def test_index_says_which_long_lived_branch_the_target_keeps_merging_in(
     builder.git("merge", "-q", "--no-ff", "feature", "-m", "Merge branch 'feature'")
 
     code, _, err = run_cli(builder.path, "index", "--quiet", "--db", str(db_path))
-    assert code == 0
-    hint = (
-        "prdup: warning: main merges 'stable' (2 merges): PRs that land there count as not "
-        "merged; index them too with --target main --target stable"
+    assert (code, err) == (0, "")
+    with sqlite3.connect(db_path) as conn:
+        landed = conn.execute(
+            "SELECT number, state, source, merge_commit FROM changes WHERE number IN (5, 6)"
+        ).fetchall()
+    assert sorted(landed) == [
+        (5, "merged", "squash", squashes[0]),
+        (6, "merged", "squash", squashes[1]),
+    ]
+
+    db_path.unlink()
+    code, _, err = run_cli(
+        builder.path, "index", "--quiet", "--db", str(db_path), "--target", "main"
     )
-    assert err.splitlines() == [hint]
+    hint = (
+        "prdup: warning: main merges 'stable' (2 merges): commits made there count only as "
+        "parts of those merges (a PR that landed there, only where a commit names it); index "
+        "them too with --target main --target stable"
+    )
+    assert (code, err.splitlines()) == (0, [hint])
 
     db_path.unlink()
     args = ("index", "--quiet", "--db", str(db_path), "--target", "main", "--target", "stable")
