@@ -700,20 +700,20 @@ def commit_texts(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, s
     return texts
 
 
-def commit_dates(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str]]:
-    """(author date, committer date), strict ISO 8601 with offsets, of many commits at once:
-    `rebase`, `cherry-pick` and GitHub's "Rebase and merge" keep the author date, so a copy
-    of a commit has it too."""
+def commit_dates(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, str, str]]:
+    """(author date, committer date, author e-mail, author name) of many commits at once,
+    dates in strict ISO 8601 with offsets: `rebase`, `cherry-pick` and GitHub's "Rebase and
+    merge" keep the author and author date, so a copy of a commit has them too."""
     if not shas:
         return {}
-    process = _log_of(repo, shas, "%H %aI %cI")
-    dates: dict[str, tuple[str, str]] = {}
+    process = _log_of(repo, shas, "%H %aI %cI %ae %an")
+    found: dict[str, tuple[str, str, str, str]] = {}
     for raw in process.stdout:
-        sha, authored, committed = (raw.decode("ascii", "replace").split() + ["", ""])[:3]
-        dates[sha] = (authored, committed)
+        sha, authored, committed, email, name = (_decode(raw).strip().split(" ", 4) + [""] * 4)[:5]
+        found[sha] = (authored, committed, email, name)
     with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
         process.wait()
-    return dates
+    return found
 
 
 @dataclass(frozen=True, slots=True)

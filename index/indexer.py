@@ -863,7 +863,9 @@ class Indexer:
     def _count_as_merged(self, number: int) -> None:
         """A PR this run counted open (or closed) that turned out landed counts as merged."""
         state = self._counted_as.pop(number, None)
-        if state is not None and state != "merged":
+        if state == "merged":
+            return  # counted merged already (GitHub's metadata said so)
+        if state is not None:
             setattr(self.summary, state, getattr(self.summary, state) - 1)
         self.summary.merged += 1
 
@@ -935,6 +937,9 @@ class Indexer:
                 continue
             row = min(fits, key=lambda r: (not _same_person(r), r["created_at"] or "", r["number"]))
             landed.add(row["number"])
+            self._count_as_merged(row["number"])
+            self.summary.commits -= min(1, self.summary.commits)
+            self.summary.rebased += source == "rebase"
             self.store.update_metadata(
                 row["number"],
                 {

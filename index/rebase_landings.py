@@ -18,7 +18,7 @@ where two PRs carry the same commits, the one whose author wrote them, else the 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from detector.evidence import identities
 from index.gitsource import HistoryCommit
@@ -29,24 +29,32 @@ MAX_OWN_COMMITS = 250  # a longer branch is not one PR's work (a fork's history,
 
 @dataclass(frozen=True, slots=True)
 class OwnCommit:
-    """A commit of a PR's own, with the dates its copies are found by."""
+    """A commit of a PR's own, with the dates and author its copies are found by."""
 
     sha: str
     authored_at: str  # kept by a rebase or cherry-pick
     committed_at: str  # a copy made from it is committed later
+    author_email: str = ""
+    author: str = ""
+
+
+_COMMIT, _FIELD = "\x1e", "\x1f"  # no name, e-mail or date holds them
 
 
 def encode_own_commits(commits: Iterable[OwnCommit]) -> str:
-    """`sha@author-date@commit-date` words, oldest first as given; "" for none."""
-    return " ".join(f"{c.sha}@{c.authored_at}@{c.committed_at}" for c in commits)
+    """Each commit's sha, dates, e-mail and name, oldest first as given; "" for none."""
+    return _COMMIT.join(
+        _FIELD.join((c.sha, c.authored_at, c.committed_at, c.author_email, c.author))
+        for c in commits
+    )
 
 
 def decode_own_commits(text: str | None) -> list[OwnCommit]:
     commits = []
-    for word in (text or "").split():
-        sha, authored, committed = (word.split("@") + ["", ""])[:3]
+    for word in (text or "").split(_COMMIT):
+        sha, authored, committed, email, name = (word.split(_FIELD) + [""] * 4)[:5]
         if sha and authored:
-            commits.append(OwnCommit(sha, authored, committed))
+            commits.append(OwnCommit(sha, authored, committed, email, name))
     return commits
 
 
@@ -99,7 +107,7 @@ def find_rebase_landings(
     for commit in commits:
         by_date.setdefault(commit.authored_at, []).append(commit)
     possible: list[tuple[UnlandedPull, list[list[TargetCommit]]]] = []
-    for pull in pulls:
+    for pull in map(_own_work, pulls):
         options = [
             [
                 c
@@ -140,6 +148,18 @@ def find_rebase_landings(
             )
         )
     return landings
+
+
+def _own_work(pull: UnlandedPull) -> UnlandedPull:
+    """The PR with only the commits its author wrote: a branch that carries other people's
+    commits (copies of theirs already landed, a stack on their PR) did not make them, and
+    their copies on the target are their own PRs' landings. Where the index knows no author,
+    all of them."""
+    mine = identities(pull.author, pull.author_email)
+    if not mine:
+        return pull
+    own = tuple(c for c in pull.commits if mine & identities(c.author, c.author_email))
+    return replace(pull, commits=own)
 
 
 def _copies(

@@ -501,7 +501,7 @@ def _packed_lines(conn: sqlite3.Connection) -> None:
 
 
 def _landings_by_rebase(conn: sqlite3.Connection) -> None:
-    """A PR's own commits, each with its author date (`own_commits`: `sha@date` words), so a
+    """A PR's own commits, each with its author, author date and commit date (`own_commits`), so a
     later run finds them copied onto a target by rebase or cherry-pick; and where a landing of
     several commits starts (`landing_base`: the first landed commit's parent). Rows of an older
     index get their own commits on the next `prdup index` (`Indexer.fill_own_commits`)."""

@@ -64,7 +64,7 @@ class ChangeRecord:
     status: str = "indexed"  # "indexed" | "skipped" | "metadata-only"
     skip_reason: str | None = None
     truncated: bool = False
-    # A PR's own commits (on no branch when read) as `sha@author-date` words, "" for none.
+    # A PR's own commits (on no branch when read), as `index.rebase_landings` encodes them.
     own_commits: str | None = None
     landing_base: str | None = None  # where a landing of several commits starts
     issues: tuple[str, ...] = ()

@@ -190,3 +190,36 @@ def test_a_pr_rebased_onto_a_maintained_branch_by_a_merge_tool_and_merged_up_is_
     assert code == 1, err
     best = json.loads(out)["findings"][0]
     assert (best["pr"], best["verdict"], best["commit"]) == (5, "already-merged", landing)
+
+
+def test_a_branch_carrying_another_authors_landed_commits_lands_only_its_own(tmp_path: Path):
+    """PR 7's branch carries copies of PR 5's two commits (Ann's) under its own one (Bob's),
+    and all three were rebased onto main: PR 5 landed by its copies, PR 7 by its own commit;
+    Ann's copies are not Bob's work."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Add the config reader", {"config.py": CONFIG})
+    ann = builder.pr_branch(
+        5,
+        [
+            ("Read config files as UTF-8", {"config.py": STEP_1}),
+            ("Skip blank lines and strip keys", {"config.py": STEP_2}),
+        ],
+        author="Ann",
+        email="ann@example.org",
+    )
+    builder.pr_branch(7, [("Add dump()", {"config.py": STEP_3})], start=ann, author="Bob")
+    builder.commit("Unrelated docs", {"README.md": "Config reader.\n"})
+    builder.merge_pr(7, how="rebase")  # Ann's two commits and Bob's, copied onto main
+    for number in (5, 7):
+        builder.delete_pr_branch(number)
+    db = tmp_path / "index.db"
+
+    summary = index_repository(builder.path, db_path=db)
+
+    copies = landed_copies(builder)
+    assert (change(db, 5)["merge_commit"], change(db, 5)["landing_base"]) == (
+        copies[1],
+        builder.head(f"{copies[0]}^"),
+    )
+    assert (change(db, 7)["merge_commit"], change(db, 7)["landing_base"]) == (copies[2], None)
+    assert "2 merged PRs (2 landed by rebase or cherry-pick), 0 open" in summary.line()
