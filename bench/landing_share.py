@@ -90,8 +90,13 @@ def github_merged_share(clone: Path, db: Path, prs_json: Path) -> dict[str, obje
     }
 
 
-def rebase_truth(clone: Path, db: Path, target: str) -> dict[str, object]:
+def rebase_truth(
+    clone: Path, db: Path, target: str, truth_from: Path | None = None
+) -> dict[str, object]:
     index = indexed_prs(db)
+    if truth_from is not None:  # git's answer saved by an earlier run on the same clone
+        landed_by_rebase = json.loads(truth_from.read_text())["rebase"]["landed_by_rebase"]
+        return _rebase_share(target, landed_by_rebase, index)
     tip = git(clone, "rev-parse", "--verify", f"{target}^{{commit}}").strip()
     landed_by_rebase: list[int] = []
     for number, head in sorted(pull_heads(clone).items()):
@@ -105,6 +110,12 @@ def rebase_truth(clone: Path, db: Path, target: str) -> dict[str, object]:
         marks = [line for line in marks if line]
         if marks and len(marks) == len(own) and all(line.startswith("- ") for line in marks):
             landed_by_rebase.append(number)
+    return _rebase_share(target, landed_by_rebase, index)
+
+
+def _rebase_share(
+    target: str, landed_by_rebase: list[int], index: dict[int, tuple[str, str | None, str | None]]
+) -> dict[str, object]:
     known = [n for n in landed_by_rebase if index.get(n, ("", None, None))[0] == "merged"]
     with_landing = [n for n in known if index[n][1]]
     return {
@@ -116,6 +127,7 @@ def rebase_truth(clone: Path, db: Path, target: str) -> dict[str, object]:
             round(len(with_landing) / len(landed_by_rebase), 4) if landed_by_rebase else None
         ),
         "missed": [n for n in landed_by_rebase if n not in with_landing],
+        "landed_by_rebase": landed_by_rebase,
     }
 
 
@@ -126,13 +138,16 @@ def main() -> int:
     parser.add_argument("--prs-json", type=Path)
     parser.add_argument("--rebase-truth", action="store_true")
     parser.add_argument("--target", default="HEAD")
+    parser.add_argument(
+        "--truth-from", type=Path, help="reuse git's answer saved in an earlier --out file"
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     result: dict[str, object] = {"clone": args.clone.name}
     if args.prs_json:
         result["github_merged"] = github_merged_share(args.clone, args.db, args.prs_json)
     if args.rebase_truth:
-        result["rebase"] = rebase_truth(args.clone, args.db, args.target)
+        result["rebase"] = rebase_truth(args.clone, args.db, args.target, args.truth_from)
     text = json.dumps(result, indent=1)
     print(text)
     if args.out:
