@@ -2,17 +2,18 @@
 
 "Rebase and merge", `git rebase` and `git cherry-pick` give each commit a new sha and
 committer, but keep its author, author date and patch. So a PR's commits (those of its head
-that no branch held when it was read) are looked for among the target's direct commits with
-the same author date, and each pair is confirmed by git's own patch identity
+that no branch held when it was read, and that its author wrote: a branch that carries other
+people's commits did not make them) are looked for among the commits of the targets' history
+with the same author date, and each pair is confirmed by git's own patch identity
 (`git patch-id --stable`, what `git cherry` compares). A PR every one of whose commits is on
-the target that way landed there; its landing is the target commit that completes it (the
+one target that way landed there; its landing is the target commit that completes it (the
 last of them), and its landed change starts at the parent of the first.
 
 Only a target commit made after the PR was opened, and after the PR's own commit, counts: an
 older one with the same patch is an earlier change (as for landings by a whole-patch match),
 and a backport's cherry-picks of commits already on the target are copies made from them, not
-the other way round. A target commit lands one PR:
-where two PRs carry the same commits, the one whose author wrote them, else the first opened.
+the reverse. A target commit lands one PR: where two PRs carry the same commits, the one whose
+author wrote them, else the first opened.
 """
 
 from __future__ import annotations
