@@ -139,6 +139,7 @@ class Indexer:
         self._own_commits: dict[str, str] = {}  # PR head -> its own commits, encoded
         self._landing_merges: dict[str, tuple[str, str]] = {}  # PR head -> its merge, its date
         self._counted_as: dict[int, str] = {}  # PR number -> the state this run counted it in
+        self.own_commits_filled = False  # PRs of an older index got their own commits
         # Target commits by file count, for PRs read in part (`_may_have_landed_whole`).
         self._commits_by_file_count: dict[int, list[int]] | None = None
         # The file sets of the target commits this run wrote (`identify_landed_in_part`).
@@ -678,6 +679,7 @@ class Indexer:
         heads = list(dict.fromkeys(row["head_sha"] for row in rows))
         dated = _dated_own_commits(self.repo, ForkPoints(self.repo, targets, heads), heads)
         self.store.set_own_commits((row["id"], dated.get(row["head_sha"], "")) for row in rows)
+        self.own_commits_filled = True
 
     def match_landings_off_the_line(self, targets: list[str]) -> None:
         """PRs with no landing yet whose landing git holds elsewhere than on a target's
@@ -1398,7 +1400,8 @@ def index_repository(
         indexer.fill_author_emails()
         indexer.identify_landed_in_part()
         indexer.fill_own_commits(names)
-        indexer.match_landings_off_the_line(names)
+        if indexer.changed or indexer.own_commits_filled:  # else no history is read
+            indexer.match_landings_off_the_line(names)
         indexer.match_rebased()
         indexer.match_closing()
         if indexer.changed:
