@@ -223,3 +223,19 @@ def test_a_branch_carrying_another_authors_landed_commits_lands_only_its_own(tmp
     )
     assert (change(db, 7)["merge_commit"], change(db, 7)["landing_base"]) == (copies[2], None)
     assert "2 merged PRs (2 landed by rebase or cherry-pick), 0 open" in summary.line()
+
+
+def test_an_index_that_recorded_no_own_commits_finds_a_rebase_landing_on_its_next_run(
+    story: RepoBuilder, tmp_path: Path
+):
+    """An index written before PRs' own commits were recorded (the column empty) records them
+    on its next run, and a landing by rebase that this run reads is found."""
+    db = tmp_path / "index.db"
+    index_repository(story.path, db_path=db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE changes SET own_commits = NULL")
+    story.merge_pr(5, how="rebase")
+
+    index_repository(story.path, db_path=db)
+
+    assert change(db, 5)["merge_commit"] == story.head("main")
