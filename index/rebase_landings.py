@@ -103,12 +103,14 @@ def find_rebase_landings(
     pulls: Iterable[UnlandedPull], commits: Iterable[TargetCommit], patch_ids: PatchIds
 ) -> list[RebaseLanding]:
     """The PRs all of whose own commits have a copy on a target (same author date, same
-    patch), each target commit credited to one PR."""
+    patch), each target commit credited to one PR: of a branch that carries other people's
+    commits, only its author's are credited to it (and the others need a copy too)."""
     by_date: dict[str, list[TargetCommit]] = {}
     for commit in commits:
         by_date.setdefault(commit.authored_at, []).append(commit)
-    possible: list[tuple[UnlandedPull, list[list[TargetCommit]]]] = []
-    for pull in map(_own_work, pulls):
+    possible: list[tuple[UnlandedPull, list[list[TargetCommit]], list[list[TargetCommit]]]] = []
+    for pull in pulls:
+        mine = _own_work(pull)
         options = [
             [
                 c
@@ -117,14 +119,16 @@ def find_rebase_landings(
                 and not earlier(c.committed_at, own.committed_at)
                 and c.landed_for in (None, pull.number)
             ]
-            for own in pull.commits
+            for own in mine.commits
         ]
-        if pull.commits and all(options):
-            possible.append((pull, options))
+        carried = [by_date.get(c.authored_at, []) for c in pull.commits if c not in mine.commits]
+        if mine.commits and all(options) and all(carried):
+            possible.append((pull, options, carried))
     if not possible:
         return []
-    wanted = {own.sha for pull, _ in possible for own in pull.commits}
-    wanted |= {c.sha for _, options in possible for found in options for c in found}
+    wanted = {own.sha for pull, _, _ in possible for own in pull.commits}
+    for _, options, carried in possible:
+        wanted |= {c.sha for found in (*options, *carried) for c in found}
     identity = patch_ids(sorted(wanted))
     landings: list[RebaseLanding] = []
     taken: set[str] = set()
@@ -137,8 +141,14 @@ def find_rebase_landings(
             item[0].number,
         ),
     )
-    for pull, options in in_order:
-        copies = _copies(pull, options, identity, taken)
+    for pull, options, carried in in_order:
+        others = [c for c in pull.commits if c not in _own_work(pull).commits]
+        if not all(
+            any(identity.get(c.sha) == identity.get(own.sha) for c in found)
+            for own, found in zip(others, carried, strict=True)
+        ):
+            continue  # a carried commit is not on the target: the branch did not land whole
+        copies = _copies(_own_work(pull), options, identity, taken)
         if copies is None:
             continue
         taken.update(c.sha for c in copies)

@@ -239,3 +239,25 @@ def test_an_index_that_recorded_no_own_commits_finds_a_rebase_landing_on_its_nex
     index_repository(story.path, db_path=db)
 
     assert change(db, 5)["merge_commit"] == story.head("main")
+
+
+def test_a_pr_whose_authors_commit_landed_but_not_the_commit_it_carries_is_not_landed(
+    tmp_path: Path,
+):
+    """PR 8 carries Ann's unlanded commit under Bob's own one; only Bob's was cherry-picked to
+    main: the change PR 8 proposes did not land."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Add the config reader", {"config.py": CONFIG})
+    ann = builder.pr_branch(
+        4, [("Read config files as UTF-8", {"config.py": STEP_1})], author="Ann", email="a@x.org"
+    )
+    builder.pr_branch(8, [("Add dump()", {"dump.py": "DUMP = 1\n"})], start=ann, author="Bob")
+    builder.commit("Unrelated docs", {"README.md": "Config reader.\n"})
+    builder.git("cherry-pick", builder.head("refs/pull/8/head"))
+    for number in (4, 8):
+        builder.delete_pr_branch(number)
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert change(db, 8)["merge_commit"] is None
