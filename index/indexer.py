@@ -742,7 +742,7 @@ class Indexer:
         for landed in found:
             merge = merges.get(landed.number)
             landing = merge or landed.landing
-            several = merge is None and len(landed.copies) > 1
+            several = merge is None and landed.start != landed.landing.parent
             self._record_landing(
                 landed.number,
                 landing,

@@ -155,10 +155,21 @@ def find_rebase_landings(
         ordered = tuple(sorted(copies, key=_target_order))
         landings.append(
             RebaseLanding(
-                number=pull.number, landing=ordered[-1], start=ordered[0].parent, copies=ordered
+                number=pull.number, landing=ordered[-1], start=_run_start(ordered), copies=ordered
             )
         )
     return landings
+
+
+def _run_start(ordered: tuple[TargetCommit, ...]) -> str | None:
+    """Where the landed change starts: the parent of the first copy of the unbroken run of
+    copies that ends at the landing. Copies with other commits between them (landed in
+    several goes) would make a range that holds those commits too, which are not this PR's
+    work; the landing's own run is what is replayed."""
+    first = len(ordered) - 1
+    while first > 0 and ordered[first].parent == ordered[first - 1].sha:
+        first -= 1
+    return ordered[first].parent
 
 
 def _own_work(pull: UnlandedPull) -> UnlandedPull:

@@ -261,3 +261,36 @@ def test_a_pr_whose_authors_commit_landed_but_not_the_commit_it_carries_is_not_l
     index_repository(builder.path, db_path=db)
 
     assert change(db, 8)["merge_commit"] is None
+
+
+def test_a_landing_in_several_goes_replays_only_the_run_that_completes_it():
+    """Copies of a PR's three commits landed as c1, then someone else's x, then c2 and c3: the
+    landed change replayed is the run c2, c3 (from c2's parent), never a range holding x."""
+    from index.rebase_landings import (
+        OwnCommit,
+        TargetCommit,
+        UnlandedPull,
+        find_rebase_landings,
+    )
+
+    own = [
+        OwnCommit(f"p{i}", f"2024-01-0{i}T00:00:00+00:00", "2024-01-05T00:00:00+00:00")
+        for i in (1, 2, 3)
+    ]
+    pull = UnlandedPull(7, "2024-01-05T00:00:00+00:00", None, None, tuple(own))
+
+    def copy(row: int, sha: str, parent: str, of: int) -> TargetCommit:
+        authored = f"2024-01-0{of}T00:00:00+00:00" if of else "2023-12-01T00:00:00+00:00"
+        return TargetCommit(row, sha, parent, authored, f"2024-02-0{row}T00:00:00+00:00", "main")
+
+    commits = [
+        copy(1, "c1", "b", 1),
+        copy(2, "x", "c1", 0),
+        copy(3, "c2", "x", 2),
+        copy(4, "c3", "c2", 3),
+    ]
+    same_patch = {"p1": "A", "c1": "A", "p2": "B", "c2": "B", "p3": "C", "c3": "C", "x": "X"}
+    [landed] = find_rebase_landings([pull], commits, lambda shas: same_patch)
+
+    assert (landed.landing.sha, landed.start) == ("c3", "x")
+    assert [c.sha for c in landed.copies] == ["c1", "c2", "c3"]
