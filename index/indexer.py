@@ -777,7 +777,7 @@ class Indexer:
             return
         pairs = [(c.sha, c.parent) for found in wanted.values() for c, _ in found if c.parent]
         lines: dict[str, set[tuple[str, int]]] = {}
-        for sha, diff in gitsource.diff_pairs(self.repo, list(dict.fromkeys(pairs))):
+        for sha, diff in self._readable_diffs(list(dict.fromkeys(pairs))):
             with contextlib.suppress(NotADiff):
                 change = parse_stored(diff, self.settings, self.settings.max_changed_lines)
                 lines[sha] = {
@@ -794,6 +794,23 @@ class Indexer:
             named = next((item for item in ordered if own & lines.get(item[0].sha, set())), None)
             if named is not None:
                 self._record_landing(number, named[0], named[1], None)
+
+    def _readable_diffs(self, pairs: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+        """`gitsource.diff_pairs`, going on after a pair git cannot diff (a snapshot or partial
+        clone that lacks a blob): that pair is left out."""
+        remaining = pairs
+        while remaining:
+            position = {head: i for i, (head, _) in enumerate(remaining)}
+            last = -1
+            try:
+                for head, diff in gitsource.diff_pairs(self.repo, remaining):
+                    last = position[head]
+                    yield head, diff
+                return
+            except git.GitCommandError as error:
+                if not gitsource.is_missing_object(error):
+                    raise
+                remaining = remaining[last + 2 :]
 
     def _record_landing(
         self, number: int, landing: TargetCommit, source: str, start: str | None
