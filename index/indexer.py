@@ -719,8 +719,17 @@ class Indexer:
             for row in unlanded
             if row["own_commits"]
         ]
+        # A commit that already lands a PR (its merge or squash) is no copy of another's.
+        landings = {
+            sha
+            for row in self.store.query(
+                "SELECT sha, merge_commit FROM changes WHERE kind = 'pr' AND state = 'merged'"
+            )
+            for sha in (row["sha"], row["merge_commit"])
+            if sha
+        }
         history = self._history_off_the_line(
-            targets, pulls, {row["number"] for row in unlanded}, {c.sha for c in commits}
+            targets, pulls, {row["number"] for row in unlanded}, {c.sha for c in commits} | landings
         )
         landed = self.match_rebased_commits(pulls, [*commits, *history.copies], history.merges)
         self._land_named([row for row in unlanded if row["number"] not in landed], history.naming)

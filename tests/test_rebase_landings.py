@@ -294,3 +294,22 @@ def test_a_landing_in_several_goes_replays_only_the_run_that_completes_it():
 
     assert (landed.landing.sha, landed.start) == ("c3", "x")
     assert [c.sha for c in landed.copies] == ["c1", "c2", "c3"]
+
+
+def test_a_squash_that_lands_one_pr_is_no_copy_for_another_with_the_same_commit(tmp_path: Path):
+    """PR 5's commit was picked onto main as `Fix parsing (#5)` (keeping its author date and
+    patch); PR 6, opened later from the same commit, is not landed by #5's landing."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Add the config reader", {"config.py": CONFIG})
+    head = builder.pr_branch(5, [("Fix parsing", {"config.py": STEP_2})])
+    builder.commit("Unrelated docs", {"README.md": "Config reader.\n"})
+    builder.git("cherry-pick", head)
+    builder.git("commit", "-q", "--amend", "-m", "Fix parsing (#5)")
+    builder.git("update-ref", "refs/pull/6/head", head)
+    builder.delete_pr_branch(5)
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert change(db, 5)["merge_commit"] == builder.head("main")
+    assert change(db, 6)["merge_commit"] is None
