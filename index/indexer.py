@@ -693,16 +693,7 @@ class Indexer:
         if not unlanded:
             return
         commits = [
-            TargetCommit(
-                change_id=row["id"],
-                sha=row["sha"],
-                parent=row["base_sha"],
-                authored_at=row["created_at"],
-                committed_at=row["merged_at"],
-                target=row["target"],
-                author=row["author"],
-                author_email=row["author_email"],
-            )
+            TargetCommit.from_row(row)
             for row in self.store.query(
                 "SELECT id, sha, base_sha, created_at, merged_at, target, author, author_email "
                 "FROM changes WHERE kind = 'commit' AND created_at IS NOT NULL"
@@ -796,9 +787,11 @@ class Indexer:
                     for h in hashes
                 }
         ids = {row["number"]: row["id"] for row in unlanded}
+        pr_lines: dict[int, set[tuple[str, int]]] = {}
+        for change_id, _, side, line_hash in self.store.line_rows([ids[n] for n in wanted]):
+            pr_lines.setdefault(change_id, set()).add((side, line_hash))
         for number, found in wanted.items():
-            pr_id = ids[number]
-            own = {(side, h) for _, _, side, h in self.store.line_rows([pr_id])}
+            own = pr_lines.get(ids[number], set())
             ordered = sorted(found, key=lambda item: instant_or_zero(item[0].committed_at))
             named = next((item for item in ordered if own & lines.get(item[0].sha, set())), None)
             if named is not None:
@@ -859,16 +852,7 @@ class Indexer:
             lines.add(commit)
             if commit.sha in rows:
                 continue
-            as_target = TargetCommit(
-                change_id=None,
-                sha=commit.sha,
-                parent=commit.parents[0] if commit.parents else None,
-                authored_at=commit.authored_at,
-                committed_at=commit.committed_at,
-                target=commit.target,
-                author=commit.author,
-                author_email=commit.author_email,
-            )
+            as_target = TargetCommit.from_history(commit)
             number, how = landing_pr(commit.subject)
             if how == "merge-commit" and len(commit.parents) < 2:
                 number = None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from detector.evidence import identities
 from index.gitsource import HistoryCommit
@@ -74,6 +75,35 @@ class TargetCommit:
     author_email: str | None = None
     landed_for: int | None = None  # the PR whose landing brought it, off the first-parent line
 
+    @classmethod
+    def from_row(cls, row: Any) -> TargetCommit:
+        """A direct commit's index row (its `created_at` is the author date, `merged_at` the
+        commit date)."""
+        return cls(
+            change_id=row["id"],
+            sha=row["sha"],
+            parent=row["base_sha"],
+            authored_at=row["created_at"],
+            committed_at=row["merged_at"],
+            target=row["target"],
+            author=row["author"],
+            author_email=row["author_email"],
+        )
+
+    @classmethod
+    def from_history(cls, commit: HistoryCommit) -> TargetCommit:
+        """A commit of a target's history that no row holds."""
+        return cls(
+            change_id=None,
+            sha=commit.sha,
+            parent=commit.parents[0] if commit.parents else None,
+            authored_at=commit.authored_at,
+            committed_at=commit.committed_at,
+            target=commit.target,
+            author=commit.author,
+            author_email=commit.author_email,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class UnlandedPull:
@@ -97,6 +127,7 @@ class RebaseLanding:
 
 
 PatchIds = Callable[[list[str]], Mapping[str, str]]
+Carried = tuple[OwnCommit, list[TargetCommit]]  # a commit a branch carries, its possible copies
 
 
 def find_rebase_landings(
@@ -108,7 +139,7 @@ def find_rebase_landings(
     by_date: dict[str, list[TargetCommit]] = {}
     for commit in commits:
         by_date.setdefault(commit.authored_at, []).append(commit)
-    possible: list[tuple[UnlandedPull, list[list[TargetCommit]], list[list[TargetCommit]]]] = []
+    possible: list[tuple[UnlandedPull, UnlandedPull, list[list[TargetCommit]], list[Carried]]] = []
     for pull in pulls:
         mine = _own_work(pull)
         options = [
@@ -121,14 +152,17 @@ def find_rebase_landings(
             ]
             for own in mine.commits
         ]
-        carried = [by_date.get(c.authored_at, []) for c in pull.commits if c not in mine.commits]
-        if mine.commits and all(options) and all(carried):
-            possible.append((pull, options, carried))
+        carried = [
+            (c, by_date.get(c.authored_at, [])) for c in pull.commits if c not in mine.commits
+        ]
+        if mine.commits and all(options) and all(found for _, found in carried):
+            possible.append((pull, mine, options, carried))
     if not possible:
         return []
-    wanted = {own.sha for pull, _, _ in possible for own in pull.commits}
-    for _, options, carried in possible:
-        wanted |= {c.sha for found in (*options, *carried) for c in found}
+    wanted = {own.sha for pull, _, _, _ in possible for own in pull.commits}
+    for _, _, options, carried in possible:
+        wanted |= {c.sha for found in options for c in found}
+        wanted |= {c.sha for _, found in carried for c in found}
     identity = patch_ids(sorted(wanted))
     landings: list[RebaseLanding] = []
     taken: set[str] = set()
@@ -136,19 +170,18 @@ def find_rebase_landings(
     in_order = sorted(
         possible,
         key=lambda item: (
-            not _wrote_copies(item[0], item[1]),
+            not _wrote_copies(item[0], item[2]),
             item[0].created_at or "",
             item[0].number,
         ),
     )
-    for pull, options, carried in in_order:
-        others = [c for c in pull.commits if c not in _own_work(pull).commits]
+    for pull, mine, options, carried in in_order:
         if not all(
             any(identity.get(c.sha) == identity.get(own.sha) for c in found)
-            for own, found in zip(others, carried, strict=True)
+            for own, found in carried
         ):
             continue  # a carried commit is not on the target: the branch did not land whole
-        copies = _copies(_own_work(pull), options, identity, taken)
+        copies = _copies(mine, options, identity, taken)
         if copies is None:
             continue
         taken.update(c.sha for c in copies)
