@@ -1,6 +1,7 @@
 """prdup's command line: parse arguments, call one library function, render the result.
 
-Exit codes: 0 nothing found, 1 findings, 2 an error (one line on stderr, never a traceback).
+Exit codes: 0 nothing that fails, 1 a finding whose verdict --fail-on names, 2 an error (one line
+on stderr, never a traceback), 3 stopped by GitHub's rate limit with what was read kept.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import click
 
 from prdup.cli_support import (
     EXIT_FINDINGS,
+    PR_NUMBER,
     db_option,
+    fail_on_option,
     github_option,
     handles_errors,
     min_score_option,
@@ -98,11 +101,11 @@ def index(
 @click.argument("rev", required=False)
 @repo_option
 @db_option
-@click.option("--pr", type=int, help="Check an indexed PR instead of a branch.")
+@click.option("--pr", type=PR_NUMBER, help="Check an indexed PR instead of a branch.")
 @click.option(
     "--diff",
     "diff_file",
-    type=click.File("rb"),
+    metavar="FILE|-",
     help="Check a patch file, or - for stdin.",
 )
 @click.option("--target", help="Target branch (default: the indexed one).")
@@ -116,24 +119,27 @@ def index(
 )
 @click.option("--top", type=int, default=None, help="Show at most K findings [default: 5].")
 @min_score_option("Hide findings scoring below S [default: 0.7]; 0 lists every candidate.")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@fail_on_option("a shown finding")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 whatever is found (--fail-on none).")
 @handles_errors
 def check(
     rev: str | None,
     repo_path: Path,
     db_path: Path | None,
     pr: int | None,
-    diff_file: Any,
+    diff_file: str | None,
     target: str | None,
     output: str,
     top: int | None,
     min_score: float | None,
+    fail_on: tuple[str, ...] | None,
     exit_zero: bool,
 ) -> None:
     """Say whether an earlier PR already covers this change (default: HEAD vs the target).
 
-    Exits 1 with findings (0 with --exit-zero), 0 when nothing covers it and when there is
-    nothing to compare (no commits beyond the target, only binary or lockfile changes).
+    Exits 1 when a shown finding's verdict is one --fail-on names (by default: already done,
+    or made by another PR), 0 otherwise and when there is nothing to compare (no commits
+    beyond the target, only binary or lockfile changes), 2 on errors.
     """
     from index.config import load_settings
     from prdup import render
@@ -141,17 +147,16 @@ def check(
 
     if sum(x is not None for x in (rev, pr, diff_file)) > 1:
         raise click.UsageError("give one of REV, --pr N or --diff FILE")
-    from index.decoding import decode_text
     from index.errors import BadDiff, UnknownPullRequest
 
-    settings = load_settings(_work_tree(repo_path), min_score=min_score, top=top)
+    settings = load_settings(_work_tree(repo_path), min_score=min_score, top=top, fail_on=fail_on)
     try:
         result = run_check(
             repo_path,
             db_path=db_path,
             rev=rev,
             pr=pr,
-            diff_text=decode_text(diff_file.read()) if diff_file is not None else None,
+            diff_text=_read_patch(diff_file) if diff_file is not None else None,
             target=target,
             settings=settings,
         )
@@ -171,8 +176,27 @@ def check(
         _check_for_ci(result, shown, output, repo_path, db_path, settings)
     else:
         click.echo(render.to_text(result.query, shown))
-    if shown and not exit_zero:
+    if any(settings.fails_on(finding.verdict) for finding in shown) and not exit_zero:
         sys.exit(EXIT_FINDINGS)
+
+
+def _read_patch(diff_file: str) -> str:
+    """The patch's text; a missing file or a closed standard input (a CI step's) says so."""
+    from index.decoding import decode_text
+    from index.errors import BadDiff
+
+    if diff_file == "-":
+        stdin = sys.stdin.buffer if sys.stdin is not None else None
+        try:
+            if stdin is None:
+                raise OSError("it is closed")
+            return decode_text(stdin.read())
+        except (OSError, ValueError) as error:
+            raise BadDiff(f"cannot read the patch from standard input: {error}") from None
+    try:
+        return decode_text(Path(diff_file).read_bytes())
+    except OSError as error:
+        raise BadDiff(f"cannot read the patch {diff_file}: {error.strerror}") from None
 
 
 def _check_for_ci(
@@ -197,7 +221,7 @@ def _check_for_ci(
 
 
 @main.command()
-@click.argument("number", type=int)
+@click.argument("number", type=PR_NUMBER)
 @repo_option
 @db_option
 @click.option("--format", "output", type=click.Choice(["text", "json"]), default="text")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from detector.evidence import VERDICT_ORDER
 from index.errors import BadConfig
 
 # Files whose diffs say nothing about the change a person made: they are regenerated, vendored
@@ -42,6 +43,11 @@ DEFAULT_IGNORE = (
     "dist/*",
 )
 
+# The verdicts that fail a job (exit 1) unless `fail_on` says otherwise: the change is already
+# done, or another PR makes it. A partial or nearby finding is worth reading, not a red job.
+DEFAULT_FAIL_ON = ("already-merged", "duplicate", "covered")
+NEVER_FAIL = "none"
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -64,6 +70,11 @@ class Settings:
     # A remote to fetch the PR heads a replay needs from, where the clone lacks them (a CI
     # runner fetches only the PR heads that changed); "" never fetches.
     fetch_remote: str = ""
+    fail_on: tuple[str, ...] = DEFAULT_FAIL_ON
+
+    def fails_on(self, verdict: str) -> bool:
+        """Whether a shown finding with this verdict makes the command exit 1."""
+        return verdict in self.fail_on
 
     def is_ignored(self, path: str) -> str | None:
         """The pattern that ignores `path`, or None."""
@@ -153,7 +164,14 @@ def load_settings(work_tree: Path | None, **flags: Any) -> Settings:
         raise BadConfig(f"unknown setting {', '.join(sorted(unknown_flags))}")
     for name, value in given.items():
         _check_ranges({name: value}, "--" + name.replace("_", "-"))
-    return replace(settings, **from_env, **given)
+    return _without_never(replace(settings, **from_env, **given))
+
+
+def _without_never(settings: Settings) -> Settings:
+    """`fail_on = "none"` is the empty set, written so it can be given as a flag."""
+    if settings.fail_on == (NEVER_FAIL,):
+        return replace(settings, fail_on=())
+    return settings
 
 
 # Values outside these hide every finding or break every check without saying so.
@@ -169,6 +187,8 @@ _RANGES: dict[str, tuple[float, float | None, str]] = {
 
 def _check_ranges(values: dict[str, Any], source: str) -> None:
     for name, value in values.items():
+        if name == "fail_on":
+            _check_verdicts(value, source)
         if name not in _RANGES:
             continue
         low, high, valid = _RANGES[name]
@@ -179,6 +199,20 @@ def _check_ranges(values: dict[str, Any], source: str) -> None:
                 else f"{source}: {name} = {value!r}"
             )
             raise BadConfig(f"{given} is out of range; expected {valid}")
+
+
+def _check_verdicts(verdicts: tuple[str, ...], source: str) -> None:
+    """Verdict names only, or "none" alone: a misspelt verdict would silently never fail."""
+    unknown = sorted(set(verdicts) - set(VERDICT_ORDER) - {NEVER_FAIL})
+    if unknown or (NEVER_FAIL in verdicts and len(verdicts) > 1):
+        given = ",".join(verdicts)
+        where = f"{source} {given!r}"
+        if not source.startswith("--"):
+            where = f"{source}: fail_on = {given!r}"
+        raise BadConfig(
+            f"{where} is not a list of verdicts; expected some of "
+            f"{', '.join(VERDICT_ORDER)}, or {NEVER_FAIL}"
+        )
 
 
 def default_settings() -> Settings:

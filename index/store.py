@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from index import line_postings, line_sets, rarity
-from index.errors import IndexCorrupt, IndexLocked, IndexMissing, IndexReadOnly, NotAnIndex
+from index.errors import (
+    IndexCorrupt,
+    IndexDiskFull,
+    IndexLocked,
+    IndexMissing,
+    IndexReadOnly,
+    NotAnIndex,
+)
 from index.file_holders import processes_holding
 from index.line_sets import LineSet
 from index.packed import pack_counts, packed_words, squeeze, unpack_counts, unsqueeze
@@ -82,6 +89,12 @@ def _translate(error: sqlite3.DatabaseError, path: Path) -> Exception:
         return IndexLocked(
             f"{path}: the index is locked for writing; {who}; wait for it and run again"
         )
+    if "disk is full" in message:
+        # SQLite rolls the batch back: the index holds every batch written before it.
+        return IndexDiskFull(
+            f"{path}: the disk is full ({_free_space(path.parent)} free); the index keeps what "
+            "was written before: free some space and run again"
+        )
     read_only = read_only_reason(path)
     if "readonly" in message or (read_only and "unable to open" in message):
         return IndexReadOnly(
@@ -98,6 +111,14 @@ def _translate(error: sqlite3.DatabaseError, path: Path) -> Exception:
     return IndexCorrupt(
         f"{path}: the index file is damaged ({error}); delete it and run 'prdup index' again"
     )
+
+
+def _free_space(folder: Path) -> str:
+    try:
+        stats = os.statvfs(folder)
+    except OSError:
+        return "unknown space"
+    return f"{stats.f_bavail * stats.f_frsize / 2**20:.0f} MB"
 
 
 def _has_sqlite_header(path: Path) -> bool:
@@ -263,11 +284,17 @@ class IndexStore:
             try:
                 yield
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._roll_back()
                 raise
             self.conn.execute("COMMIT")
         except sqlite3.DatabaseError as error:
             raise _translate(error, self.path) from None
+
+    def _roll_back(self) -> None:
+        # SQLite has already rolled back after some errors (a full disk): a second ROLLBACK
+        # would fail and hide the error that matters.
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     def _write(self, action: Any) -> Any:
         if self.conn.in_transaction:  # inside a batch: it commits
@@ -280,7 +307,7 @@ class IndexStore:
             try:
                 result = action()
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._roll_back()
                 raise
             self.conn.execute("COMMIT")
             return result

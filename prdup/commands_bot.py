@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from prdup.cli_support import (
+    PR_NUMBER,
     db_option,
     github_option,
     handles_errors,
@@ -22,7 +23,9 @@ from prdup.cli_support import (
 
 
 @click.command("comment")
-@click.option("--pr", "number", type=int, required=True, help="The pull request to comment on.")
+@click.option(
+    "--pr", "number", type=PR_NUMBER, required=True, help="The pull request to comment on."
+)
 @repo_option
 @db_option
 @github_option("Where to post (default: $GITHUB_REPOSITORY).")
@@ -117,7 +120,7 @@ def comment(
 @db_option
 @github_option("The repository whose PRs to ask about (default: $GITHUB_REPOSITORY).")
 @click.option(
-    "--pr", "always", type=int, multiple=True, help="Fetch this PR's head too; repeatable."
+    "--pr", "always", type=PR_NUMBER, multiple=True, help="Fetch this PR's head too; repeatable."
 )
 @click.option("--open", "open_prs", is_flag=True, help="Fetch every open PR's head too.")
 @handles_errors

@@ -12,6 +12,7 @@ from index.config import Settings
 from prdup.cli_support import (
     EXIT_FINDINGS,
     db_option,
+    fail_on_option,
     github_option,
     handles_errors,
     min_score_option,
@@ -55,7 +56,8 @@ FORMATS = ("text", "json", "markdown", "html")
     "Link PR numbers in the HTML report to this repository's PRs (default: "
     "$GITHUB_REPOSITORY, else the repository `prdup index --github` imported)."
 )
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are groups.")
+@fail_on_option("a swept PR's finding")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 whatever is found (--fail-on none).")
 @handles_errors
 def sweep(
     repo_path: Path,
@@ -67,17 +69,19 @@ def sweep(
     limit: int | None,
     full: bool,
     github_repo: str | None,
+    fail_on: tuple[str, ...] | None,
     exit_zero: bool,
 ) -> None:
     """Check every open PR against merged and open PRs; report duplicate groups and done PRs.
 
-    Exits 1 when there is a group or an already-done PR, 0 when there is none, 2 on errors.
+    Exits 1 when a swept PR's finding has a verdict --fail-on names (by default: a PR already
+    done, or in a duplicate group), 0 otherwise, 2 on errors.
     """
     from index.config import load_settings
     from prdup.sweep import stderr_progress
     from prdup.sweep import sweep as run_sweep
 
-    settings = load_settings(work_tree(repo_path), min_score=min_score)
+    settings = load_settings(work_tree(repo_path), min_score=min_score, fail_on=fail_on)
     if out_path is not None:
         check_writable(out_path)  # before the sweep, which can take minutes
     result = run_sweep(
@@ -99,7 +103,7 @@ def sweep(
         click.echo(f"{summary_line(result)} -> {out_path}", err=True)
     else:
         click.echo(report)
-    if (result.groups or result.already_done) and not exit_zero:
+    if any(settings.fails_on(verdict) for verdict in result.verdicts()) and not exit_zero:
         raise SystemExit(EXIT_FINDINGS)
 
 

@@ -171,6 +171,17 @@ class SweepResult:
             ]
         return max(found, key=lambda f: f.score, default=None)
 
+    def verdicts(self) -> set[str]:
+        """The verdicts of what the report shows: each done PR's, and each closable PR's link to
+        the PR its group keeps. What `--fail-on` is checked against."""
+        shown = {"already-merged"} if self.already_done else set()
+        for group in self.groups:
+            for member in group.members[1:]:
+                links = (self.evidence(member, other) for other in group.members if other != member)
+                found = self.evidence(member, group.keep) or next(filter(None, links), None)
+                shown.add(found.verdict if found is not None else "duplicate")
+        return shown
+
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
