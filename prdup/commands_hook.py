@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from index.errors import IndexMissing
+from index.errors import IndexMissing, MissingRevision
 from prdup.cli_support import (
     EXIT_FINDINGS,
     db_option,
@@ -72,6 +72,11 @@ def pre_push(
         result = check(repo_path, db_path=db_path, rev=to_ref, target=target, settings=settings)
     except IndexMissing as error:
         return _note(f"no index yet ({error}); nothing to compare")
+    except MissingRevision as error:
+        if "shares no history" not in str(error):
+            raise
+        # An orphan branch (gh-pages, a docs site) is no change to the target's code.
+        return _note(f"{error}; nothing to compare")
     except BadDiff as error:
         if not nothing_to_compare(error):
             raise
