@@ -112,6 +112,10 @@ class WriteForbidden(GitHubError):
 class RateLimited(GitHubError):
     """The API rate limit is exhausted and resets later than prdup is willing to wait."""
 
+    # Not a failure: every command stops where it is, keeps what it did, and exits 3, which the
+    # action reads as "green, the next run catches up" (a shared token's quota ran out).
+    resumable = True
+
     def __init__(self, message: str, reset_at: int | None, status: int | None = None) -> None:
         super().__init__(message, status=status)
         self.reset_at = reset_at  # epoch seconds, None if GitHub did not say

@@ -206,9 +206,9 @@ def test_a_full_disk_is_called_so_and_the_index_stays_usable(repo: RepoBuilder, 
     store = IndexStore(db_path)
     pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
     store.conn.execute(f"PRAGMA max_page_count = {pages}")
-    with pytest.raises(IndexDiskFull, match=r"the disk is full \(.* free\); the index keeps"):
-        with store.batch():
-            store.set_meta("filler", "x" * 1_000_000)
+    full = r"the disk is full \(.* free\); the index keeps"
+    with pytest.raises(IndexDiskFull, match=full), store.batch():
+        store.set_meta("filler", "x" * 1_000_000)
     store.close()
     code, out, err = run_cli(repo.path, "check", "--pr", "3", "--format", "json")
     assert code in (0, 1) and '"pr": 2' in out, err

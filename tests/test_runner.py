@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -302,3 +303,34 @@ def test_the_fetch_step_fetches_all_heads_first_then_only_what_changed(
     assert _refs(later) == {"refs/pull/21/head", "refs/pull/22/head"}
     assert later.head("refs/pull/22/head") == head
     assert "could not fetch +refs/pull/23/head:refs/pull/23/head" in done.stdout
+
+
+def test_a_rate_limit_leaves_every_step_green_and_says_so(
+    origin: RepoBuilder, db_path: Path, github: FakeGitHub, client: GitHubClient, tmp_path: Path
+):
+    """A shared token's quota spent (by a cold import, by other workflows): each step stops
+    with exit 3, which the action reads as a notice, not a red job; the next run catches up."""
+    _cached_index(origin, client, db_path)
+    clone = _runner_clone(origin, tmp_path / "runner")
+    summary = tmp_path / "summary.md"
+    env = {
+        "GITHUB_API_URL": github.url,
+        "GITHUB_TOKEN": TOKEN,
+        "COMMAND": "comment",
+        "REPO": REPO,
+        "PR": "21",
+        "MIN_SCORE": "0.7",
+        "RUNNER_TEMP_DIR": str(tmp_path),
+        "PRDUP_DB": str(db_path),
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
+    github.rate_limit(reset=time.time() + 3600, times=None)
+    for step in (
+        "Fetch the pull request heads that changed",
+        "Comment on the pull request",
+        "Update the dashboard issue",
+    ):
+        done = _run_step(step, clone.path, **env)  # check=True: a red step raises here
+        assert "prdup: stopped:" in done.stderr and "rate limit" in done.stderr, step
+    assert summary.read_text().count("**prdup**: stopped:") == 3
+    assert not github.comments_on(21)
