@@ -43,6 +43,15 @@ class ImportInterrupted(GitHubError):
     resumable = True
 
 
+class ImportFailed(GitHubError):
+    """GitHub failed the import, and git was indexed without it. GitHub out of reach or failing
+    (5xx) is resumable, as a rate limit is: the next run imports; a refused token is not."""
+
+    def __init__(self, cause: GitHubError) -> None:
+        super().__init__(f"{cause}; git was indexed, the GitHub import was not", cause.status)
+        self.resumable = cause.status is None or cause.status >= 500
+
+
 @dataclass(slots=True)
 class ImportCount:
     """How far an import got, for its progress and for the message when it is interrupted."""
@@ -265,7 +274,16 @@ def index_with_github(
 ) -> IndexSummary:
     """`prdup index --github`: import from GitHub, index git, then record the labels (their
     findings need the index)."""
-    metadata = import_metadata(github_repo, repo_path, db_path, client=client, progress=progress)
+    failed: GitHubError | None = None
+    try:
+        metadata = import_metadata(
+            github_repo, repo_path, db_path, client=client, progress=progress
+        )
+    except ImportInterrupted:
+        raise  # a first import completes before git is indexed: see docs/bot.md
+    except GitHubError as error:
+        # GitHub out of reach is no reason to leave the repository's own history unread.
+        failed, metadata = error, imported_earlier(github_repo, repo_path, db_path)
     summary = index_repository(
         repo_path,
         db_path=db_path,
@@ -275,5 +293,15 @@ def index_with_github(
         progress=progress,
         metadata=metadata,
     )
+    if failed is not None:
+        raise ImportFailed(failed)
     record_labels(github_repo, repo_path, db_path, settings)
     return summary
+
+
+def imported_earlier(
+    github_repo: str, repo_path: str | Path, db_path: str | Path | None
+) -> dict[int, PullMetadata]:
+    """What earlier imports fetched and the index does not show yet."""
+    with IndexStore(index_path(repo_path, db_path)) as store:
+        return GitHubRecord(store, github_repo).pending()
