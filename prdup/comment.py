@@ -267,6 +267,23 @@ def own_comment(
     return ours[-1] if minimized else ours[0]
 
 
+def _racing_twins(
+    comments: Iterable[Comment], bot_login: str, ours: Comment | None
+) -> list[Comment]:
+    """The bot's visible comments besides the oldest: two runs that raced both created one
+    (each listed before the other posted). The oldest stays, as links to it may."""
+    if ours is None:
+        return []
+    return [
+        c
+        for c in comments
+        if c.id != ours.id
+        and _is_marked(c)
+        and (c.author or "").lower() == bot_login.lower()
+        and not c.minimized
+    ]
+
+
 def _is_marked(comment: Comment) -> bool:
     return comment.body.lstrip().startswith(MARKER)
 
@@ -298,6 +315,8 @@ def sync_comment(
             "(GitHub's /user is not readable with it); set PRDUP_BOT_LOGIN"
         )
     ours = own_comment(comments, bot_login)
+    for twin in _racing_twins(comments, bot_login, ours):
+        client.delete_comment(twin.id)
     if body is None:
         if ours is None:
             return "none"  # a hidden comment stays as the maintainer left it

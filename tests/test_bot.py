@@ -208,6 +208,23 @@ def test_vanished_findings_can_delete_the_comment(
     assert server.comments_on(21) == []
 
 
+def test_two_runs_that_raced_leave_one_comment_after_the_next_run(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    """Both runs listed the comments before either posted, so each created one. The next run
+    keeps the oldest (links may point at it) and deletes the other."""
+    index(story, db_path)
+    assert comment_on_pull(client, 21, story.path, db_path).action == "created"
+    [first] = server.comments_on(21)
+    twin = server.add_comment(21, first["body"], author=server.viewer)
+    server.clear_requests()
+
+    assert comment_on_pull(client, 21, story.path, db_path).action == "unchanged"
+
+    assert writes(server) == [("DELETE", f"/repos/{REPO}/issues/comments/{twin['id']}")]
+    assert [c["id"] for c in server.comments_on(21)] == [first["id"]]
+
+
 def test_a_marker_in_someone_elses_comment_is_not_ours(
     story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
 ):
@@ -692,6 +709,10 @@ def test_the_action_skips_ordinary_comments_and_closed_prs(tmp_path: Path):
     shouted = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "/PRDUP not-duplicate 12\nok"}
     assert _decide(tmp_path, **shouted) == ("run=true", "")
 
+    below = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "Thanks!\n  /prdup not-duplicate 12"}
+    assert _decide(tmp_path, **below) == ("run=true", "")  # a command on a later line counts
+    quoted = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "try `/prdup not-duplicate`"}
+    assert _decide(tmp_path, **quoted)[0] == "run=false"  # not at a line's start
     chatter = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "LGTM, thanks!"}
     assert _decide(tmp_path, **chatter) == (
         "run=false",
@@ -714,7 +735,9 @@ def _documented_workflow() -> dict:
 def test_the_documented_workflow_filters_comments_and_closed_prs_at_the_job_level():
     workflow = _documented_workflow()
     condition = " ".join(workflow["jobs"]["prdup"]["if"].split())
-    assert "startsWith(github.event.comment.body, '/prdup')" in condition
+    assert "contains(github.event.comment.body, '/prdup')" in condition
+    assert "github.event.comment.author_association" in condition  # who may command
+    assert "github.event.label.name == 'prdup: not a duplicate'" in condition
     assert "github.event.issue.pull_request" in condition
     assert "== 'open'" in condition
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
