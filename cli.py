@@ -22,6 +22,7 @@ from prdup.cli_support import (
     min_score_option,
     nothing_to_compare,
     repo_option,
+    step_outputs,
 )
 from prdup.cli_support import work_tree as _work_tree
 
@@ -93,6 +94,7 @@ def index(
             )
     for warning in summary.warnings:  # not progress: shown also with --quiet
         click.echo(f"prdup: warning: {warning}", err=True)
+    step_outputs(changed="true" if summary.changed else "false")  # the action saves its cache
     if not quiet:
         click.echo(f"{summary.line()} -> {summary.db_path}", err=True)
 
@@ -270,10 +272,11 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
 
 
 # --- commands defined in other modules are registered below, one line each ---
-from prdup.commands_bot import comment, pr_refspecs  # noqa: E402
+from prdup.commands_bot import comment, pr_refspecs, prune_cache  # noqa: E402
 
 main.add_command(comment)
 main.add_command(pr_refspecs)
+main.add_command(prune_cache)
 from prdup.commands_sweep import dashboard, sweep  # noqa: E402
 
 main.add_command(sweep)

@@ -83,6 +83,13 @@ class IndexSummary:
     # Per target rewound (force-pushed, reset): its changes removed as no longer on it.
     rewound: Counter[str] = field(default_factory=Counter)
     history_cut: bool = False  # read from a shallow clone: PRs merged before its cut unknown
+    imported: int = 0  # PRs and comments GitHub's API gave this run (`index --github`)
+
+    @property
+    def changed(self) -> bool:
+        """Whether this run wrote anything new: what decides that a CI cache is saved again."""
+        new = self.merged + self.commits + self.open + self.closed + self.metadata_only
+        return bool(new or self.imported or self.rewound)
 
     def line(self) -> str:
         rebased = f" ({self.rebased} landed by rebase or cherry-pick)" if self.rebased else ""

@@ -150,3 +150,31 @@ def pr_refspecs(
     else:
         why = f"{len(plan.refspecs)} PR head(s), {plan.changed} changed since the last import"
     click.echo(f"prdup: to fetch: {why}", err=True)
+
+
+@click.command("prune-cache")
+@github_option("The repository whose Actions cache to prune (default: $GITHUB_REPOSITORY).")
+@click.option("--prefix", required=True, help="The key prefix of the index's entries.")
+@click.option("--keep", required=True, help="The key of the entry just saved; the rest go.")
+@handles_errors
+def prune_cache(github_repo: str | None, prefix: str, keep: str) -> None:
+    """Delete the index's cache entries that the entry KEEP supersedes (one rolling entry).
+
+    Needs a token with `actions: write`. Without it the entries stay, with a note, and the job
+    stays green: a full cache costs speed (GitHub evicts the oldest), never correctness.
+    """
+    from prdup.ci_cache import prune_superseded
+    from prdup.github import GitHubClient, WriteForbidden
+
+    github_repo = github_repo or os.environ.get("GITHUB_REPOSITORY")
+    if not github_repo:
+        raise click.UsageError("give --github OWNER/REPO (or set GITHUB_REPOSITORY)")
+    try:
+        deleted = prune_superseded(GitHubClient(github_repo), prefix, keep)
+    except WriteForbidden as error:
+        line = f"cache entries kept: {error}; grant the workflow `actions: write` to prune them"
+    else:
+        freed = sum(entry.size_bytes for entry in deleted) / 2**20
+        line = f"deleted {len(deleted)} superseded cache entries ({freed:.0f} MB); kept {keep}"
+    click.echo(f"prdup: {line}")
+    job_summary(f"**prdup**: {line}")

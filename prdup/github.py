@@ -97,6 +97,16 @@ class IssueMeta:
     author: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    """An entry of the repository's Actions cache (10 GB in all, shared by its workflows)."""
+
+    id: int
+    key: str
+    size_bytes: int
+    created_at: str | None
+
+
 class GitHubError(PrdupError):
     """A failed GitHub call; ``str()`` is a one-line message that never contains the token."""
 
@@ -510,6 +520,39 @@ class GitHubClient:
     def pull_labels(self, number: int) -> tuple[str, ...]:
         with self._errors(f"labels of #{number} in {self.repo}"):
             return tuple(label.name for label in self._repo.get_issue(number).get_labels())
+
+    # ------------------------------------------------------------------ the Actions cache
+
+    def cache_entries(self, prefix: str) -> list[CacheEntry]:
+        """Actions cache entries whose key starts with `prefix` (GitHub matches keys by prefix)."""
+        entries: list[CacheEntry] = []
+        with self._errors(f"the Actions cache of {self.repo}"):
+            for page in range(1, 1000):
+                _, data = self._repo.requester.requestJsonAndCheck(
+                    "GET",
+                    f"{self._repo.url}/actions/caches",
+                    parameters={"key": prefix, "per_page": 100, "page": page},
+                )
+                listed = data.get("actions_caches") or []
+                entries += [
+                    CacheEntry(
+                        id=int(item["id"]),
+                        key=str(item["key"]),
+                        size_bytes=int(item.get("size_in_bytes") or 0),
+                        created_at=item.get("created_at"),
+                    )
+                    for item in listed
+                    if str(item.get("key", "")).startswith(prefix)
+                ]
+                if len(listed) < 100:
+                    break
+        return entries
+
+    def delete_cache_entry(self, entry_id: int) -> None:
+        with self._errors(f"cache entry {entry_id} of {self.repo}", action="deleting"):
+            self._repo.requester.requestJsonAndCheck(
+                "DELETE", f"{self._repo.url}/actions/caches/{entry_id}"
+            )
 
     # ------------------------------------------------------------------ issues (the dashboard)
 

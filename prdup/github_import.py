@@ -206,6 +206,7 @@ def import_metadata(
     *,
     client: GitHubClient | None = None,
     progress: Progress | None = None,
+    count: ImportCount | None = None,
 ) -> dict[int, PullMetadata]:
     """Pull requests updated since the last import, as metadata for `index_repository`, and
     maintainers' commands in comments since then, recorded as dismissals.
@@ -217,7 +218,7 @@ def import_metadata(
     """
     client = client or GitHubClient(github_repo)
     gitsource.open_repository(repo_path)  # not a repository: fail before asking GitHub
-    count = ImportCount()
+    count = count if count is not None else ImportCount()
     with IndexStore(index_path(repo_path, db_path)) as store:
         record = GitHubRecord(store, github_repo)
         record.prune()
@@ -275,9 +276,10 @@ def index_with_github(
     """`prdup index --github`: import from GitHub, index git, then record the labels (their
     findings need the index)."""
     failed: GitHubError | None = None
+    count = ImportCount()
     try:
         metadata = import_metadata(
-            github_repo, repo_path, db_path, client=client, progress=progress
+            github_repo, repo_path, db_path, client=client, progress=progress, count=count
         )
     except ImportInterrupted:
         raise  # a first import completes before git is indexed: see docs/bot.md
@@ -293,6 +295,7 @@ def index_with_github(
         progress=progress,
         metadata=metadata,
     )
+    summary.imported = count.pulls + count.comments
     if failed is not None:
         raise ImportFailed(failed)
     record_labels(github_repo, repo_path, db_path, settings)
