@@ -34,7 +34,15 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("path", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.argument(
+    "path", default=None, required=False, type=click.Path(file_okay=False, path_type=Path)
+)
+@click.option(
+    "--repo",
+    "repo_option_path",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The repository, as the other commands take it (the same as PATH).",
+)
 @db_option
 @click.option(
     "--target",
@@ -46,8 +54,7 @@ def main() -> None:
 @click.option(
     "--prs-json",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Output of 'gh pr list --state all --json "
-    "number,title,body,state,createdAt,"
+    help="Output of 'gh pr list --state all --json number,title,body,state,createdAt,"
     "closedAt,mergedAt,headRefOid,baseRefName,author'.",
 )
 @github_option(
@@ -57,14 +64,18 @@ def main() -> None:
 @click.option("--quiet", is_flag=True, help="No progress and no summary.")
 @handles_errors
 def index(
-    path: Path,
+    path: Path | None,
+    repo_option_path: Path | None,
     db_path: Path | None,
     targets: tuple[str, ...],
     prs_json: Path | None,
     github_repo: str | None,
     quiet: bool,
 ) -> None:
-    """Record a repository's merged and open PRs in the index."""
+    """Record a repository's merged and open PRs in the index (PATH or --repo: default .)."""
+    if path is not None and repo_option_path is not None and path != repo_option_path:
+        raise click.UsageError("give the repository once: PATH or --repo")
+    path = path or repo_option_path or Path(".")
     from index.config import load_settings
     from index.indexer import index_repository
     from prdup.progress import IndexProgress
@@ -149,6 +160,8 @@ def check(
 
     if sum(x is not None for x in (rev, pr, diff_file)) > 1:
         raise click.UsageError("give one of REV, --pr N or --diff FILE")
+    if rev is not None and _is_repository_folder(rev):
+        raise click.UsageError(f"{rev} is a repository, not a revision: prdup check --repo {rev}")
     from index.errors import BadDiff, UnknownPullRequest
 
     settings = load_settings(_work_tree(repo_path), min_score=min_score, top=top, fail_on=fail_on)
@@ -180,6 +193,12 @@ def check(
         click.echo(render.to_text(result.query, shown))
     if any(settings.fails_on(finding.verdict) for finding in shown) and not exit_zero:
         sys.exit(EXIT_FINDINGS)
+
+
+def _is_repository_folder(rev: str) -> bool:
+    """`prdup check /path/to/repo`: a folder holding a repository, given where REV goes."""
+    folder = Path(rev)
+    return folder.is_dir() and ((folder / ".git").exists() or (folder / "HEAD").is_file())
 
 
 def _read_patch(diff_file: str) -> str:
@@ -226,7 +245,9 @@ def _check_for_ci(
 @click.argument("number", type=PR_NUMBER)
 @repo_option
 @db_option
-@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text")
+@click.option(
+    "--format", "output", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @handles_errors
 def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> None:
     """What the index holds for PR NUMBER."""

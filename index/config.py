@@ -100,6 +100,8 @@ def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 _KEYS = {f.name: f for f in fields(Settings)}
 _ENV_PREFIX = "PRDUP_"
+# Variables prdup reads that are not settings: the index file (as --db) and the bot's login.
+OTHER_VARIABLES = frozenset({"PRDUP_DB", "PRDUP_BOT_LOGIN"})
 
 
 def _coerce(name: str, value: Any, source: str) -> Any:
@@ -121,6 +123,7 @@ def _coerce(name: str, value: Any, source: str) -> Any:
 def _file_settings(root: Path) -> tuple[dict[str, Any], str]:
     dotfile = root / ".prdup.toml"
     pyproject = root / "pyproject.toml"
+    reading = dotfile if dotfile.is_file() else pyproject
     try:
         if dotfile.is_file():
             return tomllib.loads(dotfile.read_text()), str(dotfile)
@@ -132,7 +135,7 @@ def _file_settings(root: Path) -> tuple[dict[str, Any], str]:
                 raise BadConfig(f"{pyproject}: [tool.prdup] must be a table of settings")
             return section, f"{pyproject} [tool.prdup]"
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise BadConfig(f"{root}: cannot read prdup settings: {error}") from None
+        raise BadConfig(f"{reading}: cannot read prdup settings: {error}") from None
     return {}, ""
 
 
@@ -151,6 +154,7 @@ def load_settings(work_tree: Path | None, **flags: Any) -> Settings:
         }
         _check_ranges(from_file, source)
         settings = replace(settings, **from_file)
+    _check_variables()
     from_env = {
         name: _coerce(name, os.environ[_ENV_PREFIX + name.upper()], _ENV_PREFIX + name.upper())
         for name in _KEYS
@@ -172,6 +176,18 @@ def _without_never(settings: Settings) -> Settings:
     if settings.fail_on == (NEVER_FAIL,):
         return replace(settings, fail_on=())
     return settings
+
+
+def _check_variables() -> None:
+    """A misspelt PRDUP_* variable would be ignored without a word: say so, as for a key."""
+    valid = {_ENV_PREFIX + name.upper() for name in _KEYS} | OTHER_VARIABLES
+    unknown = sorted(
+        name for name in os.environ if name.startswith(_ENV_PREFIX) and name not in valid
+    )
+    if unknown:
+        raise BadConfig(
+            f"unknown environment variable {', '.join(unknown)}; valid: {', '.join(sorted(valid))}"
+        )
 
 
 # Values outside these hide every finding or break every check without saying so.

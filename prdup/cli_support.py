@@ -140,7 +140,8 @@ db_option = click.option(
     "--db",
     "db_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Index file (default: prdup.db inside the git directory).",
+    envvar="PRDUP_DB",
+    help="Index file (default: $PRDUP_DB, else prdup.db inside the git directory).",
 )
 
 
