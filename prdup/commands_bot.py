@@ -11,6 +11,7 @@ import click
 from prdup.cli_support import (
     PR_NUMBER,
     db_option,
+    fail_on_option,
     github_option,
     handles_errors,
     job_summary,
@@ -35,6 +36,13 @@ from prdup.cli_support import (
     help="Create, update or resolve the comment on GitHub instead of printing it.",
 )
 @min_score_option("Say nothing about findings scoring below S [default: 0.7].")
+@click.option(
+    "--check-run",
+    is_flag=True,
+    help="With --post, also publish a check run on the PR's head: its annotations sit on the "
+    "PR's lines; it fails only for the verdicts --fail-on names (needs checks: write).",
+)
+@fail_on_option("a reported finding of the check run")
 @handles_errors
 def comment(
     number: int,
@@ -43,6 +51,8 @@ def comment(
     github_repo: str | None,
     post: bool,
     min_score: float | None,
+    check_run: bool,
+    fail_on: tuple[str, ...] | None,
 ) -> None:
     """Render the comment about PR N; with --post, keep one such comment on the PR.
 
@@ -58,7 +68,7 @@ def comment(
     from prdup.checking import check
     from prdup.comment import comment_on_pull, render_comment
 
-    settings = load_settings(work_tree(repo_path), min_score=min_score)
+    settings = load_settings(work_tree(repo_path), min_score=min_score, fail_on=fail_on)
     if not post:
         try:
             result = check(repo_path, db_path=db_path, pr=number, settings=settings)
@@ -83,6 +93,7 @@ def comment(
         db_path,
         settings,
         bot_login=os.environ.get("PRDUP_BOT_LOGIN") or None,
+        check_run=check_run,
     )
     for dismissal in run.dismissals:
         click.echo(
@@ -102,6 +113,8 @@ def comment(
         line = f"none: nothing to say about {github_repo}#{number}"
     else:
         line = f"{run.action} comment on {github_repo}#{number}"
+    if run.check_run is not None:
+        line += f"; check run: {run.check_run}"
     click.echo(line)
     # The comment is escaped markdown already; a run that could not post (a fork's PR) shows
     # it here, where the maintainer still sees it.

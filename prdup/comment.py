@@ -36,7 +36,7 @@ from index.config import Settings
 from index.dismissals import Dismissal
 from index.errors import IndexMissing, PrdupError, UnknownPullRequest
 from index.store import IndexStore, default_db_path
-from prdup.checking import CheckResult, check
+from prdup.checking import CheckResult, check, with_change
 from prdup.escaping import code_line, fence_for, inline, plain, reason_markdown
 from prdup.github import Comment, GitHubClient, PullRequestMeta, WriteForbidden
 from prdup.render import headline
@@ -92,6 +92,7 @@ class BotRun:
     note: str | None = None
     undone: int = 0
     reported: tuple[Finding, ...] = ()  # what `body` reports: the action's outputs name them
+    check_run: str | None = None  # the check run's conclusion, or why there is none
 
 
 # --------------------------------------------------------------------------------------------------
@@ -414,6 +415,7 @@ def comment_on_pull(
     settings: Settings | None = None,
     bot_login: str | None = None,
     on_resolve: str = "edit",
+    check_run: bool = False,
 ) -> BotRun:
     """Read PR `number`'s dismissals, check it against the index, and sync the bot comment.
 
@@ -452,12 +454,49 @@ def comment_on_pull(
         body = None
     dismissed = tuple(accepted + labelled)
     reported = tuple(reported_findings(result, settings.min_score, settings.top)) if body else ()
+    conclusion = None
+    if check_run and pull.head_sha:
+        if reported:
+            result = with_change(result, repo_path, path, settings)
+        conclusion = _publish_check_run(client, pull.head_sha, result, reported, body, settings)
     try:
         action = sync_comment(client, number, body, login, comments=comments, on_resolve=on_resolve)
     except WriteForbidden as error:
         note = f"could not post: {error}"
-        return BotRun("skipped", body, dismissed, note=note, undone=undone, reported=reported)
-    return BotRun(action, body, dismissed, undone=undone, reported=reported)
+        return BotRun(
+            "skipped",
+            body,
+            dismissed,
+            note=note,
+            undone=undone,
+            reported=reported,
+            check_run=conclusion,
+        )
+    return BotRun(action, body, dismissed, undone=undone, reported=reported, check_run=conclusion)
+
+
+def _publish_check_run(
+    client: GitHubClient,
+    head_sha: str,
+    result: CheckResult,
+    reported: Sequence[Finding],
+    body: str | None,
+    settings: Settings,
+) -> str:
+    """The check run on the PR's head; returns its conclusion, or why it could not be made."""
+    from prdup.check_run import CHECK_NAME, check_run_report
+
+    report = check_run_report(reported, result.change, settings.fail_on, body)
+    output = {
+        "title": report.title,
+        "summary": report.summary or report.title,
+        "annotations": [annotation.to_api() for annotation in report.annotations],
+    }
+    try:
+        client.create_check_run(head_sha, CHECK_NAME, report.conclusion, output)
+    except WriteForbidden as error:
+        return f"no check run: {error} (grant the workflow `checks: write`)"
+    return report.conclusion
 
 
 def _sync_dismissals(

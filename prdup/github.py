@@ -521,6 +521,26 @@ class GitHubClient:
         with self._errors(f"labels of #{number} in {self.repo}"):
             return tuple(label.name for label in self._repo.get_issue(number).get_labels())
 
+    # ------------------------------------------------------------------ check runs
+
+    def create_check_run(
+        self,
+        head_sha: str,
+        name: str,
+        conclusion: str,
+        output: dict[str, Any],
+    ) -> int:
+        """A completed check run on `head_sha` (needs `checks: write`); returns its id."""
+        with self._errors(f"a check run on {head_sha[:12]} in {self.repo}", action="creating"):
+            run = self._repo.create_check_run(
+                name=name,
+                head_sha=head_sha,
+                status="completed",
+                conclusion=conclusion,
+                output=output,
+            )
+            return int(run.id)
+
     # ------------------------------------------------------------------ the Actions cache
 
     def cache_entries(self, prefix: str) -> list[CacheEntry]:

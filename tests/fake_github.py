@@ -126,6 +126,8 @@ class FakeGitHub:
         self.reactions: dict[int, list[dict[str, Any]]] = {}
         # Issues (not pull requests), numbered after the pulls as GitHub numbers both.
         self.issues: dict[int, dict[str, Any]] = {}
+        # Check runs created (POST .../check-runs bodies, with their ids).
+        self.check_runs: list[dict[str, Any]] = []
         # The Actions cache: {"id", "key", "size_in_bytes", "created_at"}, oldest first.
         self.caches: list[dict[str, Any]] = []
         self._next_comment_id = 1001
@@ -533,6 +535,17 @@ class FakeGitHub:
             if pull is None or method != "GET":
                 return _error(404, "Not Found")
             return 200, {}, self._pull_json(pull, full=True)
+        if sub == "/check-runs" and method == "POST":
+            body = req.body if isinstance(req.body, dict) else {}
+            if not body.get("name") or not body.get("head_sha"):
+                return _error(422, "Invalid request.")
+            run = {"id": 5000 + len(self.check_runs), **body}
+            self.check_runs.append(run)
+            return (
+                201,
+                {},
+                {**run, "url": f"{self.url}/repos/{self.full_name}/check-runs/{run['id']}"},
+            )
         if sub == "/actions/caches" and method == "GET":
             prefix = req.query.get("key", "")
             items = [c for c in self.caches if c["key"].startswith(prefix)]

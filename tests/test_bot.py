@@ -184,6 +184,56 @@ def test_one_comment_created_then_edited_then_left_alone_then_resolved(
     assert len(server.comments_on(21)) == 2  # the bot's and the maintainer's, nothing more
 
 
+def test_a_check_run_on_the_prs_head_annotates_its_lines_and_fails_only_when_asked(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    """Under pull_request_target the workflow's commit is the base's: the check run is made
+    for the PR's own head, so GitHub shows it, and its annotations, on the PR."""
+    from index.config import Settings
+
+    index(story, db_path)
+    head = story.head("refs/pull/21/head")
+    server.pulls[21]["head_sha"] = head
+    server.pulls[22]["head_sha"] = story.head("refs/pull/22/head")
+
+    run = comment_on_pull(client, 21, story.path, db_path, check_run=True)
+    assert run.check_run == "failure"  # a duplicate: one of the verdicts that fail by default
+    [made] = server.check_runs
+    assert (made["head_sha"], made["name"], made["conclusion"]) == (head, "prdup", "failure")
+    assert made["output"]["title"].startswith("Duplicate of #20")
+    assert "Duplicate of #20" in made["output"]["summary"]
+    [note] = made["output"]["annotations"]
+    legacy_line = PIPELINE.splitlines().index(LEGACY.rstrip("\n")) + 1  # the line 21 changes
+    assert (note["path"], note["start_line"], note["annotation_level"]) == (
+        "pipeline.py",
+        legacy_line,
+        "warning",
+    )
+
+    quiet = Settings(fail_on=())
+    assert comment_on_pull(client, 21, story.path, db_path, quiet, check_run=True).check_run == (
+        "neutral"
+    )
+    assert comment_on_pull(client, 22, story.path, db_path, check_run=True).check_run == "success"
+    assert [r["conclusion"] for r in server.check_runs] == ["failure", "neutral", "success"]
+
+
+def test_without_checks_write_the_comment_is_posted_and_the_run_says_why(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    index(story, db_path)
+    server.pulls[21]["head_sha"] = story.head("refs/pull/21/head")
+    server.fail(
+        "/repos/octo/demo/check-runs",
+        403,
+        times=None,
+        method="POST",
+        body={"message": "Resource not accessible by integration"},
+    )
+    run = comment_on_pull(client, 21, story.path, db_path, check_run=True)
+    assert run.action == "created" and "checks: write" in (run.check_run or "")
+
+
 def test_nothing_to_say_never_writes_a_comment(
     story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
 ):
@@ -675,7 +725,10 @@ def test_action_metadata_is_valid_and_never_interpolates_into_scripts():
     joined = "\n".join(scripts)
     assert "prdup pr-refspecs" in joined  # only the PR heads that changed (tests/test_runner)
     assert 'prdup index --github "$REPO"' in joined
-    assert re.search(r'prdup comment --pr "\$PR" .*--post', joined)
+    assert (
+        re.search(r'args=\(--pr "\$PR" .*--post\)', joined)
+        and 'prdup comment "${args[@]}"' in joined
+    )
 
 
 def _decide(tmp_path: Path, **env: str) -> tuple[str, str]:
