@@ -1,9 +1,11 @@
 """The sweep's dashboard: one issue that lists the open PRs to close, kept up to date in place.
 
 Like Renovate's dependency dashboard, prdup keeps exactly one issue and edits it after each
-sweep; nothing is posted on the pull requests themselves. The issue is found by its label
-(`prdup: dashboard`, so one short listing finds it), the hidden marker on its first line *and*
-the token's own login: an issue someone else wrote is never edited, whatever it carries.
+sweep; nothing is posted on the pull requests themselves. The issue is found by the hidden
+marker on its first line *and* the token's own login, among the issues with its label
+(`prdup: dashboard`, so one short listing finds it) and, when none has it (the label removed,
+or dropped by GitHub for a token that may not set labels), among the issues the bot opened: an
+issue someone else wrote is never edited, whatever it carries.
 
 The rule for a closed dashboard: a maintainer who closes it wants the sweep to stop writing
 there, so a closed dashboard is left as it is and no new one is created; reopening it resumes
@@ -22,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from prdup.escaping import inline, reason_markdown
+from prdup.escaping import code_span, inline, reason_markdown
 from prdup.github import GitHubClient, IssueMeta, WriteForbidden
 from prdup.render import HEADLINES
 from prdup.sweep import SweepResult, SweptFinding
@@ -75,7 +77,7 @@ def _evidence(found: SweptFinding | None) -> list[str]:
         return []
     lines = [f"  - {reason_markdown(reason)}" for reason in found.reasons[:MAX_REASONS]]
     if found.shared_files:
-        files = ", ".join(f"`{inline(path, 80)}`" for path in found.shared_files[:MAX_FILES])
+        files = ", ".join(code_span(path, 80) for path in found.shared_files[:MAX_FILES])
         more = len(found.shared_files) - MAX_FILES
         lines.append(f"  - files: {files}" + (f" (+{more} more)" if more > 0 else ""))
     return lines
@@ -213,7 +215,11 @@ def sync_dashboard(
             "set PRDUP_BOT_LOGIN"
         )
     body = render_dashboard(result, report_url)
-    found = find_dashboard(client.labelled_issues(LABEL), login)
+    # By its label first (one page); a dashboard whose label was removed, or never set (a token
+    # that may not set labels makes GitHub drop them), is found among the bot's own issues.
+    found = find_dashboard(client.labelled_issues(LABEL), login) or find_dashboard(
+        client.issues_created_by(login), login
+    )
     try:
         if found is None:
             if not open_groups(result) and not result.already_done:

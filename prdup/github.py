@@ -588,6 +588,14 @@ class GitHubClient:
             )
             return [_issue(issue) for issue in found if issue.pull_request is None]
 
+    def issues_created_by(self, login: str) -> list[IssueMeta]:
+        """Issues (not pull requests) `login` opened, open and closed, oldest first."""
+        with self._errors(f"issues opened by {login} in {self.repo}"):
+            found = self._repo.get_issues(
+                state="all", creator=login, sort="created", direction="asc"
+            )
+            return [_issue(issue) for issue in found if issue.pull_request is None]
+
     def create_issue(self, title: str, body: str, labels: tuple[str, ...] = ()) -> IssueMeta:
         with self._errors(f"an issue in {self.repo}", action="creating"):
             return _issue(self._repo.create_issue(title=title, body=body, labels=list(labels)))

@@ -101,6 +101,19 @@ def test_a_closed_dashboard_is_left_alone_and_not_replaced(
     assert len(fake_github.issues) == 1
 
 
+def test_a_dashboard_without_its_label_is_still_the_one_edited(
+    swept, fake_github: FakeGitHub, client: GitHubClient
+):
+    """A maintainer removed the label, or GitHub dropped it (a token that may not set labels):
+    the next sweep edits the same issue, found by its author and marker, and opens no other."""
+    first = sync_dashboard(client, swept)
+    fake_github.issues[first.issue]["labels"] = []
+    swept.groups.clear()
+    again = sync_dashboard(client, swept)
+    assert (again.action, again.issue) == ("updated", first.issue)
+    assert len(fake_github.issues) == 1
+
+
 def test_an_issue_someone_else_wrote_is_never_edited(
     swept, fake_github: FakeGitHub, client: GitHubClient
 ):

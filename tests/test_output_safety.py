@@ -137,3 +137,19 @@ def test_the_html_report_links_to_the_repository_the_index_imported(
     args = ["--db", str(db_path), "--format", "html", "--out", str(report), "--jobs", "1"]
     run_cli(story.path, "sweep", *args)
     assert 'href="https://ghe.example.com/octo/demo/pull/31">#31</a>' in report.read_text()
+
+
+@pytest.mark.parametrize(
+    ("path", "span"),
+    [
+        ("my_pkg/pipe_line.py", "`my_pkg/pipe_line.py`"),  # shown as written, not `my\_pkg`
+        ("docs/<script>*@team*.md", "`docs/<script>*@team*.md`"),  # inert inside a code span
+        ("odd`name.py", "``odd`name.py``"),
+        ("`edge`", "`` `edge` ``"),
+        ("two\nlines\u202e.py", "`two lines.py`"),
+    ],
+)
+def test_a_path_in_a_code_span_is_shown_as_written(path: str, span: str):
+    from prdup.escaping import code_span
+
+    assert code_span(path) == span
