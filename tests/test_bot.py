@@ -814,21 +814,29 @@ def test_every_action_is_pinned_by_sha_and_prdup_installs_from_constraints():
 
     action = yaml.safe_load(text)
     [install] = [s["run"] for s in action["runs"]["steps"] if s.get("name") == "Install prdup"]
-    assert 'PIP_CONSTRAINT="$ACTION_PATH/constraints.txt"' in install
-    pinned = {
-        line.split("==")[0]
-        for line in (ROOT / "constraints.txt").read_text().splitlines()
-        if line and not line.startswith("#")
-    }
-    assert all(
-        "==" in line
-        for line in (ROOT / "constraints.txt").read_text().splitlines()
-        if line and not line.startswith("#")
-    )
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    for requirement in project["dependencies"]:
+    assert '--require-hashes --no-deps -r "$ACTION_PATH/requirements.lock"' in install
+    assert '--no-deps --no-build-isolation "$ACTION_PATH"' in install  # the locked setuptools
+    locked = _locked(ROOT / "requirements.lock")
+    assert all(hashes for hashes in locked.values()), "a file without its sha256"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    wanted = project["project"]["dependencies"] + project["build-system"]["requires"]
+    for requirement in wanted:
         name = re.split(r"[<>=!~ \[]", requirement, maxsplit=1)[0]
-        assert re.sub(r"[-_.]+", "-", name).lower() in pinned, name
+        assert re.sub(r"[-_.]+", "-", name).lower() in {n.split("==")[0] for n in locked}, name
+
+
+def _locked(path: Path) -> dict[str, list[str]]:
+    """`name==version` -> its sha256 hashes, as pip reads a hash-pinned requirements file."""
+    locked: dict[str, list[str]] = {}
+    text = path.read_text().replace("\\\n", " ")
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        pin, *options = line.split()
+        assert re.fullmatch(r"[a-z0-9-]+==[\w.]+", pin), line
+        locked[pin] = [o.removeprefix("--hash=sha256:") for o in options]
+        assert all(re.fullmatch(r"[0-9a-f]{64}", h) for h in locked[pin]), line
+    return locked
 
 
 # ------------------------------------------------------------------------------- GitHub import

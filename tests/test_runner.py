@@ -220,9 +220,12 @@ def test_the_index_cache_is_one_rolling_entry_saved_when_the_index_changed():
     fetch = steps["Fetch the pull request heads that changed"]["run"]
     assert "prdup pr-refspecs" in fetch and "--stdin" in fetch
     assert "refs/pull/*" not in fetch  # never every PR head by glob: the plan says so itself
-    venv = steps["Restore the Python environment"]["with"]
-    assert venv["key"] == "${{ steps.venv.outputs.key }}"
-    assert "constraints.txt" in steps["Name the Python environment"]["run"]
+    downloads = steps["Restore the downloads"]["with"]
+    assert downloads["key"] == "${{ steps.venv.outputs.key }}"
+    assert "requirements.lock" in steps["Name the download cache"]["run"]
+    # The cache holds downloads that pip checks against the lock's hashes, never a virtual
+    # environment that would run as it was restored.
+    assert steps["Install prdup"]["env"]["PIP_CACHE_DIR"] == "${{ steps.venv.outputs.path }}"
     assert steps["Comment on the pull request"]["env"]["PRDUP_FETCH_REMOTE"] == "origin"
 
 
