@@ -31,6 +31,7 @@ DIFF_OPTIONS = ("-p", "-U0", "--full-index", "-M", "--no-color", "--no-ext-diff"
 _LOG_FIELDS = ("%H", "%P", "%an", "%aI", "%cI", "%B")  # then the commit's diff
 _COMMIT_TEXT_FIELDS = ("%H", "%an", "%aI", "%B")
 _PULL_REF = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/pr/(\d+))$")
+_TEST_MERGE_REF = re.compile(r"^refs/pull/(\d+)/merge$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _BLOCK = 1 << 20  # bytes read from git at a time
 _READ_AHEAD = 32  # blocks a reader thread may hold before the parser takes them
@@ -474,6 +475,36 @@ def pull_refs(
     usable = [p for p in found.values() if kinds.get(p.head) == "commit"]
     missing = [p for p in found.values() if kinds.get(p.head) != "commit"]
     return sorted(usable, key=lambda p: p.number), sorted(missing, key=lambda p: p.number)
+
+
+def test_merge_bases(repo: git.Repo) -> dict[int, str]:
+    """PR number -> the first parent of its `refs/pull/N/merge`: the base branch's commit that
+    GitHub last test-merged the PR onto.
+
+    GitHub keeps that ref for a PR it can merge without conflicts, and renews it while the
+    PR is open (its base moved, its head was pushed). It stops renewing it when the PR is
+    closed or merged, and keeps the last one: most closed PRs of a mirror still have one. So a
+    test merge onto a branch's current tip shows the PR open after that tip was committed; an
+    older one tells nothing either way.
+    """
+    output = repo.git.for_each_ref("--format=%(refname) %(objectname)", "refs/pull")
+    merges: dict[str, list[int]] = {}  # two PRs with one head can share a test merge
+    for line in output.splitlines():
+        ref, sha = line.split()
+        match = _TEST_MERGE_REF.match(ref)
+        if match:
+            merges.setdefault(sha, []).append(int(match.group(1)))
+    if not merges:
+        return {}
+    process = _log_of(repo, list(merges), "%H %P")
+    found: dict[int, str] = {}
+    for raw in process.stdout:
+        sha, *parents = _decode(raw).split()
+        if len(parents) > 1:
+            found.update(dict.fromkeys(merges.get(sha, ()), parents[0]))
+    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
+        process.wait()
+    return found
 
 
 def pull_head_refspec(number: int) -> str:

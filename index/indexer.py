@@ -70,6 +70,8 @@ class IndexSummary:
     commits: int = 0
     open: int = 0
     closed: int = 0
+    unmerged: int = 0  # not merged; open or closed unknown (no metadata, no test merge)
+    unknown_states: int = 0  # PRs of the whole index whose state is unknown ("unmerged")
     unchanged: int = 0
     metadata_only: int = 0
     truncated: int = 0
@@ -91,6 +93,7 @@ class IndexSummary:
             f"{self.merged} merged PRs{rebased}{cut}",
             f"{self.open} open",
             f"{self.closed} closed",
+            *([f"{self.unmerged} unmerged"] if self.unmerged else []),
             f"{self.commits} direct commits",
             f"{self.unchanged} unchanged",
         ]
@@ -108,7 +111,21 @@ class IndexSummary:
             "removed from the index"
             for target, n in self.rewound.items()
         )
-        return f"indexed{read} " + ", ".join(parts) + rewound
+        return f"indexed{read} " + ", ".join(parts) + self._unknown_states() + rewound
+
+    def _unknown_states(self) -> str:
+        if not self.unknown_states:
+            return ""
+        return (
+            f"; {self.unknown_states} unmerged PRs' states are unknown (open or closed: git "
+            "cannot tell; closed ones are checked as open), GitHub's metadata tells them: "
+            "prdup index --github OWNER/REPO (or --prs-json FILE from `gh pr list --state all "
+            "--json number,title,body,state,createdAt,closedAt,mergedAt,headRefOid,baseRefName,"
+            "author`)"
+        )
+
+
+SOURCES_UNKNOWN = "sources_unknown"  # meta: an upgraded index's title and state sources
 
 
 def _quiet(phase: str, done: int, total: int | None) -> None:
@@ -139,6 +156,8 @@ class Indexer:
         self._own_commits: dict[str, str] = {}  # PR head -> its own commits, encoded
         self._landing_merges: dict[str, tuple[str, str]] = {}  # PR head -> its merge, its date
         self._counted_as: dict[int, str] = {}  # PR number -> the state this run counted it in
+        self._tested_open: set[int] | None = None  # PRs a test merge shows open (`_git_state`)
+        self._targets: list[str] = []
         self.own_commits_filled = False  # PRs of an older index got their own commits
         # Target commits by file count, for PRs read in part (`_may_have_landed_whole`).
         self._commits_by_file_count: dict[int, list[int]] | None = None
@@ -357,6 +376,7 @@ class Indexer:
     # --- PR refs ----------------------------------------------------------------------------
 
     def index_pull_refs(self, targets: list[str], only: set[int] | None = None) -> None:
+        self._targets = targets
         known = self.store.heads_by_number()
         indexed = frozenset(head for head, _ in known.values() if head)
         refs, missing = gitsource.pull_refs(self.repo, indexed)
@@ -477,7 +497,7 @@ class Indexer:
         record = ChangeRecord(
             kind="pr",
             number=pull.number,
-            state=state,
+            state=self._git_state(pull.number, state),
             source="ref",
             sha=pull.head,
             head_sha=pull.head,
@@ -503,6 +523,7 @@ class Indexer:
         record = self._ref_record(pull, base, state)
         if record.title is None:
             record.title, record.body, record.author, record.created_at = self._head_text(pull.head)
+            record.title_source = "commit"
             record.issues = linked_issues(record.body) + linked_issues(record.title)
         if listed is None and (not diff or diff.isspace()):  # (strip() would copy a huge diff)
             record.status, record.skip_reason = "skipped", "empty diff"
@@ -534,7 +555,7 @@ class Indexer:
             record = ChangeRecord(
                 kind="pr",
                 number=pull.number,
-                state="open",
+                state=self._git_state(pull.number, "unmerged"),
                 source="ref",
                 status="skipped",
                 skip_reason=f"head commit {pull.head[:12]} is missing from the repository "
@@ -545,6 +566,65 @@ class Indexer:
                 _apply_metadata(record, meta, keep_state=False)
             self._mark_changed()
             self.store.save_change(record, None)
+
+    def _git_state(self, number: int, state: str) -> str:
+        """The state git shows: "merged", else "open" where GitHub's test merge of the PR is
+        onto a target's current tip (`gitsource.test_merge_bases`), else "unmerged"."""
+        if state != "unmerged":
+            return state
+        return "open" if number in self._open_by_test_merge() else "unmerged"
+
+    def _open_by_test_merge(self) -> set[int]:
+        if self._tested_open is None:
+            resolved = (
+                gitsource.target_branch(self.repo, name, required=False) for name in self._targets
+            )
+            tips = {branch.tip for branch in resolved if branch}
+            bases = gitsource.test_merge_bases(self.repo) if tips else {}
+            self._tested_open = {number for number, base in bases.items() if base in tips}
+        return self._tested_open
+
+    def recover_sources(self) -> None:
+        """Where the titles and states of an index made before they were recorded came from:
+        a title that is its head commit's subject is git's (`title_source` 'commit'); another
+        one, with the state beside it, was given by GitHub's metadata. Once, after the upgrade
+        (`schema._state_and_title_sources`)."""
+        if self.store.get_meta(SOURCES_UNKNOWN) != "1":
+            return
+        rows = self.store.query(
+            "SELECT number, head_sha, title, state FROM changes WHERE kind = 'pr' "
+            "AND base_ref IS NULL AND state_source IS NULL AND title IS NOT NULL "
+            "AND head_sha IS NOT NULL AND source IN ('ref', 'fast-forward')"
+        )
+        texts = gitsource.commit_texts(self.repo, [row["head_sha"] for row in rows])
+        from_commit, from_metadata = [], []
+        for row in rows:
+            subject = texts.get(row["head_sha"], ("", "", ""))[2].partition("\n")[0]
+            if row["title"] == subject:
+                from_commit.append(row["number"])
+            elif row["state"] != "merged":
+                from_metadata.append(row["number"])
+        self.store.set_sources(from_commit, from_metadata)
+        self.store.set_meta(SOURCES_UNKNOWN, "0")
+
+    def derive_unknown_states(self, targets: list[str]) -> None:
+        """Tell again, for every PR whose state git gave (no metadata), whether a test merge
+        shows it open: a PR closed since the last run stops being renewed, and rows of an
+        older index said "open" for every unmerged PR. Counts the states left unknown."""
+        self._targets = targets
+        rows = self.store.query(
+            "SELECT number, state FROM changes WHERE kind = 'pr' AND number IS NOT NULL "
+            "AND state IN ('open', 'unmerged') AND state_source IS NULL"
+        )
+        changed = [
+            (row["number"], state)
+            for row in rows
+            if (state := self._git_state(row["number"], "unmerged")) != row["state"]
+        ]
+        if changed:
+            self._mark_changed()  # the sweep's cache keys on states; nothing derived reads them
+            self.store.set_states(changed)
+        self.summary.unknown_states = self.store.count_unknown_states()
 
     def _untitled(self, number: int) -> bool:
         meta = self.metadata.get(number)
@@ -562,7 +642,7 @@ class Indexer:
         record = ChangeRecord(
             kind="pr",
             number=pull.number,
-            state=state,
+            state=self._git_state(pull.number, state),
             source="ref",
             sha=pull.head,
             head_sha=pull.head,
@@ -627,6 +707,7 @@ class Indexer:
                 fields = _metadata_fields(meta)
                 if known[number][1] == "merged":
                     fields.pop("state", None)  # git's evidence of landing beats a stale export
+                    fields.pop("state_source", None)
                 self.store.update_metadata(
                     number, fields, linked_issues(meta.body) + linked_issues(meta.title)
                 )
@@ -634,7 +715,7 @@ class Indexer:
             record = ChangeRecord(
                 kind="pr",
                 number=number,
-                state=meta.state or "open",
+                state=meta.state or "unmerged",
                 source="metadata",
                 status="metadata-only",
             )
@@ -1017,7 +1098,7 @@ class ForkPoints:
 
     def base_of(self, head: str) -> tuple[str | None, str]:
         """(base commit or None, state guessed from git: merged when a target contains head)."""
-        state = "merged" if head in self.on_target else "open"
+        state = "merged" if head in self.on_target else "unmerged"
         own_lines = self.first_parent.get(head, 0)
         if own_lines & ((1 << self.target_count) - 1):
             self._why[head] = "head is on a target's first-parent line (landed without a PR diff)"
@@ -1288,9 +1369,9 @@ def kept_metadata(row: Any) -> PullMetadata:
     dates, a closed state), as metadata for a run that reads the PR afresh to apply."""
     return PullMetadata(
         number=row["number"],
-        title=row["title"],
-        body=row["body"],
-        state="closed" if row["state"] == "closed" else None,
+        title=None if row["title_source"] == "commit" else row["title"],
+        body=None if row["title_source"] == "commit" else row["body"],
+        state=row["state"] if row["state_source"] == "metadata" else None,
         created_at=row["created_at"],
         closed_at=row["closed_at"],
         merged_at=None,
@@ -1301,6 +1382,7 @@ def kept_metadata(row: Any) -> PullMetadata:
 
 
 def _metadata_fields(meta: PullMetadata) -> dict[str, object]:
+    """The columns metadata sets: the values it has, and where the state and title came from."""
     fields: dict[str, object] = {
         "title": meta.title,
         "body": meta.body,
@@ -1311,7 +1393,13 @@ def _metadata_fields(meta: PullMetadata) -> dict[str, object]:
         "base_ref": meta.base_ref,
         "author": meta.author,
     }
-    return {k: v for k, v in fields.items() if v is not None}
+    given = {k: v for k, v in fields.items() if v is not None}
+    sources: dict[str, object] = {}
+    if "state" in given:
+        sources["state_source"] = "metadata"
+    if "title" in given:
+        sources["title_source"] = None  # GitHub's title
+    return {**given, **sources}
 
 
 def _files_key(paths: set[str]) -> tuple[int, int]:
@@ -1332,9 +1420,9 @@ def line_limit(settings: Settings, state: str) -> int:
 
 def _apply_metadata(record: ChangeRecord, meta: PullMetadata, keep_state: bool) -> None:
     for name, value in _metadata_fields(meta).items():
-        if name == "state" and keep_state:
+        if name in ("state", "state_source") and keep_state:
             continue
-        if name == "state" and record.state == "merged":
+        if name in ("state", "state_source") and record.state == "merged":
             continue  # git shows it landed; a CLOSED export of a rebase-merged PR says less
         setattr(record, name, value)
     record.issues = tuple(
@@ -1396,6 +1484,7 @@ def index_repository(
         indexer.summary.warnings = _target_warnings(branches, store)
         indexer.summary.warnings += identity.follow_cut(repo, store)
         indexer.summary.history_cut = bool(store.get_meta(identity.CUT))
+        indexer.recover_sources()  # before `_start_over` keeps what git cannot tell
         if store.get_meta("reread_all") == "1":
             report("rebuilding an index from an older prdup", 0, None)
             _start_over(store, indexer)
@@ -1414,6 +1503,7 @@ def index_repository(
             indexer.match_landings_off_the_line(names)
         indexer.match_rebased()
         indexer.match_closing()
+        indexer.derive_unknown_states(names)
         if indexer.changed:
             report("lookup indexes and code words", 0, None)
         store.merge_line_texts()  # what counting old rows' words reads
