@@ -585,26 +585,26 @@ class Indexer:
         return self._tested_open
 
     def recover_sources(self) -> None:
-        """Where the titles and states of an index made before they were recorded came from:
-        a title that is its head commit's subject is git's (`title_source` 'commit'); another
-        one, with the state beside it, was given by GitHub's metadata. Once, after the upgrade
-        (`schema._state_and_title_sources`)."""
+        """Which titles of an index made before they were recorded are their head commits'
+        subjects (`title_source` 'commit'), once, after the upgrade
+        (`schema._state_and_title_sources`). Its "open" states without a base branch are told
+        again by `derive_unknown_states`: an import that named no base branch may have said
+        open, but nothing shows it, so they read "unmerged" until the metadata is given again."""
         if self.store.get_meta(SOURCES_UNKNOWN) != "1":
             return
         rows = self.store.query(
-            "SELECT number, head_sha, title, state FROM changes WHERE kind = 'pr' "
-            "AND base_ref IS NULL AND state_source IS NULL AND title IS NOT NULL "
-            "AND head_sha IS NOT NULL AND source IN ('ref', 'fast-forward')"
+            "SELECT number, head_sha, title FROM changes WHERE kind = 'pr' "
+            "AND base_ref IS NULL AND title IS NOT NULL AND head_sha IS NOT NULL "
+            "AND source IN ('ref', 'fast-forward')"
         )
         texts = gitsource.commit_texts(self.repo, [row["head_sha"] for row in rows])
-        from_commit, from_metadata = [], []
-        for row in rows:
-            subject = texts.get(row["head_sha"], ("", "", ""))[2].partition("\n")[0]
-            if row["title"] == subject:
-                from_commit.append(row["number"])
-            elif row["state"] != "merged":
-                from_metadata.append(row["number"])
-        self.store.set_sources(from_commit, from_metadata)
+        self.store.mark_commit_titles(
+            [
+                row["number"]
+                for row in rows
+                if row["title"] == texts.get(row["head_sha"], ("", "", ""))[2].partition("\n")[0]
+            ]
+        )
         self.store.set_meta(SOURCES_UNKNOWN, "0")
 
     def derive_unknown_states(self, targets: list[str]) -> None:

@@ -703,21 +703,15 @@ class IndexStore:
                 )
             )
 
-    def set_sources(self, commit_titled: Sequence[int], metadata_stated: Sequence[int]) -> None:
-        """Record which PRs' titles are their head commits' subjects, and which PRs' states
-        GitHub's metadata gave, in one transaction."""
-
-        def action() -> None:
-            self.conn.executemany(
-                "UPDATE changes SET title_source = 'commit' WHERE number = ?",
-                [(number,) for number in commit_titled],
+    def mark_commit_titles(self, numbers: Sequence[int]) -> None:
+        """Record that these PRs' titles are their head commits' subjects."""
+        if numbers:
+            self._write(
+                lambda: self.conn.executemany(
+                    "UPDATE changes SET title_source = 'commit' WHERE number = ?",
+                    [(number,) for number in numbers],
+                )
             )
-            self.conn.executemany(
-                "UPDATE changes SET state_source = 'metadata' WHERE number = ?",
-                [(number,) for number in metadata_stated],
-            )
-
-        self._write(action)
 
     def count_unknown_states(self) -> int:
         """How many PRs the index holds whose state is unknown: not merged, and nothing tells

@@ -1,5 +1,7 @@
 """`sweep`: match every open PR against merged PRs and the other open PRs, then group them.
 
+An "unmerged" PR (its state unknown: no GitHub metadata) is swept as an open one.
+
 Each open PR goes through `prdup check --pr N`'s own path (`prdup.checking.match_pr`: the
 candidate engine of `index.candidates`, `detector.matcher.match`, the replay), without the target
 probe, and keeps the deciding findings. The engine reads the lines every swept PR shares once
@@ -15,8 +17,10 @@ re-checks the PRs an update can affect.
 
     {"schema_version": 1,
      "min_score": 0.7,
-     "stats": {"open_prs": N, "swept": N, "rechecked": N, "reused": N, "seconds": S, "jobs": N},
-     "groups": [{"keep": N, "members": [{"pr": N, "state": "merged|open|closed", "title": "...",
+     "stats": {"open_prs": N, "swept": N, "rechecked": N, "reused": N, "seconds": S, "jobs": N,
+               "unknown_states": N},
+     "groups": [{"keep": N, "members": [{"pr": N, "state": "merged|open|closed|unmerged",
+                 "title": "...", "title_from_commit": true | false,
                  "verdict": "keep|duplicate|covered|already-merged", "score": S | null}, ...]}],
      "already_done": [{"pr": N, "by": M | null, "commit": "sha" | null, "score": S}]}
 
