@@ -621,9 +621,9 @@ class Indexer:
             for row in rows
             if (state := self._git_state(row["number"], "unmerged")) != row["state"]
         ]
-        if changed:
-            self._mark_changed()  # the sweep's cache keys on states; nothing derived reads them
-            self.store.set_states(changed)
+        # Nothing derived (rarity, the text model) reads a state other than "merged"; the
+        # sweep's cache notices a state that changed by itself.
+        self.store.set_states(changed)
         self.summary.unknown_states = self.store.count_unknown_states()
 
     def _untitled(self, number: int) -> bool:
