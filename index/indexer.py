@@ -117,11 +117,11 @@ class IndexSummary:
         if not self.unknown_states:
             return ""
         return (
-            f"; {self.unknown_states} unmerged PRs' states are unknown (open or closed: git "
-            "cannot tell; closed ones are checked as open), GitHub's metadata tells them: "
-            "prdup index --github OWNER/REPO (or --prs-json FILE from `gh pr list --state all "
+            f"; {self.unknown_states} unmerged PRs' states are unknown (git cannot tell open "
+            "from closed; each is checked as open): GitHub's metadata tells them, "
+            "prdup index --github OWNER/REPO, or --prs-json FILE from `gh pr list --state all "
             "--json number,title,body,state,createdAt,closedAt,mergedAt,headRefOid,baseRefName,"
-            "author`)"
+            "author`"
         )
 
 
@@ -1365,8 +1365,9 @@ def _start_over(store: IndexStore, indexer: Indexer) -> None:
 
 
 def kept_metadata(row: Any) -> PullMetadata:
-    """What an index row (a mapping or `sqlite3.Row`) holds that git cannot tell again (texts,
-    dates, a closed state), as metadata for a run that reads the PR afresh to apply."""
+    """What an index row (a mapping or `sqlite3.Row`) holds that git cannot tell again (texts
+    that are not its head commit's, dates, a state GitHub gave), as metadata for a run that
+    reads the PR afresh to apply."""
     return PullMetadata(
         number=row["number"],
         title=None if row["title_source"] == "commit" else row["title"],

@@ -151,7 +151,7 @@ class PullInfo:
 
 @dataclass(frozen=True, slots=True)
 class SweepStats:
-    open_prs: int  # open PRs with a diff in the index
+    open_prs: int  # open (or unmerged: state unknown) PRs with a diff in the index
     swept: int  # of those, the ones this sweep covered (all, or the --limit newest)
     rechecked: int  # matched anew
     reused: int  # taken from the cache
