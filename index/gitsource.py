@@ -477,15 +477,24 @@ def pull_refs(
     return sorted(usable, key=lambda p: p.number), sorted(missing, key=lambda p: p.number)
 
 
-def test_merge_bases(repo: git.Repo) -> dict[int, str]:
-    """PR number -> the first parent of its `refs/pull/N/merge`: the base branch's commit that
-    GitHub last test-merged the PR onto.
+@dataclass(frozen=True, slots=True)
+class TestMerge:
+    """GitHub's test merge of a PR (`refs/pull/N/merge`): onto which commit, and when."""
+
+    __test__ = False  # not a pytest class
+
+    base: str  # its first parent: the base branch's commit the PR was merged onto
+    made_at: int  # its committer date (seconds): when GitHub made it
+
+
+def test_merges(repo: git.Repo) -> dict[int, TestMerge]:
+    """PR number -> GitHub's last test merge of the PR.
 
     GitHub keeps that ref for a PR it can merge without conflicts, and renews it while the
     PR is open (its base moved, its head was pushed). It stops renewing it when the PR is
-    closed or merged, and keeps the last one: most closed PRs of a mirror still have one. So a
-    test merge onto a branch's current tip shows the PR open after that tip was committed; an
-    older one tells nothing either way.
+    closed or merged, and keeps the last one: most closed PRs of a mirror still have one. A
+    test merge made after the targets' last commit shows the PR open then; an older one tells
+    nothing either way (a branch that stopped moving keeps closed PRs' test merges on its tip).
     """
     output = repo.git.for_each_ref("--format=%(refname) %(objectname)", "refs/pull")
     merges: dict[str, list[int]] = {}  # two PRs with one head can share a test merge
@@ -496,12 +505,26 @@ def test_merge_bases(repo: git.Repo) -> dict[int, str]:
             merges.setdefault(sha, []).append(int(match.group(1)))
     if not merges:
         return {}
-    process = _log_of(repo, list(merges), "%H %P")
-    found: dict[int, str] = {}
+    process = _log_of(repo, list(merges), "%H %ct %P")
+    found: dict[int, TestMerge] = {}
     for raw in process.stdout:
-        sha, *parents = _decode(raw).split()
+        sha, made_at, *parents = _decode(raw).split()
         if len(parents) > 1:
-            found.update(dict.fromkeys(merges.get(sha, ()), parents[0]))
+            found.update(dict.fromkeys(merges.get(sha, ()), TestMerge(parents[0], int(made_at))))
+    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
+        process.wait()
+    return found
+
+
+def committed_at(repo: git.Repo, shas: list[str]) -> dict[str, int]:
+    """Committer dates (seconds) of many commits at once."""
+    if not shas:
+        return {}
+    process = _log_of(repo, shas, "%H %ct")
+    found = {}
+    for raw in process.stdout:
+        sha, seconds = _decode(raw).split()
+        found[sha] = int(seconds)
     with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
         process.wait()
     return found

@@ -569,7 +569,8 @@ class Indexer:
 
     def _git_state(self, number: int, state: str) -> str:
         """The state git shows: "merged", else "open" where GitHub's test merge of the PR is
-        onto a target's current tip (`gitsource.test_merge_bases`), else "unmerged"."""
+        onto a target's current tip and was made after every target's last commit
+        (`gitsource.test_merges`), else "unmerged"."""
         if state != "unmerged":
             return state
         return "open" if number in self._open_by_test_merge() else "unmerged"
@@ -580,8 +581,16 @@ class Indexer:
                 gitsource.target_branch(self.repo, name, required=False) for name in self._targets
             )
             tips = {branch.tip for branch in resolved if branch}
-            bases = gitsource.test_merge_bases(self.repo) if tips else {}
-            self._tested_open = {number for number, base in bases.items() if base in tips}
+            merges = gitsource.test_merges(self.repo) if tips else {}
+            # A tip that stopped moving (an old release line, an archived repository) keeps
+            # the test merges of PRs closed since: only one made after the targets' last
+            # commit shows the PR open then.
+            last = max(gitsource.committed_at(self.repo, list(tips)).values(), default=0)
+            self._tested_open = {
+                number
+                for number, merge in merges.items()
+                if merge.base in tips and merge.made_at >= last
+            }
         return self._tested_open
 
     def recover_sources(self) -> None:

@@ -58,6 +58,28 @@ def test_an_unmerged_ref_is_unmerged_without_a_test_merge_and_open_with_one_on_t
     assert "prdup index --github OWNER/REPO" in line and "--prs-json FILE" in line
 
 
+def test_a_test_merge_onto_a_release_line_that_stopped_moving_shows_nothing(
+    builder: RepoBuilder, db_path: Path
+):
+    """`1.x` has not moved since PR 6 was test-merged onto its tip; main moved since: GitHub
+    stopped renewing PR 6's test merge or never had to, and a closed PR keeps it. Renewed
+    after main's last commit, it shows PR 6 open."""
+    builder.commit("Initial cart", {"cart.py": BROKEN})
+    builder.checkout("1.x", "main")
+    builder.commit("1.x: pin", {"VERSION": "1.0\n"})
+    builder.pr_branch(6, [("Backport b", {"b.py": "b = 1\n"})], base="1.x")
+    builder.test_merge(6, onto="1.x")
+    builder.checkout("main")
+    builder.commit("Main moves on", {"README.md": "cart\n"})
+
+    index_repository(builder.path, db_path=db_path, targets=["main", "1.x"])
+    assert states(db_path)[6] == "unmerged"
+
+    builder.test_merge(6, onto="1.x")  # renewed today: GitHub does this for open PRs only
+    index_repository(builder.path, db_path=db_path, targets=["main", "1.x"])
+    assert states(db_path)[6] == "open"
+
+
 def test_a_later_run_tells_the_states_again_from_the_test_merges(story: RepoBuilder, db_path: Path):
     index_repository(story.path, db_path=db_path)
     story.commit("Another tweak", {"README.md": "the cart, again\n"})
