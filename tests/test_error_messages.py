@@ -74,6 +74,7 @@ def test_an_unfinished_index_says_how_far_it_got(repo: RepoBuilder, db_path: Pat
         err = one_line_error(*run_cli(repo.path, *args, "--db", str(db_path)))
         assert "empty" not in err
         assert "1 merged PR" in err
+        assert "1 unmerged PR(s)" in err  # PR 2: not merged, its state unknown
         assert "history of main" in err
         assert "run 'prdup index' to finish" in err
     code, _, err = run_cli(repo.path, "index", "--quiet", "--db", str(db_path))
