@@ -260,8 +260,10 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
         click.echo(json.dumps(description, indent=2))
         return
     from prdup.escaping import terminal
+    from prdup.titles import shown_title
 
-    click.echo(f"#{number} [{description['state']}] {terminal(description['title'])}")
+    title = shown_title(description["title"], description.get("title_source") == "commit")
+    click.echo(f"#{number} [{description['state']}] {terminal(title)}")
     for key in (
         "source",
         "status",

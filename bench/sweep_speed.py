@@ -87,7 +87,8 @@ def forget_newest(db: Path) -> int:
     """Make the newest open PR look freshly indexed: the sweep has never seen it."""
     with sqlite3.connect(db) as conn:
         number, change_id = conn.execute(
-            "SELECT number, id FROM changes WHERE state = 'open' AND status = 'indexed' "
+            "SELECT number, id FROM changes WHERE state IN ('open', 'unmerged') "
+            "AND status = 'indexed' "
             "ORDER BY number DESC LIMIT 1"
         ).fetchone()
         conn.execute("DELETE FROM sweep_seen WHERE change_id = ?", (change_id,))

@@ -20,6 +20,10 @@ VERDICT_ORDER: dict[str, int] = {
     "related": 5,
 }
 DECIDING_VERDICTS = frozenset({"already-merged", "duplicate", "covered", "partly-merged"})
+# A PR's states. "unmerged": not merged, and nothing tells whether it is open or closed (no
+# GitHub metadata, and no test merge of GitHub's shows it open); it is treated as an open PR
+# (checked, swept, a candidate), never as closed.
+OPEN_STATES = frozenset({"open", "unmerged"})
 
 
 # E-mails that many people share because git was never configured: they identify nobody.
@@ -50,8 +54,9 @@ class ChangeEvidence:
     key: str  # "#123" for a PR, a short sha for a commit, "this change" for a query
     number: int | None = None
     commit: str | None = None
-    state: str = "open"  # "merged" | "open" | "closed"
+    state: str = "open"  # "merged" | "open" | "closed" | "unmerged" (see OPEN_STATES)
     title: str = ""
+    title_from_commit: bool = False  # the title is the head commit's subject (no metadata)
     author: str | None = None
     created_at: str | None = None
     author_email: str | None = None  # of the head commit's author: ties a login to a git name

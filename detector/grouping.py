@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from detector.evidence import DECIDING_VERDICTS, ChangeEvidence
+from detector.evidence import DECIDING_VERDICTS, OPEN_STATES, ChangeEvidence
 
 SAME_CHANGE = DECIDING_VERDICTS - {"partly-merged"}
 
@@ -21,7 +21,7 @@ class Pull:
     """A PR as grouping sees it: enough to rank which one to keep."""
 
     number: int
-    state: str  # "merged" | "open" | "closed"
+    state: str  # "merged" | "open" | "closed" | "unmerged"
     changed_lines: int = 0
 
 
@@ -121,7 +121,7 @@ def already_done(
         if link.verdict != "already-merged" or link.score < min_score:
             continue
         query = pulls.get(link.query)
-        if query is None or query.state != "open" or link.candidate_state != "merged":
+        if query is None or query.state not in OPEN_STATES or link.candidate_state != "merged":
             continue
         current = best.get(link.query)
         if current is None or _order(link, pulls) < _order(current, pulls):

@@ -70,6 +70,8 @@ class IndexSummary:
     commits: int = 0
     open: int = 0
     closed: int = 0
+    unmerged: int = 0  # not merged; open or closed unknown (no metadata, no test merge)
+    unknown_states: int = 0  # PRs of the whole index whose state is unknown ("unmerged")
     unchanged: int = 0
     metadata_only: int = 0
     truncated: int = 0
@@ -98,6 +100,7 @@ class IndexSummary:
             f"{self.merged} merged PRs{rebased}{cut}",
             f"{self.open} open",
             f"{self.closed} closed",
+            *([f"{self.unmerged} unmerged"] if self.unmerged else []),
             f"{self.commits} direct commits",
             f"{self.unchanged} unchanged",
         ]
@@ -115,7 +118,21 @@ class IndexSummary:
             "removed from the index"
             for target, n in self.rewound.items()
         )
-        return f"indexed{read} " + ", ".join(parts) + rewound
+        return f"indexed{read} " + ", ".join(parts) + self._unknown_states() + rewound
+
+    def _unknown_states(self) -> str:
+        if not self.unknown_states:
+            return ""
+        return (
+            f"; {self.unknown_states} unmerged PRs' states are unknown (git cannot tell open "
+            "from closed; each is checked as open): GitHub's metadata tells them, "
+            "prdup index --github OWNER/REPO, or --prs-json FILE from `gh pr list --state all "
+            "--json number,title,body,state,createdAt,closedAt,mergedAt,headRefOid,baseRefName,"
+            "author`"
+        )
+
+
+SOURCES_UNKNOWN = "sources_unknown"  # meta: an upgraded index's title and state sources
 
 
 def _quiet(phase: str, done: int, total: int | None) -> None:
@@ -146,6 +163,8 @@ class Indexer:
         self._own_commits: dict[str, str] = {}  # PR head -> its own commits, encoded
         self._landing_merges: dict[str, tuple[str, str]] = {}  # PR head -> its merge, its date
         self._counted_as: dict[int, str] = {}  # PR number -> the state this run counted it in
+        self._tested_open: set[int] | None = None  # PRs a test merge shows open (`_git_state`)
+        self._targets: list[str] = []
         self.own_commits_filled = False  # PRs of an older index got their own commits
         # Target commits by file count, for PRs read in part (`_may_have_landed_whole`).
         self._commits_by_file_count: dict[int, list[int]] | None = None
@@ -364,6 +383,7 @@ class Indexer:
     # --- PR refs ----------------------------------------------------------------------------
 
     def index_pull_refs(self, targets: list[str], only: set[int] | None = None) -> None:
+        self._targets = targets
         known = self.store.heads_by_number()
         indexed = frozenset(head for head, _ in known.values() if head)
         refs, missing = gitsource.pull_refs(self.repo, indexed)
@@ -484,7 +504,7 @@ class Indexer:
         record = ChangeRecord(
             kind="pr",
             number=pull.number,
-            state=state,
+            state=self._git_state(pull.number, state),
             source="ref",
             sha=pull.head,
             head_sha=pull.head,
@@ -510,6 +530,7 @@ class Indexer:
         record = self._ref_record(pull, base, state)
         if record.title is None:
             record.title, record.body, record.author, record.created_at = self._head_text(pull.head)
+            record.title_source = "commit"
             record.issues = linked_issues(record.body) + linked_issues(record.title)
         if listed is None and (not diff or diff.isspace()):  # (strip() would copy a huge diff)
             record.status, record.skip_reason = "skipped", "empty diff"
@@ -541,7 +562,7 @@ class Indexer:
             record = ChangeRecord(
                 kind="pr",
                 number=pull.number,
-                state="open",
+                state=self._git_state(pull.number, "unmerged"),
                 source="ref",
                 status="skipped",
                 skip_reason=f"head commit {pull.head[:12]} is missing from the repository "
@@ -552,6 +573,74 @@ class Indexer:
                 _apply_metadata(record, meta, keep_state=False)
             self._mark_changed()
             self.store.save_change(record, None)
+
+    def _git_state(self, number: int, state: str) -> str:
+        """The state git shows: "merged", else "open" where GitHub's test merge of the PR is
+        onto a target's current tip and was made after every target's last commit
+        (`gitsource.test_merges`), else "unmerged"."""
+        if state != "unmerged":
+            return state
+        return "open" if number in self._open_by_test_merge() else "unmerged"
+
+    def _open_by_test_merge(self) -> set[int]:
+        if self._tested_open is None:
+            resolved = (
+                gitsource.target_branch(self.repo, name, required=False) for name in self._targets
+            )
+            tips = {branch.tip for branch in resolved if branch}
+            merges = gitsource.test_merges(self.repo) if tips else {}
+            # A tip that stopped moving (an old release line, an archived repository) keeps
+            # the test merges of PRs closed since: only one made after the targets' last
+            # commit shows the PR open then.
+            last = max(gitsource.committed_at(self.repo, list(tips)).values(), default=0)
+            self._tested_open = {
+                number
+                for number, merge in merges.items()
+                if merge.base in tips and merge.made_at >= last
+            }
+        return self._tested_open
+
+    def recover_sources(self) -> None:
+        """Which titles of an index made before they were recorded are their head commits'
+        subjects (`title_source` 'commit'), once, after the upgrade
+        (`schema._state_and_title_sources`). Its "open" states without a base branch are told
+        again by `derive_unknown_states`: an import that named no base branch may have said
+        open, but nothing shows it, so they read "unmerged" until the metadata is given again."""
+        if self.store.get_meta(SOURCES_UNKNOWN) != "1":
+            return
+        rows = self.store.query(
+            "SELECT number, head_sha, title FROM changes WHERE kind = 'pr' "
+            "AND base_ref IS NULL AND title IS NOT NULL AND head_sha IS NOT NULL "
+            "AND source IN ('ref', 'fast-forward')"
+        )
+        texts = gitsource.commit_texts(self.repo, [row["head_sha"] for row in rows])
+        self.store.mark_commit_titles(
+            [
+                row["number"]
+                for row in rows
+                if row["title"] == texts.get(row["head_sha"], ("", "", ""))[2].partition("\n")[0]
+            ]
+        )
+        self.store.set_meta(SOURCES_UNKNOWN, "0")
+
+    def derive_unknown_states(self, targets: list[str]) -> None:
+        """Tell again, for every PR whose state git gave (no metadata), whether a test merge
+        shows it open: a PR closed since the last run stops being renewed, and rows of an
+        older index said "open" for every unmerged PR. Counts the states left unknown."""
+        self._targets = targets
+        rows = self.store.query(
+            "SELECT number, state FROM changes WHERE kind = 'pr' AND number IS NOT NULL "
+            "AND state IN ('open', 'unmerged') AND state_source IS NULL"
+        )
+        changed = [
+            (row["number"], state)
+            for row in rows
+            if (state := self._git_state(row["number"], "unmerged")) != row["state"]
+        ]
+        # Nothing derived (rarity, the text model) reads a state other than "merged"; the
+        # sweep's cache notices a state that changed by itself.
+        self.store.set_states(changed)
+        self.summary.unknown_states = self.store.count_unknown_states()
 
     def _untitled(self, number: int) -> bool:
         meta = self.metadata.get(number)
@@ -569,7 +658,7 @@ class Indexer:
         record = ChangeRecord(
             kind="pr",
             number=pull.number,
-            state=state,
+            state=self._git_state(pull.number, state),
             source="ref",
             sha=pull.head,
             head_sha=pull.head,
@@ -634,6 +723,7 @@ class Indexer:
                 fields = _metadata_fields(meta)
                 if known[number][1] == "merged":
                     fields.pop("state", None)  # git's evidence of landing beats a stale export
+                    fields.pop("state_source", None)
                 self.store.update_metadata(
                     number, fields, linked_issues(meta.body) + linked_issues(meta.title)
                 )
@@ -641,7 +731,7 @@ class Indexer:
             record = ChangeRecord(
                 kind="pr",
                 number=number,
-                state=meta.state or "open",
+                state=meta.state or "unmerged",
                 source="metadata",
                 status="metadata-only",
             )
@@ -1024,7 +1114,7 @@ class ForkPoints:
 
     def base_of(self, head: str) -> tuple[str | None, str]:
         """(base commit or None, state guessed from git: merged when a target contains head)."""
-        state = "merged" if head in self.on_target else "open"
+        state = "merged" if head in self.on_target else "unmerged"
         own_lines = self.first_parent.get(head, 0)
         if own_lines & ((1 << self.target_count) - 1):
             self._why[head] = "head is on a target's first-parent line (landed without a PR diff)"
@@ -1291,13 +1381,14 @@ def _start_over(store: IndexStore, indexer: Indexer) -> None:
 
 
 def kept_metadata(row: Any) -> PullMetadata:
-    """What an index row (a mapping or `sqlite3.Row`) holds that git cannot tell again (texts,
-    dates, a closed state), as metadata for a run that reads the PR afresh to apply."""
+    """What an index row (a mapping or `sqlite3.Row`) holds that git cannot tell again (texts
+    that are not its head commit's, dates, a state GitHub gave), as metadata for a run that
+    reads the PR afresh to apply."""
     return PullMetadata(
         number=row["number"],
-        title=row["title"],
-        body=row["body"],
-        state="closed" if row["state"] == "closed" else None,
+        title=None if row["title_source"] == "commit" else row["title"],
+        body=None if row["title_source"] == "commit" else row["body"],
+        state=row["state"] if row["state_source"] == "metadata" else None,
         created_at=row["created_at"],
         closed_at=row["closed_at"],
         merged_at=None,
@@ -1308,6 +1399,7 @@ def kept_metadata(row: Any) -> PullMetadata:
 
 
 def _metadata_fields(meta: PullMetadata) -> dict[str, object]:
+    """The columns metadata sets: the values it has, and where the state and title came from."""
     fields: dict[str, object] = {
         "title": meta.title,
         "body": meta.body,
@@ -1318,7 +1410,13 @@ def _metadata_fields(meta: PullMetadata) -> dict[str, object]:
         "base_ref": meta.base_ref,
         "author": meta.author,
     }
-    return {k: v for k, v in fields.items() if v is not None}
+    given = {k: v for k, v in fields.items() if v is not None}
+    sources: dict[str, object] = {}
+    if "state" in given:
+        sources["state_source"] = "metadata"
+    if "title" in given:
+        sources["title_source"] = None  # GitHub's title
+    return {**given, **sources}
 
 
 def _files_key(paths: set[str]) -> tuple[int, int]:
@@ -1339,9 +1437,9 @@ def line_limit(settings: Settings, state: str) -> int:
 
 def _apply_metadata(record: ChangeRecord, meta: PullMetadata, keep_state: bool) -> None:
     for name, value in _metadata_fields(meta).items():
-        if name == "state" and keep_state:
+        if name in ("state", "state_source") and keep_state:
             continue
-        if name == "state" and record.state == "merged":
+        if name in ("state", "state_source") and record.state == "merged":
             continue  # git shows it landed; a CLOSED export of a rebase-merged PR says less
         setattr(record, name, value)
     record.issues = tuple(
@@ -1403,6 +1501,7 @@ def index_repository(
         indexer.summary.warnings = _target_warnings(branches, store)
         indexer.summary.warnings += identity.follow_cut(repo, store)
         indexer.summary.history_cut = bool(store.get_meta(identity.CUT))
+        indexer.recover_sources()  # before `_start_over` keeps what git cannot tell
         if store.get_meta("reread_all") == "1":
             report("rebuilding an index from an older prdup", 0, None)
             _start_over(store, indexer)
@@ -1421,6 +1520,7 @@ def index_repository(
             indexer.match_landings_off_the_line(names)
         indexer.match_rebased()
         indexer.match_closing()
+        indexer.derive_unknown_states(names)
         if indexer.changed:
             report("lookup indexes and code words", 0, None)
         store.merge_line_texts()  # what counting old rows' words reads

@@ -417,6 +417,7 @@ def load_evidence(
             commit=rows[cid]["merge_commit"] or rows[cid]["sha"],
             state=rows[cid]["state"],
             title=rows[cid]["title"] or "",
+            title_from_commit=rows[cid].get("title_source") == "commit",
             author=rows[cid]["author"],
             author_email=rows[cid].get("author_email"),
             branch=branch_of(rows[cid]),

@@ -53,7 +53,7 @@ class ChangeRecord:
     """What the index stores about a change besides its diff."""
 
     kind: str  # "pr" | "commit"
-    state: str  # "merged" | "open" | "closed"
+    state: str  # "merged" | "open" | "closed" | "unmerged" (not merged, open or closed unknown)
     source: str  # "merge-commit" | "squash" | "rebase" | "ref" | "direct" | "metadata"
     number: int | None = None
     sha: str | None = None
@@ -75,6 +75,8 @@ class ChangeRecord:
     own_commits: str | None = None
     landing_base: str | None = None  # where a landing of several commits starts
     issues: tuple[str, ...] = ()
+    state_source: str | None = None  # "metadata" where GitHub's metadata gave the state
+    title_source: str | None = None  # "commit" where the title is the head commit's subject
     symbols: tuple[SymbolRow, ...] = field(default=())
 
 
@@ -384,8 +386,10 @@ class IndexStore:
             "target": record.target,
             "base_ref": record.base_ref,
             "state": record.state,
+            "state_source": record.state_source,
             "source": record.source,
             "title": record.title,
+            "title_source": record.title_source,
             "body": record.body,
             "author": record.author,
             # Whoever wrote the change's head now: a PR whose head moved to another author's
@@ -701,7 +705,8 @@ class IndexStore:
                 self._delete_children(other)
                 self.conn.execute("DELETE FROM changes WHERE id = ?", (other,))
             self.conn.execute(
-                "UPDATE changes SET kind = 'pr', number = ?, head_sha = ?, source = ? WHERE id = ?",
+                "UPDATE changes SET kind = 'pr', number = ?, head_sha = ?, source = ?, "
+                "title_source = 'commit' WHERE id = ?",  # the title: its landed commit's subject
                 (number, head, source, change_id),
             )
 
@@ -709,11 +714,37 @@ class IndexStore:
 
     def pull_texts(self) -> list[sqlite3.Row]:
         """What the index knows of each PR that git cannot tell again: its title, body,
-        author, dates, base branch, and whether it was closed."""
+        author, dates, base branch, and its state where GitHub's metadata gave it."""
         return self.query(
-            "SELECT number, title, body, author, created_at, closed_at, base_ref, state "
-            "FROM changes WHERE number IS NOT NULL"
+            "SELECT number, title, body, author, created_at, closed_at, base_ref, state, "
+            "state_source, title_source FROM changes WHERE number IS NOT NULL"
         )
+
+    def set_states(self, states: Sequence[tuple[int, str]]) -> None:
+        """Set the states of PRs, by (number, state), in one transaction."""
+        if states:
+            self._write(
+                lambda: self.conn.executemany(
+                    "UPDATE changes SET state = ? WHERE number = ?",
+                    [(state, number) for number, state in states],
+                )
+            )
+
+    def mark_commit_titles(self, numbers: Sequence[int]) -> None:
+        """Record that these PRs' titles are their head commits' subjects."""
+        if numbers:
+            self._write(
+                lambda: self.conn.executemany(
+                    "UPDATE changes SET title_source = 'commit' WHERE number = ?",
+                    [(number,) for number in numbers],
+                )
+            )
+
+    def count_unknown_states(self) -> int:
+        """How many PRs the index holds whose state is unknown: not merged, and nothing tells
+        whether they are open or closed."""
+        query = "SELECT count(*) FROM changes WHERE kind = 'pr' AND state = 'unmerged'"
+        return int(next(self.rows(query))[0])
 
     def clear_changes(self) -> None:
         """Delete every change and what was derived from it; dismissals stay."""

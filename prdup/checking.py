@@ -88,7 +88,7 @@ def unfinished_index(store: IndexStore) -> str:
     if not counts:
         return "the index is empty; run 'prdup index' first"
     merged = counts.get("pr:merged", 0)
-    proposed = counts.get("pr:open", 0) + counts.get("pr:closed", 0)
+    proposed = sum(counts.get(f"pr:{state}", 0) for state in ("open", "closed", "unmerged"))
     commits = sum(n for key, n in counts.items() if key.startswith("commit:"))
     finished = store.finished_targets()
     history = (
@@ -98,7 +98,7 @@ def unfinished_index(store: IndexStore) -> str:
     )
     return (
         f"the index is unfinished: an interrupted 'prdup index' recorded {merged} merged PR(s), "
-        f"{proposed} open or closed PR(s) and {commits} direct commit(s) ({history}); "
+        f"{proposed} unmerged PR(s) and {commits} direct commit(s) ({history}); "
         "run 'prdup index' to finish it"
     )
 

@@ -22,7 +22,7 @@ from prdup.cli_support import (
 from prdup.escaping import inline, terminal
 
 if TYPE_CHECKING:  # the sweep engine is imported when the command runs: `prdup check` starts fast
-    from prdup.sweep import SweepResult
+    from prdup.sweep import SweepResult, SweepStats
 
 FORMATS = ("text", "json", "markdown", "html")
 
@@ -180,14 +180,25 @@ def summary_line(result: SweepResult) -> str:
     return (
         f"swept {stats.swept} of {stats.open_prs} open PRs ({stats.rechecked} checked, "
         f"{stats.reused} from cache) in {stats.seconds:.1f}s: {len(result.groups)} duplicate "
-        f"group(s), {len(result.already_done)} PR(s) already done"
+        f"group(s), {len(result.already_done)} PR(s) already done" + unknown_states_note(stats)
+    )
+
+
+def unknown_states_note(stats: SweepStats) -> str:
+    """What the sweep says when it swept PRs whose state is unknown (no GitHub metadata)."""
+    if not stats.unknown_states:
+        return ""
+    return (
+        f"; the states of {stats.unknown_states} of the swept PRs are unknown (unmerged: open "
+        "or closed), so a closed PR may be listed as open: prdup index --github OWNER/REPO "
+        "(or --prs-json FILE) tells them"
     )
 
 
 def _pull_line(result: SweepResult, number: int, keep: int | None = None) -> str:
     pull = result.pulls.get(number)
     state = pull.state if pull else "?"
-    title = f"  {terminal(pull.title)}" if pull and pull.title else ""
+    title = f"  {terminal(pull.marked_title)}" if pull and pull.title else ""
     if keep is None or number == keep:
         return f"keep #{number} [{state}]{title}"
     found = result.evidence(number, keep)
@@ -205,7 +216,7 @@ def to_text(result: SweepResult) -> str:
         for done in result.already_done:
             by = f"#{done.by}" if done.by is not None else f"commit {(done.commit or '')[:10]}"
             pull = result.pulls.get(done.pr)
-            title = f"  {terminal(pull.title)}" if pull and pull.title else ""
+            title = f"  {terminal(pull.marked_title)}" if pull and pull.title else ""
             lines.append(f"  #{done.pr} by {by} (score {done.score:.2f}){title}")
     return "\n".join(lines)
 
@@ -221,7 +232,7 @@ def to_markdown(result: SweepResult) -> str:
             verdict, score = (found.verdict, f"{found.score:.2f}") if found else ("keep", "")
             lines.append(
                 f"| #{number} | {inline(pull.state if pull else '?', 20)} | {inline(verdict, 40)} "
-                f"| {score} | {inline(pull.title if pull else '')} |"
+                f"| {score} | {inline(pull.marked_title if pull else '')} |"
             )
     if result.already_done:
         lines += ["", "### Already on the target", "", "| PR | done by | score |", "|---|---|---|"]

@@ -40,6 +40,7 @@ from prdup.checking import CheckResult, check, with_change
 from prdup.escaping import code_line, fence_for, inline, plain, reason_markdown
 from prdup.github import Comment, GitHubClient, PullRequestMeta, WriteForbidden
 from prdup.render import headline
+from prdup.titles import shown_title
 
 MARKER = "<!-- prdup:comment v1 -->"
 NOT_DUPLICATE_LABEL = "prdup: not a duplicate"
@@ -157,7 +158,7 @@ def _title(finding: Finding, titles: Mapping[int, str] | None) -> str:
     number = finding.candidate.number
     if titles and number is not None and number in titles:
         return titles[number]
-    return finding.candidate.title
+    return shown_title(finding.candidate.title, finding.candidate.title_from_commit)
 
 
 def _shared_lines(finding: Finding) -> list[str]:

@@ -28,6 +28,7 @@ from prdup.escaping import code_span, inline, reason_markdown
 from prdup.github import GitHubClient, IssueMeta, WriteForbidden
 from prdup.render import HEADLINES
 from prdup.sweep import SweepResult, SweptFinding
+from prdup.titles import shown_title
 
 MARKER = "<!-- prdup:dashboard v1 -->"
 LABEL = "prdup: dashboard"
@@ -59,7 +60,8 @@ def _link(number: int | None, commit: str | None = None) -> str:
 
 def _title(result: SweepResult, number: int) -> str:
     pull = result.pulls.get(number)
-    return f" *{inline(pull.title)}*" if pull and pull.title else ""
+    title = shown_title(pull.title, pull.title_from_commit) if pull else ""
+    return f" *{inline(title)}*" if title else ""
 
 
 def _state(result: SweepResult, number: int) -> str:

@@ -12,6 +12,7 @@ import re
 from datetime import UTC, datetime
 from importlib import resources
 
+from detector.evidence import OPEN_STATES
 from detector.grouping import AlreadyDone, Group
 from prdup.escaping import without_controls
 from prdup.sweep import SweepResult, SweptFinding
@@ -62,7 +63,7 @@ def _summary(result: SweepResult) -> str:
     closable = {n for g in result.groups for n in g.members[1:]} | {
         d.pr for d in result.already_done
     }
-    closable = {n for n in closable if (p := result.pulls.get(n)) and p.state == "open"}
+    closable = {n for n in closable if (p := result.pulls.get(n)) and p.state in OPEN_STATES}
     cards = [
         (stats.swept, "open PRs swept", f"of {stats.open_prs} in the index"),
         (len(result.groups), "duplicate groups", f"{sum(len(g.members) for g in groups)} PRs"),
@@ -78,6 +79,11 @@ def _summary(result: SweepResult) -> str:
         f"{stats.rechecked} checked, {stats.reused} from cache, {stats.seconds:.1f}s on "
         f"{stats.jobs} process(es); findings scoring below {result.min_score:.2f} are ignored."
     )
+    if stats.unknown_states:
+        detail += (
+            f" The states of {stats.unknown_states} swept PRs are unknown (unmerged: open or "
+            "closed; no GitHub metadata), so a closed PR may be listed as open."
+        )
     return f'<div class="cards">{html_cards}</div><p class="detail">{_e(detail)}</p>'
 
 
@@ -112,7 +118,7 @@ def _group(result: SweepResult, index: int, group: Group, links: _Links) -> str:
     evidence = "".join(
         _evidence(group.keep, n, f, unfold, links) for n, f in found.items() if f is not None
     )
-    keep_title = _e(keep.title) if keep else ""
+    keep_title = _e(keep.marked_title) if keep else ""
     return f"""
 <section class="group" id="group-{index}" data-size="{len(group.members)}"
   data-score="{best:.4f}" data-keep="{group.keep}" data-index="{index}"
@@ -147,7 +153,7 @@ def _member_row(
         f'<td><span class="verdict {_e(verdict)}">{_e(verdict)}</span></td>'
         f'<td data-value="{_e(score or 9)}">{_e(score)}</td>'
         f'<td data-value="{lines}">+{pull.added if pull else 0} -{pull.removed if pull else 0}</td>'
-        f"<td>{_e(pull.title if pull else '')}</td></tr>"
+        f"<td>{_e(pull.marked_title if pull else '')}</td></tr>"
     )
 
 
@@ -189,9 +195,9 @@ def _done_row(result: SweepResult, done: AlreadyDone, links: _Links) -> str:
     return (
         f'<tr data-text="{_e(text)}">'
         f'<td data-value="{done.pr}">{links.pr(done.pr)}</td>'
-        f"<td>{_e(pull.title if pull else '')}</td>"
+        f"<td>{_e(pull.marked_title if pull else '')}</td>"
         f'<td data-value="{done.by or 0}">{by}</td>'
-        f"<td>{_e(by_pull.title if by_pull else '')}</td>"
+        f"<td>{_e(by_pull.marked_title if by_pull else '')}</td>"
         f'<td data-value="{done.score:.4f}">{done.score:.2f}</td></tr>'
     )
 

@@ -1,5 +1,7 @@
 """`sweep`: match every open PR against merged PRs and the other open PRs, then group them.
 
+An "unmerged" PR (its state unknown: no GitHub metadata) is swept as an open one.
+
 Each open PR goes through `prdup check --pr N`'s own path (`prdup.checking.match_pr`: the
 candidate engine of `index.candidates`, `detector.matcher.match`, the replay), without the target
 probe, and keeps the deciding findings. The engine reads the lines every swept PR shares once
@@ -15,8 +17,10 @@ re-checks the PRs an update can affect.
 
     {"schema_version": 1,
      "min_score": 0.7,
-     "stats": {"open_prs": N, "swept": N, "rechecked": N, "reused": N, "seconds": S, "jobs": N},
-     "groups": [{"keep": N, "members": [{"pr": N, "state": "merged|open|closed", "title": "...",
+     "stats": {"open_prs": N, "swept": N, "rechecked": N, "reused": N, "seconds": S, "jobs": N,
+               "unknown_states": N},
+     "groups": [{"keep": N, "members": [{"pr": N, "state": "merged|open|closed|unmerged",
+                 "title": "...", "title_from_commit": true | false,
                  "verdict": "keep|duplicate|covered|already-merged", "score": S | null}, ...]}],
      "already_done": [{"pr": N, "by": M | null, "commit": "sha" | null, "score": S}]}
 
@@ -51,6 +55,7 @@ from index.store import IndexStore
 from prdup import checking
 from prdup.checking import match_pr, open_index, pr_info
 from prdup.lifetime import die_with_parent, signals_held
+from prdup.titles import shown_title
 
 SCHEMA_VERSION = 1
 CACHE_VERSION = "1"  # bump when what a cached row means changes
@@ -61,7 +66,7 @@ MIN_DRIFT = 25
 MMAP_BYTES = 1 << 30
 MIN_PARALLEL = 20  # fewer PRs than this are matched in this process: forking costs more
 SHOWN_LINES = 12  # shared lines kept per finding for the report
-CANDIDATE_STATES = ("merged", "open")
+CANDIDATE_STATES = ("merged", "open", "unmerged")
 
 Progress = Callable[[int, int], None]
 
@@ -132,20 +137,29 @@ class PullInfo:
     removed: int = 0
     files: int = 0
     head_sha: str | None = None
+    title_from_commit: bool = False  # the title is the head commit's subject (no metadata)
 
     @property
     def changed_lines(self) -> int:
         return self.added + self.removed
 
+    @property
+    def marked_title(self) -> str:
+        """The title as reports show it: marked where it is the head commit's subject."""
+        return shown_title(self.title, self.title_from_commit)
+
 
 @dataclass(frozen=True, slots=True)
 class SweepStats:
-    open_prs: int  # open PRs with a diff in the index
+    open_prs: int  # open (or unmerged: state unknown) PRs with a diff in the index
     swept: int  # of those, the ones this sweep covered (all, or the --limit newest)
     rechecked: int  # matched anew
     reused: int  # taken from the cache
     seconds: float
     jobs: int
+    # Of the swept PRs, those whose state is unknown ("unmerged": no GitHub metadata); they
+    # are swept as open PRs, and a closed one among them is reported as if open.
+    unknown_states: int = 0
 
 
 @dataclass
@@ -201,6 +215,7 @@ class SweepResult:
                     "pr": number,
                     "state": pull.state if pull else "unknown",
                     "title": pull.title if pull else "",
+                    "title_from_commit": pull.title_from_commit if pull else False,
                     "verdict": "keep" if found is None else found.verdict,
                     "score": None if found is None else found.score,
                 }
@@ -250,6 +265,7 @@ def sweep(
         reused=len(swept) - len(rechecked),
         seconds=round(time.monotonic() - started, 2),
         jobs=jobs,
+        unknown_states=len(set(swept) & _unknown_states(snapshot)),
     )
     pulls = _pulls(snapshot)
     ranks = {n: Pull(n, p.state, p.changed_lines) for n, p in pulls.items()}
@@ -286,6 +302,15 @@ def _findings(
     return {n: fresh[n] if n in fresh else reused[n] for n in swept}, todo
 
 
+def _unknown_states(snapshot: dict[int, ChangeRow]) -> set[int]:
+    """The PRs whose state is unknown: unmerged, open or closed (no GitHub metadata)."""
+    return {
+        row.number
+        for row in snapshot.values()
+        if row.number is not None and row.state == "unmerged"
+    }
+
+
 def _current(findings: list[SweptFinding], snapshot: dict[int, ChangeRow]) -> list[SweptFinding]:
     """Cached findings named as the index names their changes now (a commit relabelled as the
     PR that landed it keeps its id and lines, so the finding holds, under its new name)."""
@@ -315,6 +340,7 @@ def _pulls(snapshot: dict[int, ChangeRow]) -> dict[int, PullInfo]:
             removed=row.removed,
             files=row.files,
             head_sha=row.head_sha,
+            title_from_commit=row.title_from_commit,
         )
         for row in snapshot.values()
         if row.number is not None

@@ -66,7 +66,7 @@ def test_dashboard_is_created_once_then_edited_in_place(
     assert not re.search(r"(?<![\[\u200d])#\d", body.split("\n", 2)[2])
     assert "<script>" not in body and "&lt;script&gt;" in body  # PR 2's title, escaped
     assert "score " in body and "  - replayed at" in body  # each PR with its evidence
-    assert body.count("[#2](../pull/2) (open)") == 1  # done, so not listed in a group again
+    assert body.count("[#2](../pull/2) (unmerged)") == 1  # done, so not listed in a group again
     assert fake_github.comments == {}  # nothing on the PRs themselves
 
     fake_github.clear_requests()

@@ -61,7 +61,7 @@ def test_an_empty_file_given_to_db_becomes_an_index(repo: RepoBuilder, tmp_path:
     code, _, err = run_cli(repo.path, "index", "--quiet", "--db", str(fresh))
     assert code == 0, err
     code, out, _ = run_cli(repo.path, "show", "2", "--db", str(fresh))
-    assert code == 0 and out.startswith("#2 [open]")
+    assert code == 0 and out.startswith("#2 [unmerged]")
 
 
 def test_an_unfinished_index_says_how_far_it_got(repo: RepoBuilder, db_path: Path):
@@ -75,6 +75,7 @@ def test_an_unfinished_index_says_how_far_it_got(repo: RepoBuilder, db_path: Pat
         err = one_line_error(*run_cli(repo.path, *args, "--db", str(db_path)))
         assert "empty" not in err
         assert "1 merged PR" in err
+        assert "1 unmerged PR(s)" in err  # PR 2: not merged, its state unknown
         assert "history of main" in err
         assert "run 'prdup index' to finish" in err
     code, _, err = run_cli(repo.path, "index", "--quiet", "--db", str(db_path))
@@ -153,7 +154,7 @@ def test_show_gives_the_reason_a_pr_was_skipped(repo: RepoBuilder, db_path: Path
     # A second run neither writes it again nor counts it indexed; once fetched, it is read.
     assert index_repository(repo.path, db_path=db_path).skipped["head object missing"] == 1
     head = repo.pr_branch(13, [("B is six", {"b.py": "B = 6\n"})])
-    assert index_repository(repo.path, db_path=db_path).open == 1
+    assert index_repository(repo.path, db_path=db_path).unmerged == 1
     code, out, _ = run_cli(repo.path, "show", "13", "--db", str(db_path))
     assert f"head_sha: {head}" in out and "skip_reason" not in out
 

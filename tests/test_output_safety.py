@@ -65,7 +65,7 @@ def test_check_text_strips_terminal_escape_sequences(story: RepoBuilder, db_path
     assert "]0;pwned" not in out and "evil.example" not in out
 
     _, shown, _ = run_cli(story.path, "show", "30", "--db", str(db_path))
-    assert shown.startswith("#30 [open] Fix @octo-org/admins")
+    assert shown.startswith("#30 [unmerged] Fix @octo-org/admins")
     assert not any(escape in shown for escape in ESCAPES)
 
 

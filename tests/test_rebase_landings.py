@@ -98,7 +98,7 @@ def test_a_pr_indexed_while_open_is_found_landed_by_rebase_in_a_later_run(
 ):
     db = tmp_path / "index.db"
     index_repository(story.path, db_path=db)
-    assert change(db, 5)["state"] == "open"
+    assert change(db, 5)["state"] == "unmerged"
 
     story.merge_pr(5, how="rebase")
     index_repository(story.path, db_path=db)
@@ -134,7 +134,7 @@ def test_a_pr_two_of_whose_three_commits_landed_is_not_merged(story: RepoBuilder
     index_repository(story.path, db_path=db)
 
     pr5 = change(db, 5)
-    assert (pr5["state"], pr5["merge_commit"]) == ("open", None)
+    assert (pr5["state"], pr5["merge_commit"]) == ("unmerged", None)
     assert len(direct_commits(db)) == 4  # the picks stay direct commits
 
 

@@ -223,6 +223,7 @@ def test_three_prs_fixing_one_bug_form_one_group_kept_by_the_merged_one(backlog:
         "pr": 1,
         "state": "merged",
         "title": "Strip spaces around CSV fields",
+        "title_from_commit": False,  # GitHub's merge commit names the title
         "verdict": "keep",
         "score": None,
     }
