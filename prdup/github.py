@@ -591,8 +591,13 @@ class GitHubClient:
     def issues_created_by(self, login: str) -> list[IssueMeta]:
         """Issues (not pull requests) `login` opened, open and closed, oldest first."""
         with self._errors(f"issues opened by {login} in {self.repo}"):
+            # PyGithub takes a login string here (its docs say so), though its hint names only
+            # NamedUser; getting a NamedUser would cost a request that fails for app bots.
             found = self._repo.get_issues(
-                state="all", creator=login, sort="created", direction="asc"
+                state="all",
+                creator=login,  # type: ignore[arg-type]
+                sort="created",
+                direction="asc",
             )
             return [_issue(issue) for issue in found if issue.pull_request is None]
 
