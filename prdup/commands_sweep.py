@@ -23,6 +23,7 @@ from prdup.cli_support import (
 from prdup.escaping import inline, terminal
 
 if TYPE_CHECKING:  # the sweep engine is imported when the command runs: `prdup check` starts fast
+    from detector.grouping import Group
     from prdup.sweep import SweepResult, SweptFinding
 
 FORMATS = ("text", "json", "markdown", "html")
@@ -222,10 +223,10 @@ def _state(result: SweepResult, number: int) -> str:
     return pull.state if pull else "?"
 
 
-def _keep_note(result: SweepResult, keep: int) -> str:
-    """What the kept PR's own answer says, when it has one (it may itself be partly done)."""
-    found = result.answer(keep)
-    return f" ({says(found)})" if found is not None else ""
+def _keep_note(result: SweepResult, group: Group) -> str:
+    """The kept PR's own answer, where it landed in whole or in part (itself partly done)."""
+    found = result.keep_landed(group)
+    return f" (itself {says(found)})" if found is not None else ""
 
 
 def to_text(result: SweepResult) -> str:
@@ -245,7 +246,7 @@ def to_text(result: SweepResult) -> str:
         keep = group.keep
         lines.append(
             f"Group {index}: keep #{keep} [{_state(result, keep)}]"
-            f"{terminal(_keep_note(result, keep))}{_pr_title(result, keep)}"
+            f"{terminal(_keep_note(result, group))}{_pr_title(result, keep)}"
         )
         for number in group.members[1:]:
             found = result.answer(number)
@@ -296,7 +297,7 @@ def to_markdown(result: SweepResult) -> str:
     if result.groups:
         lines += ["", "### Duplicates: keep one PR of each group, close the others"]
     for index, group in enumerate(result.groups, 1):
-        note = inline(_keep_note(result, group.keep), 80)
+        note = inline(_keep_note(result, group), 80)
         lines += ["", f"#### Group {index}: keep #{group.keep}{note}", ""]
         lines += ["| PR | state | verdict | of | score | title |", "|---|---|---|---|---|---|"]
         for number in group.members:

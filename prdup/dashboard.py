@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from detector.grouping import Group
 from prdup.escaping import inline, reason_markdown
 from prdup.github import GitHubClient, IssueMeta, WriteForbidden
 from prdup.render import HEADLINES
@@ -92,17 +93,18 @@ def open_groups(result: SweepResult) -> list[tuple[int, tuple[int, ...]]]:
     return [(g.keep, g.members[1:]) for g in result.groups if len(g.members) > 1]
 
 
-def _keep_note(result: SweepResult, keep: int) -> str:
-    found = result.answer(keep)
+def _keep_note(result: SweepResult, group: Group) -> str:
+    found = result.keep_landed(group)
     return f", itself {_verdict(found)} {_link(found.pr, found.commit)}" if found else ""
 
 
 def _groups(result: SweepResult) -> list[list[str]]:
     blocks = []
-    for index, (keep, members) in enumerate(open_groups(result), 1):
+    for index, group in enumerate(result.groups, 1):
+        keep, members = group.keep, group.members[1:]
         block = [
             f"### Group {index}: keep {_link(keep)} ({_state(result, keep)}"
-            f"{_keep_note(result, keep)}){_title(result, keep)}",
+            f"{_keep_note(result, group)}){_title(result, keep)}",
             "",
         ]
         for number in members:

@@ -117,7 +117,7 @@ def _group(result: SweepResult, index: int, group: Group, links: _Links) -> str:
     unfold = index <= OPEN_GROUPS
     evidence = "".join(_evidence(n, f, unfold, links) for n, f in found.items() if f is not None)
     keep_title = _e(keep.title) if keep else ""
-    own = result.answer(group.keep)
+    own = result.keep_landed(group)
     note = (
         f' <span class="where">itself {_e(own.verdict)} {_named(own, links)}</span>' if own else ""
     )

@@ -258,6 +258,14 @@ class SweepResult:
         found = self.answer(group.keep)
         return triage_class(found.verdict) if found is not None else None
 
+    def keep_landed(self, group: Group) -> SweptFinding | None:
+        """The kept PR's own answer where it says the PR landed, in whole or in part: what the
+        maintainer keeping it must know (keep #7, itself partly done in #5: rebase it)."""
+        found = self.answer(group.keep)
+        if found is not None and self.keep_class(group) in ("already-done", "partly-done"):
+            return found
+        return None
+
     def group_issues(self, group: Group) -> list[str]:
         """The issues two or more of the group's members name."""
         named = [issue for n in group.members for issue in self.issues.get(n, ())]
