@@ -289,7 +289,7 @@ def to_markdown(result: SweepResult) -> str:
         lines += ["| PR | done by | landing | score | title |", "|---|---|---|---|---|"]
         for done in result.already_done:
             pull = result.pulls.get(done.pr)
-            commit = f"`{done.commit[:10]}`" if done.commit else ""
+            commit = f"`{done.commit[:10]}`" if done.commit and done.by is not None else ""
             lines.append(
                 f"| #{done.pr} | {_md_pr(done.by, result.answer(done.pr))} | {commit} "
                 f"| {done.score:.2f} | {inline(pull.title if pull else '')} |"

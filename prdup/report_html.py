@@ -196,6 +196,17 @@ def _evidence(number: int, found: SweptFinding, unfold: bool, links: _Links) -> 
   </details>"""
 
 
+def _reasons(found: SweptFinding | None) -> str:
+    """A finding's reasons, folded into a table cell."""
+    if found is None or not found.reasons:
+        return "<td></td>"
+    items = "".join(f"<li>{_e(reason)}</li>" for reason in found.reasons)
+    return (
+        f'<td><details class="reasons"><summary>{len(found.reasons)} reason(s)</summary>'
+        f'<ul class="reasons">{items}</ul></details></td>'
+    )
+
+
 def _done_row(result: SweepResult, done: AlreadyDone, links: _Links) -> str:
     pull = result.pulls.get(done.pr)
     by_pull = result.pulls.get(done.by) if done.by is not None else None
@@ -211,7 +222,8 @@ def _done_row(result: SweepResult, done: AlreadyDone, links: _Links) -> str:
         f'<td data-value="{done.by or 0}">{by}</td>'
         f"<td>{_e(by_pull.title if by_pull else '')}</td>"
         f"<td>{commit}</td>"
-        f'<td data-value="{done.score:.4f}">{done.score:.2f}</td></tr>'
+        f'<td data-value="{done.score:.4f}">{done.score:.2f}</td>'
+        f"{_reasons(result.answer(done.pr))}</tr>"
     )
 
 
@@ -222,7 +234,8 @@ def _already_done(result: SweepResult, links: _Links) -> str:
     return f"""<table class="done listed sortable">
   <thead><tr><th data-sort="num">open PR</th><th data-sort="text">title</th>
     <th data-sort="num">done by</th><th data-sort="text">its title</th>
-    <th data-sort="text">landing</th><th data-sort="num">score</th></tr></thead>
+    <th data-sort="text">landing</th><th data-sort="num">score</th>
+    <th data-sort="text">evidence</th></tr></thead>
   <tbody>{rows}</tbody>
 </table>"""
 
@@ -240,7 +253,7 @@ def _partly_row(result: SweepResult, number: int, found: SweptFinding, links: _L
         f'<td data-value="{found.pr or 0}">{_named(found, links)}</td>'
         f"<td>{commit}</td>"
         f'<td data-value="{share or 0:.4f}">{"" if share is None else f"{share:.0%}"}</td>'
-        f'<td><ul class="remaining">{remaining}</ul></td></tr>'
+        f'<td><ul class="remaining">{remaining}</ul></td>{_reasons(found)}</tr>'
     )
 
 
@@ -252,7 +265,8 @@ def _partly_done(result: SweepResult, links: _Links) -> str:
     return f"""<table class="partly listed sortable">
   <thead><tr><th data-sort="num">open PR</th><th data-sort="text">title</th>
     <th data-sort="num">partly done in</th><th data-sort="text">landing</th>
-    <th data-sort="num">done</th><th data-sort="text">still to do</th></tr></thead>
+    <th data-sort="num">done</th><th data-sort="text">still to do</th>
+    <th data-sort="text">evidence</th></tr></thead>
   <tbody>{rows}</tbody>
 </table>"""
 
@@ -267,7 +281,7 @@ def _related(result: SweepResult, links: _Links) -> str:
         f"<td>{_e(p.title if (p := result.pulls.get(n)) else '')}</td>"
         f'<td><span class="verdict {_e(f.verdict)}">{_e(f.verdict)}</span></td>'
         f'<td data-value="{f.pr or 0}">{_named(f, links)}</td>'
-        f'<td data-value="{f.score:.4f}">{f.score:.2f}</td></tr>'
+        f'<td data-value="{f.score:.4f}">{f.score:.2f}</td>{_reasons(f)}</tr>'
         for n, f in related
     )
     return f"""<details class="related">
@@ -275,7 +289,7 @@ def _related(result: SweepResult, links: _Links) -> str:
   <table class="related sortable">
     <thead><tr><th data-sort="num">open PR</th><th data-sort="text">title</th>
       <th data-sort="text">verdict</th><th data-sort="num">to</th>
-      <th data-sort="num">score</th></tr></thead>
+      <th data-sort="num">score</th><th data-sort="text">evidence</th></tr></thead>
     <tbody>{rows}</tbody>
   </table>
 </details>"""

@@ -249,3 +249,22 @@ def test_every_format_lists_the_classes_in_the_same_order(triage: RepoBuilder, t
     sections = ["Already done on the target", "Duplicate groups", "Partly done:"]
     assert [page.index(s) for s in sections] == sorted(page.index(s) for s in sections)
     assert '<tr data-text="#40' in page and "report.py (lines" in page
+
+
+def test_related_work_is_listed_last_and_folded(triage: RepoBuilder, tmp_path: Path):
+    """#31's own answer is an overlap with #30 (it does more than #30): no claim, so it is
+    related work: a count and a short list in text, a folded section in markdown and HTML."""
+    data = sweep_json(triage.path)
+    assert [(r["pr"], r["to"], r["verdict"]) for r in data["related"]] == [(31, 30, "overlap")]
+    _, text, _ = run_cli(triage.path, "sweep", "--exit-zero")
+    assert text.splitlines()[-1] == "Related work (no claim), 1 PR(s): #31 overlaps #30 (1.00)"
+    _, markdown, _ = run_cli(triage.path, "sweep", "--format", "markdown", "--exit-zero")
+    folded = markdown[markdown.index("<details>") :]
+    assert folded.startswith("<details><summary>Related work (no claim): 1 PR(s)</summary>")
+    assert "| #31 | overlap | #30 |" in folded and folded.rstrip().endswith("</details>")
+    out = tmp_path / "report.html"
+    run_cli(triage.path, "sweep", "--format", "html", "--out", str(out), "--exit-zero")
+    page = out.read_text()
+    folded = page[page.index('<details class="related">') :]
+    assert "Related work (no claim): 1 PR(s)" in folded and "overlap" in folded
+    assert page.index("Partly done:") < page.index('<details class="related">')
