@@ -58,7 +58,7 @@ FORMATS = ("text", "json", "markdown", "html")
     "Link PR numbers in the HTML report to this repository's PRs (default: "
     "$GITHUB_REPOSITORY, else the repository `prdup index --github` imported)."
 )
-@fail_on_option("a swept PR's finding")
+@fail_on_option("a swept PR's answer (the finding check shows first)")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 whatever is found (--fail-on none).")
 @handles_errors
 def sweep(
@@ -74,10 +74,12 @@ def sweep(
     fail_on: tuple[str, ...] | None,
     exit_zero: bool,
 ) -> None:
-    """Check every open PR against merged and open PRs; report duplicate groups and done PRs.
+    """Check every open PR against merged and open PRs; list those already done, duplicate
+    groups (one per PR to keep), those partly done, and related work.
 
-    Exits 1 when a swept PR's finding has a verdict --fail-on names (by default: a PR already
-    done, or in a duplicate group), 0 otherwise, 2 on errors.
+    Each PR's answer is the finding `check --pr N` shows first. Exits 1 when an answer's
+    verdict is one --fail-on names (by default: a PR already done, or a duplicate to close), 0
+    otherwise, 2 on errors.
     """
     from index.config import load_settings
     from prdup.sweep import stderr_progress
