@@ -199,6 +199,8 @@ SAYS = {
     "related": "related to",
 }
 RELATED_LISTED = 10  # the related class is a count and a short list in text
+SPANS_SHOWN = 6  # line spans of one file a partly done PR still has to do (JSON has all)
+FILES_SHOWN = 6
 
 
 def says(found: SweptFinding) -> str:
@@ -262,9 +264,13 @@ def to_text(result: SweepResult) -> str:
                 f"  #{number} partly done in {terminal(landing(found))}{share}, score "
                 f"{found.score:.2f}{_pr_title(result, number)}"
             )
-            remaining = found.remaining_text()
+            remaining = found.remaining_text(SPANS_SHOWN)
+            files_left = len(remaining) - FILES_SHOWN
             if remaining:
-                lines.append(f"    still to do: {terminal('; '.join(remaining))}")
+                lines.append(
+                    f"    still to do: {terminal('; '.join(remaining[:FILES_SHOWN]))}"
+                    + (f"; and {files_left} more file(s)" if files_left > 0 else "")
+                )
     related = result.related
     if related:
         shown = ", ".join(
@@ -320,7 +326,10 @@ def to_markdown(result: SweepResult) -> str:
         for number, found in result.partly_done:
             commit = f"`{found.commit[:10]}`" if found.commit else ""
             share = f"{found.done_share:.0%}" if found.done_share is not None else ""
-            remaining = "<br>".join(inline(item, 200) for item in found.remaining_text())
+            items = found.remaining_text(SPANS_SHOWN)
+            remaining = "<br>".join(inline(item, 200) for item in items[:FILES_SHOWN])
+            if len(items) > FILES_SHOWN:
+                remaining += f"<br>and {len(items) - FILES_SHOWN} more file(s)"
             lines.append(
                 f"| #{number} | {_md_pr(found.pr, found)} | {commit} | {share} | {remaining} |"
             )

@@ -39,6 +39,7 @@ MAX_BODY = 60_000  # GitHub refuses issue bodies over 65,536 characters
 MAX_REASONS = 2  # evidence lines under each PR
 MAX_FILES = 3
 MAX_REMAINING = 8  # files listed under a partly done PR
+MAX_SPANS = 6  # line spans listed for one of them (the report has all)
 
 DashboardAction = Literal["created", "updated", "unchanged", "none", "skipped"]
 
@@ -146,7 +147,9 @@ def _partly(result: SweepResult) -> list[list[str]]:
             f"- {_link(number)} ({_state(result, number)}): partly done in "
             f"{_link(found.pr, found.commit)}{landed}{done} —{_title(result, number)}"
         )
-        remaining = [f"  - still to do: `{inline(item, 120)}`" for item in found.remaining_text()]
+        remaining = [
+            f"  - still to do: `{inline(item, 160)}`" for item in found.remaining_text(MAX_SPANS)
+        ]
         blocks.append([line, *remaining[:MAX_REMAINING]])
         if len(remaining) > MAX_REMAINING:
             blocks[-1].append(f"  - and {len(remaining) - MAX_REMAINING} more file(s)")

@@ -135,12 +135,16 @@ class SweptFinding:
             files[hunk.path] = (new_file or hunk.new_file, spans)
         return [(path, new_file, spans) for path, (new_file, spans) in files.items()]
 
-    def remaining_text(self) -> list[str]:
-        """What remains in words, one item a file: "a.py (lines 3-5, line 9)"."""
+    def remaining_text(self, spans_shown: int | None = None) -> list[str]:
+        """What remains in words, one item a file: "a.py (lines 3-5, line 9)"; with
+        `spans_shown`, a file's first spans and how many more."""
         items = []
         for path, new_file, spans in self.remaining_by_file:
             words = ["new file"] if new_file else []
-            words += [f"line {a}" if a == b else f"lines {a}-{b}" for a, b in spans]
+            shown = spans if spans_shown is None else spans[:spans_shown]
+            words += [f"line {a}" if a == b else f"lines {a}-{b}" for a, b in shown]
+            if len(spans) > len(shown):
+                words.append(f"{len(spans) - len(shown)} more")
             items.append(f"{path} ({', '.join(dict.fromkeys(words))})")
         return items
 

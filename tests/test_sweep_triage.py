@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from detector.evidence import RemainingHunk
+from prdup.sweep import SweptFinding
 from tests.repo_builder import RepoBuilder, run_cli
 
 REPORT = "".join(
@@ -268,3 +270,25 @@ def test_related_work_is_listed_last_and_folded(triage: RepoBuilder, tmp_path: P
     folded = page[page.index('<details class="related">') :]
     assert "Related work (no claim): 1 PR(s)" in folded and "overlap" in folded
     assert page.index("Partly done:") < page.index('<details class="related">')
+
+
+def test_what_remains_is_listed_file_by_file_and_shortened_only_in_words():
+    hunks = [RemainingHunk("a.py", n * 10, n * 10 + 2) for n in range(1, 9)]
+    found = SweptFinding(
+        change_id=1,
+        pr=4,
+        commit="c" * 40,
+        state="merged",
+        verdict="partly-merged",
+        score=0.9,
+        remaining=(*hunks, RemainingHunk("new.py", 1, 5, new_file=True)),
+    )
+    assert found.remaining_by_file == [
+        ("a.py", False, [(n * 10, n * 10 + 2) for n in range(1, 9)]),
+        ("new.py", True, [(1, 5)]),
+    ]
+    assert found.remaining_text(2) == [
+        "a.py (lines 10-12, lines 20-22, 6 more)",
+        "new.py (new file, lines 1-5)",
+    ]
+    assert len(found.remaining_text()[0].split(", ")) == 8
