@@ -1,10 +1,13 @@
-"""`sweep`: match every open PR against merged PRs and the other open PRs, then group them.
+"""`sweep`: match every open PR against merged PRs and the other open PRs, then sort them into
+what a maintainer acts on: already done, duplicate groups, partly done, related work.
 
 Each open PR goes through `prdup check --pr N`'s own path (`prdup.checking.match_pr`: the
 candidate engine of `index.candidates`, `detector.matcher.match`, the replay), without the target
-probe, and keeps the deciding findings. The engine reads the lines every swept PR shares once
-for the whole sweep, each candidate's evidence once per process, and only the candidates that
-could decide. Grouping is `detector.grouping`'s.
+probe, and keeps its findings in check's order: every deciding one, and the first few that make
+no claim (for the related class). Its answer is the first at or above the threshold, the
+finding `check --pr N` shows first. The engine reads the lines every swept PR shares once for
+the whole sweep, each candidate's evidence once per process, and only the candidates that
+could decide. Classes and groups are `detector.grouping`'s.
 
 Results are cached in the index per PR (`sweep_results`), keyed by the PR's head, a fingerprint
 of the matcher and its dismissals, and the state of every change that could alter them (head,
@@ -35,7 +38,8 @@ re-checks the PRs an update can affect.
 
 Every open PR's answer is the finding `check --pr N` shows first (its first finding at or above
 `min_score`); `prs` lists each PR that has one, and that answer puts it in exactly one of
-`already_done`, `groups` (as a member to close), `partly_done` or `related`. A group's first
+`already_done`, `groups` (as a member to close; or as the kept PR, where PRs name each other in
+a loop), `partly_done` or `related`. A group's first
 member is the PR to keep (verdict "keep", score null; `keep_class` is its own answer's class,
 if it has one); every other member carries its own answer: its verdict, score, and the PR it
 names (`against`: the kept PR or another member). `remaining` lists, file by file, the lines
