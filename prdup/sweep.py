@@ -461,6 +461,7 @@ def _current(findings: list[SweptFinding], snapshot: dict[int, ChangeRow]) -> li
     return [
         replace(f, pr=snapshot[f.change_id].number) if f.change_id in snapshot else f
         for f in findings
+        if f.decides or f.change_id in snapshot
     ]
 
 
@@ -550,8 +551,10 @@ def _stale_numbers(
     rarity moves with its size), no change it found was updated or removed, and no change that
     was added or updated since the last sweep shares a line with it that the candidate lookup
     uses (a deciding finding needs shared lines). Not followed: changes sharing only common
-    lines with it, and the small drift of line and word weights as the index grows (up to
-    `RARITY_DRIFT`); `--full` redoes everything.
+    lines with it, the small drift of line and word weights as the index grows (up to
+    `RARITY_DRIFT`), and an update of a change only a finding that makes no claim names (the
+    related class; such a finding is dropped once its change leaves the index); `--full`
+    redoes everything.
     """
     if not cache:
         return set()
@@ -569,7 +572,7 @@ def _stale_numbers(
             or row.id in moved
             or cached.fingerprint != fingerprints[number]
             or abs(count - cached.change_count) > max(RARITY_DRIFT * cached.change_count, MIN_DRIFT)
-            or any(f.change_id in moved for f in cached.findings)
+            or any(f.change_id in moved for f in cached.findings if f.decides)
         ):
             stale.add(number)
     changed = [cid for cid in moved if cid in snapshot]
