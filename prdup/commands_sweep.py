@@ -233,6 +233,13 @@ def _keep_note(result: SweepResult, group: Group) -> str:
     return f" (itself {says(found)})" if found is not None else ""
 
 
+def _remaining(found: SweptFinding) -> str:
+    """What remains, shortened: the first files and spans, and how many more."""
+    items = found.remaining_text(SPANS_SHOWN)
+    more = len(items) - FILES_SHOWN
+    return "; ".join(items[:FILES_SHOWN]) + (f"; and {more} more file(s)" if more > 0 else "")
+
+
 def to_text(result: SweepResult) -> str:
     lines = [f"prdup: {summary_line(result)}"]
     if result.already_done:
@@ -256,6 +263,8 @@ def to_text(result: SweepResult) -> str:
             found = result.answer(number)
             why = f"{says(found)}, score {found.score:.2f}" if found else "?"
             lines.append(f"  #{number} [{_state(result, number)}] {why}{_pr_title(result, number)}")
+            if found is not None and found.remaining:
+                lines.append(f"    not in {found.named}: {terminal(_remaining(found))}")
     if result.partly_done:
         lines += ["", "Partly done (rebase: only what remains is still to do):"]
         for number, found in result.partly_done:
@@ -264,13 +273,8 @@ def to_text(result: SweepResult) -> str:
                 f"  #{number} partly done in {terminal(landing(found))}{share}, score "
                 f"{found.score:.2f}{_pr_title(result, number)}"
             )
-            remaining = found.remaining_text(SPANS_SHOWN)
-            files_left = len(remaining) - FILES_SHOWN
-            if remaining:
-                lines.append(
-                    f"    still to do: {terminal('; '.join(remaining[:FILES_SHOWN]))}"
-                    + (f"; and {files_left} more file(s)" if files_left > 0 else "")
-                )
+            if found.remaining:
+                lines.append(f"    still to do: {terminal(_remaining(found))}")
     related = result.related
     if related:
         shown = ", ".join(

@@ -24,7 +24,8 @@ re-checks the PRs an update can affect.
      "groups": [{"keep": N, "keep_class": "partly-done" | ... | null, "issues": ["#7"],
                  "members": [{"pr": N, "state": "merged|open|closed", "title": "...",
                               "verdict": "keep|duplicate|covered", "score": S | null,
-                              "against": M | null, "commit": "sha" | null}, ...]}],
+                              "against": M | null, "commit": "sha" | null,
+                              "remaining": [...]}, ...]}],
      "partly_done": [{"pr": N, "title": "...", "by": M | null, "commit": "sha" | null,
                       "state": "merged", "score": S, "done_share": F | null,
                       "remaining": [{"path": "a.py", "lines": [[FIRST, LAST], ...],
@@ -43,7 +44,8 @@ a loop), `partly_done` or `related`. A group's first
 member is the PR to keep (verdict "keep", score null; `keep_class` is its own answer's class,
 if it has one); every other member carries its own answer: its verdict, score, and the PR it
 names (`against`: the kept PR or another member). `remaining` lists, file by file, the lines
-on the PR's side that the landing did not make. Keys may be added to objects in later versions;
+on the PR's side that the landing (or the PR it duplicates) did not make: a duplicate may do a
+little more than the PR it is closed into. Keys may be added to objects in later versions;
 none is removed or changes meaning without a new `schema_version`. (Version 1 had no
 `partly_done`, `related`, `prs`, `keep_class`, `issues`, `against`; its members' verdicts were
 their evidence against the kept PR, and PRs already done were members of a merged PR's group.)
@@ -336,6 +338,7 @@ class SweepResult:
                     "score": None if found is None else found.score,
                     "against": None if found is None else found.pr,
                     "commit": None if found is None else found.commit,
+                    "remaining": [] if found is None else _remaining_json(found),
                 }
             )
         return {
@@ -354,10 +357,7 @@ class SweepResult:
             "state": found.state,
             "score": found.score,
             "done_share": found.done_share,
-            "remaining": [
-                {"path": path, "lines": [list(span) for span in spans], "new_file": new_file}
-                for path, new_file, spans in found.remaining_by_file
-            ],
+            "remaining": _remaining_json(found),
             "reasons": list(found.reasons),
         }
 
@@ -372,6 +372,13 @@ class SweepResult:
             "score": found.score,
             "reasons": list(found.reasons),
         }
+
+
+def _remaining_json(found: SweptFinding) -> list[dict[str, Any]]:
+    return [
+        {"path": path, "lines": [list(span) for span in spans], "new_file": new_file}
+        for path, new_file, spans in found.remaining_by_file
+    ]
 
 
 # --- the sweep ------------------------------------------------------------------------------

@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 
 from detector.evidence import RemainingHunk
-from prdup.sweep import SweptFinding
+from detector.grouping import Group
+from prdup.commands_sweep import to_text
+from prdup.sweep import PullInfo, SweepResult, SweepStats, SweptFinding
 from tests.repo_builder import RepoBuilder, run_cli
 
 REPORT = "".join(
@@ -292,3 +294,15 @@ def test_what_remains_is_listed_file_by_file_and_shortened_only_in_words():
         "new.py (new file, lines 1-5)",
     ]
     assert len(found.remaining_text()[0].split(", ")) == 8
+
+
+def test_a_duplicate_that_does_a_little_more_says_what_is_not_in_the_kept_pr():
+    """#7 is closed into #8 though one hunk of it is not in #8: the group lists it."""
+    extra = RemainingHunk("b.py", 4, 6)
+    found = SweptFinding(1, 8, "h" * 40, "open", "duplicate", 0.95, remaining=(extra,))
+    pulls = {n: PullInfo(n, "open", f"PR {n}") for n in (7, 8)}
+    stats = SweepStats(2, 2, 2, 0, 0.1, 1)
+    result = SweepResult([Group(8, (8, 7))], [], pulls, {7: [found], 8: []}, stats, 0.7)
+    [member] = result.to_json()["groups"][0]["members"][1:]
+    assert member["remaining"] == [{"path": "b.py", "lines": [[4, 6]], "new_file": False}]
+    assert "    not in #8: b.py (lines 4-6)" in to_text(result).splitlines()
