@@ -111,7 +111,7 @@ def verify(db: Path, count: int, repo_path: Path | None = None) -> None:
         return {
             (f.candidate.number, f.candidate.commit, f.verdict, round(f.score, 4))
             for f in findings
-            if f.verdict in DECIDING_VERDICTS and f.candidate.state != "closed"
+            if f.verdict in DECIDING_VERDICTS
         }
 
     with IndexStore(db, create=False) as store:
@@ -128,7 +128,11 @@ def verify(db: Path, count: int, repo_path: Path | None = None) -> None:
             info = pr_info(row, target)
             checked, _ = match_pr(CandidateEngine(store), repo, row, info, settings)
             expected = deciding(checked)
-            got = {(f["pr"], f["commit"], f["verdict"], f["score"]) for f in cached[number]}
+            got = {
+                (f["pr"], f["commit"], f["verdict"], f["score"])
+                for f in cached[number]
+                if f["verdict"] in DECIDING_VERDICTS
+            }
             findings += len(expected)
             if got == expected:
                 continue

@@ -239,6 +239,17 @@ class Signals:
 
 
 @dataclass(frozen=True, slots=True)
+class RemainingHunk:
+    """A hunk of the change that a candidate did not do: its lines on the change's new side
+    (`Replay.residual` says the same in words)."""
+
+    path: str
+    first_line: int
+    last_line: int
+    new_file: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One earlier change that covers, duplicates or touches the query, with its evidence."""
 
@@ -252,6 +263,7 @@ class Finding:
     shared_files: tuple[str, ...] = ()
     shared_symbols: tuple[str, ...] = ()
     residual: tuple[str, ...] = ()  # what the candidate did not do, where it did a part
+    remaining: tuple[RemainingHunk, ...] = ()  # the same, hunk by hunk, as values
     also_identical: tuple[int, ...] = ()  # later PRs with the identical patch, folded in here
 
     @property

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from detector import decide
 from detector.evidence import (
@@ -17,10 +18,14 @@ from detector.evidence import (
     LineWeights,
     Proof,
     QueryLineWeights,
+    RemainingHunk,
     Signals,
     TargetProbe,
 )
 from detector.signals import measure, shared_lines
+
+if TYPE_CHECKING:
+    from detector.replay import Replay
 
 MAX_LINES_SHOWN = 5
 RECENT_GAP = 100  # PR numbers: "opened shortly before" in the reasons
@@ -176,6 +181,17 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         signals=signals,
         reasons=tuple(_reasons(query, candidate, signals, verdict, proof)),
         residual=replay.residual if verdict in DECIDING_VERDICTS else (),
+        remaining=remaining_hunks(replay) if verdict in DECIDING_VERDICTS else (),
+    )
+
+
+def remaining_hunks(replay: Replay) -> tuple[RemainingHunk, ...]:
+    """The hunks `Replay.residual` names, as values: those carrying changed lines that the
+    candidate did not do (the sweep reports them file by file, line by line)."""
+    return tuple(
+        RemainingHunk(h.path, h.first_line, h.last_line, h.new_file)
+        for h in replay.hunks
+        if h.weight and not h.turned
     )
 
 

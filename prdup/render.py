@@ -48,6 +48,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "shared_files": list(finding.shared_files),
         "shared_symbols": list(finding.shared_symbols),
         "residual": list(finding.residual),
+        "remaining": [asdict(hunk) for hunk in finding.remaining],
         "also_identical": list(finding.also_identical),
         "signals": asdict(finding.signals),
     }
