@@ -214,7 +214,8 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
         return
     from prdup.escaping import terminal
 
-    click.echo(f"#{number} [{description['state']}] {terminal(description['title'])}")
+    state = description["state"] + (", landed in part" if description["landed_in_part"] else "")
+    click.echo(f"#{number} [{state}] {terminal(description['title'])}")
     for key in (
         "source",
         "status",
@@ -241,6 +242,17 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
         click.echo(f"  symbol: {terminal(symbol)}")
     if len(description["own_commits"]) > 1:
         click.echo(f"  own commits: {len(description['own_commits'])}")
+    part = description["landed_in_part"]
+    if part:
+        landed = [c for c in part if c["landed_as"]]
+        click.echo(
+            f"  landed in part on {terminal(part[0]['target'] or 'the target')}: "
+            f"{len(landed)} of {len(part)} commits"
+        )
+        for c in part:
+            where = f"landed as {c['landed_as'][:10]}" if c["landed_as"] else "still to do"
+            files = f" ({terminal(', '.join(c['files']))})" if c["files"] else ""
+            click.echo(f"    {c['commit'][:7]} {terminal(c['subject'])}{files}: {where}")
     if description["issues"]:
         click.echo(f"  issues: {', '.join(description['issues'])}")
 

@@ -44,13 +44,15 @@ from index.rebase_landings import (
     MAX_OWN_COMMITS,
     LineMerges,
     OwnCommit,
+    PartLanding,
+    RebaseLanding,
     TargetCommit,
     UnlandedPull,
     decode_own_commits,
     encode_own_commits,
-    find_rebase_landings,
+    find_landings,
 )
-from index.store import ChangeRecord, IndexStore, default_db_path
+from index.store import ChangeRecord, IndexStore, PartLandingRow, default_db_path
 from index.stored_diff import StoredChange, parse_read_in_part, parse_stored
 
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
@@ -70,6 +72,7 @@ class IndexSummary:
     commits: int = 0
     open: int = 0
     closed: int = 0
+    landed_in_part: int = 0  # unlanded PRs some of whose commits have copies on a target
     unchanged: int = 0
     metadata_only: int = 0
     truncated: int = 0
@@ -91,6 +94,7 @@ class IndexSummary:
             f"{self.merged} merged PRs{rebased}{cut}",
             f"{self.open} open",
             f"{self.closed} closed",
+            *([f"{self.landed_in_part} landed in part"] if self.landed_in_part else []),
             f"{self.commits} direct commits",
             f"{self.unchanged} unchanged",
         ]
@@ -685,12 +689,14 @@ class Indexer:
         """PRs with no landing yet whose landing git holds elsewhere than on a target's
         first-parent line: copies of all their commits (a rebase or cherry-pick,
         `match_rebased_commits`), else a commit in a target's history whose subject names the
-        PR as its landing and that makes part of its change (`_land_named`)."""
+        PR as its landing and that makes part of its change (`_land_named`). The others some
+        of whose commits have copies landed in part (`record_part_landings`)."""
         unlanded = self.store.query(
             "SELECT id, number, created_at, author, author_email, own_commits FROM changes "
             "WHERE kind = 'pr' AND status = 'indexed' AND merge_commit IS NULL"
         )
         if not unlanded:
+            self.store.set_part_landings([])
             return
         commits = [
             TargetCommit.from_row(row)
@@ -722,23 +728,26 @@ class Indexer:
         history = self._history_off_the_line(
             targets, pulls, {row["number"] for row in unlanded}, {c.sha for c in commits} | landings
         )
-        landed = self.match_rebased_commits(pulls, [*commits, *history.copies], history.merges)
-        self._land_named([row for row in unlanded if row["number"] not in landed], history.naming)
+        found = find_landings(
+            pulls,
+            [*commits, *history.copies],
+            lambda shas: gitsource.patch_ids(self.repo, shas),
+        )
+        landed = self.match_rebased_commits(found.whole, history.merges)
+        landed |= self._land_named(
+            [row for row in unlanded if row["number"] not in landed], history.naming
+        )
+        ids = {row["number"]: row["id"] for row in unlanded}
+        self.record_part_landings([p for p in found.part if p.number not in landed], ids)
 
     def match_rebased_commits(
-        self,
-        pulls: list[UnlandedPull],
-        commits: list[TargetCommit],
-        merges: Mapping[int, TargetCommit],
+        self, found: list[RebaseLanding], merges: Mapping[int, TargetCommit]
     ) -> set[int]:
         """PRs landed by rebase or cherry-pick (`index.rebase_landings`): each is recorded
         merged at the target commit that completes it, or at the merge in the target's history
         that names it (a merge tool's rebase onto a maintained branch, merged up), and the
         target's copies of its commits, which are its change, stop being direct commits of
         their own. Returns the PRs landed."""
-        found = find_rebase_landings(
-            pulls, commits, lambda shas: gitsource.patch_ids(self.repo, shas)
-        )
         for landed in found:
             merge = merges.get(landed.number)
             landing = merge or landed.landing
@@ -756,9 +765,28 @@ class Indexer:
         self.summary.rebased += len(found)
         return {landed.number for landed in found}
 
+    def record_part_landings(self, parts: list[PartLanding], ids: Mapping[int, int]) -> None:
+        """Record, for each PR landed in part, each of its commits that landed (with the target
+        commit that holds its patch) and each still to do, with its subject and files (one
+        `git log` for all). The copies stay direct commits: the PR did not land."""
+        shas = [own.sha for part in parts for own, _ in part.commits]
+        texts = gitsource.commit_subjects_and_files(self.repo, shas)
+        rows: list[PartLandingRow] = []
+        for part in parts:
+            for position, (own, copy) in enumerate(part.commits):
+                subject, files = texts.get(own.sha, ("", ()))
+                landed = copy.sha if copy is not None else None
+                rows.append(
+                    PartLandingRow(
+                        ids[part.number], position, own.sha, subject, files, landed, part.target
+                    )
+                )
+        self.store.set_part_landings(rows)
+        self.summary.landed_in_part = len(parts)
+
     def _land_named(
         self, unlanded: list[Any], naming: Mapping[int, list[tuple[TargetCommit, str]]]
-    ) -> None:
+    ) -> set[int]:
         """A commit in a target's history, off its first-parent line, whose subject names a PR
         as its landing (`(#N)`, `Merge pull request #N`, `bug #N ...`) lands it when it was
         made after the PR was opened and removes or adds a line the PR does (a fork's own
@@ -774,7 +802,7 @@ class Indexer:
         }
         wanted = {number: found for number, found in wanted.items() if found}
         if not wanted:
-            return
+            return set()
         pairs = [(c.sha, c.parent) for found in wanted.values() for c, _ in found if c.parent]
         lines: dict[str, set[tuple[str, int]]] = {}
         for sha, diff in self._readable_diffs(list(dict.fromkeys(pairs))):
@@ -790,12 +818,15 @@ class Indexer:
         pr_lines: dict[int, set[tuple[str, int]]] = {}
         for change_id, _, side, line_hash in self.store.line_rows([ids[n] for n in wanted]):
             pr_lines.setdefault(change_id, set()).add((side, line_hash))
+        landed: set[int] = set()
         for number, found in wanted.items():
             own = pr_lines.get(ids[number], set())
             ordered = sorted(found, key=lambda item: instant_or_zero(item[0].committed_at))
             named = next((item for item in ordered if own & lines.get(item[0].sha, set())), None)
             if named is not None:
                 self._record_landing(number, named[0], named[1], None)
+                landed.add(number)
+        return landed
 
     def _readable_diffs(self, pairs: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
         """`gitsource.diff_pairs`, going on after a pair git cannot diff (a snapshot or partial

@@ -14,6 +14,11 @@ older one with the same patch is an earlier change (as for landings by a whole-p
 and a backport's cherry-picks of commits already on the target are copies made from them, not
 the reverse. A target commit lands one PR: where two PRs carry the same commits, the one whose
 author wrote them, else the first opened.
+
+A PR some of whose own commits have a copy on a target, and not all, landed there in part
+(`PartLanding`): which of its commits landed, as which target commits, and which remain (those
+whose patch the target does not hold). It stays unlanded; `check` names what landed and what
+is still to do.
 """
 
 from __future__ import annotations
@@ -126,56 +131,109 @@ class RebaseLanding:
     copies: tuple[TargetCommit, ...]  # every landed copy, in the target's order
 
 
+@dataclass(frozen=True, slots=True)
+class PartLanding:
+    """A PR some of whose own commits have a copy on `target`, and not all: each of its
+    commits that landed, with its copy, and each still to do (its patch is not on the target),
+    with None; in the PR's order (oldest first). A commit it carries that landed by another
+    PR is in neither."""
+
+    number: int
+    target: str | None
+    commits: tuple[tuple[OwnCommit, TargetCommit | None], ...]
+
+    @property
+    def copies(self) -> list[tuple[OwnCommit, TargetCommit]]:
+        return [(own, copy) for own, copy in self.commits if copy is not None]
+
+    @property
+    def remaining(self) -> list[OwnCommit]:
+        return [own for own, copy in self.commits if copy is None]
+
+
+@dataclass(frozen=True, slots=True)
+class Landings:
+    """What `find_landings` found: the PRs landed whole, and those landed in part."""
+
+    whole: list[RebaseLanding]
+    part: list[PartLanding]
+
+
 PatchIds = Callable[[list[str]], Mapping[str, str]]
 Carried = tuple[OwnCommit, list[TargetCommit]]  # a commit a branch carries, its possible copies
+
+
+@dataclass(frozen=True, slots=True)
+class _Looked:
+    """A PR as looked for on the targets: its own work, the possible copies of each of its
+    own commits (`options`), and the target commits with the author date of each commit it
+    carries."""
+
+    pull: UnlandedPull
+    mine: UnlandedPull
+    options: list[list[TargetCommit]]
+    carried: list[Carried]
+
+    @property
+    def may_land_whole(self) -> bool:
+        return bool(self.mine.commits) and all(self.options) and all(f for _, f in self.carried)
 
 
 def find_rebase_landings(
     pulls: Iterable[UnlandedPull], commits: Iterable[TargetCommit], patch_ids: PatchIds
 ) -> list[RebaseLanding]:
+    """The PRs all of whose own commits have a copy on a target (`find_landings`)."""
+    return find_landings(pulls, commits, patch_ids).whole
+
+
+def find_landings(
+    pulls: Iterable[UnlandedPull], commits: Iterable[TargetCommit], patch_ids: PatchIds
+) -> Landings:
     """The PRs all of whose own commits have a copy on a target (same author date, same
     patch), each target commit credited to one PR: of a branch that carries other people's
-    commits, only its author's are credited to it (and the others need a copy too)."""
+    commits, only its author's are credited to it (and the others need a copy too). Then the
+    PRs only some of whose own commits have a copy (`PartLanding`). One `patch_ids` call for
+    all of them."""
     by_date: dict[str, list[TargetCommit]] = {}
     for commit in commits:
         by_date.setdefault(commit.authored_at, []).append(commit)
-    possible: list[tuple[UnlandedPull, UnlandedPull, list[list[TargetCommit]], list[Carried]]] = []
-    for pull in pulls:
-        mine = _own_work(pull)
-        options = [
-            [
-                c
-                for c in by_date.get(own.authored_at, ())
-                if not earlier(c.committed_at, pull.created_at)
-                and not earlier(c.committed_at, own.committed_at)
-                and c.landed_for in (None, pull.number)
-            ]
-            for own in mine.commits
-        ]
-        carried = [
-            (c, by_date.get(c.authored_at, [])) for c in pull.commits if c not in mine.commits
-        ]
-        if mine.commits and all(options) and all(found for _, found in carried):
-            possible.append((pull, mine, options, carried))
-    if not possible:
-        return []
-    wanted = {own.sha for pull, _, _, _ in possible for own in pull.commits}
-    for _, _, options, carried in possible:
-        wanted |= {c.sha for found in options for c in found}
-        wanted |= {c.sha for _, found in carried for c in found}
+    looked = [_look(pull, by_date) for pull in pulls]
+    looked = [item for item in looked if any(item.options)]
+    if not looked:
+        return Landings([], [])
+    wanted = {own.sha for item in looked for own in item.pull.commits}
+    for item in looked:
+        wanted |= {c.sha for own in item.pull.commits for c in by_date.get(own.authored_at, ())}
     identity = patch_ids(sorted(wanted))
-    landings: list[RebaseLanding] = []
     taken: set[str] = set()
-    # The PR whose author wrote the commits first, then the first opened (`_land_on_commits`).
-    in_order = sorted(
-        possible,
-        key=lambda item: (
-            not _wrote_copies(item[0], item[2]),
-            item[0].created_at or "",
-            item[0].number,
-        ),
-    )
-    for pull, mine, options, carried in in_order:
+    whole = _land_whole([item for item in looked if item.may_land_whole], identity, taken)
+    landed = {landing.number for landing in whole}
+    rest = [item for item in looked if item.pull.number not in landed]
+    return Landings(whole, _land_parts(rest, by_date, identity, taken))
+
+
+def _look(pull: UnlandedPull, by_date: Mapping[str, list[TargetCommit]]) -> _Looked:
+    mine = _own_work(pull)
+    options = [
+        [
+            c
+            for c in by_date.get(own.authored_at, ())
+            if not earlier(c.committed_at, pull.created_at)
+            and not earlier(c.committed_at, own.committed_at)
+            and c.landed_for in (None, pull.number)
+        ]
+        for own in mine.commits
+    ]
+    carried = [(c, by_date.get(c.authored_at, [])) for c in pull.commits if c not in mine.commits]
+    return _Looked(pull, mine, options, carried)
+
+
+def _land_whole(
+    possible: list[_Looked], identity: Mapping[str, str], taken: set[str]
+) -> list[RebaseLanding]:
+    landings: list[RebaseLanding] = []
+    for item in sorted(possible, key=_credit_order):
+        pull, mine, options, carried = item.pull, item.mine, item.options, item.carried
         if not all(
             any(identity.get(c.sha) == identity.get(own.sha) for c in found)
             for own, found in carried
@@ -194,6 +252,87 @@ def find_rebase_landings(
     return landings
 
 
+def _land_parts(
+    looked: list[_Looked],
+    by_date: Mapping[str, list[TargetCommit]],
+    identity: Mapping[str, str],
+    taken: set[str],
+) -> list[PartLanding]:
+    """The PRs not landed whole that landed in part, each copy credited to one PR, in the
+    order whole landings are (`_land_whole`)."""
+    found: list[PartLanding] = []
+    for item in sorted(looked, key=_credit_order):
+        part = _land_part(item, by_date, identity, taken)
+        if part is not None:
+            taken.update(copy.sha for _, copy in part.copies)
+            found.append(part)
+    return sorted(found, key=lambda part: part.number)
+
+
+def _land_part(
+    item: _Looked,
+    by_date: Mapping[str, list[TargetCommit]],
+    identity: Mapping[str, str],
+    taken: set[str],
+) -> PartLanding | None:
+    """What of a PR not landed whole has copies on one target: each own commit's first copy
+    there that no landing took (on the target with the most of them), and the commits whose
+    patch that target does not hold at all. None when none of its own commits, or all of its
+    commits, are there."""
+    by_target: dict[str | None, list[tuple[OwnCommit, TargetCommit]]] = {}
+    used: set[str] = set()
+    for own, found in zip(item.mine.commits, item.options, strict=True):
+        patch = identity.get(own.sha)
+        on: set[str | None] = set()
+        for copy in sorted(found, key=_target_order):
+            if not patch or identity.get(copy.sha) != patch or copy.sha in taken | used:
+                continue
+            if copy.target not in on:  # one copy of each commit on each target
+                on.add(copy.target)
+                used.add(copy.sha)
+                by_target.setdefault(copy.target, []).append((own, copy))
+    if not by_target:
+        return None
+    # The target with the most copies; among as many, the one where they landed first.
+    target, copies = min(
+        by_target.items(),
+        key=lambda kv: (-len(kv[1]), min(instant_or_zero(c.committed_at) for _, c in kv[1])),
+    )
+    copy_of = {own.sha: copy for own, copy in copies}
+    commits = tuple(
+        (own, copy_of.get(own.sha))
+        for own in item.pull.commits
+        if own.sha in copy_of or not _on_target(own, target, by_date, identity)
+    )
+    if all(copy is not None for _, copy in commits):
+        return None  # every patch is there: not this PR's landing (earlier, or another's)
+    return PartLanding(item.pull.number, target, commits)
+
+
+def _on_target(
+    own: OwnCommit,
+    target: str | None,
+    by_date: Mapping[str, list[TargetCommit]],
+    identity: Mapping[str, str],
+) -> bool:
+    """Whether `target` holds a commit with this one's author date and patch (whoever's)."""
+    patch = identity.get(own.sha)
+    return bool(patch) and any(
+        c.target == target and identity.get(c.sha) == patch
+        for c in by_date.get(own.authored_at, ())
+    )
+
+
+def _credit_order(item: _Looked) -> tuple[bool, str, int]:
+    """The PR whose author wrote the commits first, then the first opened (as
+    `Indexer._land_on_commits` credits a commit)."""
+    return (
+        not _wrote_copies(item.pull, item.options),
+        item.pull.created_at or "",
+        item.pull.number,
+    )
+
+
 def _run_start(ordered: tuple[TargetCommit, ...]) -> str | None:
     """Where the landed change starts: the parent of the first copy of the unbroken run of
     copies that ends at the landing. Copies with other commits between them (landed in
@@ -209,12 +348,13 @@ def _own_work(pull: UnlandedPull) -> UnlandedPull:
     """The PR with only the commits its author wrote: a branch that carries other people's
     commits (copies of theirs already landed, a stack on their PR) did not make them, and
     their copies on the target are their own PRs' landings. Where the index knows no author,
-    all of them."""
+    or the author wrote none of them (a backport that a bot or a maintainer opened with
+    cherry-picks, which keep the original author), all of them."""
     mine = identities(pull.author, pull.author_email)
     if not mine:
         return pull
     own = tuple(c for c in pull.commits if mine & identities(c.author, c.author_email))
-    return replace(pull, commits=own)
+    return replace(pull, commits=own) if own else pull
 
 
 def _copies(

@@ -138,6 +138,79 @@ def test_a_pr_two_of_whose_three_commits_landed_is_not_merged(story: RepoBuilder
     assert len(direct_commits(db)) == 4  # the picks stay direct commits
 
 
+def test_a_pr_two_of_whose_three_commits_landed_is_partly_merged_with_the_third_to_do(
+    story: RepoBuilder,
+):
+    """Two of PR 5's three commits were cherry-picked to main: `show` and `check --pr 5` say
+    what landed (each commit and its copy) and what remains (the third, with its file)."""
+    first, second, third = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.git("cherry-pick", first, second)
+    copies = story.repo.git.rev_list("--reverse", "HEAD~2..HEAD").split()
+    code, out, err = run_cli(story.path, "index")
+    assert code == 0, err
+    assert "1 open, 0 closed, 1 landed in part" in err
+
+    code, out, err = run_cli(story.path, "show", "5", "--format", "json")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["state"] == "open"
+    assert [(c["commit"], c["landed_as"], c["target"]) for c in shown["landed_in_part"]] == [
+        (first, copies[0], "main"),
+        (second, copies[1], "main"),
+        (third, None, "main"),
+    ]
+    code, out, err = run_cli(story.path, "show", "5")
+    assert "#5 [open, landed in part]" in out
+    assert "landed in part on main: 2 of 3 commits" in out
+    assert f"{third[:7]} Add dump() (config.py): still to do" in out
+
+    code, out, err = run_cli(story.path, "check", "--pr", "5", "--format", "json")
+    assert code == 1, err
+    findings = json.loads(out)["findings"]
+    best = findings[0]
+    assert (best["verdict"], best["commit"]) == ("partly-merged", copies[1])
+    assert all(copy[:10] in best["reasons"][0] for copy in copies)
+    assert best["residual"] == [f"{third[:7]} Add dump() (config.py)"]
+    assert any(f"still to do: {third[:7]} Add dump() (config.py)" in r for r in best["reasons"])
+    # The copies are one finding: no other says what they did.
+    assert [f["commit"] for f in findings].count(copies[0]) == 0
+
+
+def test_a_pr_landed_in_part_then_whole_is_merged_and_no_longer_in_part(
+    story: RepoBuilder, tmp_path: Path
+):
+    first, second, third = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.git("cherry-pick", first, second)
+    db = tmp_path / "index.db"
+    index_repository(story.path, db_path=db)
+    story.git("cherry-pick", third)
+
+    summary = index_repository(story.path, db_path=db)
+
+    assert change(db, 5)["merge_commit"] == story.head("main")
+    assert summary.landed_in_part == 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM part_landings").fetchone() == (0,)
+
+
+def test_another_pr_repeating_a_commit_that_landed_in_part_is_already_done_in_its_copy(
+    story: RepoBuilder,
+):
+    """PR 5's first commit was cherry-picked to main; PR 9, by someone else, makes that same
+    fix: already done in the copy on main."""
+    first = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()[0]
+    story.git("cherry-pick", first)
+    copy = story.head("main")
+    story.pr_branch(9, [("Open config as UTF-8", {"config.py": STEP_1})], start="main~2")
+    code, _, err = run_cli(story.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(story.path, "check", "--pr", "9", "--format", "json")
+    assert code == 1, err
+    best = json.loads(out)["findings"][0]
+    assert (best["verdict"], best["commit"]) == ("already-merged", copy)
+
+
 def test_a_pr_opened_after_its_commits_landed_is_not_landed_by_them(tmp_path: Path):
     """A backport opened once the fix was on main carries cherry-picks of it: those copies are
     older than the PR, an earlier change, not its landing."""
@@ -313,3 +386,68 @@ def test_a_squash_that_lands_one_pr_is_no_copy_for_another_with_the_same_commit(
 
     assert change(db, 5)["merge_commit"] == builder.head("main")
     assert change(db, 6)["merge_commit"] is None
+
+
+@pytest.mark.parametrize("pick", [["cherry-pick", "-x"], ["cherry-pick"]], ids=["-x", "plain"])
+@pytest.mark.parametrize("with_metadata", [False, True], ids=["refs", "github"])
+def test_a_backport_landed_on_a_release_line_by_cherry_pick_is_merged_there(
+    tmp_path: Path, pick: list[str], with_metadata: bool
+):
+    """PR 20 is merged on main; a bot opens PR 21 for the maintained line 1.x, cherry-picks
+    of PR 20's two commits (keeping their author), and a maintainer lands it there with
+    `git cherry-pick` rather than GitHub's button: PR 21 is merged on 1.x at the last pick,
+    PR 20 stays merged on main at its merge. (GitHub calls PR 21 closed and names the bot.)"""
+    from tests.test_landing_branches import land_on
+
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Add the config reader", {"config.py": CONFIG})
+    builder.checkout("1.x", "main")
+    land_on(builder, "1.x", range(10, 15))  # a line PRs land on: a target of its own
+    builder.checkout("main")
+    fix = builder.pr_branch(
+        20,
+        [
+            ("Read config files as UTF-8", {"config.py": STEP_1}),
+            ("Skip blank lines and strip keys", {"config.py": STEP_2}),
+        ],
+    )
+    merge = builder.merge_pr(20, how="merge")
+    builder.checkout("backport-21", "1.x")
+    builder.git("cherry-pick", "-x", f"{fix}~1", fix)
+    builder.git("update-ref", "refs/pull/21/head", builder.head())
+    builder.checkout("1.x")
+    builder.commit("Release notes", {"NOTES.md": "1.1\n"})
+    builder.git(*pick, "refs/pull/21/head~1", "refs/pull/21/head")
+    landing = builder.head("1.x")
+    builder.checkout("main")
+    builder.git("branch", "-q", "-D", "backport-21", "pr-20")
+    opened = builder.repo.git.log("-1", "--format=%cI", "refs/pull/21/head")
+    export = tmp_path / "prs.json"
+    export.write_text(
+        json.dumps(
+            [
+                {
+                    "number": 20,
+                    "state": "MERGED",
+                    "baseRefName": "main",
+                    "author": {"login": "contributor"},
+                },
+                {
+                    "number": 21,
+                    "state": "CLOSED",
+                    "createdAt": opened,
+                    "baseRefName": "1.x",
+                    "author": {"login": "backport-bot"},
+                },
+            ]
+        )  # fmt: skip
+    )
+    db = tmp_path / "index.db"
+
+    summary = index_repository(builder.path, db_path=db, prs_json=export if with_metadata else None)
+
+    assert summary.targets == ["main", "1.x (5 PR landings of its own)"]
+    pr21 = change(db, 21)
+    assert (pr21["state"], pr21["target"], pr21["merge_commit"]) == ("merged", "1.x", landing)
+    pr20 = change(db, 20)
+    assert (pr20["state"], pr20["target"], pr20["merge_commit"]) == ("merged", "main", merge)
