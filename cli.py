@@ -244,10 +244,10 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
         click.echo(f"  own commits: {len(description['own_commits'])}")
     part = description["landed_in_part"]
     if part:
-        landed = [c for c in part if c["landed_as"]]
+        landed = sum(1 for c in part if c["landed_as"])
         click.echo(
             f"  landed in part on {terminal(part[0]['target'] or 'the target')}: "
-            f"{len(landed)} of {len(part)} commits"
+            f"{landed} commit(s) landed, {len(part) - landed} still to do"
         )
         for c in part:
             where = f"landed as {c['landed_as'][:10]}" if c["landed_as"] else "still to do"

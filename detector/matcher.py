@@ -207,8 +207,8 @@ def _part_reasons(part: PartLanded, residual: tuple[str, ...]) -> Iterable[str]:
     )
     more = f" and {len(landed) - 4} more" if len(landed) > 4 else ""
     yield (
-        f"{len(landed)} of this change's {len(part.commits)} commits landed on {where} with the "
-        f"same patch (cherry-picked or rebased, by git's patch-id): {shown}{more}"
+        f"{len(landed)} of this change's commits landed on {where} with the same patch "
+        f"(cherry-picked or rebased, by git's patch-id): {shown}{more}"
     )
     listed = ", ".join(residual[:4])
     more = f" and {len(residual) - 4} more" if len(residual) > 4 else ""

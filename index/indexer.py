@@ -1127,7 +1127,8 @@ class ForkPoints:
                 if parent not in seen and parent not in stop:
                     seen.add(parent)
                     stack.append(parent)
-        return sorted(own, key=lambda sha: (self.times.get(sha, 0), sha))
+        by_time = sorted(own, key=lambda sha: (self.times.get(sha, 0), sha))
+        return _parents_first(by_time, self.graph)
 
     def _tightened(self, head: str, walked: str) -> str:
         """A merged head reached through later commits of its branch: the first-parent line
@@ -1184,6 +1185,29 @@ def _landing_merges(
                 landings[head] = (merge, forks.commit_date(merge))
                 break
     return landings
+
+
+def _parents_first(commits: list[str], graph: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """`commits` in their order, except that a commit's parent among them comes before it: a
+    rebase makes many commits in one second, and their order by time and sha is no order."""
+    members = set(commits)
+    placed: set[str] = set()
+    ordered: list[str] = []
+    for start in commits:
+        stack = [(start, False)]
+        while stack:
+            sha, ready = stack.pop()
+            if sha in placed:
+                continue
+            if ready:
+                placed.add(sha)
+                ordered.append(sha)
+                continue
+            stack.append((sha, True))
+            for parent in reversed(graph.get(sha, ())):
+                if parent in members and parent not in placed:
+                    stack.append((parent, False))
+    return ordered
 
 
 def _dated_own_commits(repo: git.Repo, forks: ForkPoints, heads: list[str]) -> dict[str, str]:

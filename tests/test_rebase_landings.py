@@ -161,7 +161,7 @@ def test_a_pr_two_of_whose_three_commits_landed_is_partly_merged_with_the_third_
     ]
     code, out, err = run_cli(story.path, "show", "5")
     assert "#5 [open, landed in part]" in out
-    assert "landed in part on main: 2 of 3 commits" in out
+    assert "landed in part on main: 2 commit(s) landed, 1 still to do" in out
     assert f"{third[:7]} Add dump() (config.py): still to do" in out
 
     code, out, err = run_cli(story.path, "check", "--pr", "5", "--format", "json")
@@ -451,3 +451,13 @@ def test_a_backport_landed_on_a_release_line_by_cherry_pick_is_merged_there(
     assert (pr21["state"], pr21["target"], pr21["merge_commit"]) == ("merged", "1.x", landing)
     pr20 = change(db, 20)
     assert (pr20["state"], pr20["target"], pr20["merge_commit"]) == ("merged", "main", merge)
+
+
+def test_a_prs_commits_made_in_one_second_are_kept_parents_first():
+    """A rebase writes many commits in one second; ordered by time, then by sha, a child can
+    come before its parent. A PR's commits are listed parents first (as `show` lists them)."""
+    from index.indexer import _parents_first
+
+    graph = {"c1": ("base",), "b2": ("c1",), "a3": ("b2",)}
+
+    assert _parents_first(["a3", "b2", "c1"], graph) == ["c1", "b2", "a3"]
