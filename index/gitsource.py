@@ -716,6 +716,20 @@ def commit_dates(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, s
     return found
 
 
+def commit_subjects(repo: git.Repo, shas: list[str]) -> dict[str, str]:
+    """The subject of many commits at once; commits git cannot read are left out."""
+    if not shas:
+        return {}
+    process = _log_of(repo, shas, "%H %s")
+    found: dict[str, str] = {}
+    for raw in process.stdout:
+        sha, _, subject = _decode(raw).rstrip("\n").partition(" ")
+        found[sha] = subject.strip()
+    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
+        process.wait()
+    return found
+
+
 def commit_subjects_and_files(
     repo: git.Repo, shas: list[str]
 ) -> dict[str, tuple[str, tuple[str, ...]]]:

@@ -732,6 +732,7 @@ class Indexer:
             pulls,
             [*commits, *history.copies],
             lambda shas: gitsource.patch_ids(self.repo, shas),
+            lambda shas: gitsource.commit_subjects(self.repo, shas),
         )
         landed = self.match_rebased_commits(found.whole, history.merges)
         landed |= self._land_named(

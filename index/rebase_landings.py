@@ -5,9 +5,11 @@ committer, but keep its author, author date and patch. So a PR's commits (those 
 that no branch held when it was read, and that its author wrote: a branch that carries other
 people's commits did not make them) are looked for among the commits of the targets' history
 with the same author date, and each pair is confirmed by git's own patch identity
-(`git patch-id --stable`, what `git cherry` compares). A PR every one of whose commits is on
-one target that way landed there; its landing is the target commit that completes it (the
-last of them), and its landed change starts at the parent of the first.
+(`git patch-id --stable`, what `git cherry` compares), or, where the patch differs, by the same
+author and subject: a commit amended as it landed (a conflict resolved while rebasing, its
+context moved, a maintainer's edit) keeps all three, and its patch identity changes. A PR every
+one of whose commits is on one target that way landed there; its landing is the target commit
+that completes it (the last of them), and its landed change starts at the parent of the first.
 
 Only a target commit made after the PR was opened, and after the PR's own commit, counts: an
 older one with the same patch is an earlier change (as for landings by a whole-patch match),
@@ -160,6 +162,7 @@ class Landings:
 
 
 PatchIds = Callable[[list[str]], Mapping[str, str]]
+Subjects = Callable[[list[str]], Mapping[str, str]]
 Carried = tuple[OwnCommit, list[TargetCommit]]  # a commit a branch carries, its possible copies
 
 
@@ -179,15 +182,54 @@ class _Looked:
         return bool(self.mine.commits) and all(self.options) and all(f for _, f in self.carried)
 
 
+@dataclass(frozen=True, slots=True)
+class _Identity:
+    """Whether a target commit with a PR commit's author date is a copy of it: the same patch
+    (`git patch-id --stable`), or the same author and subject (amended as it landed)."""
+
+    patches: Mapping[str, str]
+    subjects: Mapping[str, str]
+
+    def same_patch(self, own: OwnCommit, copy: TargetCommit) -> bool:
+        patch = self.patches.get(own.sha)
+        return bool(patch) and self.patches.get(copy.sha) == patch
+
+    def amended(self, own: OwnCommit, copy: TargetCommit) -> bool:
+        subject = self.subjects.get(own.sha)
+        return (
+            bool(subject)
+            and self.subjects.get(copy.sha) == subject
+            and bool(
+                identities(own.author, own.author_email)
+                & identities(copy.author, copy.author_email)
+            )
+        )
+
+    def same(self, own: OwnCommit, copy: TargetCommit) -> bool:
+        return self.same_patch(own, copy) or self.amended(own, copy)
+
+    def best_first(self, own: OwnCommit, found: list[TargetCommit]) -> list[TargetCommit]:
+        """The copies of `own` among `found`, those with its very patch first."""
+        return [c for c in found if self.same_patch(own, c)] + [
+            c for c in found if not self.same_patch(own, c) and self.amended(own, c)
+        ]
+
+
 def find_rebase_landings(
-    pulls: Iterable[UnlandedPull], commits: Iterable[TargetCommit], patch_ids: PatchIds
+    pulls: Iterable[UnlandedPull],
+    commits: Iterable[TargetCommit],
+    patch_ids: PatchIds,
+    subjects: Subjects | None = None,
 ) -> list[RebaseLanding]:
     """The PRs all of whose own commits have a copy on a target (`find_landings`)."""
-    return find_landings(pulls, commits, patch_ids).whole
+    return find_landings(pulls, commits, patch_ids, subjects).whole
 
 
 def find_landings(
-    pulls: Iterable[UnlandedPull], commits: Iterable[TargetCommit], patch_ids: PatchIds
+    pulls: Iterable[UnlandedPull],
+    commits: Iterable[TargetCommit],
+    patch_ids: PatchIds,
+    subjects: Subjects | None = None,
 ) -> Landings:
     """The PRs all of whose own commits have a copy on a target (same author date, same
     patch), each target commit credited to one PR: of a branch that carries other people's
@@ -204,7 +246,7 @@ def find_landings(
     wanted = {own.sha for item in looked for own in item.pull.commits}
     for item in looked:
         wanted |= {c.sha for own in item.pull.commits for c in by_date.get(own.authored_at, ())}
-    identity = patch_ids(sorted(wanted))
+    identity = _Identity(patch_ids(sorted(wanted)), subjects(sorted(wanted)) if subjects else {})
     taken: set[str] = set()
     whole = _land_whole([item for item in looked if item.may_land_whole], identity, taken)
     landed = {landing.number for landing in whole}
@@ -229,15 +271,12 @@ def _look(pull: UnlandedPull, by_date: Mapping[str, list[TargetCommit]]) -> _Loo
 
 
 def _land_whole(
-    possible: list[_Looked], identity: Mapping[str, str], taken: set[str]
+    possible: list[_Looked], identity: _Identity, taken: set[str]
 ) -> list[RebaseLanding]:
     landings: list[RebaseLanding] = []
     for item in sorted(possible, key=_credit_order):
         pull, mine, options, carried = item.pull, item.mine, item.options, item.carried
-        if not all(
-            any(identity.get(c.sha) == identity.get(own.sha) for c in found)
-            for own, found in carried
-        ):
+        if not all(any(identity.same(own, c) for c in found) for own, found in carried):
             continue  # a carried commit is not on the target: the branch did not land whole
         copies = _copies(mine, options, identity, taken)
         if copies is None:
@@ -255,7 +294,7 @@ def _land_whole(
 def _land_parts(
     looked: list[_Looked],
     by_date: Mapping[str, list[TargetCommit]],
-    identity: Mapping[str, str],
+    identity: _Identity,
     taken: set[str],
 ) -> list[PartLanding]:
     """The PRs not landed whole that landed in part, each copy credited to one PR, in the
@@ -272,7 +311,7 @@ def _land_parts(
 def _land_part(
     item: _Looked,
     by_date: Mapping[str, list[TargetCommit]],
-    identity: Mapping[str, str],
+    identity: _Identity,
     taken: set[str],
 ) -> PartLanding | None:
     """What of a PR not landed whole has copies on one target: each own commit's first copy
@@ -282,10 +321,9 @@ def _land_part(
     by_target: dict[str | None, list[tuple[OwnCommit, TargetCommit]]] = {}
     used: set[str] = set()
     for own, found in zip(item.mine.commits, item.options, strict=True):
-        patch = identity.get(own.sha)
         on: set[str | None] = set()
-        for copy in sorted(found, key=_target_order):
-            if not patch or identity.get(copy.sha) != patch or copy.sha in taken | used:
+        for copy in identity.best_first(own, sorted(found, key=_target_order)):
+            if copy.sha in taken | used:
                 continue
             if copy.target not in on:  # one copy of each commit on each target
                 on.add(copy.target)
@@ -313,13 +351,12 @@ def _on_target(
     own: OwnCommit,
     target: str | None,
     by_date: Mapping[str, list[TargetCommit]],
-    identity: Mapping[str, str],
+    identity: _Identity,
 ) -> bool:
-    """Whether `target` holds a commit with this one's author date and patch (whoever's)."""
-    patch = identity.get(own.sha)
-    return bool(patch) and any(
-        c.target == target and identity.get(c.sha) == patch
-        for c in by_date.get(own.authored_at, ())
+    """Whether `target` holds a copy of this commit (its author date, and its patch or its
+    author and subject), whoever landed it."""
+    return any(
+        c.target == target and identity.same(own, c) for c in by_date.get(own.authored_at, ())
     )
 
 
@@ -360,22 +397,18 @@ def _own_work(pull: UnlandedPull) -> UnlandedPull:
 def _copies(
     pull: UnlandedPull,
     options: list[list[TargetCommit]],
-    identity: Mapping[str, str],
+    identity: _Identity,
     taken: set[str],
 ) -> list[TargetCommit] | None:
     """One target copy per own commit, with its patch, none credited before; else None."""
     chosen: list[TargetCommit] = []
     used: set[str] = set()
     for own, found in zip(pull.commits, options, strict=True):
-        patch = identity.get(own.sha)
         match = next(
             (
                 c
-                for c in sorted(found, key=_target_order)
-                if patch
-                and identity.get(c.sha) == patch
-                and c.sha not in taken
-                and c.sha not in used
+                for c in identity.best_first(own, sorted(found, key=_target_order))
+                if c.sha not in taken and c.sha not in used
             ),
             None,
         )

@@ -193,6 +193,24 @@ def test_a_pr_landed_in_part_then_whole_is_merged_and_no_longer_in_part(
         assert conn.execute("SELECT count(*) FROM part_landings").fetchone() == (0,)
 
 
+def test_a_commit_amended_as_it_landed_is_still_the_prs_commit(story: RepoBuilder, tmp_path: Path):
+    """PR 5's first two commits are cherry-picked to main; the maintainer edits the third as
+    it lands (`git commit -C`: its author, author date and subject kept, its patch not). PR 5
+    landed whole, at that commit, not in part with its third commit still to do."""
+    first, second, third = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.git("cherry-pick", first, second)
+    story.git("cherry-pick", "--no-commit", third)
+    story.write({"config.py": STEP_3.replace("def dump(values):", "def dump(values: dict):")})
+    story.git("commit", "-q", "-C", third)
+    db = tmp_path / "index.db"
+
+    summary = index_repository(story.path, db_path=db)
+
+    pr5 = change(db, 5)
+    assert (pr5["state"], pr5["merge_commit"]) == ("merged", story.head("main"))
+    assert summary.landed_in_part == 0
+
+
 def test_another_pr_repeating_a_commit_that_landed_in_part_is_already_done_in_its_copy(
     story: RepoBuilder,
 ):
