@@ -716,17 +716,19 @@ class Indexer:
             for row in unlanded
             if row["own_commits"]
         ]
-        # A commit that already lands a PR (its merge or squash) is no copy of another's.
+        # A commit that already lands a PR (its merge or squash) is no copy of another's, but
+        # its patch is on the target all the same (a commit of a PR landed in part).
         landings = {
-            sha
+            sha: row["number"]
             for row in self.store.query(
-                "SELECT sha, merge_commit FROM changes WHERE kind = 'pr' AND state = 'merged'"
+                "SELECT number, sha, merge_commit FROM changes "
+                "WHERE kind = 'pr' AND state = 'merged'"
             )
             for sha in (row["sha"], row["merge_commit"])
             if sha
         }
         history = self._history_off_the_line(
-            targets, pulls, {row["number"] for row in unlanded}, {c.sha for c in commits} | landings
+            targets, pulls, {row["number"] for row in unlanded}, {c.sha for c in commits}, landings
         )
         found = find_landings(
             pulls,
@@ -865,12 +867,18 @@ class Indexer:
         self._count_as_merged(number)
 
     def _history_off_the_line(
-        self, targets: list[str], pulls: list[UnlandedPull], numbers: set[int], rows: set[str]
+        self,
+        targets: list[str],
+        pulls: list[UnlandedPull],
+        numbers: set[int],
+        rows: set[str],
+        landings: Mapping[str, int],
     ) -> OffTheLine:
         """What the targets' whole history holds that no row does, for the PRs with no landing:
-        the commits with a PR commit's author date (its possible copies), per PR the oldest
-        merge whose subject names it as its landing, and every commit whose subject names one.
-        One `git log` per target, without diffs."""
+        the commits with a PR commit's author date (its possible copies; one that lands a PR,
+        in `landings`, is credited to it), per PR the oldest merge whose subject names it as
+        its landing, and every commit whose subject names one. One `git log` per target,
+        without diffs."""
         dates = {own.authored_at for pull in pulls for own in pull.commits}
         with_commits = {pull.number for pull in pulls}
         tips = [
@@ -885,6 +893,10 @@ class Indexer:
             if commit.sha in rows:
                 continue
             as_target = TargetCommit.from_history(commit)
+            if commit.sha in landings:
+                if len(commit.parents) < 2 and commit.authored_at in dates:
+                    found.copies.append(replace(as_target, landed_for=landings[commit.sha]))
+                continue
             number, how = landing_pr(commit.subject)
             if how == "merge-commit" and len(commit.parents) < 2:
                 number = None
@@ -901,7 +913,10 @@ class Indexer:
                 found.copies.append(as_target)
         # A copy inside another PR's landing (a takeover that picked a closed PR's commit) is
         # that PR's work: the closed PR did not land by it.
-        found.copies = [replace(c, landed_for=lines.landing_of(c.sha)) for c in found.copies]
+        found.copies = [
+            c if c.landed_for is not None else replace(c, landed_for=lines.landing_of(c.sha))
+            for c in found.copies
+        ]
         return found
 
     def _count_as_merged(self, number: int) -> None:

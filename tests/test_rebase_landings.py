@@ -479,3 +479,22 @@ def test_a_prs_commits_made_in_one_second_are_kept_parents_first():
     graph = {"c1": ("base",), "b2": ("c1",), "a3": ("b2",)}
 
     assert _parents_first(["a3", "b2", "c1"], graph) == ["c1", "b2", "a3"]
+
+
+def test_a_commit_that_landed_as_another_prs_squash_is_not_still_to_do(story: RepoBuilder):
+    """PR 5's second commit was also proposed alone as PR 6 and landed as `... (#6)` (its
+    author date and patch kept); its first commit was cherry-picked. PR 5 landed in part: the
+    first as its pick, and only the third is still to do (the second is on main, as #6)."""
+    first, second, third = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.git("cherry-pick", first)
+    pick = story.head("main")
+    story.git("update-ref", "refs/pull/6/head", second)
+    story.git("cherry-pick", second)
+    story.git("commit", "-q", "--amend", "-m", "Skip blank lines and strip keys (#6)")
+    code, _, err = run_cli(story.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(story.path, "show", "5", "--format", "json")
+    assert code == 0, err
+    part = json.loads(out)["landed_in_part"]
+    assert [(c["commit"], c["landed_as"]) for c in part] == [(first, pick), (third, None)]
