@@ -274,7 +274,7 @@ def _land_whole(
     possible: list[_Looked], identity: _Identity, taken: set[str]
 ) -> list[RebaseLanding]:
     landings: list[RebaseLanding] = []
-    for item in sorted(possible, key=_credit_order):
+    for item in sorted(possible, key=_credit_order(identity)):
         pull, mine, options, carried = item.pull, item.mine, item.options, item.carried
         if not all(any(identity.same(own, c) for c in found) for own, found in carried):
             continue  # a carried commit is not on the target: the branch did not land whole
@@ -300,7 +300,7 @@ def _land_parts(
     """The PRs not landed whole that landed in part, each copy credited to one PR, in the
     order whole landings are (`_land_whole`)."""
     found: list[PartLanding] = []
-    for item in sorted(looked, key=_credit_order):
+    for item in sorted(looked, key=_credit_order(identity)):
         part = _land_part(item, by_date, identity, taken)
         if part is not None:
             taken.update(copy.sha for _, copy in part.copies)
@@ -360,14 +360,25 @@ def _on_target(
     )
 
 
-def _credit_order(item: _Looked) -> tuple[bool, str, int]:
-    """The PR whose author wrote the commits first, then the first opened (as
-    `Indexer._land_on_commits` credits a commit)."""
-    return (
-        not _wrote_copies(item.pull, item.options),
-        item.pull.created_at or "",
-        item.pull.number,
-    )
+def _credit_order(identity: _Identity) -> Callable[[_Looked], tuple[bool, bool, str, int]]:
+    """The PR whose author wrote the commits first, then one whose commits all have a copy with
+    their very patch (over one whose copies it only names, an earlier version of the same
+    commits amended since), then the first opened (as `Indexer._land_on_commits` credits a
+    commit)."""
+
+    def key(item: _Looked) -> tuple[bool, bool, str, int]:
+        exact = all(
+            any(identity.same_patch(own, c) for c in found)
+            for own, found in zip(item.mine.commits, item.options, strict=True)
+        )
+        return (
+            not _wrote_copies(item.pull, item.options),
+            not exact,
+            item.pull.created_at or "",
+            item.pull.number,
+        )
+
+    return key
 
 
 def _run_start(ordered: tuple[TargetCommit, ...]) -> str | None:

@@ -498,3 +498,27 @@ def test_a_commit_that_landed_as_another_prs_squash_is_not_still_to_do(story: Re
     assert code == 0, err
     part = json.loads(out)["landed_in_part"]
     assert [(c["commit"], c["landed_as"]) for c in part] == [(first, pick), (third, None)]
+
+
+def test_of_two_versions_of_a_commit_the_one_whose_patch_landed_is_landed(tmp_path: Path):
+    """PR 5 proposes a commit; its author amends it (same author date and subject, another
+    patch) and opens PR 6 with it, which is cherry-picked to main. PR 6 landed, with its very
+    patch; PR 5, an earlier version, did not, though it was opened first."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Add the config reader", {"config.py": CONFIG})
+    first = builder.pr_branch(5, [("Fix parsing", {"config.py": STEP_1})], author="Ann")
+    builder.checkout("pr-6", first)
+    builder.write({"config.py": STEP_2})
+    builder.git("commit", "-q", "--amend", "-C", first)
+    builder.git("update-ref", "refs/pull/6/head", builder.head())
+    builder.checkout("main")
+    builder.commit("Unrelated docs", {"README.md": "Config reader.\n"})
+    builder.git("cherry-pick", builder.head("refs/pull/6/head"))
+    for number in (5, 6):
+        builder.delete_pr_branch(number)
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert change(db, 6)["merge_commit"] == builder.head("main")
+    assert change(db, 5)["merge_commit"] is None
