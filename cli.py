@@ -263,7 +263,8 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
     from prdup.titles import shown_title
 
     title = shown_title(description["title"], description.get("title_source") == "commit")
-    click.echo(f"#{number} [{description['state']}] {terminal(title)}")
+    state = description["state"] + (", landed in part" if description["landed_in_part"] else "")
+    click.echo(f"#{number} [{state}] {terminal(title)}")
     for key in (
         "source",
         "status",
@@ -290,6 +291,17 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
         click.echo(f"  symbol: {terminal(symbol)}")
     if len(description["own_commits"]) > 1:
         click.echo(f"  own commits: {len(description['own_commits'])}")
+    part = description["landed_in_part"]
+    if part:
+        landed = sum(1 for c in part if c["landed_as"])
+        click.echo(
+            f"  landed in part on {terminal(part[0]['target'] or 'the target')}: "
+            f"{landed} commit(s) landed, {len(part) - landed} still to do"
+        )
+        for c in part:
+            where = f"landed as {c['landed_as'][:10]}" if c["landed_as"] else "still to do"
+            files = f" ({terminal(', '.join(c['files']))})" if c["files"] else ""
+            click.echo(f"    {c['commit'][:7]} {terminal(c['subject'])}{files}: {where}")
     if description["issues"]:
         click.echo(f"  issues: {', '.join(description['issues'])}")
 

@@ -170,6 +170,34 @@ class Landing:
 
 
 @dataclass(frozen=True, slots=True)
+class PrCommit:
+    """A commit of the checked PR; `landed_as` is the target commit with its patch (a
+    cherry-pick or a rebase of it, by git's patch identity), None while it is still to do."""
+
+    sha: str
+    subject: str
+    files: tuple[str, ...] = ()
+    landed_as: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartLanded:
+    """The checked PR landed in part on `target`: its commits that landed, as copies, and
+    those still to do, in its order (oldest first)."""
+
+    target: str | None
+    commits: tuple[PrCommit, ...]
+
+    @property
+    def landed(self) -> tuple[PrCommit, ...]:
+        return tuple(c for c in self.commits if c.landed_as)
+
+    @property
+    def remaining(self) -> tuple[PrCommit, ...]:
+        return tuple(c for c in self.commits if not c.landed_as)
+
+
+@dataclass(frozen=True, slots=True)
 class TargetProbe:
     """How much of the change the target branch's tip already shows, and who put it there."""
 
@@ -265,6 +293,8 @@ class Finding:
     residual: tuple[str, ...] = ()  # what the candidate did not do, where it did a part
     remaining: tuple[RemainingHunk, ...] = ()  # the same, hunk by hunk, as values
     also_identical: tuple[int, ...] = ()  # later PRs with the identical patch, folded in here
+    # Where the checked PR landed in part: (its commit, the target commit with its patch).
+    landed_commits: tuple[tuple[str, str], ...] = ()
 
     @property
     def decides(self) -> bool:

@@ -770,6 +770,49 @@ def commit_dates(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, s
     return found
 
 
+def commit_subjects(repo: git.Repo, shas: list[str]) -> dict[str, str]:
+    """The subject of many commits at once; commits git cannot read are left out."""
+    if not shas:
+        return {}
+    process = _log_of(repo, shas, "%H %s")
+    found: dict[str, str] = {}
+    for raw in process.stdout:
+        sha, _, subject = _decode(raw).rstrip("\n").partition(" ")
+        found[sha] = subject.strip()
+    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
+        process.wait()
+    return found
+
+
+def commit_subjects_and_files(
+    repo: git.Repo, shas: list[str]
+) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """(subject, paths changed, as git names them) of many commits at once, from one
+    `git log --no-walk --name-only`; commits git cannot read are left out."""
+    if not shas:
+        return {}
+    framing = Framing.drawn()
+    process = repo.git.log(
+        "--no-walk=unsorted",
+        "--ignore-missing",
+        "--stdin",
+        "--name-only",
+        f"--format={framing.format(['%H', '%s'], trailing_field=True)}",
+        as_process=True,
+        istream=git.cmd.PIPE,
+    )
+    feed(process, "".join(f"{sha}\n" for sha in dict.fromkeys(shas)).encode())
+    found: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for record in _records(process.stdout, framing.record):
+        fields = record.split(framing.field, 2)
+        if len(fields) == 3:
+            sha, subject, names = map(_decode, fields)
+            found[sha.strip()] = (subject.strip(), tuple(n for n in names.splitlines() if n))
+    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
+        process.wait()
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class HistoryCommit:
     """A commit of a target's whole history, without its diff."""

@@ -44,13 +44,15 @@ from index.rebase_landings import (
     MAX_OWN_COMMITS,
     LineMerges,
     OwnCommit,
+    PartLanding,
+    RebaseLanding,
     TargetCommit,
     UnlandedPull,
     decode_own_commits,
     encode_own_commits,
-    find_rebase_landings,
+    find_landings,
 )
-from index.store import ChangeRecord, IndexStore, default_db_path
+from index.store import ChangeRecord, IndexStore, PartLandingRow, default_db_path
 from index.stored_diff import StoredChange, parse_read_in_part, parse_stored
 
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
@@ -72,6 +74,7 @@ class IndexSummary:
     closed: int = 0
     unmerged: int = 0  # not merged; open or closed unknown (no metadata, no test merge)
     unknown_states: int = 0  # PRs of the whole index whose state is unknown ("unmerged")
+    landed_in_part: int = 0  # unlanded PRs some of whose commits have copies on a target
     unchanged: int = 0
     metadata_only: int = 0
     truncated: int = 0
@@ -90,7 +93,8 @@ class IndexSummary:
     @property
     def changed(self) -> bool:
         """Whether this run wrote anything new: what decides that a CI cache is saved again."""
-        new = self.merged + self.commits + self.open + self.closed + self.metadata_only
+        new = self.merged + self.commits + self.open + self.closed + self.unmerged
+        new += self.metadata_only + self.landed_in_part
         return bool(new or self.imported or self.rewound)
 
     def line(self) -> str:
@@ -101,6 +105,7 @@ class IndexSummary:
             f"{self.open} open",
             f"{self.closed} closed",
             *([f"{self.unmerged} unmerged"] if self.unmerged else []),
+            *([f"{self.landed_in_part} landed in part"] if self.landed_in_part else []),
             f"{self.commits} direct commits",
             f"{self.unchanged} unchanged",
         ]
@@ -782,12 +787,14 @@ class Indexer:
         """PRs with no landing yet whose landing git holds elsewhere than on a target's
         first-parent line: copies of all their commits (a rebase or cherry-pick,
         `match_rebased_commits`), else a commit in a target's history whose subject names the
-        PR as its landing and that makes part of its change (`_land_named`)."""
+        PR as its landing and that makes part of its change (`_land_named`). The others some
+        of whose commits have copies landed in part (`record_part_landings`)."""
         unlanded = self.store.query(
             "SELECT id, number, created_at, author, author_email, own_commits FROM changes "
             "WHERE kind = 'pr' AND status = 'indexed' AND merge_commit IS NULL"
         )
         if not unlanded:
+            self.store.set_part_landings([])
             return
         commits = [
             TargetCommit.from_row(row)
@@ -807,35 +814,41 @@ class Indexer:
             for row in unlanded
             if row["own_commits"]
         ]
-        # A commit that already lands a PR (its merge or squash) is no copy of another's.
+        # A commit that already lands a PR (its merge or squash) is no copy of another's, but
+        # its patch is on the target all the same (a commit of a PR landed in part).
         landings = {
-            sha
+            sha: row["number"]
             for row in self.store.query(
-                "SELECT sha, merge_commit FROM changes WHERE kind = 'pr' AND state = 'merged'"
+                "SELECT number, sha, merge_commit FROM changes "
+                "WHERE kind = 'pr' AND state = 'merged'"
             )
             for sha in (row["sha"], row["merge_commit"])
             if sha
         }
         history = self._history_off_the_line(
-            targets, pulls, {row["number"] for row in unlanded}, {c.sha for c in commits} | landings
+            targets, pulls, {row["number"] for row in unlanded}, {c.sha for c in commits}, landings
         )
-        landed = self.match_rebased_commits(pulls, [*commits, *history.copies], history.merges)
-        self._land_named([row for row in unlanded if row["number"] not in landed], history.naming)
+        found = find_landings(
+            pulls,
+            [*commits, *history.copies],
+            lambda shas: gitsource.patch_ids(self.repo, shas),
+            lambda shas: gitsource.commit_subjects(self.repo, shas),
+        )
+        landed = self.match_rebased_commits(found.whole, history.merges)
+        landed |= self._land_named(
+            [row for row in unlanded if row["number"] not in landed], history.naming
+        )
+        ids = {row["number"]: row["id"] for row in unlanded}
+        self.record_part_landings([p for p in found.part if p.number not in landed], ids)
 
     def match_rebased_commits(
-        self,
-        pulls: list[UnlandedPull],
-        commits: list[TargetCommit],
-        merges: Mapping[int, TargetCommit],
+        self, found: list[RebaseLanding], merges: Mapping[int, TargetCommit]
     ) -> set[int]:
         """PRs landed by rebase or cherry-pick (`index.rebase_landings`): each is recorded
         merged at the target commit that completes it, or at the merge in the target's history
         that names it (a merge tool's rebase onto a maintained branch, merged up), and the
         target's copies of its commits, which are its change, stop being direct commits of
         their own. Returns the PRs landed."""
-        found = find_rebase_landings(
-            pulls, commits, lambda shas: gitsource.patch_ids(self.repo, shas)
-        )
         for landed in found:
             merge = merges.get(landed.number)
             landing = merge or landed.landing
@@ -853,9 +866,28 @@ class Indexer:
         self.summary.rebased += len(found)
         return {landed.number for landed in found}
 
+    def record_part_landings(self, parts: list[PartLanding], ids: Mapping[int, int]) -> None:
+        """Record, for each PR landed in part, each of its commits that landed (with the target
+        commit that holds its patch) and each still to do, with its subject and files (one
+        `git log` for all). The copies stay direct commits: the PR did not land."""
+        shas = [own.sha for part in parts for own, _ in part.commits]
+        texts = gitsource.commit_subjects_and_files(self.repo, shas)
+        rows: list[PartLandingRow] = []
+        for part in parts:
+            for position, (own, copy) in enumerate(part.commits):
+                subject, files = texts.get(own.sha, ("", ()))
+                landed = copy.sha if copy is not None else None
+                rows.append(
+                    PartLandingRow(
+                        ids[part.number], position, own.sha, subject, files, landed, part.target
+                    )
+                )
+        self.store.set_part_landings(rows)
+        self.summary.landed_in_part = len(parts)
+
     def _land_named(
         self, unlanded: list[Any], naming: Mapping[int, list[tuple[TargetCommit, str]]]
-    ) -> None:
+    ) -> set[int]:
         """A commit in a target's history, off its first-parent line, whose subject names a PR
         as its landing (`(#N)`, `Merge pull request #N`, `bug #N ...`) lands it when it was
         made after the PR was opened and removes or adds a line the PR does (a fork's own
@@ -871,7 +903,7 @@ class Indexer:
         }
         wanted = {number: found for number, found in wanted.items() if found}
         if not wanted:
-            return
+            return set()
         pairs = [(c.sha, c.parent) for found in wanted.values() for c, _ in found if c.parent]
         lines: dict[str, set[tuple[str, int]]] = {}
         for sha, diff in self._readable_diffs(list(dict.fromkeys(pairs))):
@@ -887,12 +919,15 @@ class Indexer:
         pr_lines: dict[int, set[tuple[str, int]]] = {}
         for change_id, _, side, line_hash in self.store.line_rows([ids[n] for n in wanted]):
             pr_lines.setdefault(change_id, set()).add((side, line_hash))
+        landed: set[int] = set()
         for number, found in wanted.items():
             own = pr_lines.get(ids[number], set())
             ordered = sorted(found, key=lambda item: instant_or_zero(item[0].committed_at))
             named = next((item for item in ordered if own & lines.get(item[0].sha, set())), None)
             if named is not None:
                 self._record_landing(number, named[0], named[1], None)
+                landed.add(number)
+        return landed
 
     def _readable_diffs(self, pairs: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
         """`gitsource.diff_pairs`, going on after a pair git cannot diff (a snapshot or partial
@@ -930,12 +965,18 @@ class Indexer:
         self._count_as_merged(number)
 
     def _history_off_the_line(
-        self, targets: list[str], pulls: list[UnlandedPull], numbers: set[int], rows: set[str]
+        self,
+        targets: list[str],
+        pulls: list[UnlandedPull],
+        numbers: set[int],
+        rows: set[str],
+        landings: Mapping[str, int],
     ) -> OffTheLine:
         """What the targets' whole history holds that no row does, for the PRs with no landing:
-        the commits with a PR commit's author date (its possible copies), per PR the oldest
-        merge whose subject names it as its landing, and every commit whose subject names one.
-        One `git log` per target, without diffs."""
+        the commits with a PR commit's author date (its possible copies; one that lands a PR,
+        in `landings`, is credited to it), per PR the oldest merge whose subject names it as
+        its landing, and every commit whose subject names one. One `git log` per target,
+        without diffs."""
         dates = {own.authored_at for pull in pulls for own in pull.commits}
         with_commits = {pull.number for pull in pulls}
         tips = [
@@ -950,6 +991,10 @@ class Indexer:
             if commit.sha in rows:
                 continue
             as_target = TargetCommit.from_history(commit)
+            if commit.sha in landings:
+                if len(commit.parents) < 2 and commit.authored_at in dates:
+                    found.copies.append(replace(as_target, landed_for=landings[commit.sha]))
+                continue
             number, how = landing_pr(commit.subject)
             if how == "merge-commit" and len(commit.parents) < 2:
                 number = None
@@ -966,7 +1011,10 @@ class Indexer:
                 found.copies.append(as_target)
         # A copy inside another PR's landing (a takeover that picked a closed PR's commit) is
         # that PR's work: the closed PR did not land by it.
-        found.copies = [replace(c, landed_for=lines.landing_of(c.sha)) for c in found.copies]
+        found.copies = [
+            c if c.landed_for is not None else replace(c, landed_for=lines.landing_of(c.sha))
+            for c in found.copies
+        ]
         return found
 
     def _count_as_merged(self, number: int) -> None:
@@ -1193,7 +1241,8 @@ class ForkPoints:
                 if parent not in seen and parent not in stop:
                     seen.add(parent)
                     stack.append(parent)
-        return sorted(own, key=lambda sha: (self.times.get(sha, 0), sha))
+        by_time = sorted(own, key=lambda sha: (self.times.get(sha, 0), sha))
+        return _parents_first(by_time, self.graph)
 
     def _tightened(self, head: str, walked: str) -> str:
         """A merged head reached through later commits of its branch: the first-parent line
@@ -1250,6 +1299,29 @@ def _landing_merges(
                 landings[head] = (merge, forks.commit_date(merge))
                 break
     return landings
+
+
+def _parents_first(commits: list[str], graph: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """`commits` in their order, except that a commit's parent among them comes before it: a
+    rebase makes many commits in one second, and their order by time and sha is no order."""
+    members = set(commits)
+    placed: set[str] = set()
+    ordered: list[str] = []
+    for start in commits:
+        stack = [(start, False)]
+        while stack:
+            sha, ready = stack.pop()
+            if sha in placed:
+                continue
+            if ready:
+                placed.add(sha)
+                ordered.append(sha)
+                continue
+            stack.append((sha, True))
+            for parent in reversed(graph.get(sha, ())):
+                if parent in members and parent not in placed:
+                    stack.append((parent, False))
+    return ordered
 
 
 def _dated_own_commits(repo: git.Repo, forks: ForkPoints, heads: list[str]) -> dict[str, str]:

@@ -538,6 +538,26 @@ def _state_and_title_sources(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('sources_unknown', '1')")
 
 
+def _landings_in_part(conn: sqlite3.Connection) -> None:
+    """The commits of each PR that landed in part (`index.rebase_landings.PartLanding`): one
+    row per commit, in the PR's order, with the target commit that holds its patch (`copy`),
+    or none where it is still to do. Rewritten whole by every run that looks for landings."""
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS part_landings (
+            change_id INTEGER NOT NULL,
+            position INTEGER NOT NULL,
+            sha TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            files TEXT NOT NULL,
+            copy TEXT,
+            target TEXT,
+            PRIMARY KEY (change_id, position)
+        ) WITHOUT ROWID
+        """
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -554,6 +574,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _packed_lines,
     _landings_by_rebase,
     _state_and_title_sources,
+    _landings_in_part,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -48,6 +48,20 @@ class SymbolRow:
     side: str
 
 
+@dataclass(frozen=True, slots=True)
+class PartLandingRow:
+    """One commit of a PR that landed in part: `copy` is the target commit with its patch,
+    None while it is still to do."""
+
+    change_id: int
+    position: int  # its place among the PR's commits, oldest first
+    sha: str
+    subject: str
+    files: tuple[str, ...]
+    copy: str | None
+    target: str | None
+
+
 @dataclass(slots=True)
 class ChangeRecord:
     """What the index stores about a change besides its diff."""
@@ -364,7 +378,15 @@ class IndexStore:
         if self.word_counts is not None:
             self.word_counts.remove(self.conn, [change_id])
         line_postings.remove(self.conn, change_id)
-        children = ("files", "hunks", "line_sets", "symbols", "issue_refs", "change_words")
+        children = (
+            "files",
+            "hunks",
+            "line_sets",
+            "symbols",
+            "issue_refs",
+            "change_words",
+            "part_landings",
+        )
         for table in (*children, "code_terms"):
             self.conn.execute(f"DELETE FROM {table} WHERE change_id = ?", (change_id,))
 
@@ -684,6 +706,32 @@ class IndexStore:
             lambda: self.conn.executemany("UPDATE changes SET own_commits = ? WHERE id = ?", rows)
         )
 
+    def set_part_landings(self, rows: Iterable[PartLandingRow]) -> None:
+        """Replace every PR's landing in part with these rows (a run finds them all at once)."""
+        values = [
+            (r.change_id, r.position, r.sha, r.subject, "\n".join(r.files), r.copy, r.target)
+            for r in rows
+        ]
+
+        def action() -> None:
+            self.conn.execute("DELETE FROM part_landings")
+            self.conn.executemany("INSERT INTO part_landings VALUES (?, ?, ?, ?, ?, ?, ?)", values)
+
+        self._write(action)
+
+    def part_landing(self, change_id: int) -> list[PartLandingRow]:
+        """A PR's commits as its landing in part recorded them, in its order; [] for none."""
+        return [
+            PartLandingRow(
+                change_id, position, sha, subject, tuple(files.splitlines()), copy, target
+            )
+            for position, sha, subject, files, copy, target in self.rows(
+                "SELECT position, sha, subject, files, copy, target FROM part_landings "
+                "WHERE change_id = ? ORDER BY position",
+                (change_id,),
+            )
+        ]
+
     def set_patch_ids(self, patch_ids: Iterable[tuple[int, str]]) -> None:
         """Record (change id, patch identity) pairs."""
 
@@ -752,7 +800,15 @@ class IndexStore:
         self.line_counts = self.word_counts = None  # nothing left to follow: count anew
 
         def action() -> None:
-            children = ("files", "hunks", "line_sets", "symbols", "issue_refs", "change_words")
+            children = (
+                "files",
+                "hunks",
+                "line_sets",
+                "symbols",
+                "issue_refs",
+                "change_words",
+                "part_landings",
+            )
             derived = ("code_terms", "line_texts", "line_df", "rarity_sums", "line_changes")
             text_model = ("text_docs", "term_tf", "text_norms", "term_idf")
             for table in (*children, *derived, *text_model):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from index.indexer import index_repository
-from index.schema import SCHEMA_VERSION
+from index.schema import MIGRATIONS, _state_and_title_sources
 from tests.repo_builder import RepoBuilder, run_cli
 from tests.test_index import change, rows
 
@@ -116,6 +116,10 @@ def test_metadata_given_later_replaces_the_states_and_a_run_without_it_keeps_the
     assert states(db_path) == {3: "closed", 4: "closed", 5: "open"}
 
 
+# The schema version of an index written before states and titles had sources.
+BEFORE_SOURCES = MIGRATIONS.index(_state_and_title_sources)
+
+
 def test_an_index_that_said_open_for_every_unmerged_pr_is_told_again(
     story: RepoBuilder, db_path: Path, tmp_path: Path
 ):
@@ -136,7 +140,7 @@ def test_an_index_that_said_open_for_every_unmerged_pr_is_told_again(
             ALTER TABLE changes DROP COLUMN state_source;
             ALTER TABLE changes DROP COLUMN title_source;
             UPDATE changes SET state = 'open' WHERE state = 'unmerged';
-            UPDATE meta SET value = '{SCHEMA_VERSION - 1}' WHERE key = 'schema_version';
+            UPDATE meta SET value = '{BEFORE_SOURCES}' WHERE key = 'schema_version';
             """
         )
 
