@@ -159,6 +159,8 @@ Override = Literal[
     "sliver",
     "cut",
     "carries-query",
+    "carries-landing",
+    "not-own",
     "carried",
     "stacked",
     "unlanded",
@@ -224,6 +226,14 @@ def overriding_rule(
         # or carrying it along after it landed. (A takeover that landed them is replayed at
         # its landing, where they are its work done.)
         return "carries-query"
+    if proof.carries_landing:
+        # Its change holds this change's own squash or merge commit (or a copy of it): it
+        # carries what landed, it did not make it.
+        return "carries-landing"
+    if proof.not_own and not landed:
+        # A swollen range: the commits of it that touch this change's lines are copies of
+        # merged work or came in from other branches. What a PR changed is its own work.
+        return "not-own"
     if not landed and not signals.same_patch and signals.candidate_cut:
         # An unmerged branch too large to be stored whole: mostly a branch carrying other
         # work, and how much of it this change makes is unknown. Its head holding this change

@@ -273,3 +273,9 @@ class Proof:
     others_work: bool = False
     restores: bool = False  # it reverts a later commit: what it brought back was made before
     reached_after_query: bool = False  # landed elsewhere; a merge brought it here after this landed
+    # Its change holds this (landed) change's own landing commit, picked or rebased along: a
+    # squash `Title (#Q)`, a merge, a merge tool's `bug #Q ...`.
+    carries_landing: bool = False
+    # Unmerged, and the commits of its range that touch what turned are none of its own:
+    # copies of commits already on a target, merged in from other branches, a squashed merge.
+    not_own: bool = False

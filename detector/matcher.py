@@ -60,6 +60,15 @@ _OVERRIDE_REASONS = {
         "this change's branch is built on {other}'s commits: it carries that work, it does not "
         "repeat it"
     ),
+    "carries-landing": (
+        "{other}'s branch carries this change's own landing (its squash or merge commit, or a "
+        "copy of it): it did not make this change"
+    ),
+    "not-own": (
+        "the commits of {other}'s branch that made this change are not its own work (copies "
+        "of commits already merged, or brought in from other branches): carried along, not "
+        "made there"
+    ),
     "carried": (
         "{other}'s branch carries copies of merged commits, and the target already has this "
         "change: it came from there"

@@ -1,0 +1,114 @@
+"""A PR's change is its own work: not what its branch carries along, nor a port of it.
+
+Each story is a real repository built in a temporary folder, indexed for real, and checked
+through the CLI; what is read is the verdict a maintainer would see.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tests.repo_builder import RepoBuilder, run_cli
+from tests.test_check import LEGACY, MERGED_FIX, PIPELINE
+
+DECIDING = ("already-merged", "duplicate", "covered", "partly-merged")
+PIPELINE_PY = "pipelines/pipeline.py"
+OPENED = "2023-11-14T22:00:00Z"  # before any commit of these stories
+AS_202 = ("--author", "Contributor 202 <author@example.com>")
+
+
+def check_json(builder: RepoBuilder, *args: str) -> list[dict]:
+    code, out, err = run_cli(builder.path, "check", "--format", "json", "--min-score", "0", *args)
+    assert code in (0, 1), err
+    return json.loads(out)["findings"]
+
+
+def index_with(builder: RepoBuilder, export: list[dict]) -> None:
+    path = builder.path.parent / "prs.json"
+    path.write_text(json.dumps(export))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(path))
+    assert code == 0, err
+
+
+def deciding(found: list[dict]) -> dict[int | None, str]:
+    return {f["pr"]: f["verdict"] for f in found if f["verdict"] in DECIDING}
+
+
+def reasons_about(found: list[dict], number: int) -> list[str]:
+    return [reason for f in found if f["pr"] == number for reason in f["reasons"]]
+
+
+def test_an_open_pr_carrying_a_rebased_copy_of_the_changes_squash_did_not_make_it(
+    builder: RepoBuilder,
+):
+    """#201 is squash-merged as "Ask the offload strategy (#201)". #202, opened before that,
+    was rebased over a copy of the squash under work of its own: a conflict resolved by hand
+    (the copy's patch is not the squash's), its author date reset (`rebase --ignore-date`).
+    Asked about #201, #202 carries its landing: it did not make the change."""
+    builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder.pr_branch(201, [("Ask the offload strategy", {PIPELINE_PY: fixed})])
+    builder.pr_branch(202, [("Log the stages", {"pipelines/log.py": "LOG = 1\n"})])
+    squash = builder.merge_pr(201, how="squash")
+    builder.checkout("pr-202")
+    builder.git("cherry-pick", squash)
+    resolved = fixed.replace("self.ready = True", "self.ready = bool(config)")
+    builder.write({PIPELINE_PY: resolved})
+    builder.git("commit", "-q", "--amend", "--no-edit", "--date", "now", *AS_202)
+    builder.git("update-ref", "refs/pull/202/head", builder.head())
+    builder.checkout("main")
+    for number in (201, 202):
+        builder.delete_pr_branch(number)
+    index_with(builder, [{"number": n, "createdAt": OPENED} for n in (201, 202)])
+
+    found = check_json(builder, "--pr", "201")
+    assert 202 not in deciding(found), found
+    carried = reasons_about(found, 202)
+    assert any("carries this change's own landing" in r for r in carried), _debug(found)
+
+
+def test_a_branch_whose_commits_that_made_the_change_are_not_its_own_did_not_make_it(
+    builder: RepoBuilder,
+):
+    """Dan's commit on main makes #31's fix. #30's branch left main before it and took it in
+    as a merge squashed into one commit (one parent, a merge's subject), then added its own
+    log module; #32's branch was rebased over a copy of Dan's commit, a hundred commits of
+    its own above it (its range reads as far back as its fork point, a stale one). Neither
+    wrote the fix: the commits of theirs that touch it are not their own work."""
+    start = builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder._author, builder._email = "Dan", "dan@example.org"
+    dans = builder.commit("Ask the offload strategy", {PIPELINE_PY: fixed})
+    builder.commit("Name the version", {"pipelines/__init__.py": "VERSION = 2\n"})
+    builder._author, builder._email = "Test Author", "author@example.com"
+    main = builder.head()
+    test = {"tests/test_pipeline.py": "def test_offload():\n    assert strategy_asked()\n"}
+    builder.pr_branch(31, [("Use the offload strategy", {PIPELINE_PY: fixed, **test})], start=start)
+    builder.pr_branch(30, [], start=start)
+    builder.checkout("pr-30")
+    builder.git("merge", "-q", "--squash", main)
+    builder.git("commit", "-q", "-m", "Merge branch 'main' into topic")
+    builder.commit("Log the stages", {"pipelines/log.py": "LOG = 1\n"})
+    builder.git("update-ref", "refs/pull/30/head", builder.head())
+    builder.pr_branch(32, [], start=start)
+    builder.checkout("pr-32")
+    builder.git("cherry-pick", dans)
+    for step in range(101):
+        builder.commit(f"Note step {step}", {"notes.txt": f"step {step}\n"})
+    builder.git("update-ref", "refs/pull/32/head", builder.head())
+    builder.checkout("main")
+    for number in (30, 31, 32):
+        builder.delete_pr_branch(number)
+    index_with(builder, [{"number": n, "createdAt": OPENED} for n in (30, 31, 32)])
+
+    found = check_json(builder, "--pr", "31")
+    named = deciding(found)
+    landed = [f["verdict"] for f in found if f["commit"] == dans]
+    assert landed == ["already-merged"], _debug(found)
+    assert 30 not in named and 32 not in named, _debug(found)
+    for number in (30, 32):
+        assert any("not its own work" in r for r in reasons_about(found, number)), _debug(found)
+
+
+def _debug(found: list[dict]) -> str:
+    return json.dumps([(f["pr"], f["verdict"], f["reasons"]) for f in found], indent=1)
