@@ -110,5 +110,34 @@ def test_a_branch_whose_commits_that_made_the_change_are_not_its_own_did_not_mak
         assert any("not its own work" in r for r in reasons_about(found, number)), _debug(found)
 
 
+def test_the_same_version_number_written_by_a_release_is_no_part_of_a_proposal(
+    builder: RepoBuilder,
+):
+    """#41 proposes 1.0.0: the version number and the offload strategy. The release #42 writes
+    the same "1.0.0" much later, and nothing else of #41: the rest is still to do, so #41 is
+    not partly done by it."""
+    version = "pipelines/__init__.py"
+    start = builder.commit(
+        "Add the pipeline", {PIPELINE_PY: PIPELINE, version: '__version__ = "0.9.0"\n'}
+    )
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    one = '__version__ = "1.0.0"\n'
+    builder.pr_branch(
+        41, [("Release 1.0 with the offload strategy", {PIPELINE_PY: fixed, version: one})]
+    )
+    builder.pr_branch(
+        42,
+        [("Release 1.0.0", {version: one, "CHANGELOG.md": "## 1.0.0\n\n- Faster runs.\n"})],
+        start=start,
+    )
+    builder.merge_pr(42)
+    for number in (41, 42):
+        builder.delete_pr_branch(number)
+    index_with(builder, [{"number": n, "createdAt": OPENED} for n in (41, 42)])
+
+    found = check_json(builder, "--pr", "41")
+    assert 42 not in deciding(found), _debug(found)
+
+
 def _debug(found: list[dict]) -> str:
     return json.dumps([(f["pr"], f["verdict"], f["reasons"]) for f in found], indent=1)
