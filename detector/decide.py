@@ -104,6 +104,8 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
         # The same change for an older release line: the candidate's branch has it, the one
         # this change is for does not. Backports repeat merged changes on purpose.
         return nearby(signals)
+    if signals.port and not signals.on_target:
+        return nearby(signals)  # the same change made on purpose for another release line
     if signals.same_author and not signals.on_target:
         # The author's own earlier PR: a follow-up, a port to another branch or a resubmission
         # they already know about; telling them it is a duplicate helps nobody.
@@ -151,6 +153,7 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
 Override = Literal[
     "reverts",
     "backport",
+    "port",
     "same-author",
     "undone",
     "other-line",
@@ -183,6 +186,8 @@ def overriding_rule(
         return "reverts"
     if signals.backport:
         return "backport"  # a backport repeats a change on purpose
+    if signals.port:
+        return "port"  # so does a port to another release line, said as such
     if signals.same_author and not landed:
         # The author's own open PR is one they know; their own *merged* change is worth
         # naming: the target has it, proven.

@@ -210,6 +210,7 @@ class Signals:
     distinctive_shared: bool = False  # a shared line on either side is rare
     on_target: bool = False  # replayed: the candidate's landing put this change on the target
     backport: bool = False  # this change is for an older release line than the candidate's
+    port: bool = False  # for another branch than the candidate, and one says it ports a change
     replayed: bool = False  # this change's hunks were replayed at the candidate
     replay_done: float = 0.0  # of the hunks that carry the change, the share the candidate did
     replay_complete: bool = False  # ...all of them

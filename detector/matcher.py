@@ -343,6 +343,12 @@ def _reasons(
             f"{other} {landed} {candidate.branch}, this change is for {query.change.branch}: "
             "a backport, not a duplicate"
         )
+    if s.port and not s.backport and verdict not in DECIDING_VERDICTS:
+        landed = "landed on" if candidate.state == "merged" else "is for"
+        yield (
+            f"{other} {landed} {candidate.branch}, this change is for {query.change.branch}, "
+            "and one ports the other: a port, not a duplicate"
+        )
     if s.same_author and verdict not in DECIDING_VERDICTS:
         yield f"{other} is by the same author: a follow-up or a resubmission, not a duplicate"
     if s.file_overlap == 0 and (s.query_coverage or s.candidate_coverage):

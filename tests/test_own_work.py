@@ -139,5 +139,35 @@ def test_the_same_version_number_written_by_a_release_is_no_part_of_a_proposal(
     assert 42 not in deciding(found), _debug(found)
 
 
+def test_the_same_rewrite_made_for_two_release_lines_on_purpose_is_a_port(
+    builder: RepoBuilder,
+):
+    """#50 asks the offload strategy on the 2.x line; #51 ports it to main, and says so. Two
+    PRs for two lines, made on purpose: a port, not a duplicate. (Without a word of porting, a
+    fix on the older line stays a duplicate of the same fix for main: it is merged upwards.)"""
+    builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
+    builder.checkout("2.x", "main")
+    builder.commit("Open the 2.x line", {"pipelines/__init__.py": 'LINE = "2.x"\n'})
+    builder.checkout("main")
+    builder.commit("Start 3.0", {"pipelines/__init__.py": 'LINE = "3.0"\n'})
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder.pr_branch(50, [("Ask the offload strategy", {PIPELINE_PY: fixed})], base="2.x")
+    builder.pr_branch(51, [("Ask the offload strategy", {PIPELINE_PY: fixed})])
+    for number in (50, 51):
+        builder.delete_pr_branch(number)
+    opened = {"createdAt": OPENED, "state": "OPEN"}
+    index_with(
+        builder,
+        [
+            {"number": 50, "baseRefName": "2.x", "title": "Ask the offload strategy", **opened},
+            {"number": 51, "baseRefName": "main", "title": "Port #50 to main", **opened},
+        ],
+    )
+
+    found = check_json(builder, "--pr", "51")
+    assert 50 not in deciding(found), _debug(found)
+    assert any("a port, not a duplicate" in r for r in reasons_about(found, 50)), _debug(found)
+
+
 def _debug(found: list[dict]) -> str:
     return json.dumps([(f["pr"], f["verdict"], f["reasons"]) for f in found], indent=1)
