@@ -209,7 +209,9 @@ class Replayer:
         that touch what turned are none of its own: copies of commits already on a target
         (a fork point years old, its branch rebased over upstream's history), commits merged
         in from other branches (off its head's first-parent line), a merge squashed into one
-        commit, another PR's landing picked along. Its head holding this change proves
+        commit, another PR's landing picked along, the revert of a merge its branch took by
+        mistake (its range then starts at what that merge brought, and the revert reads as
+        undoing the target's work). Its head holding this change proves
         nothing about its work. Only the commits touching those files are read, however long
         the range: the copy that brought this change may be hundreds of commits down."""
         paths = sorted({h.path for h in result.hunks if h.turned})
@@ -241,6 +243,8 @@ class Replayer:
                 continue  # merged in from another branch, or a merge squashed into one commit
             if named is not None and named != candidate.number:
                 continue  # another PR's landing (its squash, its merge tool's commit) picked along
+            if subject.startswith('Revert "Merge') and self._reverts_within(sha, start, head):
+                continue  # undoes a merge its own branch took by mistake: undoes, makes nothing
             maybe_own.append((sha, parents.split()[0] if parents else ""))
         if not maybe_own:
             return True
@@ -250,6 +254,19 @@ class Replayer:
         if len(patches) < len(maybe_own):
             return False  # a commit whose patch is unknown (a root, an empty one) may be its own
         return set(patches.values()) <= self._landed_patches(set(patches.values()))
+
+    def _reverts_within(self, sha: str, start: str, head: str) -> bool:
+        """The commit reverts one of `start..head` (git's "This reverts commit X")."""
+        try:
+            message = self._repo.git.log("-1", "--format=%B", sha)
+        except git.GitCommandError:
+            return False
+        repo = self._repo
+        return any(
+            gitsource.is_ancestor(repo, reverted, head)
+            and not gitsource.is_ancestor(repo, reverted, start)
+            for reverted in _REVERTS.findall(message)
+        )
 
     def _commit_patches(self, pairs: list[tuple[str, str]]) -> dict[str, str]:
         """Each commit's patch id, as the index computes it (`parse_filtered`)."""

@@ -169,5 +169,32 @@ def test_the_same_rewrite_made_for_two_release_lines_on_purpose_is_a_port(
     assert any("a port, not a duplicate" in r for r in reasons_about(found, 50)), _debug(found)
 
 
+def test_a_branch_that_reverts_a_merge_it_took_by_mistake_is_not_the_change_it_reverts(
+    builder: RepoBuilder,
+):
+    """#60 (merged) asks the offload strategy; #61 reverts #60 on purpose. #62 left main
+    before #60, merged main in by mistake and reverted that merge: its range starts at what
+    the merge brought, so its diff reads as undoing #60, but #62 only undid its own merge."""
+    start = builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder.pr_branch(60, [("Ask the offload strategy", {PIPELINE_PY: fixed})])
+    builder.merge_pr(60)
+    builder.pr_branch(61, [('Revert "Ask the offload strategy"', {PIPELINE_PY: PIPELINE})])
+    builder.pr_branch(62, [("Log the stages", {"pipelines/log.py": "LOG = 1\n"})], start=start)
+    builder.checkout("pr-62")
+    builder._author = "Contributor 62"
+    builder.git("merge", "-q", "--no-ff", "main", "-m", "Merge branch 'main' into pr-62")
+    builder.git("revert", "--no-edit", "-m", "1", "HEAD")
+    builder.git("update-ref", "refs/pull/62/head", builder.head())
+    builder.checkout("main")
+    for number in (60, 61, 62):
+        builder.delete_pr_branch(number)
+    index_with(builder, [{"number": n, "createdAt": OPENED} for n in (60, 61, 62)])
+
+    found = check_json(builder, "--pr", "61")
+    assert 62 not in deciding(found), _debug(found)
+    assert any("not its own work" in r for r in reasons_about(found, 62)), _debug(found)
+
+
 def _debug(found: list[dict]) -> str:
     return json.dumps([(f["pr"], f["verdict"], f["reasons"]) for f in found], indent=1)
