@@ -243,6 +243,7 @@ class Signals:
     distinctive_shared: bool = False  # a shared line on either side is rare
     on_target: bool = False  # replayed: the candidate's landing put this change on the target
     backport: bool = False  # this change is for an older release line than the candidate's
+    port: bool = False  # for another branch than the candidate, and one says it ports a change
     replayed: bool = False  # this change's hunks were replayed at the candidate
     replay_done: float = 0.0  # of the hunks that carry the change, the share the candidate did
     replay_complete: bool = False  # ...all of them
@@ -320,3 +321,9 @@ class Proof:
     others_work: bool = False
     restores: bool = False  # it reverts a later commit: what it brought back was made before
     reached_after_query: bool = False  # landed elsewhere; a merge brought it here after this landed
+    # Its change holds this (landed) change's own landing commit, picked or rebased along: a
+    # squash `Title (#Q)`, a merge, a merge tool's `bug #Q ...`.
+    carries_landing: bool = False
+    # Unmerged, and the commits of its range that touch what turned are none of its own:
+    # copies of commits already on a target, merged in from other branches, a squashed merge.
+    not_own: bool = False

@@ -67,6 +67,15 @@ _OVERRIDE_REASONS = {
         "this change's branch is built on {other}'s commits: it carries that work, it does not "
         "repeat it"
     ),
+    "carries-landing": (
+        "{other}'s branch carries this change's own landing (its squash or merge commit, or a "
+        "copy of it): it did not make this change"
+    ),
+    "not-own": (
+        "the commits of {other}'s branch that made this change are not its own work (copies "
+        "of commits already merged, or brought in from other branches): carried along, not "
+        "made there"
+    ),
     "carried": (
         "{other}'s branch carries copies of merged commits, and the target already has this "
         "change: it came from there"
@@ -426,6 +435,12 @@ def _reasons(
         yield (
             f"{other} {landed} {candidate.branch}, this change is for {query.change.branch}: "
             "a backport, not a duplicate"
+        )
+    if s.port and not s.backport and verdict not in DECIDING_VERDICTS:
+        landed = "landed on" if candidate.state == "merged" else "is for"
+        yield (
+            f"{other} {landed} {candidate.branch}, this change is for {query.change.branch}, "
+            "and one ports the other: a port, not a duplicate"
         )
     if s.same_author and verdict not in DECIDING_VERDICTS:
         yield f"{other} is by the same author: a follow-up or a resubmission, not a duplicate"
