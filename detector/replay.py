@@ -252,11 +252,33 @@ class Replay:
         return any(h.turned and h.how == "same-names" for h in self.deciding)
 
     @property
+    def kept(self) -> bool:
+        """Every hunk that carries the change is there after the candidate, and not all of
+        them were there before it: its landing kept the change (a merge whose conflict
+        resolution threw it away did not, whatever the patch identity says)."""
+        hunks = self.deciding
+        return (
+            bool(hunks)
+            and all(h.turned or h.after == "there" for h in hunks)
+            and not self.already_before
+        )
+
+    @property
     def residual(self) -> tuple[str, ...]:
         """What the candidate did not do, file by file ("tests/test_x.py (new file)")."""
+        return self._places(h for h in self.hunks if not h.turned)
+
+    @property
+    def residual_after(self) -> tuple[str, ...]:
+        """What is not there after the candidate, file by file: what remains of a change the
+        candidate's landing holds as its identical patch."""
+        return self._places(h for h in self.hunks if not h.turned and h.after != "there")
+
+    @staticmethod
+    def _places(hunks: Iterable[HunkReplay]) -> tuple[str, ...]:
         places: dict[str, list[str]] = {}
-        for hunk in self.hunks:
-            if hunk.weight == 0 or hunk.turned:
+        for hunk in hunks:
+            if hunk.weight == 0:
                 continue
             spans = places.setdefault(hunk.path, [])
             if hunk.new_file:
@@ -267,6 +289,44 @@ class Replay:
                 spans.append(f"lines {hunk.first_line}-{hunk.last_line}")
         return tuple(
             f"{path} ({', '.join(dict.fromkeys(spans))})" for path, spans in places.items()
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HunkCount:
+    """The one hunk accounting behind a replayed verdict and the reasons that explain it, so
+    the two cannot disagree: the verdict is read from `whole` and `share`, the reasons print
+    `done`, `total`, `others` and `residual`."""
+
+    total: int  # the hunks that carry the change (its code; tests and docs where it has none)
+    done: int  # of them, done by the candidate (there after it, for its kept identical patch)
+    others: int  # hunks with changed lines that carry nothing beside code, and are not done
+    share: float  # of the carrying hunks' changed lines, the share done
+    whole: bool  # every carrying hunk is done: a complete replay, or an identical patch kept
+    by_identity: bool  # whole only because the candidate's landing holds the identical patch
+    residual: tuple[str, ...]  # what is still to do, file by file
+
+    @classmethod
+    def of(cls, replayed: Replay, same_patch: bool) -> HunkCount:
+        """Count `replayed`'s hunks; `same_patch`: the candidate's change is this very patch,
+        which decides where its landing kept every hunk (`Replay.kept`), even a hunk the
+        replay cannot credit to it (a line that was there before elsewhere in the file)."""
+        deciding = replayed.deciding
+        by_identity = same_patch and not replayed.complete and replayed.kept
+
+        def done(hunk: HunkReplay) -> bool:
+            return hunk.turned or (by_identity and hunk.after == "there")
+
+        carrying = {id(h) for h in deciding}
+        others = [h for h in replayed.hunks if h.weight > 0 and id(h) not in carrying]
+        return cls(
+            total=len(deciding),
+            done=sum(1 for h in deciding if done(h)),
+            others=sum(1 for h in others if not done(h)),
+            share=1.0 if by_identity else replayed.done_share,
+            whole=replayed.complete or by_identity,
+            by_identity=by_identity,
+            residual=replayed.residual_after if by_identity else replayed.residual,
         )
 
 
