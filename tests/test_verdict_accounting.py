@@ -198,3 +198,32 @@ def test_a_merge_is_a_change_of_its_own_only_for_the_lines_its_resolution_wrote(
     recorded = rows(builder.path / ".git" / "prdup.db")
     assert recorded["Read the config as UTF-8"] == (2, 1)
     assert recorded["Merge branch 'encoding'"] == (1, 0)
+
+
+def test_a_prs_own_commit_that_a_nameless_merge_brought_in_is_its_own_landing(
+    builder: RepoBuilder,
+):
+    """PR 30's branch is merged by hand ("Merge remote-tracking branch 'grace/config'"), so
+    its commits are recorded as main's own; the first was pushed to the branch by a
+    maintainer. That commit is PR 30's own work, not an earlier change that did part of it."""
+    builder.commit("Add the config reader", {"config.py": CONFIG})
+    base = builder.head()
+    builder.checkout("pr-30", base)
+    builder._author = "Maintainer"
+    builder.commit("Read as UTF-8", {"config.py": UTF8})
+    builder._author = "Grace"
+    both = STRIPPED.replace("    with open(path) as handle:\n", UTF8.splitlines(True)[1])
+    builder.commit("Strip keys", {"config.py": both, "tests/test_config.py": TEST})
+    builder.git("update-ref", "refs/pull/30/head", builder.head())
+    builder._author = "Test Author"
+    builder.checkout("main")
+    builder.commit("Docs", {"README.md": "Config.\n"})
+    builder.git(
+        "merge", "-q", "--no-ff", "pr-30", "-m", "Merge remote-tracking branch 'grace/config'"
+    )
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "30")
+    assert deciding(found) == []
+    own = next(f for f in found if f["title"] == "Read as UTF-8")
+    assert "where this change's own commits landed" in own["reasons"][0]
