@@ -413,7 +413,7 @@ def _replay_file(
         ):
             how = "same-code"
         added = [line.number for line in hunk.lines if line.side == "+"]
-        first = added[0] if added else hunk.new_start
+        first = added[0] if added else max(1, hunk.new_start)  # a removal at the top: line 1
         replayed = HunkReplay(
             path=file.path,
             first_line=first,

@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from tests.repo_builder import RepoBuilder, run_cli
-from tests.test_replay_verdicts import check_json, deciding, index
+from tests.test_replay_verdicts import _replayed, check_json, deciding, index
 
 CONFIG = """def load(path):
     with open(path) as handle:
@@ -227,3 +227,14 @@ def test_a_prs_own_commit_that_a_nameless_merge_brought_in_is_its_own_landing(
     assert deciding(found) == []
     own = next(f for f in found if f["title"] == "Read as UTF-8")
     assert "where this change's own commits landed" in own["reasons"][0]
+
+
+def test_a_removal_at_the_top_of_a_file_is_still_to_do_at_line_1_not_line_0():
+    removal = (
+        "diff --git a/webpack.config.js b/webpack.config.js\n"
+        "--- a/webpack.config.js\n+++ b/webpack.config.js\n"
+        "@@ -1,1 +0,0 @@\n-const legacy = require('legacy-loader');\n"
+    )
+    before = "const legacy = require('legacy-loader');\nmodule.exports = {};\n"
+    replayed = _replayed(removal, before, before, before)
+    assert replayed.residual == ("webpack.config.js (line 1)",)
