@@ -998,12 +998,15 @@ class Indexer:
             landed.add(row["number"])
             self._count_as_merged(row["number"])
             self.summary.commits -= min(1, self.summary.commits)
-            self.summary.rebased += source == "rebase"
+            # Its head itself is the target's commit (a merge that names no PR brought its
+            # branch in): it landed as it was, not rebased.
+            how = "fast-forward" if row["sha"] == row["head_sha"] else source
+            self.summary.rebased += how == "rebase"
             self.store.update_metadata(
                 row["number"],
                 {
                     "state": "merged",
-                    "source": source,
+                    "source": how,
                     "merge_commit": row["sha"],
                     "merged_at": row["merged_at"],
                     "target": row["target"],
@@ -1015,7 +1018,7 @@ class Indexer:
 
 
 _LANDING_COLUMNS = (
-    "p.number, p.created_at, p.author AS pr_author, p.author_email AS pr_email, "
+    "p.number, p.created_at, p.author AS pr_author, p.author_email AS pr_email, p.head_sha, "
     "c.id AS commit_id, c.sha, c.merged_at, c.target, c.author, c.author_email"
 )
 
