@@ -452,6 +452,9 @@ class _Text:
     def has(self, block: Sequence[str]) -> bool:
         return bool(block) and _needle(block) in self._joined
 
+    def starts_with(self, block: Sequence[str]) -> bool:
+        return bool(block) and self.lines[: len(block)] == list(block)
+
     def count(self, block: Sequence[str]) -> int:
         return self._joined.count(_needle(block)) if block else 0
 
@@ -502,6 +505,7 @@ class _Blocks:
     added: tuple[str, ...]
     after_context: tuple[str, ...]
     real_added: int  # added lines that say something on their own
+    at_top: bool = False  # the hunk starts the file: nothing above it to anchor it
 
     @classmethod
     def of(cls, hunk: Hunk, base: Sequence[str] | None) -> _Blocks:
@@ -516,7 +520,8 @@ class _Blocks:
             before = tuple(line.rstrip() for line in base[max(0, start - CONTEXT) : start])
             after = tuple(line.rstrip() for line in base[end : end + CONTEXT])
         real = sum(1 for line in hunk.added if not line.trivial)
-        return cls(before, removed, added, after, real)
+        at_top = base is not None and (hunk.old_start == 0 or hunk.old_start == 1 and bool(removed))
+        return cls(before, removed, added, after, real, at_top)
 
     def variants(self) -> list[tuple[tuple[str, ...], tuple[str, ...], int]]:
         """(pre-image, post-image, offset of the change in them), from full context down, as
@@ -587,6 +592,19 @@ def _state(
     if text is None:
         # A file the change deletes is done where it is gone; any other is not there yet.
         return "there" if file.status == "removed" else "new"
+    if blocks.at_top and blocks.removed:
+        # Lines removed from the top of a file have no context above them, and what follows
+        # them was there before too: the file's start says whether they are gone.
+        pre = blocks.removed + blocks.after_context
+        post = blocks.added + blocks.after_context
+        if text.starts_with(pre):
+            return "new"
+        if (
+            _says_something(post)
+            and text.starts_with(post)
+            and (since is None or not since.starts_with(post))
+        ):
+            return "there"
     for pre, post, _ in blocks.variants():
         pre_found = text.has(pre)
         post_found = _says_something(post) and (

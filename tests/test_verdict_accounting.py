@@ -229,7 +229,7 @@ def test_a_prs_own_commit_that_a_nameless_merge_brought_in_is_its_own_landing(
     assert "where this change's own commits landed" in own["reasons"][0]
 
 
-def test_a_removal_at_the_top_of_a_file_is_still_to_do_at_line_1_not_line_0():
+def test_a_removal_at_the_top_of_a_file_is_replayed_by_the_files_start():
     removal = (
         "diff --git a/webpack.config.js b/webpack.config.js\n"
         "--- a/webpack.config.js\n+++ b/webpack.config.js\n"
@@ -238,3 +238,9 @@ def test_a_removal_at_the_top_of_a_file_is_still_to_do_at_line_1_not_line_0():
     before = "const legacy = require('legacy-loader');\nmodule.exports = {};\n"
     replayed = _replayed(removal, before, before, before)
     assert replayed.residual == ("webpack.config.js (line 1)",)
+    # Removed by the candidate: the file now starts with what followed the line.
+    done = _replayed(removal, before, before, "module.exports = {};\n")
+    assert done.complete and done.residual == ()
+    # Removed before the candidate: not its doing.
+    gone = "module.exports = {};\n"
+    assert not _replayed(removal, before, gone, gone).complete
