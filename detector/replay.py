@@ -595,16 +595,18 @@ def _state(
     if blocks.at_top and blocks.removed:
         # Lines removed from the top of a file have no context above them, and what follows
         # them was there before too: the file's start says whether they are gone.
-        pre = blocks.removed + blocks.after_context
-        post = blocks.added + blocks.after_context
-        if text.starts_with(pre):
-            return "new"
-        if (
-            _says_something(post)
-            and text.starts_with(post)
-            and (since is None or not since.starts_with(post))
-        ):
-            return "there"
+        # As `git apply` does, with less context when what follows moved on too.
+        for size in range(len(blocks.after_context), -1, -1):
+            pre = blocks.removed + blocks.after_context[:size]
+            post = blocks.added + blocks.after_context[:size]
+            if text.starts_with(pre):
+                return "new"
+            if (
+                _says_something(post)
+                and text.starts_with(post)
+                and (since is None or not since.starts_with(post))
+            ):
+                return "there"
     for pre, post, _ in blocks.variants():
         pre_found = text.has(pre)
         post_found = _says_something(post) and (

@@ -241,6 +241,10 @@ def test_a_removal_at_the_top_of_a_file_is_replayed_by_the_files_start():
     # Removed by the candidate: the file now starts with what followed the line.
     done = _replayed(removal, before, before, "module.exports = {};\n")
     assert done.complete and done.residual == ()
+    # What followed it moved on too (an import added below): less context, as `git apply`.
+    longer = before + "module.exports.a = 1;\nmodule.exports.b = 2;\n"
+    moved = "module.exports = {};\nconst extra = require('x');\nmodule.exports.a = 1;\n"
+    assert _replayed(removal, longer, longer, moved).complete
     # Removed before the candidate: not its doing.
     gone = "module.exports = {};\n"
     assert not _replayed(removal, before, gone, gone).complete
