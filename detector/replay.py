@@ -178,6 +178,9 @@ class HunkReplay:
     how: How  # how the hunk is done after the candidate ("" when it is not)
     imports_only: bool = False  # every line it changes imports something
     comments_only: bool = False  # every line it changes is a comment (a docblock, a note)
+    # It only removes lines, and the candidate removed every one of them that says something
+    # (whatever the context around them became): for an identical patch, it kept this hunk.
+    removal_made: bool = False
 
     @property
     def turned(self) -> bool:
@@ -259,7 +262,7 @@ class Replay:
         hunks = self.deciding
         return (
             bool(hunks)
-            and all(h.turned or h.after == "there" for h in hunks)
+            and all(h.turned or h.after == "there" or h.removal_made for h in hunks)
             and not self.already_before
         )
 
@@ -272,7 +275,9 @@ class Replay:
     def residual_after(self) -> tuple[str, ...]:
         """What is not there after the candidate, file by file: what remains of a change the
         candidate's landing holds as its identical patch."""
-        return self._places(h for h in self.hunks if not h.turned and h.after != "there")
+        return self._places(
+            h for h in self.hunks if not (h.turned or h.after == "there" or h.removal_made)
+        )
 
     @staticmethod
     def _places(hunks: Iterable[HunkReplay]) -> tuple[str, ...]:
@@ -315,7 +320,7 @@ class HunkCount:
         by_identity = same_patch and not replayed.complete and replayed.kept
 
         def done(hunk: HunkReplay) -> bool:
-            return hunk.turned or (by_identity and hunk.after == "there")
+            return hunk.turned or (by_identity and (hunk.after == "there" or hunk.removal_made))
 
         carrying = {id(h) for h in deciding}
         others = [h for h in replayed.hunks if h.weight > 0 and id(h) not in carrying]
@@ -426,6 +431,7 @@ def _replay_file(
             how=how,
             imports_only=_imports_only(hunk),
             comments_only=_comments_only(hunk),
+            removal_made=_removal_made(hunk, before, after),
         )
         results.append((replayed, blocks, before, after))
     return results
@@ -566,6 +572,19 @@ def _same_code(hunk: Hunk, before: _Text, after: _Text, kept: set[int], kind: Fi
     if written < SAME_CODE_SHARE * len(added):
         return False
     return all(after.normalised.get(line, 0) < before.normalised[line] for line in removed)
+
+
+def _removal_made(hunk: Hunk, before: _Text | None, after: _Text | None) -> bool:
+    """A hunk that only removes lines, each of which (trivial ones aside) there is one fewer
+    of after the candidate than before it."""
+    if hunk.added or before is None:
+        return False
+    lines = [line.normalised for line in hunk.removed if not line.trivial]
+    if after is None:
+        return bool(lines)  # the file is gone
+    return bool(lines) and all(
+        after.normalised.get(line, 0) < before.normalised[line] for line in lines
+    )
 
 
 def _fresh(hunk: Hunk, before: _Text | None) -> bool:

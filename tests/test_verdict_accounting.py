@@ -11,6 +11,7 @@ import re
 import sqlite3
 from pathlib import Path
 
+from detector.replay import HunkCount
 from tests.repo_builder import RepoBuilder, run_cli
 from tests.test_replay_verdicts import _replayed, check_json, deciding, index
 
@@ -248,3 +249,23 @@ def test_a_removal_at_the_top_of_a_file_is_replayed_by_the_files_start():
     # Removed before the candidate: not its doing.
     gone = "module.exports = {};\n"
     assert not _replayed(removal, before, gone, gone).complete
+
+
+def test_an_identical_patch_whose_removal_landed_with_other_context_is_kept():
+    """#15523's landing removed the same doc block as this identical patch, but a blank line
+    beside it differs: the removal is made, so the identical patch was kept where it landed,
+    and nothing is left to do. Without the patch identity the replay alone proves nothing."""
+    removal = (
+        "diff --git a/api.js b/api.js\n--- a/api.js\n+++ b/api.js\n"
+        "@@ -3,2 +2,0 @@\n-  ### HashLocation\n-  Using HashLocation results in URLs with a hash.\n"
+    )
+    base = (
+        "/**\n  Implementations.\n  ### HashLocation\n"
+        "  Using HashLocation results in URLs with a hash.\n  ## Location API\n*/\n"
+    )
+    landed = "/**\n  Implementations.\n\n\n  ## Location API\n*/\n"
+    replayed = _replayed(removal, base, base, landed)
+    assert not replayed.complete
+    kept = HunkCount.of(replayed, same_patch=True)
+    assert (kept.whole, kept.done, kept.total, kept.residual) == (True, 1, 1, ())
+    assert not HunkCount.of(replayed, same_patch=False).whole
