@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from detector.evidence import Proof, Signals, Verdict
+from detector.replay import HunkCount
 
 WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 FEATURES = (
@@ -265,8 +266,9 @@ def proven_verdict(
         return nearby(signals)
     landed = candidate_state == "merged"
     replay = proof.replay
-    identical = signals.same_patch and not replay.already_before
-    if replay.complete or identical:
+    # The same accounting the reasons print: an identical patch decides only where the
+    # candidate's landing kept it (a merge whose conflict resolution threw it away did not).
+    if HunkCount.of(replay, signals.same_patch).whole:
         if landed:
             return "already-merged"
         return "covered" if is_inside_larger(signals) else "duplicate"

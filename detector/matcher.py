@@ -24,6 +24,7 @@ from detector.evidence import (
     Signals,
     TargetProbe,
 )
+from detector.replay import HunkCount, Replay
 from detector.signals import measure, shared_lines
 
 if TYPE_CHECKING:
@@ -266,7 +267,9 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         score=score,
         signals=signals,
         reasons=tuple(_reasons(query, candidate, signals, verdict, proof)),
-        residual=replay.residual if verdict in DECIDING_VERDICTS else (),
+        residual=HunkCount.of(replay, signals.same_patch).residual
+        if verdict in DECIDING_VERDICTS
+        else (),
         remaining=remaining_hunks(replay) if verdict in DECIDING_VERDICTS else (),
     )
 
@@ -493,8 +496,7 @@ def _replay_reasons(
     came = "landed" if merged else "was opened"
     if proof.reached_after_query:
         came = "reached this change's branch (by a merge)"
-    hunks = replay.deciding
-    done = sum(1 for h in hunks if h.turned)
+    count = HunkCount.of(replay, s.same_patch)
     direct = candidate.number is None
     rule = decide.overriding_rule(s, candidate.state, proof, query.change.state, direct)
     turned = replay.complete or replay.partial
@@ -508,19 +510,34 @@ def _replay_reasons(
         return
     if turned and proof.carries_query and not merged:
         yield f"{other}'s branch carries this change's own commits"
-    if verdict in DECIDING_VERDICTS and replay.complete:
-        written = " (the same lines replaced with the same names)" if replay.same_names else ""
-        yield f"replayed {where}: all {len(hunks)} hunk(s) of the change are already there{written}"
-    elif verdict in DECIDING_VERDICTS:
+    if count.total:
+        yield f"replayed {where}: {_hunks_there(count, replay, verdict in DECIDING_VERDICTS)}"
+    if s.same_patch and count.total and not count.whole and not replay.already_before:
         yield (
-            f"replayed {where}: {done} of {len(hunks)} hunk(s) are already there "
-            f"({_percent(replay.done_share)} of the changed lines)"
+            f"{other} has this very patch, but it is not all there {where}: what did not keep "
+            "the change did not make it"
         )
-    elif replay.complete:
-        yield f"replayed {where}: all {len(hunks)} hunk(s) are there"
-    elif hunks:
-        yield f"replayed {where}: {done} of {len(hunks)} hunk(s) are there, so not the same change"
-    if replay.residual and verdict in DECIDING_VERDICTS:
-        shown = ", ".join(replay.residual[:4])
-        more = f" and {len(replay.residual) - 4} more" if len(replay.residual) > 4 else ""
+    if count.residual and verdict in DECIDING_VERDICTS:
+        shown = ", ".join(count.residual[:4])
+        more = f" and {len(count.residual) - 4} more" if len(count.residual) > 4 else ""
         yield f"not in {other}, still to do: {shown}{more}"
+
+
+def _hunks_there(count: HunkCount, replay: Replay, decides: bool) -> str:
+    """The replay's hunk count in words, from the accounting the verdict was read from."""
+    already = "already " if decides else ""
+    if count.whole:
+        written = " (the same lines replaced with the same names)" if replay.same_names else ""
+        identity = " (its identical patch, kept where it landed)" if count.by_identity else ""
+        if not count.others:
+            return f"all {count.total} hunk(s) of the change are {already}there{written}{identity}"
+        return (
+            f"all {count.total} hunk(s) of the change's code are {already}there{written}"
+            f"{identity}; {count.others} more hunk(s) in tests, docs or comments are not"
+        )
+    if decides:
+        return (
+            f"{count.done} of {count.total} hunk(s) are already there "
+            f"({_percent(count.share)} of the changed lines)"
+        )
+    return f"{count.done} of {count.total} hunk(s) are there, so not the same change"

@@ -191,6 +191,9 @@ class HunkReplay:
     imports_only: bool = False  # every line it changes imports something
     versions_only: bool = False  # every line it changes is a version number or release heading
     comments_only: bool = False  # every line it changes is a comment (a docblock, a note)
+    # It only removes lines, and the candidate removed every one of them that says something
+    # (whatever the context around them became): for an identical patch, it kept this hunk.
+    removal_made: bool = False
 
     @property
     def turned(self) -> bool:
@@ -274,11 +277,35 @@ class Replay:
         return any(h.turned and h.how == "same-names" for h in self.deciding)
 
     @property
+    def kept(self) -> bool:
+        """Every hunk that carries the change is there after the candidate, and not all of
+        them were there before it: its landing kept the change (a merge whose conflict
+        resolution threw it away did not, whatever the patch identity says)."""
+        hunks = self.deciding
+        return (
+            bool(hunks)
+            and all(h.turned or h.after == "there" or h.removal_made for h in hunks)
+            and not self.already_before
+        )
+
+    @property
     def residual(self) -> tuple[str, ...]:
         """What the candidate did not do, file by file ("tests/test_x.py (new file)")."""
+        return self._places(h for h in self.hunks if not h.turned)
+
+    @property
+    def residual_after(self) -> tuple[str, ...]:
+        """What is not there after the candidate, file by file: what remains of a change the
+        candidate's landing holds as its identical patch."""
+        return self._places(
+            h for h in self.hunks if not (h.turned or h.after == "there" or h.removal_made)
+        )
+
+    @staticmethod
+    def _places(hunks: Iterable[HunkReplay]) -> tuple[str, ...]:
         places: dict[str, list[str]] = {}
-        for hunk in self.hunks:
-            if hunk.weight == 0 or hunk.turned:
+        for hunk in hunks:
+            if hunk.weight == 0:
                 continue
             spans = places.setdefault(hunk.path, [])
             if hunk.new_file:
@@ -289,6 +316,44 @@ class Replay:
                 spans.append(f"lines {hunk.first_line}-{hunk.last_line}")
         return tuple(
             f"{path} ({', '.join(dict.fromkeys(spans))})" for path, spans in places.items()
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HunkCount:
+    """The one hunk accounting behind a replayed verdict and the reasons that explain it, so
+    the two cannot disagree: the verdict is read from `whole` and `share`, the reasons print
+    `done`, `total`, `others` and `residual`."""
+
+    total: int  # the hunks that carry the change (its code; tests and docs where it has none)
+    done: int  # of them, done by the candidate (there after it, for its kept identical patch)
+    others: int  # hunks with changed lines that carry nothing beside code, and are not done
+    share: float  # of the carrying hunks' changed lines, the share done
+    whole: bool  # every carrying hunk is done: a complete replay, or an identical patch kept
+    by_identity: bool  # whole only because the candidate's landing holds the identical patch
+    residual: tuple[str, ...]  # what is still to do, file by file
+
+    @classmethod
+    def of(cls, replayed: Replay, same_patch: bool) -> HunkCount:
+        """Count `replayed`'s hunks; `same_patch`: the candidate's change is this very patch,
+        which decides where its landing kept every hunk (`Replay.kept`), even a hunk the
+        replay cannot credit to it (a line that was there before elsewhere in the file)."""
+        deciding = replayed.deciding
+        by_identity = same_patch and not replayed.complete and replayed.kept
+
+        def done(hunk: HunkReplay) -> bool:
+            return hunk.turned or (by_identity and (hunk.after == "there" or hunk.removal_made))
+
+        carrying = {id(h) for h in deciding}
+        others = [h for h in replayed.hunks if h.weight > 0 and id(h) not in carrying]
+        return cls(
+            total=len(deciding),
+            done=sum(1 for h in deciding if done(h)),
+            others=sum(1 for h in others if not done(h)),
+            share=1.0 if by_identity else replayed.done_share,
+            whole=replayed.complete or by_identity,
+            by_identity=by_identity,
+            residual=replayed.residual_after if by_identity else replayed.residual,
         )
 
 
@@ -375,7 +440,7 @@ def _replay_file(
         ):
             how = "same-code"
         added = [line.number for line in hunk.lines if line.side == "+"]
-        first = added[0] if added else hunk.new_start
+        first = added[0] if added else max(1, hunk.new_start)  # a removal at the top: line 1
         replayed = HunkReplay(
             path=file.path,
             first_line=first,
@@ -389,6 +454,7 @@ def _replay_file(
             imports_only=_imports_only(hunk),
             versions_only=_versions_only(hunk),
             comments_only=_comments_only(hunk),
+            removal_made=_removal_made(hunk, before, after),
         )
         results.append((replayed, blocks, before, after))
     return results
@@ -414,6 +480,9 @@ class _Text:
 
     def has(self, block: Sequence[str]) -> bool:
         return bool(block) and _needle(block) in self._joined
+
+    def starts_with(self, block: Sequence[str]) -> bool:
+        return bool(block) and self.lines[: len(block)] == list(block)
 
     def count(self, block: Sequence[str]) -> int:
         return self._joined.count(_needle(block)) if block else 0
@@ -465,6 +534,7 @@ class _Blocks:
     added: tuple[str, ...]
     after_context: tuple[str, ...]
     real_added: int  # added lines that say something on their own
+    at_top: bool = False  # the hunk starts the file: nothing above it to anchor it
 
     @classmethod
     def of(cls, hunk: Hunk, base: Sequence[str] | None) -> _Blocks:
@@ -479,7 +549,8 @@ class _Blocks:
             before = tuple(line.rstrip() for line in base[max(0, start - CONTEXT) : start])
             after = tuple(line.rstrip() for line in base[end : end + CONTEXT])
         real = sum(1 for line in hunk.added if not line.trivial)
-        return cls(before, removed, added, after, real)
+        at_top = base is not None and (hunk.old_start == 0 or hunk.old_start == 1 and bool(removed))
+        return cls(before, removed, added, after, real, at_top)
 
     def variants(self) -> list[tuple[tuple[str, ...], tuple[str, ...], int]]:
         """(pre-image, post-image, offset of the change in them), from full context down, as
@@ -526,6 +597,19 @@ def _same_code(hunk: Hunk, before: _Text, after: _Text, kept: set[int], kind: Fi
     return all(after.normalised.get(line, 0) < before.normalised[line] for line in removed)
 
 
+def _removal_made(hunk: Hunk, before: _Text | None, after: _Text | None) -> bool:
+    """A hunk that only removes lines, each of which (trivial ones aside) there is one fewer
+    of after the candidate than before it."""
+    if hunk.added or before is None:
+        return False
+    lines = [line.normalised for line in hunk.removed if not line.trivial]
+    if after is None:
+        return bool(lines)  # the file is gone
+    return bool(lines) and all(
+        after.normalised.get(line, 0) < before.normalised[line] for line in lines
+    )
+
+
 def _fresh(hunk: Hunk, before: _Text | None) -> bool:
     """Most of what the hunk adds was not in the file before the candidate: the candidate
     wrote it. (A PR stacked on another's new file adds one line to it; the file being
@@ -550,6 +634,21 @@ def _state(
     if text is None:
         # A file the change deletes is done where it is gone; any other is not there yet.
         return "there" if file.status == "removed" else "new"
+    if blocks.at_top and blocks.removed:
+        # Lines removed from the top of a file have no context above them, and what follows
+        # them was there before too: the file's start says whether they are gone.
+        # As `git apply` does, with less context when what follows moved on too.
+        for size in range(len(blocks.after_context), -1, -1):
+            pre = blocks.removed + blocks.after_context[:size]
+            post = blocks.added + blocks.after_context[:size]
+            if text.starts_with(pre):
+                return "new"
+            if (
+                _says_something(post)
+                and text.starts_with(post)
+                and (since is None or not since.starts_with(post))
+            ):
+                return "there"
     for pre, post, _ in blocks.variants():
         pre_found = text.has(pre)
         post_found = _says_something(post) and (

@@ -12,7 +12,7 @@ import queue
 import re
 import secrets
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -333,7 +333,21 @@ def first_parent_log(
     A record that does not read as a commit, or a commit at a shallow clone's cut, comes as an
     `UnreadCommit`, not an error.
     """
-    revision = f"{stop_at}..{tip}" if stop_at else tip
+    return _first_parent_log(repo, [f"{stop_at}..{tip}" if stop_at else tip])
+
+
+def brought_in(
+    repo: git.Repo, merged: str, reached: Sequence[str]
+) -> Iterator[LoggedCommit | UnreadCommit]:
+    """The commits a merge brought in along the merged branch's own line: `merged`'s
+    first-parent line down to what `reached` (the merge's first parent) already holds, oldest
+    first, each with its diff against its first parent."""
+    return _first_parent_log(repo, [merged, "--not", *reached])
+
+
+def _first_parent_log(
+    repo: git.Repo, revisions: list[str]
+) -> Iterator[LoggedCommit | UnreadCommit]:
     cut = set(shallow_boundary(repo))
     framing = Framing.drawn()
     process = repo.git.log(
@@ -342,7 +356,7 @@ def first_parent_log(
         "--diff-merges=first-parent",
         f"--format={framing.format(_LOG_FIELDS, trailing_field=True)}",
         *DIFF_OPTIONS,
-        revision,
+        *revisions,
         as_process=True,
     )
     held: LoggedCommit | UnreadCommit | None = None
@@ -993,3 +1007,101 @@ class BlobReader:
         # Its readers decode it as UTF-8: lines that are not are given to them as diffs read
         # them (Latin-1), so a replayed line is found in the file it was taken from.
         return as_utf8(data)
+
+
+_COMBINED_HUNK = re.compile(r"^@@@ -(\d+)(?:,(\d+))? -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@@")
+
+
+def merge_resolution(repo: git.Repo, merge: str) -> str:
+    """What a two-parent merge wrote of its own, as a diff against its first parent: the
+    lines of its result that neither parent had, and the lines both had that it dropped (a
+    conflict resolved by new code). "" for a merge that only brought the other side in.
+
+    git's combined diff (`diff-tree --cc`) shows a merge's result against both parents, a
+    column for each; a line with `+` (or `-`) in both columns is the merge's own. The rest of
+    its first-parent diff is what the other side's commits made, and they are that change."""
+    try:
+        combined = _decode(
+            repo.git.diff_tree(
+                "--cc",
+                "-p",
+                "-U0",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--no-commit-id",
+                merge,
+                stdout_as_string=False,
+            )
+        )
+    except git.GitCommandError:
+        return ""
+    return _own_lines_of_combined(combined)
+
+
+def _own_lines_of_combined(combined: str) -> str:
+    """`git diff --cc -U0` output of a two-parent merge as a `-U0` diff against its first
+    parent holding only the lines both columns mark."""
+    out: list[str] = []
+    header: list[str] = []
+    path_old = path_new = ""
+    run: list[str] = []
+    run_old = run_new = old_next = new_next = 0
+
+    def flush() -> None:
+        if not run:
+            return
+        removed = [line[2:] for line in run if line.startswith("--")]
+        added = [line[2:] for line in run if line.startswith("++")]
+        old_start = run_old if removed else run_old - 1
+        new_start = run_new if added else run_new - 1
+        if header:
+            out.extend(header)
+            header.clear()
+        out.append(f"@@ -{old_start},{len(removed)} +{new_start},{len(added)} @@")
+        out.extend(f"-{line}" for line in removed)
+        out.extend(f"+{line}" for line in added)
+        run.clear()
+
+    in_header = False  # between a file's `diff --cc` line and its first hunk
+    in_file = False  # inside a file's combined diff (not a plain one)
+    for line in combined.splitlines():
+        if line.startswith("diff "):
+            flush()
+            in_file = in_header = line.startswith("diff --cc ")
+            header = []
+            if not in_file:
+                continue
+            path_old = path_new = line[len("diff --cc ") :]
+        elif in_header and line.startswith("--- "):
+            path_old = line[4:].removeprefix("a/")
+        elif in_header and line.startswith("+++ "):
+            path_new = line[4:].removeprefix("b/")
+            header = [
+                f"diff --git a/{path_old} b/{path_new}",
+                f"--- a/{path_old}",
+                f"+++ b/{path_new}",
+            ]
+        elif not in_file:
+            continue
+        elif match := _COMBINED_HUNK.match(line):
+            flush()
+            in_header = False
+            old_next = int(match[1]) + (0 if match[2] != "0" else 1)
+            new_next = int(match[3]) + (0 if match[4] != "0" else 1)
+        elif not in_header and len(line) >= 2 and line[0] in " +-" and line[1] in " +-":
+            prefix = line[:2]
+            own = prefix in ("++", "--")
+            if own and not run:
+                run_old, run_new = old_next, new_next
+            if own:
+                run.append(line)
+            else:
+                flush()
+            in_first = prefix[0] == "-" or (prefix[0] == " " and prefix[1] != "-")
+            if in_first:
+                old_next += 1
+            if "-" not in prefix:
+                new_next += 1
+    flush()
+    return "\n".join(out) + "\n" if out else ""

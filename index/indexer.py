@@ -55,6 +55,9 @@ from index.rebase_landings import (
 from index.store import ChangeRecord, IndexStore, PartLandingRow, default_db_path
 from index.stored_diff import StoredChange, parse_read_in_part, parse_stored
 
+# A merge subject that names a PR in any way (`#N`, `pr/N`, `Merge branch 'hotfix/#6464-x'`):
+# the PR's landing by name, recorded as it is.
+_NAMES_A_PR = re.compile(r"(?:#|(?<![\w.])(?:pr|pull|merge)[-/_]?)\d+", re.IGNORECASE)
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
 BATCH = 100  # changes per transaction: an interrupted run loses at most this much work
 
@@ -170,6 +173,7 @@ class Indexer:
         self._counted_as: dict[int, str] = {}  # PR number -> the state this run counted it in
         self._tested_open: set[int] | None = None  # PRs a test merge shows open (`_git_state`)
         self._targets: list[str] = []
+        self._known: set[str] = set()  # commits of the target's history indexed already
         self.own_commits_filled = False  # PRs of an older index got their own commits
         # Target commits by file count, for PRs read in part (`_may_have_landed_whole`).
         self._commits_by_file_count: dict[int, list[int]] | None = None
@@ -201,6 +205,7 @@ class Indexer:
         if last and stop_at is None:  # rewound (force-pushed, reset): the history is read again
             self._drop_what_left(target, tip)
         known = self.store.indexed_commits()
+        self._known = known  # also the commits merges brought in (`_index_brought`)
         if stop_at is None and known and last != "":  # "": read from the root (`identity`)
             # A target new to this index (or rewound): its line is read from where it leaves
             # the lines read before (a release line from where it was cut), not from its root.
@@ -320,17 +325,26 @@ class Indexer:
         self.store.save_change(record, None)
 
     def _index_landed(
-        self, commit: gitsource.LoggedCommit, target: str, merged_numbers: set[int]
+        self,
+        commit: gitsource.LoggedCommit,
+        target: str,
+        merged_numbers: set[int],
+        reached: tuple[str, ...] = (),
     ) -> None:
+        """Record one commit of a target's history; `reached`: for a commit a merge brought
+        in, what the target already held before that merge (`_index_brought`)."""
         subject, _, rest = commit.message.partition("\n")
         number, how = landing_pr(subject)
         if how == "merge-commit" and len(commit.parents) < 2:
             number, how = None, "direct"
         merged_in = MERGED_BRANCH.match(subject) if number is None else None
-        if merged_in and len(commit.parents) > 1:
+        if merged_in and len(commit.parents) > 1 and not reached:
             self.summary.merged_branches[(target, merged_in.group(1))] += 1
         if number is None and len(commit.parents) > 1 and BRANCH_SYNC.match(subject):
             self.summary.skipped["branch sync merge"] += 1
+            return
+        if number is None and len(commit.parents) > 1 and not _NAMES_A_PR.search(subject):
+            self._index_brought(commit, target, merged_numbers, (*reached, commit.parents[0]))
             return
         if number is not None and number in merged_numbers:
             # The same PR landed again on another target (a merge-up or backport): its change
@@ -374,6 +388,39 @@ class Indexer:
             self.summary.merged += 1
         elif number is None and record.status == "indexed":
             self.summary.commits += 1
+
+    def _index_brought(
+        self,
+        merge: gitsource.LoggedCommit,
+        target: str,
+        merged_numbers: set[int],
+        reached: tuple[str, ...],
+    ) -> None:
+        """A merge that names no PR ("Merge branch '1.x'", "Merge remote-tracking branch
+        'upstream/master' into feature", a docs branch's merge) is no change of its own: its
+        first-parent diff is what the merged branch's commits made, and "already done in" must
+        name those, not the merge that brought them. So the commits it brought (the merged
+        branch's own line, down to what the target held) are recorded as the target's own are:
+        a PR's merge or squash lands that PR, another commit is a direct commit. The merge
+        itself is a direct commit only for the lines its conflict resolution wrote that
+        neither side had (`gitsource.merge_resolution`)."""
+        brought: list[gitsource.LoggedCommit] = []
+        try:
+            for commit in gitsource.brought_in(self.repo, merge.parents[1], reached):
+                if isinstance(commit, gitsource.UnreadCommit):
+                    self._save_unreadable(commit.sha, target, commit.why, self._known)
+                elif commit.sha not in self._known:
+                    self._known.add(commit.sha)
+                    brought.append(commit)
+        except git.GitCommandError:
+            # A snapshot that lacks an object of the merged branch: what was read is kept,
+            # the rest of that branch is unknown (as a target's history is cut there).
+            self.summary.skipped["merged branch unreadable"] += 1
+        for commit in brought:
+            self._index_landed(commit, target, merged_numbers, reached)
+        own = gitsource.merge_resolution(self.repo, merge.sha)
+        if own:
+            self._index_landed(replace(merge, parents=merge.parents[:1], diff=own), target, set())
 
     def _proposed_change(self, target_parent: str, head: str) -> tuple[str, str] | None:
         """(fork point, diff) of a merged branch's own change, None if it has none."""
@@ -1096,12 +1143,15 @@ class Indexer:
             landed.add(row["number"])
             self._count_as_merged(row["number"])
             self.summary.commits -= min(1, self.summary.commits)
-            self.summary.rebased += source == "rebase"
+            # Its head itself is the target's commit (a merge that names no PR brought its
+            # branch in): it landed as it was, not rebased.
+            how = "fast-forward" if row["sha"] == row["head_sha"] else source
+            self.summary.rebased += how == "rebase"
             self.store.update_metadata(
                 row["number"],
                 {
                     "state": "merged",
-                    "source": source,
+                    "source": how,
                     "merge_commit": row["sha"],
                     "merged_at": row["merged_at"],
                     "target": row["target"],
@@ -1113,7 +1163,7 @@ class Indexer:
 
 
 _LANDING_COLUMNS = (
-    "p.number, p.created_at, p.author AS pr_author, p.author_email AS pr_email, "
+    "p.number, p.created_at, p.author AS pr_author, p.author_email AS pr_email, p.head_sha, "
     "c.id AS commit_id, c.sha, c.merged_at, c.target, c.author, c.author_email"
 )
 

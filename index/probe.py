@@ -179,7 +179,7 @@ def _landings_from_pickaxe(
             "--first-parent",
             "--diff-merges=first-parent",
             "--no-patch",  # --diff-merges prints patches too (git 2.39 does): log lines only
-            "--format=%x1e%H%x1f%an%x1f%ae%x1f%s%x1f%b",
+            "--format=%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%s%x1f%b",
             f"-S{text}",
             f"{base}..{tip}",
             "--",
@@ -191,10 +191,13 @@ def _landings_from_pickaxe(
     for record in output.split("\x1e")[1 : MAX_LANDINGS * 3 + 1]:
         if len(landings) >= MAX_LANDINGS:
             break
-        sha, author, email, subject, body = (record.strip("\n").split("\x1f") + [""] * 4)[:5]
+        fields = record.strip("\n").split("\x1f") + [""] * 5
+        sha, parents, author, email, subject, body = fields[:6]
         if BRANCH_SYNC.match(subject):
             continue  # carried the change from another branch; who made it is further down
         number, _ = landing_pr(subject)
+        if number is None and len(parents.split()) > 1:
+            continue  # a merge that names no PR only brought the change: it did not make it
         landings.append(
             Landing(
                 commit=sha,

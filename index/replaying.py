@@ -119,6 +119,7 @@ class Replayer:
                 names_pr(candidate.title, history.number)
                 or (history.number is not None and f"#{history.number}" in candidate.issues)
                 or bool(history.head and gitsource.is_ancestor(repo, history.head, after))
+                or self._own_commit(after)
             )
         if candidate.state == "merged" and candidate.number is not None:
             others_work = self._others_work(candidate, before, after, result)
@@ -282,6 +283,19 @@ class Replayer:
         except git.GitCommandError:
             pass
         return patches
+
+    def _own_commit(self, commit: str) -> bool:
+        """`commit` is one of this change's own commits (its branch holds it, its base does
+        not): a commit a merge with no PR's name brought in with this change's branch, or a
+        fast-forward of part of it, is recorded as the target's own, and is this change."""
+        history = self._history
+        return bool(
+            history.head
+            and history.base
+            and commit != history.base
+            and gitsource.is_ancestor(self._repo, commit, history.head)
+            and not gitsource.is_ancestor(self._repo, commit, history.base)
+        )
 
     def _stacked_on(self, candidate: ChangeEvidence, head: str) -> bool:
         """This change's branch holds the unmerged candidate's commits (built on it, or

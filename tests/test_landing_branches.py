@@ -85,10 +85,10 @@ def test_a_pr_merged_into_develop_then_merged_up_is_landed_at_its_own_merge(tmp_
 
 def test_a_merge_that_only_carried_a_prs_head_is_not_its_landing(tmp_path: Path):
     """A maintainer's branch merged the PR's head along with work of their own: no subject
-    names the PR, so its landing stays unknown (its range is credited to it)."""
+    names the PR, so no merge is its landing; its own commit, which the target holds, is."""
     builder = RepoBuilder(tmp_path / "repo")
     builder.commit("Initial", {"app.py": "VERSION = 1\n"})
-    builder.pr_branch(8, [("Fix the parser", {"parse.py": "STRICT = True\n"})])
+    head = builder.pr_branch(8, [("Fix the parser", {"parse.py": "STRICT = True\n"})])
     builder.checkout("cache", "main")
     builder.commit("Cache things", {"cache.py": "CACHE = {}\n"})
     builder.git("merge", "-q", "--no-ff", "pr-8", "-m", "Merge branch 'topic' into cache")
@@ -100,7 +100,7 @@ def test_a_merge_that_only_carried_a_prs_head_is_not_its_landing(tmp_path: Path)
     index_repository(builder.path, db_path=db)
 
     pr8 = change(db, 8)
-    assert (pr8["state"], pr8["merge_commit"]) == ("merged", None)
+    assert (pr8["state"], pr8["merge_commit"], pr8["source"]) == ("merged", head, "fast-forward")
 
 
 def test_a_forks_own_squash_carried_in_by_another_pr_does_not_land_the_pr_it_names(

@@ -34,9 +34,13 @@ def test_legacy_flag_is_ignored():
 
 
 def check_json(repo: Path, *args: str) -> tuple[int, list[dict]]:
+    from tests.test_verdict_accounting import assert_reasons_agree
+
     code, out, err = run_cli(repo, "check", "--format", "json", "--min-score", "0", *args)
     assert code in (0, 1), err
-    return code, json.loads(out)["findings"]
+    found = json.loads(out)["findings"]
+    assert_reasons_agree(found)  # every story's findings: a verdict is what its reasons say
+    return code, found
 
 
 def index(builder: RepoBuilder) -> None:
