@@ -14,13 +14,15 @@ import difflib
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from functools import partial
+from typing import Generic, Literal, TypeVar, cast
 
 from detector.model import Change, ChangedLine, FileChange, Hunk, is_trivial, normalise_line
 from detector.text import STOP_WORDS
 
+T = TypeVar("T")
 HunkState = Literal["there", "new", "conflict"]
 FileKind = Literal["code", "test", "docs"]
 How = Literal["identical", "same-code", "same-names", "same-names-supporting", ""]
@@ -29,6 +31,7 @@ CONTEXT = 3  # lines of the query's own file around each hunk, as `git apply` us
 MIN_LOOSE_BLOCK = 3  # a pure addition found anywhere in the file needs this many real lines
 MAX_DIFF_LINES = 1500  # a candidate's edit of a region is read with difflib up to this size
 ANCHOR_SEARCH = 200  # lines searched around a region for a line both versions have once
+STRONG_CONTEXT = 3  # context lines that place a hunk on their own (fewer: its neighbours do)
 PARTIAL_SHARE = 0.25  # of the hunks that carry code, this much done: a real part is done
 SAME_CODE_SHARE = 0.7  # of a hunk's code lines, this many written by the candidate (as the
 # matcher's "contained": most of it, allowing a comment or a line written another way)
@@ -328,11 +331,16 @@ def _replay_file(
         weight = sum(1 for line in hunk.lines if not line.trivial and line.hash not in kept)
         state_before: HunkState
         state_after: HunkState
+        # An import's place is its file's import block, in whatever order a project sorts it.
+        imports_only = _imports_only(hunk)
+        place: _Lazy[_Place | None] = _Lazy(
+            partial(_place, blocks, None if imports_only else before, after)
+        )
         if versions is None:
             state_before = state_after = "new"
         else:
-            state_before = _state(blocks, before, file)
-            state_after = _state(blocks, after, file, since=before)
+            state_before = _state(blocks, before, file, place=place)
+            state_after = _state(blocks, after, file, since=before, place=place)
         how: How = ""
         if state_after == "there" and _fresh(hunk, before):
             how = "identical"
@@ -349,7 +357,7 @@ def _replay_file(
             state_before != "there"
             and before is not None
             and after is not None
-            and _same_code(hunk, before, after, kept, kind)
+            and _same_code(hunk, blocks, before, after, place, kept, kind)
         ):
             how = "same-code"
         added = [line.number for line in hunk.lines if line.side == "+"]
@@ -364,7 +372,7 @@ def _replay_file(
             before=state_before,
             after=state_after,
             how=how,
-            imports_only=_imports_only(hunk),
+            imports_only=imports_only,
             comments_only=_comments_only(hunk),
         )
         results.append((replayed, blocks, before, after))
@@ -421,6 +429,10 @@ class _Text:
         if self._normalised is None:
             self._normalised = Counter(normalise_line(line) for line in self.lines)
         return self._normalised
+
+    def counted(self, low: int, high: int) -> Counter[str]:
+        """How often each whitespace-normalised line occurs in lines `low` to `high`."""
+        return Counter(normalise_line(line) for line in self.lines[low:high])
 
     @property
     def words(self) -> set[str]:
@@ -480,10 +492,19 @@ class _Blocks:
         )
 
 
-def _same_code(hunk: Hunk, before: _Text, after: _Text, kept: set[int], kind: FileKind) -> bool:
+def _same_code(
+    hunk: Hunk,
+    blocks: _Blocks,
+    before: _Text,
+    after: _Text,
+    place: _Lazy[_Place | None],
+    kept: set[int],
+    kind: FileKind,
+) -> bool:
     """Done in substance, line by line: the candidate wrote most of the code lines this hunk
-    adds into the same file (they are there after it and were not before it), and removed
-    what this hunk removes. Comments and lines the hunk only moves say nothing."""
+    adds at the hunk's place (they are there after it and were not before it), and removed
+    what this hunk removes there, keeping none of the names it deletes. Comments and lines
+    the hunk only moves say nothing."""
 
     def code(lines: Sequence[ChangedLine]) -> list[str]:
         return [
@@ -495,12 +516,35 @@ def _same_code(hunk: Hunk, before: _Text, after: _Text, kept: set[int], kind: Fi
         ]
 
     added, removed = code(hunk.added), code(hunk.removed)
-    if not added:
+    if not added or not _written(added, removed, before.normalised, after.normalised):
         return False
-    written = sum(1 for line in added if after.normalised[line] > before.normalised.get(line, 0))
+    where = place.get()
+    if where is None:
+        return True  # its surroundings are nowhere to be found: the file is all there is
+    there, here = before.counted(*where.before), after.counted(*where.after)
+    if not _written(added, removed, there, here):
+        return False
+    return not _keeps_deleted(blocks, here - there)
+
+
+def _written(
+    added: Sequence[str], removed: Sequence[str], before: Counter[str], after: Counter[str]
+) -> bool:
+    """Most `added` lines are more often in `after` than `before`, every `removed` one less."""
+    written = sum(1 for line in added if after[line] > before[line])
     if written < SAME_CODE_SHARE * len(added):
         return False
-    return all(after.normalised.get(line, 0) < before.normalised[line] for line in removed)
+    return all(after[line] < before[line] for line in removed)
+
+
+def _keeps_deleted(blocks: _Blocks, written: Iterable[str]) -> bool:
+    """The candidate's new lines still use a name this hunk deletes (one its removed lines
+    use and neither its added lines nor its context do): a rewrite that keeps the very thing
+    this change takes away (its legacy flag, its second call) is another change."""
+    deleted = names("\n".join(blocks.removed)) - names(
+        "\n".join(blocks.added + blocks.before_context + blocks.after_context)
+    )
+    return bool(deleted & names("\n".join(written)))
 
 
 def _fresh(hunk: Hunk, before: _Text | None) -> bool:
@@ -519,18 +563,24 @@ def _says_something(block: Sequence[str]) -> bool:
 
 
 def _state(
-    blocks: _Blocks, text: _Text | None, file: FileChange, since: _Text | None = None
+    blocks: _Blocks,
+    text: _Text | None,
+    file: FileChange,
+    since: _Text | None = None,
+    place: _Lazy[_Place | None] | None = None,
 ) -> HunkState:
     """Where `since` is given (the file before the candidate), a result counts as there only
-    where the candidate made one more of it: with less context a removal's result is two
-    ordinary lines, and the same two lines elsewhere in the file (a sibling call) say nothing."""
+    where the candidate made one more of it, at the hunk's place: with less context a
+    removal's result is two ordinary lines, and the same two lines elsewhere in the file (a
+    sibling call, a `continue` after a call further down the same long function) say
+    nothing."""
     if text is None:
         # A file the change deletes is done where it is gone; any other is not there yet.
         return "there" if file.status == "removed" else "new"
-    for pre, post, _ in blocks.variants():
+    for pre, post, offset in blocks.variants():
         pre_found = text.has(pre)
-        post_found = _says_something(post) and (
-            text.count(post) > since.count(post) if since is not None else text.has(post)
+        post_found = _says_something(post) and _found_at_place(
+            post, offset, len(blocks.added), text, since, place
         )
         if pre_found:
             return "new"  # it still applies: whatever else is there, this edit is not made
@@ -539,6 +589,148 @@ def _state(
     if not blocks.removed and not any(blocks.before_context + blocks.after_context):
         return "new"  # an addition to an empty or new file, with no text of its own there
     return "conflict"
+
+
+def _found_at_place(
+    post: Sequence[str],
+    offset: int,
+    size: int,
+    text: _Text,
+    since: _Text | None,
+    place: _Lazy[_Place | None] | None,
+) -> bool:
+    """`text` has `post` at the hunk's place (anywhere, where the place is not known: its
+    surroundings are nowhere to be found); where `since` is given (the file before the
+    candidate, `text` being the file after it), one more of it than `since` has there."""
+    if since is None:
+        if not text.has(post):
+            return False
+        where = place.get() if place is not None else None
+        return where is None or _count_within(text, post, offset, size, where.before) > 0
+    if text.count(post) <= since.count(post):
+        return False
+    where = place.get() if place is not None else None
+    if where is None:
+        return True
+    return _count_within(text, post, offset, size, where.after) > _count_within(
+        since, post, offset, size, where.before
+    )
+
+
+def _count_within(
+    text: _Text, block: Sequence[str], offset: int, size: int, window: tuple[int, int]
+) -> int:
+    """How often `block` occurs with its changed part (`size` lines from `offset`) inside
+    `window`: its context may reach past the window's edge lines, its change may not."""
+    low, high = window
+    return sum(1 for start in text.find(block) if low <= start + offset <= high - size)
+
+
+class _Lazy(Generic[T]):
+    """A value computed once, when first asked for (a hunk's place costs a line map)."""
+
+    def __init__(self, compute: Callable[[], T]) -> None:
+        self._compute: Callable[[], T] | None = compute
+        self._value: T | None = None
+
+    def get(self) -> T:
+        if self._compute is not None:
+            self._value = self._compute()
+            self._compute = None
+        return cast(T, self._value)
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a hunk sits in the file before and after the candidate: from the nearest line
+    above it to the nearest line below it that both versions have once (those two lines
+    included; a file's edge where there is none within reach), as half-open line ranges.
+
+    "Already there" means there: the same neighbours, so the same enclosing definition (its
+    other lines, and the definition lines around it, are what occurs once), not an equal
+    line in another method or further down a long function. A change made with other
+    surrounding lines, or with its neighbours reformatted, still sits between the same
+    lines further out."""
+
+    before: tuple[int, int]
+    after: tuple[int, int]
+
+
+def _place(blocks: _Blocks, before: _Text | None, after: _Text | None) -> _Place | None:
+    """The hunk's place, or None where it cannot be found in the file before the candidate or
+    no line on either side of it is kept once by both versions."""
+    if before is None or after is None:
+        return None
+    spot = _spot(blocks, before)
+    if spot is None:
+        return None
+    start, end = spot
+    head = _anchor(before, after, range(start - 1, max(-1, start - 1 - ANCHOR_SEARCH), -1))
+    tail = _anchor(before, after, range(end, min(len(before.lines), end + ANCHOR_SEARCH)))
+    if head is None and tail is None:
+        return None
+    before_low, after_low = head if head else (0, 0)
+    before_high, after_high = (
+        (tail[0] + 1, tail[1] + 1) if tail else (len(before.lines), len(after.lines))
+    )
+    if after_high <= after_low:
+        return None  # the neighbours swapped places: the code moved, no place to compare
+    return _Place((before_low, before_high), (after_low, after_high))
+
+
+def _spot(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
+    """Where the hunk's removed lines sit in `text` (an addition's: where it goes).
+
+    Found, as `git apply` would, with as much of its context as occurs once; but a line or
+    two of context matching once is weaker than the hunk's own neighbours: where fewer
+    than three context lines place it, the nearest context lines above and below it
+    that occur once in the file say where it is (the same call and `continue` elsewhere in
+    a long function are not its place, its other neighbours are)."""
+    for pre, _, offset in blocks.variants():
+        if len(pre) - len(blocks.removed) < STRONG_CONTEXT:
+            break
+        starts = text.find(pre)
+        if len(starts) == 1:
+            start = starts[0] + offset
+            return start, start + len(blocks.removed)
+    between = _between_neighbours(blocks, text)
+    if between is not None:
+        return between
+    for pre, _, offset in blocks.variants():
+        starts = text.find(pre)
+        if len(pre) - len(blocks.removed) < STRONG_CONTEXT and len(starts) == 1:
+            start = starts[0] + offset
+            return start, start + len(blocks.removed)
+    starts = text.find(blocks.removed)
+    if len(starts) == 1:
+        return starts[0], starts[0] + len(blocks.removed)
+    return None
+
+
+def _between_neighbours(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
+    """Where the hunk's context lines that say something and occur once in `text` put it,
+    by most of them: one neighbour can be matched by a line that moved or was reworded
+    elsewhere (the other section's call), the rest of its neighbours still agree."""
+    size = len(blocks.removed)
+    starts: list[int] = []  # where each such line puts the hunk's first removed line
+    context = blocks.before_context
+    for distance, line in enumerate(reversed(context), start=1):
+        found = text.where.get(line, ()) if _says_something((line,)) else ()
+        if len(found) == 1:
+            starts.append(found[0] + distance)
+    for distance, line in enumerate(blocks.after_context):
+        found = text.where.get(line, ()) if _says_something((line,)) else ()
+        if len(found) == 1:
+            starts.append(found[0] - distance - size)
+    if not starts:
+        return None
+    # The lines around a hunk may have shifted by a few lines: agreeing within the context.
+    start = max(starts, key=lambda at: sum(1 for other in starts if abs(other - at) <= CONTEXT))
+    removed_at = [at for at in text.find(blocks.removed) if abs(at - start) <= CONTEXT]
+    if len(removed_at) == 1:
+        start = removed_at[0]
+    start = min(max(0, start), len(text.lines))
+    return start, min(start + size, len(text.lines))
 
 
 def _imports_only(hunk: Hunk) -> bool:
@@ -567,7 +759,16 @@ def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:
     # Half the new names of the shorter replacement: `[p.strip() for p in ...]` and
     # `list(map(str.strip, ...))` both bring in `strip`, whatever else they spell out.
     smaller = min(len(ours), len(theirs))
-    if not (ours and theirs) or len(ours & theirs) < max(1, math.ceil(smaller / 2)):
+    shared = ours & theirs
+    if not (ours and theirs) or len(shared) < max(1, math.ceil(smaller / 2)):
+        return False
+    # What the lines become decides, not only what they were: one name in common beside
+    # names of the candidate's own is another purpose on the same line (`String(url)` is not
+    # a new dependency that rewrites the expression around `url` and also spells `String`;
+    # a type changed is not a parameter added to the same signature).
+    if len(shared) == 1 and theirs - ours:
+        return False
+    if _keeps_deleted(blocks, replacement):
         return False
     # The same names around other values, or the same value tested the other way, is another
     # change: `EnvDefaultFunc("GCLOUD_KEYFILE")` is not `MultiEnvDefaultFunc([...,
