@@ -13,7 +13,7 @@ the CLI; what is read is the verdict a maintainer would see.
 from __future__ import annotations
 
 from tests.repo_builder import RepoBuilder
-from tests.test_replay_verdicts import check_json, deciding, index
+from tests.test_replay_verdicts import _replayed, check_json, deciding, index
 
 CLIENT = """import socket
 
@@ -240,3 +240,32 @@ def test_a_rewrite_that_keeps_what_this_change_deletes_is_another_change(builder
 
     _, found = check_json(builder.path, "contributor")
     assert deciding(found) == [(71, "duplicate")]
+
+
+# --- the replay itself, on plain text -----------------------------------------------------
+
+LEGACY_READ = (
+    'def timeout(settings):\n    value = settings.get("legacy_timeout")\n    return value\n'
+)
+READ_TIMEOUT = """diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -2 +2,2 @@
+-    value = settings.get("legacy_timeout")
++    value = settings.get("timeout")
++    value = value or TIMEOUT_SECONDS
+"""
+
+
+def test_lines_written_beside_a_kept_deletion_are_not_the_same_code():
+    """The candidate writes both lines this change adds, with a line between them that still
+    reads the legacy setting this change stops reading: another change. Without that line,
+    the same fix."""
+    kept = LEGACY_READ.replace(
+        '    value = settings.get("legacy_timeout")\n',
+        '    value = settings.get("timeout")\n    if value is None:\n'
+        '        value = settings.get("legacy_timeout_s")\n    value = value or TIMEOUT_SECONDS\n',
+    )
+    assert not _replayed(READ_TIMEOUT, LEGACY_READ, LEGACY_READ, kept).complete
+    dropped = kept.replace('        value = settings.get("legacy_timeout_s")\n', "        pass\n")
+    assert _replayed(READ_TIMEOUT, LEGACY_READ, LEGACY_READ, dropped).complete
