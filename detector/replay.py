@@ -31,6 +31,7 @@ CONTEXT = 3  # lines of the query's own file around each hunk, as `git apply` us
 MIN_LOOSE_BLOCK = 3  # a pure addition found anywhere in the file needs this many real lines
 MAX_DIFF_LINES = 1500  # a candidate's edit of a region is read with difflib up to this size
 ANCHOR_SEARCH = 200  # lines searched around a region for a line both versions have once
+BLOCK_SEARCH = 5000  # lines searched for a block's opening and closing lines
 STRONG_CONTEXT = 3  # context lines that place a hunk on their own (fewer: its neighbours do)
 PARTIAL_SHARE = 0.25  # of the hunks that carry code, this much done: a real part is done
 SAME_CODE_SHARE = 0.7  # of a hunk's code lines, this many written by the candidate (as the
@@ -430,9 +431,10 @@ class _Text:
             self._normalised = Counter(normalise_line(line) for line in self.lines)
         return self._normalised
 
-    def counted(self, low: int, high: int) -> Counter[str]:
-        """How often each whitespace-normalised line occurs in lines `low` to `high`."""
-        return Counter(normalise_line(line) for line in self.lines[low:high])
+    def counted(self, ranges: _Ranges) -> Counter[str]:
+        """How often each whitespace-normalised line occurs in `ranges` of lines."""
+        numbers = {number for low, high in ranges for number in range(low, high)}
+        return Counter(normalise_line(self.lines[number]) for number in numbers)
 
     @property
     def words(self) -> set[str]:
@@ -521,7 +523,7 @@ def _same_code(
     where = place.get()
     if where is None:
         return True  # its surroundings are nowhere to be found: the file is all there is
-    there, here = before.counted(*where.before), after.counted(*where.after)
+    there, here = before.counted(where.before), after.counted(where.after)
     if not _written(added, removed, there, here):
         return False
     return not _keeps_deleted(blocks, here - there)
@@ -618,12 +620,15 @@ def _found_at_place(
 
 
 def _count_within(
-    text: _Text, block: Sequence[str], offset: int, size: int, window: tuple[int, int]
+    text: _Text, block: Sequence[str], offset: int, size: int, ranges: _Ranges
 ) -> int:
-    """How often `block` occurs with its changed part (`size` lines from `offset`) inside
-    `window`: its context may reach past the window's edge lines, its change may not."""
-    low, high = window
-    return sum(1 for start in text.find(block) if low <= start + offset <= high - size)
+    """How often `block` occurs with its changed part (`size` lines from `offset`) inside one
+    of `ranges`: its context may reach past a range's edge lines, its change may not."""
+    return sum(
+        1
+        for start in text.find(block)
+        if any(low <= start + offset <= high - size for low, high in ranges)
+    )
 
 
 class _Lazy(Generic[T]):
@@ -640,20 +645,24 @@ class _Lazy(Generic[T]):
         return cast(T, self._value)
 
 
+_Ranges = tuple[tuple[int, int], ...]  # half-open ranges of line numbers
+
+
 @dataclass(frozen=True, slots=True)
 class _Place:
     """Where a hunk sits in the file before and after the candidate: from the nearest line
     above it to the nearest line below it that both versions have once (those two lines
-    included; a file's edge where there is none within reach), as half-open line ranges.
+    included; a file's edge where there is none within reach); and the block that encloses
+    it, where its opening line occurs once in both (a method's body, a class's, an object
+    literal's: a member documented further up the same class is there).
 
-    "Already there" means there: the same neighbours, so the same enclosing definition (its
-    other lines, and the definition lines around it, are what occurs once), not an equal
-    line in another method or further down a long function. A change made with other
-    surrounding lines, or with its neighbours reformatted, still sits between the same
-    lines further out."""
+    "Already there" means there: the same neighbours or the same enclosing block, not an
+    equal line in another method or in another branch of a long function. A change made
+    with other surrounding lines, or with its neighbours reformatted, still sits between the
+    same lines further out."""
 
-    before: tuple[int, int]
-    after: tuple[int, int]
+    before: _Ranges
+    after: _Ranges
 
 
 def _place(blocks: _Blocks, before: _Text | None, after: _Text | None) -> _Place | None:
@@ -675,7 +684,49 @@ def _place(blocks: _Blocks, before: _Text | None, after: _Text | None) -> _Place
     )
     if after_high <= after_low:
         return None  # the neighbours swapped places: the code moved, no place to compare
-    return _Place((before_low, before_high), (after_low, after_high))
+    window = ((before_low, before_high),), ((after_low, after_high),)
+    enclosing = _enclosing_block(blocks, before, after, start)
+    if enclosing is None:
+        return _Place(*window)
+    return _Place(window[0] + (enclosing[0],), window[1] + (enclosing[1],))
+
+
+def _enclosing_block(
+    blocks: _Blocks, before: _Text, after: _Text, start: int
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The block around the hunk's changed lines, in both versions: from the nearest line
+    above them indented less (one that says something, occurring once in each version) to
+    the next line indented no deeper than it."""
+    changed = [line for line in blocks.added or blocks.removed if _says_something((line,))]
+    if not changed:
+        return None
+    depth = min(_indentation(line) for line in changed)
+    opener = None
+    for number in range(start - 1, max(-1, start - 1 - BLOCK_SEARCH), -1):
+        line = before.lines[number]
+        if _indentation(line) < depth and _says_something((line,)):
+            opener = line
+            break
+    if opener is None:
+        return None
+    ours, theirs = before.where.get(opener, ()), after.where.get(opener, ())
+    if len(ours) != 1 or len(theirs) != 1:
+        return None
+    return _block_from(before, ours[0]), _block_from(after, theirs[0])
+
+
+def _block_from(text: _Text, opener: int) -> tuple[int, int]:
+    """From the opening line to the next line indented no deeper that says something."""
+    depth = _indentation(text.lines[opener])
+    for number in range(opener + 1, min(len(text.lines), opener + 1 + BLOCK_SEARCH)):
+        line = text.lines[number]
+        if _indentation(line) <= depth and _says_something((line,)):
+            return opener, number
+    return opener, min(len(text.lines), opener + 1 + BLOCK_SEARCH)
+
+
+def _indentation(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 def _spot(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
