@@ -269,3 +269,33 @@ def test_lines_written_beside_a_kept_deletion_are_not_the_same_code():
     assert not _replayed(READ_TIMEOUT, LEGACY_READ, LEGACY_READ, kept).complete
     dropped = kept.replace('        value = settings.get("legacy_timeout_s")\n', "        pass\n")
     assert _replayed(READ_TIMEOUT, LEGACY_READ, LEGACY_READ, dropped).complete
+
+
+ROUTES = """class Route:
+    def exit(self):
+        self.deactivate()
+
+    def send(self, *args):
+        return self.router.send(*args)
+
+
+class View:
+    def render(self):
+        return self.template()
+"""
+CONTROLLER_NAME = """diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -6,0 +7,2 @@ class Route:
++
++    controller_name = None
+"""
+
+
+def test_a_member_declared_elsewhere_in_the_same_class_is_there_not_in_another_class():
+    """A class's members may sit in any order: the same declaration further up the same
+    class is the change (its neighbours differ); in another class it is not."""
+    first = ROUTES.replace("class Route:\n", "class Route:\n    controller_name = None\n\n")
+    assert _replayed(CONTROLLER_NAME, ROUTES, ROUTES, first).complete
+    other = ROUTES.replace("class View:\n", "class View:\n    controller_name = None\n\n")
+    assert not _replayed(CONTROLLER_NAME, ROUTES, ROUTES, other).complete
