@@ -761,27 +761,37 @@ def _spot(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
 def _between_neighbours(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
     """Where the hunk's context lines that say something and occur once in `text` put it,
     by most of them: one neighbour can be matched by a line that moved or was reworded
-    elsewhere (the other section's call), the rest of its neighbours still agree."""
+    elsewhere (the other section's call), the rest of its neighbours still agree. The hunk
+    is then between the nearest of the agreeing lines above and below it."""
     size = len(blocks.removed)
-    starts: list[int] = []  # where each such line puts the hunk's first removed line
-    context = blocks.before_context
-    for distance, line in enumerate(reversed(context), start=1):
+    votes: list[tuple[int, int, bool]] = []  # (where it puts the first removed line, the
+    # neighbour's own line, whether it is above)
+    for distance, line in enumerate(reversed(blocks.before_context), start=1):
         found = text.where.get(line, ()) if _says_something((line,)) else ()
         if len(found) == 1:
-            starts.append(found[0] + distance)
+            votes.append((found[0] + distance, found[0], True))
     for distance, line in enumerate(blocks.after_context):
         found = text.where.get(line, ()) if _says_something((line,)) else ()
         if len(found) == 1:
-            starts.append(found[0] - distance - size)
-    if not starts:
+            votes.append((found[0] - distance - size, found[0], False))
+    if not votes:
         return None
     # The lines around a hunk may have shifted by a few lines: agreeing within the context.
-    start = max(starts, key=lambda at: sum(1 for other in starts if abs(other - at) <= CONTEXT))
-    removed_at = [at for at in text.find(blocks.removed) if abs(at - start) <= CONTEXT]
+    centre = max(
+        (at for at, _, _ in votes),
+        key=lambda at: sum(1 for other, _, _ in votes if abs(other - at) <= CONTEXT),
+    )
+    agreeing = [(line, above) for at, line, above in votes if abs(at - centre) <= CONTEXT]
+    above = [line + 1 for line, is_above in agreeing if is_above]
+    below = [line for line, is_above in agreeing if not is_above]
+    start = max(above) if above else max(0, min(below) - size)
+    end = min(below) if below else min(len(text.lines), start + size)
+    if end < start:
+        start, end = end, start
+    removed_at = [at for at in text.find(blocks.removed) if start <= at <= end - size]
     if len(removed_at) == 1:
-        start = removed_at[0]
-    start = min(max(0, start), len(text.lines))
-    return start, min(start + size, len(text.lines))
+        return removed_at[0], removed_at[0] + size
+    return start, end
 
 
 def _imports_only(hunk: Hunk) -> bool:
