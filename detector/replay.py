@@ -823,11 +823,12 @@ def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:
     shared = ours & theirs
     if not (ours and theirs) or len(shared) < max(1, math.ceil(smaller / 2)):
         return False
-    # What the lines become decides, not only what they were: one name in common beside
-    # names of the candidate's own is another purpose on the same line (`String(url)` is not
-    # a new dependency that rewrites the expression around `url` and also spells `String`;
-    # a type changed is not a parameter added to the same signature).
-    if len(shared) == 1 and theirs - ours:
+    # What the lines become decides, not only what they were: one name in common, where the
+    # candidate's replacement rests on something it brought into the file elsewhere (a new
+    # dependency's import, a helper of its own), is another purpose on the same line:
+    # `String(url)` is not a new dependency that rewrites the expression around `url` and
+    # also spells `String`. (`list(map(str.strip, ...))` brings nothing else in.)
+    if len(shared) == 1 and (theirs - ours) & _brought_elsewhere(before, after, replacement):
         return False
     if _keeps_deleted(blocks, replacement):
         return False
@@ -840,6 +841,14 @@ def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:
     if our_values and their_values and not our_values & their_values:
         return False
     return not _opposite_tests("\n".join(blocks.added), "\n".join(replacement))
+
+
+def _brought_elsewhere(before: _Text, after: _Text, replacement: Sequence[str]) -> set[str]:
+    """Names the candidate's new lines outside `replacement` bring into the file (names it
+    did not use before): an import, a helper of the candidate's own."""
+    own = set(replacement)
+    elsewhere = [line for line in after.lines if line not in before.where and line not in own]
+    return names("\n".join(elsewhere)) - before.words
 
 
 def _new_values(added: Sequence[str], removed: Sequence[str]) -> set[str]:
