@@ -823,15 +823,6 @@ def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:
     shared = ours & theirs
     if not (ours and theirs) or len(shared) < max(1, math.ceil(smaller / 2)):
         return False
-    # What the lines become decides, not only what they were: one name in common, where the
-    # candidate's replacement rests on something it brought into the file elsewhere (a new
-    # dependency's import, a helper of its own), is another purpose on the same line:
-    # `String(url)` is not a new dependency that rewrites the expression around `url` and
-    # also spells `String`. (`list(map(str.strip, ...))` brings nothing else in.)
-    if len(shared) == 1 and (theirs - ours) & _brought_elsewhere(before, after, replacement):
-        return False
-    if _keeps_deleted(blocks, replacement):
-        return False
     # The same names around other values, or the same value tested the other way, is another
     # change: `EnvDefaultFunc("GCLOUD_KEYFILE")` is not `MultiEnvDefaultFunc([...,
     # "GOOGLE_CLOUD_KEYFILE_JSON"])`, and skipping an error `!= "AlreadyExists"` is not
@@ -839,6 +830,19 @@ def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:
     our_values = _new_values(blocks.added, blocks.removed)
     their_values = _new_values(replacement, replaced)
     if our_values and their_values and not our_values & their_values:
+        return False
+    # What the lines become decides, not only what they were: one name in common (and no
+    # value), where the candidate's replacement rests on something it brought into the file
+    # elsewhere (a new dependency's import, a helper of its own), is another purpose on the
+    # same line: `String(url)` is not a new dependency that rewrites the expression around
+    # `url` and also spells `String`. (`list(map(str.strip, ...))` brings nothing else in.)
+    if (
+        len(shared) == 1
+        and not our_values & their_values
+        and (theirs - ours) & _brought_elsewhere(before, after, replacement)
+    ):
+        return False
+    if _keeps_deleted(blocks, replacement):
         return False
     return not _opposite_tests("\n".join(blocks.added), "\n".join(replacement))
 
