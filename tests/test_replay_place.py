@@ -163,9 +163,9 @@ export function link(base, relativeURL, label) {
 def test_a_line_rewritten_around_a_new_dependency_is_not_the_same_fix(builder: RepoBuilder):
     """This change coerces the URL with `String(relativeURL)`; #60 replaced the same line
     with a new dependency that joins the URL (and also spells `String`). The same line
-    became another thing: one name in common beside the candidate's own is another
-    purpose. #61 coerced it with `String(...)` too, written another way: that is the same
-    fix."""
+    became another thing: one name in common, where the replacement rests on a name the
+    candidate imported for it, is another purpose. #61 coerced it with `String(...)` too,
+    written another way: that is the same fix."""
     builder.commit("Add links", {"src/link.js": LINK})
     base = builder.head()
     old = "  const href = base + relativeURL;\n"
