@@ -1,6 +1,7 @@
 """prdup's command line: parse arguments, call one library function, render the result.
 
-Exit codes: 0 nothing found, 1 findings, 2 an error (one line on stderr, never a traceback).
+Exit codes: 0 nothing that fails, 1 a finding whose verdict --fail-on names, 2 an error (one line
+on stderr, never a traceback), 3 stopped by GitHub's rate limit with what was read kept.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ import click
 
 from prdup.cli_support import (
     EXIT_FINDINGS,
+    PR_NUMBER,
     db_option,
+    fail_on_option,
     github_option,
     handles_errors,
     min_score_option,
     nothing_to_compare,
     repo_option,
+    step_outputs,
 )
 from prdup.cli_support import work_tree as _work_tree
 
@@ -30,7 +34,15 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("path", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.argument(
+    "path", default=None, required=False, type=click.Path(file_okay=False, path_type=Path)
+)
+@click.option(
+    "--repo",
+    "repo_option_path",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The repository, as the other commands take it (the same as PATH).",
+)
 @db_option
 @click.option(
     "--target",
@@ -42,8 +54,7 @@ def main() -> None:
 @click.option(
     "--prs-json",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Output of 'gh pr list --state all --json "
-    "number,title,body,state,createdAt,"
+    help="Output of 'gh pr list --state all --json number,title,body,state,createdAt,"
     "closedAt,mergedAt,headRefOid,baseRefName,author'.",
 )
 @github_option(
@@ -53,14 +64,18 @@ def main() -> None:
 @click.option("--quiet", is_flag=True, help="No progress and no summary.")
 @handles_errors
 def index(
-    path: Path,
+    path: Path | None,
+    repo_option_path: Path | None,
     db_path: Path | None,
     targets: tuple[str, ...],
     prs_json: Path | None,
     github_repo: str | None,
     quiet: bool,
 ) -> None:
-    """Record a repository's merged and open PRs in the index."""
+    """Record a repository's merged and open PRs in the index (PATH or --repo: default .)."""
+    if path is not None and repo_option_path is not None and path != repo_option_path:
+        raise click.UsageError("give the repository once: PATH or --repo")
+    path = path or repo_option_path or Path(".")
     from index.config import load_settings
     from index.indexer import index_repository
     from prdup.progress import IndexProgress
@@ -90,6 +105,7 @@ def index(
             )
     for warning in summary.warnings:  # not progress: shown also with --quiet
         click.echo(f"prdup: warning: {warning}", err=True)
+    step_outputs(changed="true" if summary.changed else "false")  # the action saves its cache
     if not quiet:
         click.echo(f"{summary.line()} -> {summary.db_path}", err=True)
 
@@ -98,11 +114,11 @@ def index(
 @click.argument("rev", required=False)
 @repo_option
 @db_option
-@click.option("--pr", type=int, help="Check an indexed PR instead of a branch.")
+@click.option("--pr", type=PR_NUMBER, help="Check an indexed PR instead of a branch.")
 @click.option(
     "--diff",
     "diff_file",
-    type=click.File("rb"),
+    metavar="FILE|-",
     help="Check a patch file, or - for stdin.",
 )
 @click.option("--target", help="Target branch (default: the indexed one).")
@@ -116,24 +132,27 @@ def index(
 )
 @click.option("--top", type=int, default=None, help="Show at most K findings [default: 5].")
 @min_score_option("Hide findings scoring below S [default: 0.7]; 0 lists every candidate.")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@fail_on_option("a shown finding")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 whatever is found (--fail-on none).")
 @handles_errors
 def check(
     rev: str | None,
     repo_path: Path,
     db_path: Path | None,
     pr: int | None,
-    diff_file: Any,
+    diff_file: str | None,
     target: str | None,
     output: str,
     top: int | None,
     min_score: float | None,
+    fail_on: tuple[str, ...] | None,
     exit_zero: bool,
 ) -> None:
     """Say whether an earlier PR already covers this change (default: HEAD vs the target).
 
-    Exits 1 with findings (0 with --exit-zero), 0 when nothing covers it and when there is
-    nothing to compare (no commits beyond the target, only binary or lockfile changes).
+    Exits 1 when a shown finding's verdict is one --fail-on names (by default: already done,
+    or made by another PR), 0 otherwise and when there is nothing to compare (no commits
+    beyond the target, only binary or lockfile changes), 2 on errors.
     """
     from index.config import load_settings
     from prdup import render
@@ -141,17 +160,18 @@ def check(
 
     if sum(x is not None for x in (rev, pr, diff_file)) > 1:
         raise click.UsageError("give one of REV, --pr N or --diff FILE")
-    from index.decoding import decode_text
+    if rev is not None and _is_repository_folder(rev):
+        raise click.UsageError(f"{rev} is a repository, not a revision: prdup check --repo {rev}")
     from index.errors import BadDiff, UnknownPullRequest
 
-    settings = load_settings(_work_tree(repo_path), min_score=min_score, top=top)
+    settings = load_settings(_work_tree(repo_path), min_score=min_score, top=top, fail_on=fail_on)
     try:
         result = run_check(
             repo_path,
             db_path=db_path,
             rev=rev,
             pr=pr,
-            diff_text=decode_text(diff_file.read()) if diff_file is not None else None,
+            diff_text=_read_patch(diff_file) if diff_file is not None else None,
             target=target,
             settings=settings,
         )
@@ -171,8 +191,33 @@ def check(
         _check_for_ci(result, shown, output, repo_path, db_path, settings)
     else:
         click.echo(render.to_text(result.query, shown))
-    if shown and not exit_zero:
+    if any(settings.fails_on(finding.verdict) for finding in shown) and not exit_zero:
         sys.exit(EXIT_FINDINGS)
+
+
+def _is_repository_folder(rev: str) -> bool:
+    """`prdup check /path/to/repo`: a folder holding a repository, given where REV goes."""
+    folder = Path(rev)
+    return folder.is_dir() and ((folder / ".git").exists() or (folder / "HEAD").is_file())
+
+
+def _read_patch(diff_file: str) -> str:
+    """The patch's text; a missing file or a closed standard input (a CI step's) says so."""
+    from index.decoding import decode_text
+    from index.errors import BadDiff
+
+    if diff_file == "-":
+        stdin = sys.stdin.buffer if sys.stdin is not None else None
+        try:
+            if stdin is None:
+                raise OSError("it is closed")
+            return decode_text(stdin.read())
+        except (OSError, ValueError) as error:
+            raise BadDiff(f"cannot read the patch from standard input: {error}") from None
+    try:
+        return decode_text(Path(diff_file).read_bytes())
+    except OSError as error:
+        raise BadDiff(f"cannot read the patch {diff_file}: {error.strerror}") from None
 
 
 def _check_for_ci(
@@ -197,10 +242,12 @@ def _check_for_ci(
 
 
 @main.command()
-@click.argument("number", type=int)
+@click.argument("number", type=PR_NUMBER)
 @repo_option
 @db_option
-@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text")
+@click.option(
+    "--format", "output", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @handles_errors
 def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> None:
     """What the index holds for PR NUMBER."""
@@ -213,8 +260,11 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
         click.echo(json.dumps(description, indent=2))
         return
     from prdup.escaping import terminal
+    from prdup.titles import shown_title
 
-    click.echo(f"#{number} [{description['state']}] {terminal(description['title'])}")
+    title = shown_title(description["title"], description.get("title_source") == "commit")
+    state = description["state"] + (", landed in part" if description["landed_in_part"] else "")
+    click.echo(f"#{number} [{state}] {terminal(title)}")
     for key in (
         "source",
         "status",
@@ -241,15 +291,27 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
         click.echo(f"  symbol: {terminal(symbol)}")
     if len(description["own_commits"]) > 1:
         click.echo(f"  own commits: {len(description['own_commits'])}")
+    part = description["landed_in_part"]
+    if part:
+        landed = sum(1 for c in part if c["landed_as"])
+        click.echo(
+            f"  landed in part on {terminal(part[0]['target'] or 'the target')}: "
+            f"{landed} commit(s) landed, {len(part) - landed} still to do"
+        )
+        for c in part:
+            where = f"landed as {c['landed_as'][:10]}" if c["landed_as"] else "still to do"
+            files = f" ({terminal(', '.join(c['files']))})" if c["files"] else ""
+            click.echo(f"    {c['commit'][:7]} {terminal(c['subject'])}{files}: {where}")
     if description["issues"]:
         click.echo(f"  issues: {', '.join(description['issues'])}")
 
 
 # --- commands defined in other modules are registered below, one line each ---
-from prdup.commands_bot import comment, pr_refspecs  # noqa: E402
+from prdup.commands_bot import comment, pr_refspecs, prune_cache  # noqa: E402
 
 main.add_command(comment)
 main.add_command(pr_refspecs)
+main.add_command(prune_cache)
 from prdup.commands_sweep import dashboard, sweep  # noqa: E402
 
 main.add_command(sweep)

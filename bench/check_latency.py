@@ -122,7 +122,8 @@ def main() -> None:
         open_prs = [
             n
             for (n,) in store.rows(
-                "SELECT number FROM changes WHERE state = 'open' AND status = 'indexed'"
+                "SELECT number FROM changes WHERE state IN ('open', 'unmerged') "
+                "AND status = 'indexed'"
             )
         ]
     sample = random.Random(7).sample(open_prs, min(args.queries, len(open_prs)))

@@ -9,7 +9,9 @@ Run by hand, not a test. Two questions, each on an index `prdup index` made of t
 * `--rebase-truth`: git's own answer for PRs landed by rebase. Every unmerged-looking PR ref
   with two or more commits of its own, none of them on the target, every one of whose patches
   is on the target (`git cherry TARGET HEAD BASE` marks each `-`): the share the index knows
-  as merged with a landing. One git call per PR, fine for a benchmark.
+  as merged with a landing. One git call per PR, fine for a benchmark. And the PRs landed in
+  part: some of those commits marked `-`, some `+`; against them, the PRs the index records
+  landed in part (`part_landings`), and those it records that git does not mark so.
 
     python bench/landing_share.py /path/to/clone --db index.db --prs-json prs.json
     python bench/landing_share.py /path/to/clone --db index.db --rebase-truth --target main
@@ -94,11 +96,15 @@ def rebase_truth(
     clone: Path, db: Path, target: str, truth_from: Path | None = None
 ) -> dict[str, object]:
     index = indexed_prs(db)
+    in_part = indexed_in_part(db)
     if truth_from is not None:  # git's answer saved by an earlier run on the same clone
-        landed_by_rebase = json.loads(truth_from.read_text())["rebase"]["landed_by_rebase"]
-        return _rebase_share(target, landed_by_rebase, index)
+        saved = json.loads(truth_from.read_text())["rebase"]
+        landed_by_rebase = saved["landed_by_rebase"]
+        partly = {int(n): marks for n, marks in saved.get("partly_by_git", {}).items()}
+        return _rebase_share(target, landed_by_rebase, index) | _part_share(partly, in_part)
     tip = git(clone, "rev-parse", "--verify", f"{target}^{{commit}}").strip()
     landed_by_rebase: list[int] = []
+    partly: dict[int, list[int]] = {}  # PR -> [commits marked `-`, commits]
     for number, head in sorted(pull_heads(clone).items()):
         base = git(clone, "merge-base", tip, head).strip()
         if not base or base == head:
@@ -108,9 +114,41 @@ def rebase_truth(
             continue
         marks = git(clone, "cherry", tip, head, base).split("\n")
         marks = [line for line in marks if line]
-        if marks and len(marks) == len(own) and all(line.startswith("- ") for line in marks):
+        if not marks or len(marks) != len(own):
+            continue
+        landed = sum(line.startswith("- ") for line in marks)
+        if landed == len(marks):
             landed_by_rebase.append(number)
-    return _rebase_share(target, landed_by_rebase, index)
+        elif landed:
+            partly[number] = [landed, len(marks)]
+    return _rebase_share(target, landed_by_rebase, index) | _part_share(partly, in_part)
+
+
+def indexed_in_part(db: Path) -> dict[int, list[int]]:
+    """PR -> [its commits recorded landed, its commits recorded], for the PRs the index
+    records landed in part (none for an index without the table)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            "SELECT c.number, count(p.copy), count(*) FROM part_landings p "
+            "JOIN changes c ON c.id = p.change_id GROUP BY c.number"
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    return {number: [landed, total] for number, landed, total in rows}
+
+
+def _part_share(partly: dict[int, list[int]], in_part: dict[int, list[int]]) -> dict[str, object]:
+    known = [n for n in partly if n in in_part]
+    return {
+        "partly_landed_by_git": len(partly),
+        "partly_known_to_index": len(known),
+        "partly_missed": sorted(n for n in partly if n not in in_part),
+        "index_in_part": len(in_part),
+        "index_in_part_not_by_git": sorted(n for n in in_part if n not in partly),
+        "index_in_part_counts": {str(n): in_part[n] for n in sorted(in_part)},
+        "partly_by_git": {str(n): partly[n] for n in sorted(partly)},
+    }
 
 
 def _rebase_share(

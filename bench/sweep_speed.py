@@ -87,7 +87,8 @@ def forget_newest(db: Path) -> int:
     """Make the newest open PR look freshly indexed: the sweep has never seen it."""
     with sqlite3.connect(db) as conn:
         number, change_id = conn.execute(
-            "SELECT number, id FROM changes WHERE state = 'open' AND status = 'indexed' "
+            "SELECT number, id FROM changes WHERE state IN ('open', 'unmerged') "
+            "AND status = 'indexed' "
             "ORDER BY number DESC LIMIT 1"
         ).fetchone()
         conn.execute("DELETE FROM sweep_seen WHERE change_id = ?", (change_id,))
@@ -110,7 +111,7 @@ def verify(db: Path, count: int, repo_path: Path | None = None) -> None:
         return {
             (f.candidate.number, f.candidate.commit, f.verdict, round(f.score, 4))
             for f in findings
-            if f.verdict in DECIDING_VERDICTS and f.candidate.state != "closed"
+            if f.verdict in DECIDING_VERDICTS
         }
 
     with IndexStore(db, create=False) as store:
@@ -127,7 +128,11 @@ def verify(db: Path, count: int, repo_path: Path | None = None) -> None:
             info = pr_info(row, target)
             checked, _ = match_pr(CandidateEngine(store), repo, row, info, settings)
             expected = deciding(checked)
-            got = {(f["pr"], f["commit"], f["verdict"], f["score"]) for f in cached[number]}
+            got = {
+                (f["pr"], f["commit"], f["verdict"], f["score"])
+                for f in cached[number]
+                if f["verdict"] in DECIDING_VERDICTS
+            }
             findings += len(expected)
             if got == expected:
                 continue

@@ -104,6 +104,8 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
         # The same change for an older release line: the candidate's branch has it, the one
         # this change is for does not. Backports repeat merged changes on purpose.
         return nearby(signals)
+    if signals.port and not signals.on_target:
+        return nearby(signals)  # the same change made on purpose for another release line
     if signals.same_author and not signals.on_target:
         # The author's own earlier PR: a follow-up, a port to another branch or a resubmission
         # they already know about; telling them it is a duplicate helps nobody.
@@ -151,6 +153,7 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
 Override = Literal[
     "reverts",
     "backport",
+    "port",
     "same-author",
     "undone",
     "other-line",
@@ -159,6 +162,8 @@ Override = Literal[
     "sliver",
     "cut",
     "carries-query",
+    "carries-landing",
+    "not-own",
     "carried",
     "stacked",
     "unlanded",
@@ -181,6 +186,8 @@ def overriding_rule(
         return "reverts"
     if signals.backport:
         return "backport"  # a backport repeats a change on purpose
+    if signals.port:
+        return "port"  # so does a port to another release line, said as such
     if signals.same_author and not landed:
         # The author's own open PR is one they know; their own *merged* change is worth
         # naming: the target has it, proven.
@@ -224,6 +231,14 @@ def overriding_rule(
         # or carrying it along after it landed. (A takeover that landed them is replayed at
         # its landing, where they are its work done.)
         return "carries-query"
+    if proof.carries_landing:
+        # Its change holds this change's own squash or merge commit (or a copy of it): it
+        # carries what landed, it did not make it.
+        return "carries-landing"
+    if proof.not_own and not landed:
+        # A swollen range: the commits of it that touch this change's lines are copies of
+        # merged work or came in from other branches. What a PR changed is its own work.
+        return "not-own"
     if not landed and not signals.same_patch and signals.candidate_cut:
         # An unmerged branch too large to be stored whole: mostly a branch carrying other
         # work, and how much of it this change makes is unknown. Its head holding this change

@@ -20,6 +20,10 @@ VERDICT_ORDER: dict[str, int] = {
     "related": 5,
 }
 DECIDING_VERDICTS = frozenset({"already-merged", "duplicate", "covered", "partly-merged"})
+# A PR's states. "unmerged": not merged, and nothing tells whether it is open or closed (no
+# GitHub metadata, and no test merge of GitHub's shows it open); it is treated as an open PR
+# (checked, swept, a candidate), never as closed.
+OPEN_STATES = frozenset({"open", "unmerged"})
 
 
 # E-mails that many people share because git was never configured: they identify nobody.
@@ -50,8 +54,9 @@ class ChangeEvidence:
     key: str  # "#123" for a PR, a short sha for a commit, "this change" for a query
     number: int | None = None
     commit: str | None = None
-    state: str = "open"  # "merged" | "open" | "closed"
+    state: str = "open"  # "merged" | "open" | "closed" | "unmerged" (see OPEN_STATES)
     title: str = ""
+    title_from_commit: bool = False  # the title is the head commit's subject (no metadata)
     author: str | None = None
     created_at: str | None = None
     author_email: str | None = None  # of the head commit's author: ties a login to a git name
@@ -165,6 +170,34 @@ class Landing:
 
 
 @dataclass(frozen=True, slots=True)
+class PrCommit:
+    """A commit of the checked PR; `landed_as` is the target commit with its patch (a
+    cherry-pick or a rebase of it, by git's patch identity), None while it is still to do."""
+
+    sha: str
+    subject: str
+    files: tuple[str, ...] = ()
+    landed_as: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartLanded:
+    """The checked PR landed in part on `target`: its commits that landed, as copies, and
+    those still to do, in its order (oldest first)."""
+
+    target: str | None
+    commits: tuple[PrCommit, ...]
+
+    @property
+    def landed(self) -> tuple[PrCommit, ...]:
+        return tuple(c for c in self.commits if c.landed_as)
+
+    @property
+    def remaining(self) -> tuple[PrCommit, ...]:
+        return tuple(c for c in self.commits if not c.landed_as)
+
+
+@dataclass(frozen=True, slots=True)
 class TargetProbe:
     """How much of the change the target branch's tip already shows, and who put it there."""
 
@@ -210,6 +243,7 @@ class Signals:
     distinctive_shared: bool = False  # a shared line on either side is rare
     on_target: bool = False  # replayed: the candidate's landing put this change on the target
     backport: bool = False  # this change is for an older release line than the candidate's
+    port: bool = False  # for another branch than the candidate, and one says it ports a change
     replayed: bool = False  # this change's hunks were replayed at the candidate
     replay_done: float = 0.0  # of the hunks that carry the change, the share the candidate did
     replay_complete: bool = False  # ...all of them
@@ -234,6 +268,17 @@ class Signals:
 
 
 @dataclass(frozen=True, slots=True)
+class RemainingHunk:
+    """A hunk of the change that a candidate did not do: its lines on the change's new side
+    (`Replay.residual` says the same in words)."""
+
+    path: str
+    first_line: int
+    last_line: int
+    new_file: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One earlier change that covers, duplicates or touches the query, with its evidence."""
 
@@ -247,7 +292,10 @@ class Finding:
     shared_files: tuple[str, ...] = ()
     shared_symbols: tuple[str, ...] = ()
     residual: tuple[str, ...] = ()  # what the candidate did not do, where it did a part
+    remaining: tuple[RemainingHunk, ...] = ()  # the same, hunk by hunk, as values
     also_identical: tuple[int, ...] = ()  # later PRs with the identical patch, folded in here
+    # Where the checked PR landed in part: (its commit, the target commit with its patch).
+    landed_commits: tuple[tuple[str, str], ...] = ()
 
     @property
     def decides(self) -> bool:
@@ -273,3 +321,9 @@ class Proof:
     others_work: bool = False
     restores: bool = False  # it reverts a later commit: what it brought back was made before
     reached_after_query: bool = False  # landed elsewhere; a merge brought it here after this landed
+    # Its change holds this (landed) change's own landing commit, picked or rebased along: a
+    # squash `Title (#Q)`, a merge, a merge tool's `bug #Q ...`.
+    carries_landing: bool = False
+    # Unmerged, and the commits of its range that touch what turned are none of its own:
+    # copies of commits already on a target, merged in from other branches, a squashed merge.
+    not_own: bool = False

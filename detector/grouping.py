@@ -1,9 +1,14 @@
-"""Group the open backlog's duplicates and name the PR to keep: pure, over the matcher's findings.
+"""Sort the open backlog into what a maintainer acts on: pure, over the matcher's findings.
 
 The sweep matches every open PR with `detector.matcher.match`, the same function `check` uses;
-this module only reads its verdicts. Groups never chain: a PR joins a group only when it has a
-deciding link (duplicate, covered, already-merged, at or above the threshold) with the group's
-kept PR *and* with every other member, so A~B and B~C never put unrelated A and C together.
+this module only reads its verdicts. Each open PR's answer is the finding `check --pr N` shows
+first (its first finding at or above the threshold), and that answer alone puts the PR in one
+class: already done, a duplicate to close into another PR, partly done, or related work.
+
+Groups are built by the PR to keep: a PR whose answer is "duplicate" or "covered" joins the group
+of the PR it names, or, when that PR is itself closable into another, the group of the PR at the
+end of that chain. Groups of PRs naming the same issue merge where a deciding link joins them.
+A link below the threshold, or one that is not a claim, never puts a PR in a group.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ class Pull:
     """A PR as grouping sees it: enough to rank which one to keep."""
 
     number: int
-    state: str  # "merged" | "open" | "closed"
+    state: str  # "merged" | "open" | "closed" | "unmerged"
     changed_lines: int = 0
 
 
@@ -78,65 +83,129 @@ def strong_ties(links: Iterable[Link], min_score: float) -> dict[int, dict[int, 
     return ties
 
 
-def group_duplicates(
-    pulls: Mapping[int, Pull], links: Iterable[Link], min_score: float
-) -> list[Group]:
-    """Cliques of deciding links, each around the best PR to keep; no PR is closed twice.
-
-    PRs are taken in keep order. Each one not yet placed keeps a group of the unplaced PRs tied
-    to it and to every member so far (strongest tie first). Those left over, tied to the keep
-    but not to the others (B contains both A and C), form further groups around the same keep.
-    """
-    ties = strong_ties(links, min_score)
-    known = [number for number in ties if number in pulls]
-    placed: set[int] = set()
-    groups: list[Group] = []
-    for keep in sorted(known, key=lambda n: keep_rank(pulls[n])):
-        if keep in placed:
-            continue
-        tied = ties[keep]
-        pool = sorted(
-            (n for n in tied if n in pulls and n not in placed),
-            key=lambda n: (-tied[n], keep_rank(pulls[n])),
-        )
-        while pool:
-            members = [keep]
-            for number in pool:
-                if all(other in ties[number] for other in members):
-                    members.append(number)
-            if len(members) == 1:
-                break
-            groups.append(Group(keep, tuple(members)))
-            placed.update(members)
-            pool = [n for n in pool if n not in placed]
-    return sorted(groups, key=lambda g: (-len(g.members), keep_rank(pulls[g.keep])))
+CLOSE_INTO = frozenset({"duplicate", "covered"})
+CLASSES = ("already-done", "duplicate", "partly-done", "related")
 
 
-def already_done(
-    links: Iterable[Link], pulls: Mapping[int, Pull], min_score: float
-) -> list[AlreadyDone]:
-    """Open PRs the matcher calls already-merged against a merged change: they can be closed."""
-    best: dict[int, Link] = {}
+def triage_class(verdict: str) -> str:
+    """The class an answer puts its PR in (`CLASSES`, in the report's order)."""
+    if verdict == "already-merged":
+        return "already-done"
+    if verdict in CLOSE_INTO:
+        return "duplicate"
+    if verdict == "partly-merged":
+        return "partly-done"
+    return "related"
+
+
+def answers(links: Iterable[Link], min_score: float) -> dict[int, Link]:
+    """Each PR's answer: its first link at or above `min_score`, the links of each PR being in
+    `check`'s order (best evidence first)."""
+    first: dict[int, Link] = {}
     for link in links:
-        if link.verdict != "already-merged" or link.score < min_score:
-            continue
-        query = pulls.get(link.query)
-        if query is None or query.state != "open" or link.candidate_state != "merged":
-            continue
-        current = best.get(link.query)
-        if current is None or _order(link, pulls) < _order(current, pulls):
-            best[link.query] = link
+        if link.score >= min_score and link.query not in first:
+            first[link.query] = link
+    return first
+
+
+def group_by_kept(
+    pulls: Mapping[int, Pull],
+    answered: Mapping[int, Link],
+    links: Iterable[Link],
+    issues: Mapping[int, frozenset[str]],
+    min_score: float,
+) -> list[Group]:
+    """One group per PR to keep: each PR answered "duplicate" or "covered" with the PR at the
+    end of its chain of answers; then groups of PRs that name the same issue, joined by a
+    deciding link between them, as one. Largest groups first."""
+    into = {
+        number: link.candidate
+        for number, link in answered.items()
+        if link.verdict in CLOSE_INTO and link.candidate is not None and link.candidate != number
+    }
+    roots = {number: _root(number, into, pulls) for number in into}
+    members: dict[int, set[int]] = {}
+    for number, root in roots.items():
+        members.setdefault(root, {root}).add(number)
+    members = _merged_by_issue(members, issues, strong_ties(links, min_score), pulls)
+    groups = [
+        Group(keep, (keep, *sorted(found - {keep}, key=lambda n: _member_order(n, answered))))
+        for keep, found in members.items()
+        if len(found) > 1
+    ]
+    return sorted(groups, key=lambda g: (-len(g.members), _rank(pulls, g.keep)))
+
+
+def _rank(pulls: Mapping[int, Pull], number: int) -> tuple[bool, int, int]:
+    return keep_rank(pulls.get(number) or Pull(number, "open"))
+
+
+def _member_order(number: int, answered: Mapping[int, Link]) -> tuple[float, int]:
+    link = answered.get(number)
+    return (-(link.score if link else 0.0), number)
+
+
+def _root(number: int, into: Mapping[int, int], pulls: Mapping[int, Pull]) -> int:
+    """Where a chain of "close into" answers ends; in a loop (A names B, B names A), the PR of
+    the loop a group would keep."""
+    path = [number]
+    current = number
+    while current in into:
+        following = into[current]
+        if following in path:
+            loop = path[path.index(following) :]
+            return min(loop, key=lambda n: _rank(pulls, n))
+        path.append(following)
+        current = following
+    return current
+
+
+def _merged_by_issue(
+    members: Mapping[int, set[int]],
+    issues: Mapping[int, frozenset[str]],
+    ties: Mapping[int, Mapping[int, float]],
+    pulls: Mapping[int, Pull],
+) -> dict[int, set[int]]:
+    """The groups (by the PR to keep) once merged: a member naming an issue with a deciding
+    link to a member of another group in which some member names it too joins the two; the
+    merged group keeps the better of their kept PRs."""
+    group_of = {n: keep for keep, found in members.items() for n in found}
+    naming: dict[str, set[int]] = {}
+    for keep, found in members.items():
+        for number in found:
+            for issue in issues.get(number, ()):
+                naming.setdefault(issue, set()).add(keep)
+    parent = {keep: keep for keep in members}
+
+    def find(keep: int) -> int:
+        while parent[keep] != keep:
+            parent[keep] = parent[parent[keep]]
+            keep = parent[keep]
+        return keep
+
+    for number, keep in group_of.items():
+        for issue in issues.get(number, ()):
+            for other in ties.get(number, {}):
+                other_keep = group_of.get(other)
+                if other_keep is None or other_keep == keep or other_keep not in naming[issue]:
+                    continue
+                one, two = find(keep), find(other_keep)
+                if one != two:
+                    best, rest = sorted((one, two), key=lambda n: _rank(pulls, n))
+                    parent[rest] = best
+    merged: dict[int, set[int]] = {}
+    for keep, found in members.items():
+        merged.setdefault(find(keep), set()).update(found)
+    return merged
+
+
+def done_answers(answered: Mapping[int, Link]) -> list[AlreadyDone]:
+    """The PRs whose answer is "already done": a merged PR or a direct commit made them."""
     return [
         AlreadyDone(pr=number, by=link.candidate, commit=link.commit, score=link.score)
-        for number, link in sorted(best.items())
+        for number, link in sorted(answered.items())
+        if link.verdict == "already-merged"
     ]
-
-
-def _order(link: Link, pulls: Mapping[int, Pull]) -> tuple[float, bool, tuple[bool, int, int]]:
-    """Best first: the higher score; on a tie, the PR a group would keep; a bare commit last."""
-    pull = pulls.get(link.candidate) if link.candidate is not None else None
-    rank = keep_rank(pull) if pull is not None else (True, 0, 0)
-    return (-link.score, pull is None, rank)
 
 
 def shares_code(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:

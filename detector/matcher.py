@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from detector import decide
 from detector.evidence import (
@@ -15,12 +16,18 @@ from detector.evidence import (
     ChangeEvidence,
     Finding,
     LineWeights,
+    PartLanded,
+    PrCommit,
     Proof,
     QueryLineWeights,
+    RemainingHunk,
     Signals,
     TargetProbe,
 )
 from detector.signals import measure, shared_lines
+
+if TYPE_CHECKING:
+    from detector.replay import Replay
 
 MAX_LINES_SHOWN = 5
 RECENT_GAP = 100  # PR numbers: "opened shortly before" in the reasons
@@ -60,6 +67,15 @@ _OVERRIDE_REASONS = {
         "this change's branch is built on {other}'s commits: it carries that work, it does not "
         "repeat it"
     ),
+    "carries-landing": (
+        "{other}'s branch carries this change's own landing (its squash or merge commit, or a "
+        "copy of it): it did not make this change"
+    ),
+    "not-own": (
+        "the commits of {other}'s branch that made this change are not its own work (copies "
+        "of commits already merged, or brought in from other branches): carried along, not "
+        "made there"
+    ),
     "carried": (
         "{other}'s branch carries copies of merged commits, and the target already has this "
         "change: it came from there"
@@ -79,6 +95,8 @@ class Query:
     line_place: Mapping[int, tuple[str, str | None]] = field(default_factory=dict)  # path, symbol
     probe: TargetProbe | None = None
     reference_number: int | None = None  # "now" in PR numbers, for proximity
+    # Some of this PR's own commits are on the target as copies (the index's record).
+    landed_in_part: PartLanded | None = None
 
 
 def match(
@@ -101,7 +119,7 @@ def match(
         finding = _finding(query, candidate, signals, weights)
         if finding is not None:
             findings.append(finding)
-    return rank(findings, query.reference_number)
+    return rank(fold_part_landing(query, findings), query.reference_number)
 
 
 def worth_replaying(findings: Sequence[Finding], limit: int = MAX_REPLAYS) -> list[Finding]:
@@ -111,6 +129,8 @@ def worth_replaying(findings: Sequence[Finding], limit: int = MAX_REPLAYS) -> li
 
     def could(f: Finding) -> bool:
         s = f.signals
+        if f.landed_commits:
+            return False  # proven by git's patch identity of the commits: nothing to replay
         return bool(
             f.decides
             or s.same_patch
@@ -132,7 +152,9 @@ def settle(
     """Final verdicts where the change could be replayed: a candidate decides only by what its
     replay proved (`proofs`, by candidate key); one that was not replayed does not decide.
     `landings` are target commits the index does not know that the replay showed did it."""
-    settled = [_proven(query, f, proofs.get(f.candidate.key)) for f in findings]
+    settled = [
+        f if f.landed_commits else _proven(query, f, proofs.get(f.candidate.key)) for f in findings
+    ]
     seen = {f.candidate.key for f in settled}
     for candidate, proof in landings:
         if candidate.key not in seen:
@@ -143,7 +165,76 @@ def settle(
             unknown = Finding("related", decide.score(signals), candidate, signals, ())
             settled.append(_proven(query, unknown, proof))
     kept = [f for f in settled if f.decides or _any_evidence(f.signals)]
-    return fold_identical(rank(kept, query.reference_number))
+    return fold_identical(rank(fold_part_landing(query, kept), query.reference_number))
+
+
+def fold_part_landing(query: Query, findings: list[Finding]) -> list[Finding]:
+    """Where this PR's own commits landed in part (copies on the target with their patch, by
+    git's patch identity: the index's record, `Query.landed_in_part`), one `partly-merged`
+    finding at the copy of the last one that landed names every copy and the commits still to
+    do; the copies' own findings fold into it (each alone is this PR's own work, not another's
+    change)."""
+    part = query.landed_in_part
+    if part is None or not part.landed:
+        return findings
+    copies = {c.landed_as for c in part.landed}
+    kept = [f for f in findings if f.landed_commits or f.candidate.commit not in copies]
+    if any(f.landed_commits for f in kept):
+        return kept
+    last = part.landed[-1]
+    assert last.landed_as is not None
+    base = next((f for f in findings if f.candidate.commit == last.landed_as), None)
+    candidate = (
+        base.candidate
+        if base is not None
+        else ChangeEvidence(
+            key=last.landed_as[:10],
+            commit=last.landed_as,
+            state="merged",
+            title=last.subject,
+            branch=part.target,
+        )
+    )
+    signals = base.signals if base is not None else Signals()
+    residual = tuple(_commit_line(c) for c in part.remaining)
+    finding = Finding(
+        verdict="partly-merged",
+        score=max(base.score if base is not None else 0.0, PARTLY_SCORE),
+        candidate=candidate,
+        signals=signals,
+        reasons=tuple(_part_reasons(part, residual)),
+        shared_removed=base.shared_removed if base is not None else (),
+        shared_added=base.shared_added if base is not None else (),
+        shared_files=base.shared_files if base is not None else (),
+        shared_symbols=base.shared_symbols if base is not None else (),
+        residual=residual,
+        landed_commits=tuple((c.sha, c.landed_as) for c in part.landed if c.landed_as),
+    )
+    return [*kept, finding]
+
+
+def _part_reasons(part: PartLanded, residual: tuple[str, ...]) -> Iterable[str]:
+    where = part.target or "the target"
+    landed = part.landed
+    shown = ", ".join(
+        f"{c.sha[:7]} ({c.subject}) as {(c.landed_as or '')[:10]}" for c in landed[:4]
+    )
+    more = f" and {len(landed) - 4} more" if len(landed) > 4 else ""
+    yield (
+        f"{len(landed)} of this change's commits landed on {where} with the same patch "
+        f"(cherry-picked or rebased, by git's patch-id): {shown}{more}"
+    )
+    listed = ", ".join(residual[:4])
+    more = f" and {len(residual) - 4} more" if len(residual) > 4 else ""
+    yield f"not on {where}, still to do: {listed}{more}"
+
+
+def _commit_line(commit: PrCommit) -> str:
+    """`26594bc Add dump() (config.py)`: a commit still to do, as the residual lists it."""
+    files = ", ".join(commit.files[:4]) + (
+        f" and {len(commit.files) - 4} more" if len(commit.files) > 4 else ""
+    )
+    return f"{commit.sha[:7]} {commit.subject}" + (f" ({files})" if files else "")
 
 
 def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
@@ -176,6 +267,17 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         signals=signals,
         reasons=tuple(_reasons(query, candidate, signals, verdict, proof)),
         residual=replay.residual if verdict in DECIDING_VERDICTS else (),
+        remaining=remaining_hunks(replay) if verdict in DECIDING_VERDICTS else (),
+    )
+
+
+def remaining_hunks(replay: Replay) -> tuple[RemainingHunk, ...]:
+    """The hunks `Replay.residual` names, as values: those carrying changed lines that the
+    candidate did not do (the sweep reports them file by file, line by line)."""
+    return tuple(
+        RemainingHunk(h.path, h.first_line, h.last_line, h.new_file)
+        for h in replay.hunks
+        if h.weight and not h.turned
     )
 
 
@@ -333,6 +435,12 @@ def _reasons(
         yield (
             f"{other} {landed} {candidate.branch}, this change is for {query.change.branch}: "
             "a backport, not a duplicate"
+        )
+    if s.port and not s.backport and verdict not in DECIDING_VERDICTS:
+        landed = "landed on" if candidate.state == "merged" else "is for"
+        yield (
+            f"{other} {landed} {candidate.branch}, this change is for {query.change.branch}, "
+            "and one ports the other: a port, not a duplicate"
         )
     if s.same_author and verdict not in DECIDING_VERDICTS:
         yield f"{other} is by the same author: a follow-up or a resubmission, not a duplicate"

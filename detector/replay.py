@@ -66,6 +66,18 @@ _IMPORT = re.compile(
     r"""^\s*(?:import\b|from\s+\S+\s+import\b|#\s*include\b|using\s+[\w.]+\s*;|use\s+[\w:\\]+"""
     r"""|require(?:_once|_relative)?\b|@import\b|(?:[\w.]+\s+)?"[^"\s]+"\s*$)"""
 )
+# A version number or a release heading: `"version": "1.0.0",`, `__version__ = '1.0.0'`,
+# `<version>1.0.0</version>`, `## [1.0.0] - 2022-06-01`, `v1.0.0`, a heading's underline. Two
+# changes that both write "1.0.0" may be years apart and mean different releases.
+_VERSION_NUMBER = r"v?\d+(?:\.\d+)+(?:[-+][0-9a-z.-]+)?"
+_VERSION_LINE = re.compile(
+    # a heading: a Markdown one ("## 1.0"), else a number of three parts ("1.0.0 (2022-06-01)")
+    rf"""^(?:(?:#+\s*\[?v?\d+(?:\.\d+)+|\[?v?\d+\.\d+\.\d+)(?:[-+][0-9a-z.-]+)?\]?"""
+    r"""(?:\s*[-(:,].*)?"""
+    rf"""|["']?[\w.]*version\w*["']?\s*[:=]\s*["']?{_VERSION_NUMBER}["']?\s*[,;]?"""
+    rf"""|<version>{_VERSION_NUMBER}</version>|[=~^*#-]+)$""",
+    re.IGNORECASE,
+)
 # A string compared for (in)equality, on either side: `code != "X"`, `"X" === kind`.
 _COMPARISON = re.compile(
     rf"(?P<left>{_STRING})\s*(?P<op>===|!==|==|!=)|(?P<op2>===|!==|==|!=)\s*(?P<right>{_STRING})"
@@ -181,6 +193,7 @@ class HunkReplay:
     after: HunkState
     how: How  # how the hunk is done after the candidate ("" when it is not)
     imports_only: bool = False  # every line it changes imports something
+    versions_only: bool = False  # every line it changes is a version number or release heading
     comments_only: bool = False  # every line it changes is a comment (a docblock, a note)
 
     @property
@@ -195,6 +208,7 @@ class HunkReplay:
             self.turned
             and self.how in ("identical", "same-code", "same-names")
             and not self.imports_only
+            and not self.versions_only
         )
 
 
@@ -229,10 +243,18 @@ class Replay:
         return bool(hunks) and all(h.imports_only for h in hunks)
 
     @property
-    def complete(self) -> bool:
-        """Every hunk that carries the change is done by the candidate."""
+    def versions_only(self) -> bool:
+        """The change is nothing but version numbers and release headings (a version bump)."""
         hunks = self.deciding
-        anchored = self.imports_only or any(h.anchors for h in hunks)
+        return bool(hunks) and all(h.versions_only for h in hunks)
+
+    @property
+    def complete(self) -> bool:
+        """Every hunk that carries the change is done by the candidate. A hunk of imports or
+        of version numbers alone anchors nothing, unless the change is nothing else: the same
+        "1.0.0" written by a proposal and by a release years later is no part of the rest."""
+        hunks = self.deciding
+        anchored = self.imports_only or self.versions_only or any(h.anchors for h in hunks)
         return bool(hunks) and all(h.turned for h in hunks) and anchored
 
     @property
@@ -240,7 +262,7 @@ class Replay:
         """A real part is done and a real part remains: "rebase, only X is left"."""
         return (
             not self.complete
-            and (self.imports_only or any(h.anchors for h in self.deciding))
+            and (self.imports_only or self.versions_only or any(h.anchors for h in self.deciding))
             and self.done_share >= PARTIAL_SHARE
         )
 
@@ -374,6 +396,7 @@ def _replay_file(
             after=state_after,
             how=how,
             imports_only=imports_only,
+            versions_only=_versions_only(hunk),
             comments_only=_comments_only(hunk),
         )
         results.append((replayed, blocks, before, after))
@@ -798,6 +821,13 @@ def _imports_only(hunk: Hunk) -> bool:
     """Every line the hunk changes (trivial ones aside) imports something."""
     lines = [line.text for line in hunk.lines if not line.trivial]
     return bool(lines) and all(_IMPORT.match(text) for text in lines)
+
+
+def _versions_only(hunk: Hunk) -> bool:
+    """Every line the hunk changes (trivial ones aside) is a version number or a release
+    heading."""
+    lines = [line.normalised for line in hunk.lines if not line.trivial]
+    return bool(lines) and all(_VERSION_LINE.match(text) for text in lines)
 
 
 def _comments_only(hunk: Hunk) -> bool:

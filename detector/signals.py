@@ -63,6 +63,7 @@ def measure(
         distinctive_shared=distinctive_removed
         or any(weights.is_rare(h, share) for h in shared_added),
         backport=is_backport(query.branch, candidate.branch),
+        port=is_port(query, candidate),
     )
 
 
@@ -94,6 +95,31 @@ def is_backport(branch: str | None, candidate_branch: str | None) -> bool:
         return False
     mine, theirs = release_line(branch), release_line(candidate_branch)
     return mine is not None and theirs is not None and mine < theirs
+
+
+# A title that says its PR carries a change to another line: "Backport #123 to 3.x", "[3.x]
+# Port the offload fix", "Forward-port ...", "cherry-pick of ...".
+_PORT_WORDS = re.compile(r"\b(?:(?:back|forward)[- ]?)?port(?:s|ed|ing)?\b|\bcherry[- ]?pick", re.I)
+
+
+def is_port(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
+    """The two are for different branches and one says it ports a change: a title that says
+    so, names the other PR, or is tagged with its own branch (`[3.x] ...`). The same rewrite
+    made on purpose for two release lines is a port, whichever way it goes."""
+    mine, theirs = query.branch, candidate.branch
+    if not mine or not theirs or mine == theirs:
+        return False
+    return _says_port(query, candidate) or _says_port(candidate, query)
+
+
+def _says_port(change: ChangeEvidence, other: ChangeEvidence) -> bool:
+    title = change.title or ""
+    if _PORT_WORDS.search(title):
+        return True
+    if other.number is not None and re.search(rf"#{other.number}(?!\d)", title):
+        return True
+    branch = re.escape(change.branch or "")
+    return bool(branch) and re.match(rf"\s*\[{branch}\]", title, re.I) is not None
 
 
 def shared_lines(

@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from detector.evidence import ChangeEvidence, LineWeights
+from detector.evidence import OPEN_STATES, ChangeEvidence, LineWeights
 from detector.grouping import shares_code
 from detector.matcher import Query
 from index import lookup
@@ -47,10 +47,12 @@ class ChangeRow:
     removed_weight: float | None  # rarity weight of the whole side, precomputed by `index`
     added_weight: float | None
     details: str = ""  # digest of the title, body length and author (see `details_digest`)
+    title_from_commit: bool = False  # the title is the head commit's subject (no metadata)
 
     @property
     def is_open_pr(self) -> bool:
-        return self.number is not None and self.state == "open" and self.status == "indexed"
+        """An indexed PR that is open, or unmerged with its state unknown (`OPEN_STATES`)."""
+        return self.number is not None and self.state in OPEN_STATES and self.status == "indexed"
 
     @property
     def key(self) -> str:
@@ -75,7 +77,7 @@ def read_change_rows(store: IndexStore) -> dict[int, ChangeRow]:
     for row in store.query(
         "SELECT id, kind, number, sha, head_sha, patch_id, state, status, title, author, "
         "created_at, added, removed, file_count, removed_weight, added_weight, author_email, "
-        "length(body) AS body_length FROM changes"
+        "title_source, length(body) AS body_length FROM changes"
     ):
         rows[row["id"]] = ChangeRow(
             id=row["id"],
@@ -97,6 +99,7 @@ def read_change_rows(store: IndexStore) -> dict[int, ChangeRow]:
             details=details_digest(
                 row["title"], row["body_length"], row["author"], row["author_email"]
             ),
+            title_from_commit=row["title_source"] == "commit",
         )
     return rows
 

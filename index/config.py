@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from detector.evidence import VERDICT_ORDER
 from index.errors import BadConfig
 
 # Files whose diffs say nothing about the change a person made: they are regenerated, vendored
@@ -42,6 +43,11 @@ DEFAULT_IGNORE = (
     "dist/*",
 )
 
+# The verdicts that fail a job (exit 1) unless `fail_on` says otherwise: the change is already
+# done, or another PR makes it. A partial or nearby finding is worth reading, not a red job.
+DEFAULT_FAIL_ON = ("already-merged", "duplicate", "covered")
+NEVER_FAIL = "none"
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -64,6 +70,11 @@ class Settings:
     # A remote to fetch the PR heads a replay needs from, where the clone lacks them (a CI
     # runner fetches only the PR heads that changed); "" never fetches.
     fetch_remote: str = ""
+    fail_on: tuple[str, ...] = DEFAULT_FAIL_ON
+
+    def fails_on(self, verdict: str) -> bool:
+        """Whether a shown finding with this verdict makes the command exit 1."""
+        return verdict in self.fail_on
 
     def is_ignored(self, path: str) -> str | None:
         """The pattern that ignores `path`, or None."""
@@ -89,6 +100,8 @@ def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 _KEYS = {f.name: f for f in fields(Settings)}
 _ENV_PREFIX = "PRDUP_"
+# Variables prdup reads that are not settings: the index file (as --db) and the bot's login.
+OTHER_VARIABLES = frozenset({"PRDUP_DB", "PRDUP_BOT_LOGIN"})
 
 
 def _coerce(name: str, value: Any, source: str) -> Any:
@@ -110,6 +123,7 @@ def _coerce(name: str, value: Any, source: str) -> Any:
 def _file_settings(root: Path) -> tuple[dict[str, Any], str]:
     dotfile = root / ".prdup.toml"
     pyproject = root / "pyproject.toml"
+    reading = dotfile if dotfile.is_file() else pyproject
     try:
         if dotfile.is_file():
             return tomllib.loads(dotfile.read_text()), str(dotfile)
@@ -121,7 +135,7 @@ def _file_settings(root: Path) -> tuple[dict[str, Any], str]:
                 raise BadConfig(f"{pyproject}: [tool.prdup] must be a table of settings")
             return section, f"{pyproject} [tool.prdup]"
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise BadConfig(f"{root}: cannot read prdup settings: {error}") from None
+        raise BadConfig(f"{reading}: cannot read prdup settings: {error}") from None
     return {}, ""
 
 
@@ -140,6 +154,7 @@ def load_settings(work_tree: Path | None, **flags: Any) -> Settings:
         }
         _check_ranges(from_file, source)
         settings = replace(settings, **from_file)
+    _check_variables()
     from_env = {
         name: _coerce(name, os.environ[_ENV_PREFIX + name.upper()], _ENV_PREFIX + name.upper())
         for name in _KEYS
@@ -153,7 +168,26 @@ def load_settings(work_tree: Path | None, **flags: Any) -> Settings:
         raise BadConfig(f"unknown setting {', '.join(sorted(unknown_flags))}")
     for name, value in given.items():
         _check_ranges({name: value}, "--" + name.replace("_", "-"))
-    return replace(settings, **from_env, **given)
+    return _without_never(replace(settings, **from_env, **given))
+
+
+def _without_never(settings: Settings) -> Settings:
+    """`fail_on = "none"` is the empty set, written so it can be given as a flag."""
+    if settings.fail_on == (NEVER_FAIL,):
+        return replace(settings, fail_on=())
+    return settings
+
+
+def _check_variables() -> None:
+    """A misspelt PRDUP_* variable would be ignored without a word: say so, as for a key."""
+    valid = {_ENV_PREFIX + name.upper() for name in _KEYS} | OTHER_VARIABLES
+    unknown = sorted(
+        name for name in os.environ if name.startswith(_ENV_PREFIX) and name not in valid
+    )
+    if unknown:
+        raise BadConfig(
+            f"unknown environment variable {', '.join(unknown)}; valid: {', '.join(sorted(valid))}"
+        )
 
 
 # Values outside these hide every finding or break every check without saying so.
@@ -169,6 +203,8 @@ _RANGES: dict[str, tuple[float, float | None, str]] = {
 
 def _check_ranges(values: dict[str, Any], source: str) -> None:
     for name, value in values.items():
+        if name == "fail_on":
+            _check_verdicts(value, source)
         if name not in _RANGES:
             continue
         low, high, valid = _RANGES[name]
@@ -179,6 +215,20 @@ def _check_ranges(values: dict[str, Any], source: str) -> None:
                 else f"{source}: {name} = {value!r}"
             )
             raise BadConfig(f"{given} is out of range; expected {valid}")
+
+
+def _check_verdicts(verdicts: tuple[str, ...], source: str) -> None:
+    """Verdict names only, or "none" alone: a misspelt verdict would silently never fail."""
+    unknown = sorted(set(verdicts) - set(VERDICT_ORDER) - {NEVER_FAIL})
+    if unknown or (NEVER_FAIL in verdicts and len(verdicts) > 1):
+        given = ",".join(verdicts)
+        where = f"{source} {given!r}"
+        if not source.startswith("--"):
+            where = f"{source}: fail_on = {given!r}"
+        raise BadConfig(
+            f"{where} is not a list of verdicts; expected some of "
+            f"{', '.join(VERDICT_ORDER)}, or {NEVER_FAIL}"
+        )
 
 
 def default_settings() -> Settings:

@@ -31,6 +31,10 @@ class IndexCorrupt(PrdupError):
     pass
 
 
+class IndexDiskFull(PrdupError):
+    """The disk filled while writing: the index is intact up to its last batch."""
+
+
 class IndexReadOnly(PrdupError):
     """The index cannot be written (read-only media, folder or file) and this needs to."""
 

@@ -31,6 +31,7 @@ DIFF_OPTIONS = ("-p", "-U0", "--full-index", "-M", "--no-color", "--no-ext-diff"
 _LOG_FIELDS = ("%H", "%P", "%an", "%aI", "%cI", "%B")  # then the commit's diff
 _COMMIT_TEXT_FIELDS = ("%H", "%an", "%aI", "%B")
 _PULL_REF = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/pr/(\d+))$")
+_TEST_MERGE_REF = re.compile(r"^refs/pull/(\d+)/merge$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _BLOCK = 1 << 20  # bytes read from git at a time
 _READ_AHEAD = 32  # blocks a reader thread may hold before the parser takes them
@@ -476,6 +477,59 @@ def pull_refs(
     return sorted(usable, key=lambda p: p.number), sorted(missing, key=lambda p: p.number)
 
 
+@dataclass(frozen=True, slots=True)
+class TestMerge:
+    """GitHub's test merge of a PR (`refs/pull/N/merge`): onto which commit, and when."""
+
+    __test__ = False  # not a pytest class
+
+    base: str  # its first parent: the base branch's commit the PR was merged onto
+    made_at: int  # its committer date (seconds): when GitHub made it
+
+
+def test_merges(repo: git.Repo) -> dict[int, TestMerge]:
+    """PR number -> GitHub's last test merge of the PR.
+
+    GitHub keeps that ref for a PR it can merge without conflicts, and renews it while the
+    PR is open (its base moved, its head was pushed). It stops renewing it when the PR is
+    closed or merged, and keeps the last one: most closed PRs of a mirror still have one. A
+    test merge made after the targets' last commit shows the PR open then; an older one tells
+    nothing either way (a branch that stopped moving keeps closed PRs' test merges on its tip).
+    """
+    output = repo.git.for_each_ref("--format=%(refname) %(objectname)", "refs/pull")
+    merges: dict[str, list[int]] = {}  # two PRs with one head can share a test merge
+    for line in output.splitlines():
+        ref, sha = line.split()
+        match = _TEST_MERGE_REF.match(ref)
+        if match:
+            merges.setdefault(sha, []).append(int(match.group(1)))
+    if not merges:
+        return {}
+    process = _log_of(repo, list(merges), "%H %ct %P")
+    found: dict[int, TestMerge] = {}
+    for raw in process.stdout:
+        sha, made_at, *parents = _decode(raw).split()
+        if len(parents) > 1:
+            found.update(dict.fromkeys(merges.get(sha, ()), TestMerge(parents[0], int(made_at))))
+    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
+        process.wait()
+    return found
+
+
+def committed_at(repo: git.Repo, shas: list[str]) -> dict[str, int]:
+    """Committer dates (seconds) of many commits at once."""
+    if not shas:
+        return {}
+    process = _log_of(repo, shas, "%H %ct")
+    found = {}
+    for raw in process.stdout:
+        sha, seconds = _decode(raw).split()
+        found[sha] = int(seconds)
+    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
+        process.wait()
+    return found
+
+
 def pull_head_refspec(number: int) -> str:
     """The refspec that fetches PR `number`'s head as GitHub exposes it (from forks too)."""
     return f"+refs/pull/{number}/head:refs/pull/{number}/head"
@@ -711,6 +765,49 @@ def commit_dates(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, s
     for raw in process.stdout:
         sha, authored, committed, email, name = (_decode(raw).strip().split(" ", 4) + [""] * 4)[:5]
         found[sha] = (authored, committed, email, name)
+    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
+        process.wait()
+    return found
+
+
+def commit_subjects(repo: git.Repo, shas: list[str]) -> dict[str, str]:
+    """The subject of many commits at once; commits git cannot read are left out."""
+    if not shas:
+        return {}
+    process = _log_of(repo, shas, "%H %s")
+    found: dict[str, str] = {}
+    for raw in process.stdout:
+        sha, _, subject = _decode(raw).rstrip("\n").partition(" ")
+        found[sha] = subject.strip()
+    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
+        process.wait()
+    return found
+
+
+def commit_subjects_and_files(
+    repo: git.Repo, shas: list[str]
+) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """(subject, paths changed, as git names them) of many commits at once, from one
+    `git log --no-walk --name-only`; commits git cannot read are left out."""
+    if not shas:
+        return {}
+    framing = Framing.drawn()
+    process = repo.git.log(
+        "--no-walk=unsorted",
+        "--ignore-missing",
+        "--stdin",
+        "--name-only",
+        f"--format={framing.format(['%H', '%s'], trailing_field=True)}",
+        as_process=True,
+        istream=git.cmd.PIPE,
+    )
+    feed(process, "".join(f"{sha}\n" for sha in dict.fromkeys(shas)).encode())
+    found: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for record in _records(process.stdout, framing.record):
+        fields = record.split(framing.field, 2)
+        if len(fields) == 3:
+            sha, subject, names = map(_decode, fields)
+            found[sha.strip()] = (subject.strip(), tuple(n for n in names.splitlines() if n))
     with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
         process.wait()
     return found

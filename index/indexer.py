@@ -44,13 +44,15 @@ from index.rebase_landings import (
     MAX_OWN_COMMITS,
     LineMerges,
     OwnCommit,
+    PartLanding,
+    RebaseLanding,
     TargetCommit,
     UnlandedPull,
     decode_own_commits,
     encode_own_commits,
-    find_rebase_landings,
+    find_landings,
 )
-from index.store import ChangeRecord, IndexStore, default_db_path
+from index.store import ChangeRecord, IndexStore, PartLandingRow, default_db_path
 from index.stored_diff import StoredChange, parse_read_in_part, parse_stored
 
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
@@ -70,6 +72,9 @@ class IndexSummary:
     commits: int = 0
     open: int = 0
     closed: int = 0
+    unmerged: int = 0  # not merged; open or closed unknown (no metadata, no test merge)
+    unknown_states: int = 0  # PRs of the whole index whose state is unknown ("unmerged")
+    landed_in_part: int = 0  # unlanded PRs some of whose commits have copies on a target
     unchanged: int = 0
     metadata_only: int = 0
     truncated: int = 0
@@ -83,6 +88,14 @@ class IndexSummary:
     # Per target rewound (force-pushed, reset): its changes removed as no longer on it.
     rewound: Counter[str] = field(default_factory=Counter)
     history_cut: bool = False  # read from a shallow clone: PRs merged before its cut unknown
+    imported: int = 0  # PRs and comments GitHub's API gave this run (`index --github`)
+
+    @property
+    def changed(self) -> bool:
+        """Whether this run wrote anything new: what decides that a CI cache is saved again."""
+        new = self.merged + self.commits + self.open + self.closed + self.unmerged
+        new += self.metadata_only + self.landed_in_part
+        return bool(new or self.imported or self.rewound)
 
     def line(self) -> str:
         rebased = f" ({self.rebased} landed by rebase or cherry-pick)" if self.rebased else ""
@@ -91,6 +104,8 @@ class IndexSummary:
             f"{self.merged} merged PRs{rebased}{cut}",
             f"{self.open} open",
             f"{self.closed} closed",
+            *([f"{self.unmerged} unmerged"] if self.unmerged else []),
+            *([f"{self.landed_in_part} landed in part"] if self.landed_in_part else []),
             f"{self.commits} direct commits",
             f"{self.unchanged} unchanged",
         ]
@@ -108,7 +123,21 @@ class IndexSummary:
             "removed from the index"
             for target, n in self.rewound.items()
         )
-        return f"indexed{read} " + ", ".join(parts) + rewound
+        return f"indexed{read} " + ", ".join(parts) + self._unknown_states() + rewound
+
+    def _unknown_states(self) -> str:
+        if not self.unknown_states:
+            return ""
+        return (
+            f"; {self.unknown_states} unmerged PRs' states are unknown (git cannot tell open "
+            "from closed; each is checked as open): GitHub's metadata tells them, "
+            "prdup index --github OWNER/REPO, or --prs-json FILE from `gh pr list --state all "
+            "--json number,title,body,state,createdAt,closedAt,mergedAt,headRefOid,baseRefName,"
+            "author`"
+        )
+
+
+SOURCES_UNKNOWN = "sources_unknown"  # meta: an upgraded index's title and state sources
 
 
 def _quiet(phase: str, done: int, total: int | None) -> None:
@@ -139,6 +168,8 @@ class Indexer:
         self._own_commits: dict[str, str] = {}  # PR head -> its own commits, encoded
         self._landing_merges: dict[str, tuple[str, str]] = {}  # PR head -> its merge, its date
         self._counted_as: dict[int, str] = {}  # PR number -> the state this run counted it in
+        self._tested_open: set[int] | None = None  # PRs a test merge shows open (`_git_state`)
+        self._targets: list[str] = []
         self.own_commits_filled = False  # PRs of an older index got their own commits
         # Target commits by file count, for PRs read in part (`_may_have_landed_whole`).
         self._commits_by_file_count: dict[int, list[int]] | None = None
@@ -357,6 +388,7 @@ class Indexer:
     # --- PR refs ----------------------------------------------------------------------------
 
     def index_pull_refs(self, targets: list[str], only: set[int] | None = None) -> None:
+        self._targets = targets
         known = self.store.heads_by_number()
         indexed = frozenset(head for head, _ in known.values() if head)
         refs, missing = gitsource.pull_refs(self.repo, indexed)
@@ -477,7 +509,7 @@ class Indexer:
         record = ChangeRecord(
             kind="pr",
             number=pull.number,
-            state=state,
+            state=self._git_state(pull.number, state),
             source="ref",
             sha=pull.head,
             head_sha=pull.head,
@@ -503,6 +535,7 @@ class Indexer:
         record = self._ref_record(pull, base, state)
         if record.title is None:
             record.title, record.body, record.author, record.created_at = self._head_text(pull.head)
+            record.title_source = "commit"
             record.issues = linked_issues(record.body) + linked_issues(record.title)
         if listed is None and (not diff or diff.isspace()):  # (strip() would copy a huge diff)
             record.status, record.skip_reason = "skipped", "empty diff"
@@ -534,7 +567,7 @@ class Indexer:
             record = ChangeRecord(
                 kind="pr",
                 number=pull.number,
-                state="open",
+                state=self._git_state(pull.number, "unmerged"),
                 source="ref",
                 status="skipped",
                 skip_reason=f"head commit {pull.head[:12]} is missing from the repository "
@@ -545,6 +578,74 @@ class Indexer:
                 _apply_metadata(record, meta, keep_state=False)
             self._mark_changed()
             self.store.save_change(record, None)
+
+    def _git_state(self, number: int, state: str) -> str:
+        """The state git shows: "merged", else "open" where GitHub's test merge of the PR is
+        onto a target's current tip and was made after every target's last commit
+        (`gitsource.test_merges`), else "unmerged"."""
+        if state != "unmerged":
+            return state
+        return "open" if number in self._open_by_test_merge() else "unmerged"
+
+    def _open_by_test_merge(self) -> set[int]:
+        if self._tested_open is None:
+            resolved = (
+                gitsource.target_branch(self.repo, name, required=False) for name in self._targets
+            )
+            tips = {branch.tip for branch in resolved if branch}
+            merges = gitsource.test_merges(self.repo) if tips else {}
+            # A tip that stopped moving (an old release line, an archived repository) keeps
+            # the test merges of PRs closed since: only one made after the targets' last
+            # commit shows the PR open then.
+            last = max(gitsource.committed_at(self.repo, list(tips)).values(), default=0)
+            self._tested_open = {
+                number
+                for number, merge in merges.items()
+                if merge.base in tips and merge.made_at >= last
+            }
+        return self._tested_open
+
+    def recover_sources(self) -> None:
+        """Which titles of an index made before they were recorded are their head commits'
+        subjects (`title_source` 'commit'), once, after the upgrade
+        (`schema._state_and_title_sources`). Its "open" states without a base branch are told
+        again by `derive_unknown_states`: an import that named no base branch may have said
+        open, but nothing shows it, so they read "unmerged" until the metadata is given again."""
+        if self.store.get_meta(SOURCES_UNKNOWN) != "1":
+            return
+        rows = self.store.query(
+            "SELECT number, head_sha, title FROM changes WHERE kind = 'pr' "
+            "AND base_ref IS NULL AND title IS NOT NULL AND head_sha IS NOT NULL "
+            "AND source IN ('ref', 'fast-forward')"
+        )
+        texts = gitsource.commit_texts(self.repo, [row["head_sha"] for row in rows])
+        self.store.mark_commit_titles(
+            [
+                row["number"]
+                for row in rows
+                if row["title"] == texts.get(row["head_sha"], ("", "", ""))[2].partition("\n")[0]
+            ]
+        )
+        self.store.set_meta(SOURCES_UNKNOWN, "0")
+
+    def derive_unknown_states(self, targets: list[str]) -> None:
+        """Tell again, for every PR whose state git gave (no metadata), whether a test merge
+        shows it open: a PR closed since the last run stops being renewed, and rows of an
+        older index said "open" for every unmerged PR. Counts the states left unknown."""
+        self._targets = targets
+        rows = self.store.query(
+            "SELECT number, state FROM changes WHERE kind = 'pr' AND number IS NOT NULL "
+            "AND state IN ('open', 'unmerged') AND state_source IS NULL"
+        )
+        changed = [
+            (row["number"], state)
+            for row in rows
+            if (state := self._git_state(row["number"], "unmerged")) != row["state"]
+        ]
+        # Nothing derived (rarity, the text model) reads a state other than "merged"; the
+        # sweep's cache notices a state that changed by itself.
+        self.store.set_states(changed)
+        self.summary.unknown_states = self.store.count_unknown_states()
 
     def _untitled(self, number: int) -> bool:
         meta = self.metadata.get(number)
@@ -562,7 +663,7 @@ class Indexer:
         record = ChangeRecord(
             kind="pr",
             number=pull.number,
-            state=state,
+            state=self._git_state(pull.number, state),
             source="ref",
             sha=pull.head,
             head_sha=pull.head,
@@ -627,6 +728,7 @@ class Indexer:
                 fields = _metadata_fields(meta)
                 if known[number][1] == "merged":
                     fields.pop("state", None)  # git's evidence of landing beats a stale export
+                    fields.pop("state_source", None)
                 self.store.update_metadata(
                     number, fields, linked_issues(meta.body) + linked_issues(meta.title)
                 )
@@ -634,7 +736,7 @@ class Indexer:
             record = ChangeRecord(
                 kind="pr",
                 number=number,
-                state=meta.state or "open",
+                state=meta.state or "unmerged",
                 source="metadata",
                 status="metadata-only",
             )
@@ -685,12 +787,14 @@ class Indexer:
         """PRs with no landing yet whose landing git holds elsewhere than on a target's
         first-parent line: copies of all their commits (a rebase or cherry-pick,
         `match_rebased_commits`), else a commit in a target's history whose subject names the
-        PR as its landing and that makes part of its change (`_land_named`)."""
+        PR as its landing and that makes part of its change (`_land_named`). The others some
+        of whose commits have copies landed in part (`record_part_landings`)."""
         unlanded = self.store.query(
             "SELECT id, number, created_at, author, author_email, own_commits FROM changes "
             "WHERE kind = 'pr' AND status = 'indexed' AND merge_commit IS NULL"
         )
         if not unlanded:
+            self.store.set_part_landings([])
             return
         commits = [
             TargetCommit.from_row(row)
@@ -710,35 +814,41 @@ class Indexer:
             for row in unlanded
             if row["own_commits"]
         ]
-        # A commit that already lands a PR (its merge or squash) is no copy of another's.
+        # A commit that already lands a PR (its merge or squash) is no copy of another's, but
+        # its patch is on the target all the same (a commit of a PR landed in part).
         landings = {
-            sha
+            sha: row["number"]
             for row in self.store.query(
-                "SELECT sha, merge_commit FROM changes WHERE kind = 'pr' AND state = 'merged'"
+                "SELECT number, sha, merge_commit FROM changes "
+                "WHERE kind = 'pr' AND state = 'merged'"
             )
             for sha in (row["sha"], row["merge_commit"])
             if sha
         }
         history = self._history_off_the_line(
-            targets, pulls, {row["number"] for row in unlanded}, {c.sha for c in commits} | landings
+            targets, pulls, {row["number"] for row in unlanded}, {c.sha for c in commits}, landings
         )
-        landed = self.match_rebased_commits(pulls, [*commits, *history.copies], history.merges)
-        self._land_named([row for row in unlanded if row["number"] not in landed], history.naming)
+        found = find_landings(
+            pulls,
+            [*commits, *history.copies],
+            lambda shas: gitsource.patch_ids(self.repo, shas),
+            lambda shas: gitsource.commit_subjects(self.repo, shas),
+        )
+        landed = self.match_rebased_commits(found.whole, history.merges)
+        landed |= self._land_named(
+            [row for row in unlanded if row["number"] not in landed], history.naming
+        )
+        ids = {row["number"]: row["id"] for row in unlanded}
+        self.record_part_landings([p for p in found.part if p.number not in landed], ids)
 
     def match_rebased_commits(
-        self,
-        pulls: list[UnlandedPull],
-        commits: list[TargetCommit],
-        merges: Mapping[int, TargetCommit],
+        self, found: list[RebaseLanding], merges: Mapping[int, TargetCommit]
     ) -> set[int]:
         """PRs landed by rebase or cherry-pick (`index.rebase_landings`): each is recorded
         merged at the target commit that completes it, or at the merge in the target's history
         that names it (a merge tool's rebase onto a maintained branch, merged up), and the
         target's copies of its commits, which are its change, stop being direct commits of
         their own. Returns the PRs landed."""
-        found = find_rebase_landings(
-            pulls, commits, lambda shas: gitsource.patch_ids(self.repo, shas)
-        )
         for landed in found:
             merge = merges.get(landed.number)
             landing = merge or landed.landing
@@ -756,9 +866,28 @@ class Indexer:
         self.summary.rebased += len(found)
         return {landed.number for landed in found}
 
+    def record_part_landings(self, parts: list[PartLanding], ids: Mapping[int, int]) -> None:
+        """Record, for each PR landed in part, each of its commits that landed (with the target
+        commit that holds its patch) and each still to do, with its subject and files (one
+        `git log` for all). The copies stay direct commits: the PR did not land."""
+        shas = [own.sha for part in parts for own, _ in part.commits]
+        texts = gitsource.commit_subjects_and_files(self.repo, shas)
+        rows: list[PartLandingRow] = []
+        for part in parts:
+            for position, (own, copy) in enumerate(part.commits):
+                subject, files = texts.get(own.sha, ("", ()))
+                landed = copy.sha if copy is not None else None
+                rows.append(
+                    PartLandingRow(
+                        ids[part.number], position, own.sha, subject, files, landed, part.target
+                    )
+                )
+        self.store.set_part_landings(rows)
+        self.summary.landed_in_part = len(parts)
+
     def _land_named(
         self, unlanded: list[Any], naming: Mapping[int, list[tuple[TargetCommit, str]]]
-    ) -> None:
+    ) -> set[int]:
         """A commit in a target's history, off its first-parent line, whose subject names a PR
         as its landing (`(#N)`, `Merge pull request #N`, `bug #N ...`) lands it when it was
         made after the PR was opened and removes or adds a line the PR does (a fork's own
@@ -774,7 +903,7 @@ class Indexer:
         }
         wanted = {number: found for number, found in wanted.items() if found}
         if not wanted:
-            return
+            return set()
         pairs = [(c.sha, c.parent) for found in wanted.values() for c, _ in found if c.parent]
         lines: dict[str, set[tuple[str, int]]] = {}
         for sha, diff in self._readable_diffs(list(dict.fromkeys(pairs))):
@@ -790,12 +919,15 @@ class Indexer:
         pr_lines: dict[int, set[tuple[str, int]]] = {}
         for change_id, _, side, line_hash in self.store.line_rows([ids[n] for n in wanted]):
             pr_lines.setdefault(change_id, set()).add((side, line_hash))
+        landed: set[int] = set()
         for number, found in wanted.items():
             own = pr_lines.get(ids[number], set())
             ordered = sorted(found, key=lambda item: instant_or_zero(item[0].committed_at))
             named = next((item for item in ordered if own & lines.get(item[0].sha, set())), None)
             if named is not None:
                 self._record_landing(number, named[0], named[1], None)
+                landed.add(number)
+        return landed
 
     def _readable_diffs(self, pairs: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
         """`gitsource.diff_pairs`, going on after a pair git cannot diff (a snapshot or partial
@@ -833,12 +965,18 @@ class Indexer:
         self._count_as_merged(number)
 
     def _history_off_the_line(
-        self, targets: list[str], pulls: list[UnlandedPull], numbers: set[int], rows: set[str]
+        self,
+        targets: list[str],
+        pulls: list[UnlandedPull],
+        numbers: set[int],
+        rows: set[str],
+        landings: Mapping[str, int],
     ) -> OffTheLine:
         """What the targets' whole history holds that no row does, for the PRs with no landing:
-        the commits with a PR commit's author date (its possible copies), per PR the oldest
-        merge whose subject names it as its landing, and every commit whose subject names one.
-        One `git log` per target, without diffs."""
+        the commits with a PR commit's author date (its possible copies; one that lands a PR,
+        in `landings`, is credited to it), per PR the oldest merge whose subject names it as
+        its landing, and every commit whose subject names one. One `git log` per target,
+        without diffs."""
         dates = {own.authored_at for pull in pulls for own in pull.commits}
         with_commits = {pull.number for pull in pulls}
         tips = [
@@ -853,6 +991,10 @@ class Indexer:
             if commit.sha in rows:
                 continue
             as_target = TargetCommit.from_history(commit)
+            if commit.sha in landings:
+                if len(commit.parents) < 2 and commit.authored_at in dates:
+                    found.copies.append(replace(as_target, landed_for=landings[commit.sha]))
+                continue
             number, how = landing_pr(commit.subject)
             if how == "merge-commit" and len(commit.parents) < 2:
                 number = None
@@ -869,7 +1011,10 @@ class Indexer:
                 found.copies.append(as_target)
         # A copy inside another PR's landing (a takeover that picked a closed PR's commit) is
         # that PR's work: the closed PR did not land by it.
-        found.copies = [replace(c, landed_for=lines.landing_of(c.sha)) for c in found.copies]
+        found.copies = [
+            c if c.landed_for is not None else replace(c, landed_for=lines.landing_of(c.sha))
+            for c in found.copies
+        ]
         return found
 
     def _count_as_merged(self, number: int) -> None:
@@ -1017,7 +1162,7 @@ class ForkPoints:
 
     def base_of(self, head: str) -> tuple[str | None, str]:
         """(base commit or None, state guessed from git: merged when a target contains head)."""
-        state = "merged" if head in self.on_target else "open"
+        state = "merged" if head in self.on_target else "unmerged"
         own_lines = self.first_parent.get(head, 0)
         if own_lines & ((1 << self.target_count) - 1):
             self._why[head] = "head is on a target's first-parent line (landed without a PR diff)"
@@ -1096,7 +1241,8 @@ class ForkPoints:
                 if parent not in seen and parent not in stop:
                     seen.add(parent)
                     stack.append(parent)
-        return sorted(own, key=lambda sha: (self.times.get(sha, 0), sha))
+        by_time = sorted(own, key=lambda sha: (self.times.get(sha, 0), sha))
+        return _parents_first(by_time, self.graph)
 
     def _tightened(self, head: str, walked: str) -> str:
         """A merged head reached through later commits of its branch: the first-parent line
@@ -1153,6 +1299,29 @@ def _landing_merges(
                 landings[head] = (merge, forks.commit_date(merge))
                 break
     return landings
+
+
+def _parents_first(commits: list[str], graph: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """`commits` in their order, except that a commit's parent among them comes before it: a
+    rebase makes many commits in one second, and their order by time and sha is no order."""
+    members = set(commits)
+    placed: set[str] = set()
+    ordered: list[str] = []
+    for start in commits:
+        stack = [(start, False)]
+        while stack:
+            sha, ready = stack.pop()
+            if sha in placed:
+                continue
+            if ready:
+                placed.add(sha)
+                ordered.append(sha)
+                continue
+            stack.append((sha, True))
+            for parent in reversed(graph.get(sha, ())):
+                if parent in members and parent not in placed:
+                    stack.append((parent, False))
+    return ordered
 
 
 def _dated_own_commits(repo: git.Repo, forks: ForkPoints, heads: list[str]) -> dict[str, str]:
@@ -1284,13 +1453,14 @@ def _start_over(store: IndexStore, indexer: Indexer) -> None:
 
 
 def kept_metadata(row: Any) -> PullMetadata:
-    """What an index row (a mapping or `sqlite3.Row`) holds that git cannot tell again (texts,
-    dates, a closed state), as metadata for a run that reads the PR afresh to apply."""
+    """What an index row (a mapping or `sqlite3.Row`) holds that git cannot tell again (texts
+    that are not its head commit's, dates, a state GitHub gave), as metadata for a run that
+    reads the PR afresh to apply."""
     return PullMetadata(
         number=row["number"],
-        title=row["title"],
-        body=row["body"],
-        state="closed" if row["state"] == "closed" else None,
+        title=None if row["title_source"] == "commit" else row["title"],
+        body=None if row["title_source"] == "commit" else row["body"],
+        state=row["state"] if row["state_source"] == "metadata" else None,
         created_at=row["created_at"],
         closed_at=row["closed_at"],
         merged_at=None,
@@ -1301,6 +1471,7 @@ def kept_metadata(row: Any) -> PullMetadata:
 
 
 def _metadata_fields(meta: PullMetadata) -> dict[str, object]:
+    """The columns metadata sets: the values it has, and where the state and title came from."""
     fields: dict[str, object] = {
         "title": meta.title,
         "body": meta.body,
@@ -1311,7 +1482,13 @@ def _metadata_fields(meta: PullMetadata) -> dict[str, object]:
         "base_ref": meta.base_ref,
         "author": meta.author,
     }
-    return {k: v for k, v in fields.items() if v is not None}
+    given = {k: v for k, v in fields.items() if v is not None}
+    sources: dict[str, object] = {}
+    if "state" in given:
+        sources["state_source"] = "metadata"
+    if "title" in given:
+        sources["title_source"] = None  # GitHub's title
+    return {**given, **sources}
 
 
 def _files_key(paths: set[str]) -> tuple[int, int]:
@@ -1332,9 +1509,9 @@ def line_limit(settings: Settings, state: str) -> int:
 
 def _apply_metadata(record: ChangeRecord, meta: PullMetadata, keep_state: bool) -> None:
     for name, value in _metadata_fields(meta).items():
-        if name == "state" and keep_state:
+        if name in ("state", "state_source") and keep_state:
             continue
-        if name == "state" and record.state == "merged":
+        if name in ("state", "state_source") and record.state == "merged":
             continue  # git shows it landed; a CLOSED export of a rebase-merged PR says less
         setattr(record, name, value)
     record.issues = tuple(
@@ -1396,6 +1573,7 @@ def index_repository(
         indexer.summary.warnings = _target_warnings(branches, store)
         indexer.summary.warnings += identity.follow_cut(repo, store)
         indexer.summary.history_cut = bool(store.get_meta(identity.CUT))
+        indexer.recover_sources()  # before `_start_over` keeps what git cannot tell
         if store.get_meta("reread_all") == "1":
             report("rebuilding an index from an older prdup", 0, None)
             _start_over(store, indexer)
@@ -1414,6 +1592,7 @@ def index_repository(
             indexer.match_landings_off_the_line(names)
         indexer.match_rebased()
         indexer.match_closing()
+        indexer.derive_unknown_states(names)
         if indexer.changed:
             report("lookup indexes and code words", 0, None)
         store.merge_line_texts()  # what counting old rows' words reads

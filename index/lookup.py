@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from detector.code_words import code_vector, count_words, inverse_frequencies
-from detector.evidence import ChangeEvidence, LineWeights
+from detector.evidence import ChangeEvidence, LineWeights, PartLanded, PrCommit
 from detector.matcher import Query
 from detector.model import Change, FileChange
 from detector.text import weigh
@@ -181,6 +181,18 @@ def query_from_index(store: IndexStore, number: int) -> Query | None:
         change=evidence,
         line_text=line_text,
         line_place=line_place,
+        landed_in_part=part_landed(store, row["id"]),
+    )
+
+
+def part_landed(store: IndexStore, change_id: int) -> PartLanded | None:
+    """A PR's landing in part as the index recorded it (`index.rebase_landings`), if any."""
+    rows = store.part_landing(change_id)
+    if not rows:
+        return None
+    return PartLanded(
+        target=rows[0].target,
+        commits=tuple(PrCommit(r.sha, r.subject, r.files, r.copy) for r in rows),
     )
 
 
@@ -417,6 +429,7 @@ def load_evidence(
             commit=rows[cid]["merge_commit"] or rows[cid]["sha"],
             state=rows[cid]["state"],
             title=rows[cid]["title"] or "",
+            title_from_commit=rows[cid].get("title_source") == "commit",
             author=rows[cid]["author"],
             author_email=rows[cid].get("author_email"),
             branch=branch_of(rows[cid]),

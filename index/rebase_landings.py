@@ -5,15 +5,22 @@ committer, but keep its author, author date and patch. So a PR's commits (those 
 that no branch held when it was read, and that its author wrote: a branch that carries other
 people's commits did not make them) are looked for among the commits of the targets' history
 with the same author date, and each pair is confirmed by git's own patch identity
-(`git patch-id --stable`, what `git cherry` compares). A PR every one of whose commits is on
-one target that way landed there; its landing is the target commit that completes it (the
-last of them), and its landed change starts at the parent of the first.
+(`git patch-id --stable`, what `git cherry` compares), or, where the patch differs, by the same
+author and subject: a commit amended as it landed (a conflict resolved while rebasing, its
+context moved, a maintainer's edit) keeps all three, and its patch identity changes. A PR every
+one of whose commits is on one target that way landed there; its landing is the target commit
+that completes it (the last of them), and its landed change starts at the parent of the first.
 
 Only a target commit made after the PR was opened, and after the PR's own commit, counts: an
 older one with the same patch is an earlier change (as for landings by a whole-patch match),
 and a backport's cherry-picks of commits already on the target are copies made from them, not
 the reverse. A target commit lands one PR: where two PRs carry the same commits, the one whose
 author wrote them, else the first opened.
+
+A PR some of whose own commits have a copy on a target, and not all, landed there in part
+(`PartLanding`): which of its commits landed, as which target commits, and which remain (those
+whose patch the target does not hold). It stays unlanded; `check` names what landed and what
+is still to do.
 """
 
 from __future__ import annotations
@@ -126,60 +133,150 @@ class RebaseLanding:
     copies: tuple[TargetCommit, ...]  # every landed copy, in the target's order
 
 
+@dataclass(frozen=True, slots=True)
+class PartLanding:
+    """A PR some of whose own commits have a copy on `target`, and not all: each of its
+    commits that landed, with its copy, and each still to do (its patch is not on the target),
+    with None; in the PR's order (oldest first). A commit it carries that landed by another
+    PR is in neither."""
+
+    number: int
+    target: str | None
+    commits: tuple[tuple[OwnCommit, TargetCommit | None], ...]
+
+    @property
+    def copies(self) -> list[tuple[OwnCommit, TargetCommit]]:
+        return [(own, copy) for own, copy in self.commits if copy is not None]
+
+    @property
+    def remaining(self) -> list[OwnCommit]:
+        return [own for own, copy in self.commits if copy is None]
+
+
+@dataclass(frozen=True, slots=True)
+class Landings:
+    """What `find_landings` found: the PRs landed whole, and those landed in part."""
+
+    whole: list[RebaseLanding]
+    part: list[PartLanding]
+
+
 PatchIds = Callable[[list[str]], Mapping[str, str]]
+Subjects = Callable[[list[str]], Mapping[str, str]]
 Carried = tuple[OwnCommit, list[TargetCommit]]  # a commit a branch carries, its possible copies
 
 
+@dataclass(frozen=True, slots=True)
+class _Looked:
+    """A PR as looked for on the targets: its own work, the possible copies of each of its
+    own commits (`options`), and the target commits with the author date of each commit it
+    carries."""
+
+    pull: UnlandedPull
+    mine: UnlandedPull
+    options: list[list[TargetCommit]]
+    carried: list[Carried]
+
+    @property
+    def may_land_whole(self) -> bool:
+        return bool(self.mine.commits) and all(self.options) and all(f for _, f in self.carried)
+
+
+@dataclass(frozen=True, slots=True)
+class _Identity:
+    """Whether a target commit with a PR commit's author date is a copy of it: the same patch
+    (`git patch-id --stable`), or the same author and subject (amended as it landed)."""
+
+    patches: Mapping[str, str]
+    subjects: Mapping[str, str]
+
+    def same_patch(self, own: OwnCommit, copy: TargetCommit) -> bool:
+        patch = self.patches.get(own.sha)
+        return bool(patch) and self.patches.get(copy.sha) == patch
+
+    def amended(self, own: OwnCommit, copy: TargetCommit) -> bool:
+        subject = self.subjects.get(own.sha)
+        return (
+            bool(subject)
+            and self.subjects.get(copy.sha) == subject
+            and bool(
+                identities(own.author, own.author_email)
+                & identities(copy.author, copy.author_email)
+            )
+        )
+
+    def same(self, own: OwnCommit, copy: TargetCommit) -> bool:
+        return self.same_patch(own, copy) or self.amended(own, copy)
+
+    def best_first(self, own: OwnCommit, found: list[TargetCommit]) -> list[TargetCommit]:
+        """The copies of `own` among `found`, those with its very patch first."""
+        return [c for c in found if self.same_patch(own, c)] + [
+            c for c in found if not self.same_patch(own, c) and self.amended(own, c)
+        ]
+
+
 def find_rebase_landings(
-    pulls: Iterable[UnlandedPull], commits: Iterable[TargetCommit], patch_ids: PatchIds
+    pulls: Iterable[UnlandedPull],
+    commits: Iterable[TargetCommit],
+    patch_ids: PatchIds,
+    subjects: Subjects | None = None,
 ) -> list[RebaseLanding]:
+    """The PRs all of whose own commits have a copy on a target (`find_landings`)."""
+    return find_landings(pulls, commits, patch_ids, subjects).whole
+
+
+def find_landings(
+    pulls: Iterable[UnlandedPull],
+    commits: Iterable[TargetCommit],
+    patch_ids: PatchIds,
+    subjects: Subjects | None = None,
+) -> Landings:
     """The PRs all of whose own commits have a copy on a target (same author date, same
     patch), each target commit credited to one PR: of a branch that carries other people's
-    commits, only its author's are credited to it (and the others need a copy too)."""
+    commits, only its author's are credited to it (and the others need a copy too). Then the
+    PRs only some of whose own commits have a copy (`PartLanding`). One `patch_ids` call for
+    all of them."""
     by_date: dict[str, list[TargetCommit]] = {}
     for commit in commits:
         by_date.setdefault(commit.authored_at, []).append(commit)
-    possible: list[tuple[UnlandedPull, UnlandedPull, list[list[TargetCommit]], list[Carried]]] = []
-    for pull in pulls:
-        mine = _own_work(pull)
-        options = [
-            [
-                c
-                for c in by_date.get(own.authored_at, ())
-                if not earlier(c.committed_at, pull.created_at)
-                and not earlier(c.committed_at, own.committed_at)
-                and c.landed_for in (None, pull.number)
-            ]
-            for own in mine.commits
-        ]
-        carried = [
-            (c, by_date.get(c.authored_at, [])) for c in pull.commits if c not in mine.commits
-        ]
-        if mine.commits and all(options) and all(found for _, found in carried):
-            possible.append((pull, mine, options, carried))
-    if not possible:
-        return []
-    wanted = {own.sha for pull, _, _, _ in possible for own in pull.commits}
-    for _, _, options, carried in possible:
-        wanted |= {c.sha for found in options for c in found}
-        wanted |= {c.sha for _, found in carried for c in found}
-    identity = patch_ids(sorted(wanted))
-    landings: list[RebaseLanding] = []
+    looked = [_look(pull, by_date) for pull in pulls]
+    looked = [item for item in looked if any(item.options)]
+    if not looked:
+        return Landings([], [])
+    wanted = {own.sha for item in looked for own in item.pull.commits}
+    for item in looked:
+        wanted |= {c.sha for own in item.pull.commits for c in by_date.get(own.authored_at, ())}
+    identity = _Identity(patch_ids(sorted(wanted)), subjects(sorted(wanted)) if subjects else {})
     taken: set[str] = set()
-    # The PR whose author wrote the commits first, then the first opened (`_land_on_commits`).
-    in_order = sorted(
-        possible,
-        key=lambda item: (
-            not _wrote_copies(item[0], item[2]),
-            item[0].created_at or "",
-            item[0].number,
-        ),
-    )
-    for pull, mine, options, carried in in_order:
-        if not all(
-            any(identity.get(c.sha) == identity.get(own.sha) for c in found)
-            for own, found in carried
-        ):
+    whole = _land_whole([item for item in looked if item.may_land_whole], identity, taken)
+    landed = {landing.number for landing in whole}
+    rest = [item for item in looked if item.pull.number not in landed]
+    return Landings(whole, _land_parts(rest, by_date, identity, taken))
+
+
+def _look(pull: UnlandedPull, by_date: Mapping[str, list[TargetCommit]]) -> _Looked:
+    mine = _own_work(pull)
+    options = [
+        [
+            c
+            for c in by_date.get(own.authored_at, ())
+            if not earlier(c.committed_at, pull.created_at)
+            and not earlier(c.committed_at, own.committed_at)
+            and c.landed_for in (None, pull.number)
+        ]
+        for own in mine.commits
+    ]
+    carried = [(c, by_date.get(c.authored_at, [])) for c in pull.commits if c not in mine.commits]
+    return _Looked(pull, mine, options, carried)
+
+
+def _land_whole(
+    possible: list[_Looked], identity: _Identity, taken: set[str]
+) -> list[RebaseLanding]:
+    landings: list[RebaseLanding] = []
+    for item in sorted(possible, key=_credit_order(identity)):
+        pull, mine, options, carried = item.pull, item.mine, item.options, item.carried
+        if not all(any(identity.same(own, c) for c in found) for own, found in carried):
             continue  # a carried commit is not on the target: the branch did not land whole
         copies = _copies(mine, options, identity, taken)
         if copies is None:
@@ -192,6 +289,96 @@ def find_rebase_landings(
             )
         )
     return landings
+
+
+def _land_parts(
+    looked: list[_Looked],
+    by_date: Mapping[str, list[TargetCommit]],
+    identity: _Identity,
+    taken: set[str],
+) -> list[PartLanding]:
+    """The PRs not landed whole that landed in part, each copy credited to one PR, in the
+    order whole landings are (`_land_whole`)."""
+    found: list[PartLanding] = []
+    for item in sorted(looked, key=_credit_order(identity)):
+        part = _land_part(item, by_date, identity, taken)
+        if part is not None:
+            taken.update(copy.sha for _, copy in part.copies)
+            found.append(part)
+    return sorted(found, key=lambda part: part.number)
+
+
+def _land_part(
+    item: _Looked,
+    by_date: Mapping[str, list[TargetCommit]],
+    identity: _Identity,
+    taken: set[str],
+) -> PartLanding | None:
+    """What of a PR not landed whole has copies on one target: each own commit's first copy
+    there that no landing took (on the target with the most of them), and the commits whose
+    patch that target does not hold at all. None when none of its own commits, or all of its
+    commits, are there."""
+    by_target: dict[str | None, list[tuple[OwnCommit, TargetCommit]]] = {}
+    used: set[str] = set()
+    for own, found in zip(item.mine.commits, item.options, strict=True):
+        on: set[str | None] = set()
+        for copy in identity.best_first(own, sorted(found, key=_target_order)):
+            if copy.sha in taken | used:
+                continue
+            if copy.target not in on:  # one copy of each commit on each target
+                on.add(copy.target)
+                used.add(copy.sha)
+                by_target.setdefault(copy.target, []).append((own, copy))
+    if not by_target:
+        return None
+    # The target with the most copies; among as many, the one where they landed first.
+    target, copies = min(
+        by_target.items(),
+        key=lambda kv: (-len(kv[1]), min(instant_or_zero(c.committed_at) for _, c in kv[1])),
+    )
+    copy_of = {own.sha: copy for own, copy in copies}
+    commits = tuple(
+        (own, copy_of.get(own.sha))
+        for own in item.pull.commits
+        if own.sha in copy_of or not _on_target(own, target, by_date, identity)
+    )
+    if all(copy is not None for _, copy in commits):
+        return None  # every patch is there: not this PR's landing (earlier, or another's)
+    return PartLanding(item.pull.number, target, commits)
+
+
+def _on_target(
+    own: OwnCommit,
+    target: str | None,
+    by_date: Mapping[str, list[TargetCommit]],
+    identity: _Identity,
+) -> bool:
+    """Whether `target` holds a copy of this commit (its author date, and its patch or its
+    author and subject), whoever landed it."""
+    return any(
+        c.target == target and identity.same(own, c) for c in by_date.get(own.authored_at, ())
+    )
+
+
+def _credit_order(identity: _Identity) -> Callable[[_Looked], tuple[bool, bool, str, int]]:
+    """The PR whose author wrote the commits first, then one whose commits all have a copy with
+    their very patch (over one whose copies it only names, an earlier version of the same
+    commits amended since), then the first opened (as `Indexer._land_on_commits` credits a
+    commit)."""
+
+    def key(item: _Looked) -> tuple[bool, bool, str, int]:
+        exact = all(
+            any(identity.same_patch(own, c) for c in found)
+            for own, found in zip(item.mine.commits, item.options, strict=True)
+        )
+        return (
+            not _wrote_copies(item.pull, item.options),
+            not exact,
+            item.pull.created_at or "",
+            item.pull.number,
+        )
+
+    return key
 
 
 def _run_start(ordered: tuple[TargetCommit, ...]) -> str | None:
@@ -209,33 +396,30 @@ def _own_work(pull: UnlandedPull) -> UnlandedPull:
     """The PR with only the commits its author wrote: a branch that carries other people's
     commits (copies of theirs already landed, a stack on their PR) did not make them, and
     their copies on the target are their own PRs' landings. Where the index knows no author,
-    all of them."""
+    or the author wrote none of them (a backport that a bot or a maintainer opened with
+    cherry-picks, which keep the original author), all of them."""
     mine = identities(pull.author, pull.author_email)
     if not mine:
         return pull
     own = tuple(c for c in pull.commits if mine & identities(c.author, c.author_email))
-    return replace(pull, commits=own)
+    return replace(pull, commits=own) if own else pull
 
 
 def _copies(
     pull: UnlandedPull,
     options: list[list[TargetCommit]],
-    identity: Mapping[str, str],
+    identity: _Identity,
     taken: set[str],
 ) -> list[TargetCommit] | None:
     """One target copy per own commit, with its patch, none credited before; else None."""
     chosen: list[TargetCommit] = []
     used: set[str] = set()
     for own, found in zip(pull.commits, options, strict=True):
-        patch = identity.get(own.sha)
         match = next(
             (
                 c
-                for c in sorted(found, key=_target_order)
-                if patch
-                and identity.get(c.sha) == patch
-                and c.sha not in taken
-                and c.sha not in used
+                for c in identity.best_first(own, sorted(found, key=_target_order))
+                if c.sha not in taken and c.sha not in used
             ),
             None,
         )

@@ -20,7 +20,7 @@ from detector.replay import FileVersions, Replay, replay
 from index import gitsource
 from index.changes import parse_filtered
 from index.config import Settings
-from index.metadata import earlier, names_pr
+from index.metadata import earlier, landing_pr, names_pr
 
 MAX_FILE_BYTES = 2_000_000
 MAX_FILES = 60  # a change of more files is replayed on its first 60 (the rest stays residual)
@@ -123,6 +123,7 @@ class Replayer:
         if candidate.state == "merged" and candidate.number is not None:
             others_work = self._others_work(candidate, before, after, result)
         restores = self._restores(before, after, result)
+        carries_landing = self._carries_landing(candidate, before, after)
         if candidate.number is not None and candidate.state == "merged" and history.merged:
             # A PR that landed nothing but copies of this merged change's own commits (the
             # same author, the same moment; reworded as they landed) is where this change
@@ -165,6 +166,9 @@ class Replayer:
                 if own
             ) or self._carries_copies(candidate, after)
             stacked = self._stacked_on(candidate, after)
+        not_own = candidate.state != "merged" and self._not_its_own_work(
+            candidate, before, after, result
+        )
         return Proof(
             replay=result,
             unlanded=unlanded,
@@ -178,7 +182,106 @@ class Replayer:
             reached_after_query=reached_after,
             others_work=others_work,
             restores=restores,
+            carries_landing=carries_landing,
+            not_own=not_own,
         )
+
+    def _carries_landing(self, candidate: ChangeEvidence, start: str, end: str) -> bool:
+        """The candidate's change holds a commit whose subject lands this merged change (its
+        squash `Title (#Q)`, its merge, a merge tool's `bug #Q ...`), picked or rebased along:
+        it carries this change's landing, it did not make the change. (Only a landed change
+        has such a commit; a takeover of a closed one carries its commits, not its landing.)"""
+        number = self._history.number
+        if number is None or number == candidate.number or not self._history.merged:
+            return False
+        try:
+            subjects = self._repo.git.log(
+                f"--max-count={MAX_RANGE_COMMITS}", "--format=%s", f"{start}..{end}"
+            )
+        except git.GitCommandError:
+            return False
+        return any(landing_pr(subject)[0] == number for subject in subjects.splitlines())
+
+    def _not_its_own_work(
+        self, candidate: ChangeEvidence, start: str, head: str, result: Replay
+    ) -> bool:
+        """An unmerged candidate's range holds more than its own work, and the commits of it
+        that touch what turned are none of its own: copies of commits already on a target
+        (a fork point years old, its branch rebased over upstream's history), commits merged
+        in from other branches (off its head's first-parent line), a merge squashed into one
+        commit, another PR's landing picked along, the revert of a merge its branch took by
+        mistake (its range then starts at what that merge brought, and the revert reads as
+        undoing the target's work). Its head holding this change proves
+        nothing about its work. Only the commits touching those files are read, however long
+        the range: the copy that brought this change may be hundreds of commits down."""
+        paths = sorted({h.path for h in result.hunks if h.turned})
+        if not paths:
+            return False
+        try:
+            own_line = set(
+                self._repo.git.rev_list("--first-parent", "--no-merges", f"{start}..{head}").split()
+            )
+            listed = self._repo.git.log(
+                "--no-merges",
+                f"--max-count={MAX_RANGE_COMMITS}",
+                "--format=%H%x1f%P%x1f%s",
+                f"{start}..{head}",
+                "--",
+                *paths,
+            )
+        except git.GitCommandError:
+            return False
+        touching = [
+            line.split("\x1f", 2) for line in listed.splitlines() if line.count("\x1f") == 2
+        ]
+        if not touching or not own_line - {sha for sha, _, _ in touching}:
+            return False  # nothing but these commits: its own change, or proposed again
+        maybe_own: list[tuple[str, str]] = []
+        for sha, parents, subject in touching:
+            named, _ = landing_pr(subject)
+            if sha not in own_line or _SQUASHED_MERGE.match(subject):
+                continue  # merged in from another branch, or a merge squashed into one commit
+            if named is not None and named != candidate.number:
+                continue  # another PR's landing (its squash, its merge tool's commit) picked along
+            if subject.startswith('Revert "Merge') and self._reverts_within(sha, start, head):
+                continue  # undoes a merge its own branch took by mistake: undoes, makes nothing
+            maybe_own.append((sha, parents.split()[0] if parents else ""))
+        if not maybe_own:
+            return True
+        if self._landed_patches is None or len(maybe_own) > MAX_RANGE_COMMITS:
+            return False
+        patches = self._commit_patches([pair for pair in maybe_own if pair[1]])
+        if len(patches) < len(maybe_own):
+            return False  # a commit whose patch is unknown (a root, an empty one) may be its own
+        return set(patches.values()) <= self._landed_patches(set(patches.values()))
+
+    def _reverts_within(self, sha: str, start: str, head: str) -> bool:
+        """The commit reverts one of `start..head` (git's "This reverts commit X")."""
+        try:
+            message = self._repo.git.log("-1", "--format=%B", sha)
+        except git.GitCommandError:
+            return False
+        repo = self._repo
+        return any(
+            gitsource.is_ancestor(repo, reverted, head)
+            and not gitsource.is_ancestor(repo, reverted, start)
+            for reverted in _REVERTS.findall(message)
+        )
+
+    def _commit_patches(self, pairs: list[tuple[str, str]]) -> dict[str, str]:
+        """Each commit's patch id, as the index computes it (`parse_filtered`)."""
+        patches: dict[str, str] = {}
+        try:
+            for sha, diff in gitsource.diff_pairs(self._repo, pairs):
+                try:
+                    change, _ = parse_filtered(diff, self._settings)
+                except NotADiff:
+                    continue
+                if not change.is_empty:
+                    patches[sha] = change.patch_id
+        except git.GitCommandError:
+            pass
+        return patches
 
     def _stacked_on(self, candidate: ChangeEvidence, head: str) -> bool:
         """This change's branch holds the unmerged candidate's commits (built on it, or
@@ -446,6 +549,11 @@ def landing_candidates(
     ]
 
 
+# A merge squashed into one commit (`git merge --squash`, a tool that flattens the branch): it
+# carries the other branch's work under a merge's subject.
+_SQUASHED_MERGE = re.compile(
+    r"^Merge (?:remote-tracking branch|branch|tag|commit|(?:\S+/)?(?:main|master|develop)\b)"
+)
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 _REVERTED_SUBJECT = re.compile(r'^Revert "(.+)"\s*$', re.MULTILINE)
 

@@ -511,6 +511,53 @@ def _landings_by_rebase(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE changes ADD COLUMN {column} TEXT")
 
 
+def _state_and_title_sources(conn: sqlite3.Connection) -> None:
+    """Where a PR's state and title came from: `state_source` 'metadata' where GitHub's
+    metadata (`--github`, `--prs-json`) gave the state, NULL where git did; `title_source`
+    'commit' where the title is the PR head commit's subject, NULL where it is GitHub's (from
+    the metadata, or the merge or squash commit GitHub wrote).
+
+    Without metadata an unmerged PR used to be recorded "open"; it is now "unmerged" unless a
+    test merge shows it open. A closed state and a base branch come only from metadata; for
+    the other rows of an older index the next `prdup index` compares each title with its head
+    commit's subject (`Indexer.recover_sources`, asked for by `sources_unknown`), then tells
+    the states git gave again (`Indexer.derive_unknown_states`). Until then they read as
+    before: "open" is checked and swept as an open PR.
+    """
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(changes)")}
+    added = [name for name in ("state_source", "title_source") if name not in columns]
+    for column in added:
+        conn.execute(f"ALTER TABLE changes ADD COLUMN {column} TEXT")
+    if not added:
+        return  # written by this prdup already
+    conn.execute(
+        "UPDATE changes SET state_source = 'metadata' WHERE kind = 'pr' AND state != 'merged' "
+        "AND (base_ref IS NOT NULL OR state = 'closed' OR source = 'metadata')"
+    )
+    if conn.execute("SELECT 1 FROM changes WHERE kind = 'pr' LIMIT 1").fetchone():
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('sources_unknown', '1')")
+
+
+def _landings_in_part(conn: sqlite3.Connection) -> None:
+    """The commits of each PR that landed in part (`index.rebase_landings.PartLanding`): one
+    row per commit, in the PR's order, with the target commit that holds its patch (`copy`),
+    or none where it is still to do. Rewritten whole by every run that looks for landings."""
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS part_landings (
+            change_id INTEGER NOT NULL,
+            position INTEGER NOT NULL,
+            sha TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            files TEXT NOT NULL,
+            copy TEXT,
+            target TEXT,
+            PRIMARY KEY (change_id, position)
+        ) WITHOUT ROWID
+        """
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -526,6 +573,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     _no_hunk_content_index,
     _packed_lines,
     _landings_by_rebase,
+    _state_and_title_sources,
+    _landings_in_part,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

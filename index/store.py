@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from index import line_postings, line_sets, rarity
-from index.errors import IndexCorrupt, IndexLocked, IndexMissing, IndexReadOnly, NotAnIndex
+from index.errors import (
+    IndexCorrupt,
+    IndexDiskFull,
+    IndexLocked,
+    IndexMissing,
+    IndexReadOnly,
+    NotAnIndex,
+)
 from index.file_holders import processes_holding
 from index.line_sets import LineSet
 from index.packed import pack_counts, packed_words, squeeze, unpack_counts, unsqueeze
@@ -41,12 +48,26 @@ class SymbolRow:
     side: str
 
 
+@dataclass(frozen=True, slots=True)
+class PartLandingRow:
+    """One commit of a PR that landed in part: `copy` is the target commit with its patch,
+    None while it is still to do."""
+
+    change_id: int
+    position: int  # its place among the PR's commits, oldest first
+    sha: str
+    subject: str
+    files: tuple[str, ...]
+    copy: str | None
+    target: str | None
+
+
 @dataclass(slots=True)
 class ChangeRecord:
     """What the index stores about a change besides its diff."""
 
     kind: str  # "pr" | "commit"
-    state: str  # "merged" | "open" | "closed"
+    state: str  # "merged" | "open" | "closed" | "unmerged" (not merged, open or closed unknown)
     source: str  # "merge-commit" | "squash" | "rebase" | "ref" | "direct" | "metadata"
     number: int | None = None
     sha: str | None = None
@@ -68,6 +89,8 @@ class ChangeRecord:
     own_commits: str | None = None
     landing_base: str | None = None  # where a landing of several commits starts
     issues: tuple[str, ...] = ()
+    state_source: str | None = None  # "metadata" where GitHub's metadata gave the state
+    title_source: str | None = None  # "commit" where the title is the head commit's subject
     symbols: tuple[SymbolRow, ...] = field(default=())
 
 
@@ -81,6 +104,12 @@ def _translate(error: sqlite3.DatabaseError, path: Path) -> Exception:
             who = "which process holds it is not known"
         return IndexLocked(
             f"{path}: the index is locked for writing; {who}; wait for it and run again"
+        )
+    if "disk is full" in message:
+        # SQLite rolls the batch back: the index holds every batch written before it.
+        return IndexDiskFull(
+            f"{path}: the disk is full ({_free_space(path.parent)} free); the index keeps what "
+            "was written before: free some space and run again"
         )
     read_only = read_only_reason(path)
     if "readonly" in message or (read_only and "unable to open" in message):
@@ -98,6 +127,14 @@ def _translate(error: sqlite3.DatabaseError, path: Path) -> Exception:
     return IndexCorrupt(
         f"{path}: the index file is damaged ({error}); delete it and run 'prdup index' again"
     )
+
+
+def _free_space(folder: Path) -> str:
+    try:
+        stats = os.statvfs(folder)
+    except OSError:
+        return "unknown space"
+    return f"{stats.f_bavail * stats.f_frsize / 2**20:.0f} MB"
 
 
 def _has_sqlite_header(path: Path) -> bool:
@@ -263,11 +300,17 @@ class IndexStore:
             try:
                 yield
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._roll_back()
                 raise
             self.conn.execute("COMMIT")
         except sqlite3.DatabaseError as error:
             raise _translate(error, self.path) from None
+
+    def _roll_back(self) -> None:
+        # SQLite has already rolled back after some errors (a full disk): a second ROLLBACK
+        # would fail and hide the error that matters.
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     def _write(self, action: Any) -> Any:
         if self.conn.in_transaction:  # inside a batch: it commits
@@ -280,7 +323,7 @@ class IndexStore:
             try:
                 result = action()
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._roll_back()
                 raise
             self.conn.execute("COMMIT")
             return result
@@ -335,7 +378,15 @@ class IndexStore:
         if self.word_counts is not None:
             self.word_counts.remove(self.conn, [change_id])
         line_postings.remove(self.conn, change_id)
-        children = ("files", "hunks", "line_sets", "symbols", "issue_refs", "change_words")
+        children = (
+            "files",
+            "hunks",
+            "line_sets",
+            "symbols",
+            "issue_refs",
+            "change_words",
+            "part_landings",
+        )
         for table in (*children, "code_terms"):
             self.conn.execute(f"DELETE FROM {table} WHERE change_id = ?", (change_id,))
 
@@ -357,8 +408,10 @@ class IndexStore:
             "target": record.target,
             "base_ref": record.base_ref,
             "state": record.state,
+            "state_source": record.state_source,
             "source": record.source,
             "title": record.title,
+            "title_source": record.title_source,
             "body": record.body,
             "author": record.author,
             # Whoever wrote the change's head now: a PR whose head moved to another author's
@@ -653,6 +706,32 @@ class IndexStore:
             lambda: self.conn.executemany("UPDATE changes SET own_commits = ? WHERE id = ?", rows)
         )
 
+    def set_part_landings(self, rows: Iterable[PartLandingRow]) -> None:
+        """Replace every PR's landing in part with these rows (a run finds them all at once)."""
+        values = [
+            (r.change_id, r.position, r.sha, r.subject, "\n".join(r.files), r.copy, r.target)
+            for r in rows
+        ]
+
+        def action() -> None:
+            self.conn.execute("DELETE FROM part_landings")
+            self.conn.executemany("INSERT INTO part_landings VALUES (?, ?, ?, ?, ?, ?, ?)", values)
+
+        self._write(action)
+
+    def part_landing(self, change_id: int) -> list[PartLandingRow]:
+        """A PR's commits as its landing in part recorded them, in its order; [] for none."""
+        return [
+            PartLandingRow(
+                change_id, position, sha, subject, tuple(files.splitlines()), copy, target
+            )
+            for position, sha, subject, files, copy, target in self.rows(
+                "SELECT position, sha, subject, files, copy, target FROM part_landings "
+                "WHERE change_id = ? ORDER BY position",
+                (change_id,),
+            )
+        ]
+
     def set_patch_ids(self, patch_ids: Iterable[tuple[int, str]]) -> None:
         """Record (change id, patch identity) pairs."""
 
@@ -674,7 +753,8 @@ class IndexStore:
                 self._delete_children(other)
                 self.conn.execute("DELETE FROM changes WHERE id = ?", (other,))
             self.conn.execute(
-                "UPDATE changes SET kind = 'pr', number = ?, head_sha = ?, source = ? WHERE id = ?",
+                "UPDATE changes SET kind = 'pr', number = ?, head_sha = ?, source = ?, "
+                "title_source = 'commit' WHERE id = ?",  # the title: its landed commit's subject
                 (number, head, source, change_id),
             )
 
@@ -682,11 +762,37 @@ class IndexStore:
 
     def pull_texts(self) -> list[sqlite3.Row]:
         """What the index knows of each PR that git cannot tell again: its title, body,
-        author, dates, base branch, and whether it was closed."""
+        author, dates, base branch, and its state where GitHub's metadata gave it."""
         return self.query(
-            "SELECT number, title, body, author, created_at, closed_at, base_ref, state "
-            "FROM changes WHERE number IS NOT NULL"
+            "SELECT number, title, body, author, created_at, closed_at, base_ref, state, "
+            "state_source, title_source FROM changes WHERE number IS NOT NULL"
         )
+
+    def set_states(self, states: Sequence[tuple[int, str]]) -> None:
+        """Set the states of PRs, by (number, state), in one transaction."""
+        if states:
+            self._write(
+                lambda: self.conn.executemany(
+                    "UPDATE changes SET state = ? WHERE number = ?",
+                    [(state, number) for number, state in states],
+                )
+            )
+
+    def mark_commit_titles(self, numbers: Sequence[int]) -> None:
+        """Record that these PRs' titles are their head commits' subjects."""
+        if numbers:
+            self._write(
+                lambda: self.conn.executemany(
+                    "UPDATE changes SET title_source = 'commit' WHERE number = ?",
+                    [(number,) for number in numbers],
+                )
+            )
+
+    def count_unknown_states(self) -> int:
+        """How many PRs the index holds whose state is unknown: not merged, and nothing tells
+        whether they are open or closed."""
+        query = "SELECT count(*) FROM changes WHERE kind = 'pr' AND state = 'unmerged'"
+        return int(next(self.rows(query))[0])
 
     def clear_changes(self) -> None:
         """Delete every change and what was derived from it; dismissals stay."""
@@ -694,7 +800,15 @@ class IndexStore:
         self.line_counts = self.word_counts = None  # nothing left to follow: count anew
 
         def action() -> None:
-            children = ("files", "hunks", "line_sets", "symbols", "issue_refs", "change_words")
+            children = (
+                "files",
+                "hunks",
+                "line_sets",
+                "symbols",
+                "issue_refs",
+                "change_words",
+                "part_landings",
+            )
             derived = ("code_terms", "line_texts", "line_df", "rarity_sums", "line_changes")
             text_model = ("text_docs", "term_tf", "text_norms", "term_idf")
             for table in (*children, *derived, *text_model):

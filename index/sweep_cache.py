@@ -77,3 +77,14 @@ def sharing_rare_lines(store: IndexStore, change_ids: Sequence[int]) -> set[int]
     df = lookup.line_weights(store, read).document_frequency
     hashes = {h for h in read if h in df and df[h] <= limit}
     return {change_id for change_id, _, _ in store.changes_with_lines(sorted(hashes))}
+
+
+def issues_named(store: IndexStore) -> dict[int, frozenset[str]]:
+    """PR number -> the issues its title and body name (`#12`), for every PR that names one."""
+    named: dict[int, set[str]] = {}
+    for number, issue in store.rows(
+        "SELECT c.number, i.issue FROM issue_refs i JOIN changes c ON c.id = i.change_id "
+        "WHERE c.number IS NOT NULL"
+    ):
+        named.setdefault(number, set()).add(issue)
+    return {number: frozenset(issues) for number, issues in named.items()}

@@ -17,6 +17,7 @@ from prdup.checking import QueryInfo
 from prdup.escaping import MAX_TITLE, one_line, workflow_data, workflow_property
 from prdup.locations import Region, shared_regions
 from prdup.render import headline
+from prdup.titles import shown_title
 
 MAX_ANNOTATIONS = 10  # GitHub displays at most 10 warning annotations per step
 
@@ -34,8 +35,9 @@ def _command(region: Region | None, title: str, message: str) -> str:
 def _message(finding: Finding, region: Region | None) -> str:
     candidate = finding.candidate
     parts = [f"{headline(finding)} ({candidate.state}, score {finding.score:.2f})"]
-    if candidate.title:
-        parts[0] += f": {one_line(candidate.title, MAX_TITLE)}"
+    title = shown_title(candidate.title, candidate.title_from_commit)
+    if title:
+        parts[0] += f": {one_line(title, MAX_TITLE)}"
     if region is not None and (region.removed or region.added):
         shared = []
         if region.removed:

@@ -31,6 +31,7 @@ from index.metadata import linked_issues
 from index.probe import probe_target
 from index.replaying import QueryHistory, Replayer, landing_candidates, prove_all
 from index.store import IndexStore, default_db_path
+from index.stored_diff import CUT
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,7 @@ def unfinished_index(store: IndexStore) -> str:
     if not counts:
         return "the index is empty; run 'prdup index' first"
     merged = counts.get("pr:merged", 0)
-    proposed = counts.get("pr:open", 0) + counts.get("pr:closed", 0)
+    proposed = sum(counts.get(f"pr:{state}", 0) for state in ("open", "closed", "unmerged"))
     commits = sum(n for key, n in counts.items() if key.startswith("commit:"))
     finished = store.finished_targets()
     history = (
@@ -97,7 +98,7 @@ def unfinished_index(store: IndexStore) -> str:
     )
     return (
         f"the index is unfinished: an interrupted 'prdup index' recorded {merged} merged PR(s), "
-        f"{proposed} open or closed PR(s) and {commits} direct commit(s) ({history}); "
+        f"{proposed} unmerged PR(s) and {commits} direct commit(s) ({history}); "
         "run 'prdup index' to finish it"
     )
 
@@ -345,10 +346,20 @@ def _parse_query_diff(text: str, settings: Settings, what: str) -> Change:
             f"{what}: not a unified diff (expected 'diff --git' or ---/+++ headers)"
         ) from None
     if change.is_empty:
-        kinds = {f.status for f in change.files}
-        why = "only binary changes" if kinds == {"binary"} else "no changed text lines"
-        raise BadDiff(f"{what}: {why}; nothing to compare")
+        raise BadDiff(f"{what}: {_why_empty(change, settings)}; nothing to compare")
     return change
+
+
+def _why_empty(change: Change, settings: Settings) -> str:
+    """Why a parsed change has no lines to compare, in the words a user can act on."""
+    cut = [path for path, why in change.skipped_files if why == CUT]
+    if cut:
+        return (
+            f"{len(cut)} file(s) past max_changed_lines ({settings.max_changed_lines} changed "
+            f"lines), not compared: {', '.join(cut[:3])}; raise max_changed_lines to check them"
+        )
+    kinds = {f.status for f in change.files}
+    return "only binary changes" if kinds == {"binary"} else "no changed text lines"
 
 
 def _check_diff(

@@ -18,6 +18,9 @@ import click
 
 from index.errors import PrdupError
 
+# A PR number as SQLite stores it: a larger one is a typo, said as a usage error.
+PR_NUMBER = click.IntRange(min=1, max=2**63 - 1)
+
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 EXIT_RESUMABLE = 3  # GitHub's rate limit stopped an import; what it read is kept: run again
@@ -57,8 +60,22 @@ def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         except KeyboardInterrupt as error:
             how = "stopped by SIGTERM" if isinstance(error, Terminated) else "interrupted"
             _fail(f"{how}; the index keeps every PR written so far")
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise  # click's own usage errors and exits: it prints and exits as documented
+        except Exception as error:  # noqa: BLE001 - a bug must not look like a finding (exit 1)
+            _fail(f"internal error: {_where(error)}; please report it")
 
     return wrapper
+
+
+def _where(error: BaseException) -> str:
+    """The error and the innermost line of prdup that raised it, enough for a bug report."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = [frame for frame in frames if "site-packages" not in frame.filename] or frames
+    place = f" at {Path(ours[-1].filename).name}:{ours[-1].lineno}" if ours else ""
+    return f"{type(error).__name__}{place}: {' '.join(str(error).split())}"
 
 
 def nothing_to_compare(error: PrdupError) -> bool:
@@ -123,7 +140,8 @@ db_option = click.option(
     "--db",
     "db_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Index file (default: prdup.db inside the git directory).",
+    envvar="PRDUP_DB",
+    help="Index file (default: $PRDUP_DB, else prdup.db inside the git directory).",
 )
 
 
@@ -135,6 +153,29 @@ def github_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any
 def min_score_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """`--min-score S` (None: the settings' value), with what it hides in each command."""
     return click.option("--min-score", type=float, default=None, help=help)
+
+
+def _verdict_list(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    return tuple(part.strip() for part in value.split(",") if part.strip()) or ("none",)
+
+
+def fail_on_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`--fail-on VERDICTS`: which verdicts of what is shown make the command exit 1."""
+    from index.config import DEFAULT_FAIL_ON
+
+    return click.option(
+        "--fail-on",
+        metavar="VERDICTS",
+        callback=_verdict_list,
+        default=None,
+        help=(
+            f"Exit 1 when {what} has one of these verdicts, comma-separated "
+            f"[default: {','.join(DEFAULT_FAIL_ON)}]; partly-merged, overlap and related "
+            "on request; none: never."
+        ),
+    )
 
 
 repo_option = click.option(

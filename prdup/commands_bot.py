@@ -9,7 +9,9 @@ from pathlib import Path
 import click
 
 from prdup.cli_support import (
+    PR_NUMBER,
     db_option,
+    fail_on_option,
     github_option,
     handles_errors,
     job_summary,
@@ -22,7 +24,9 @@ from prdup.cli_support import (
 
 
 @click.command("comment")
-@click.option("--pr", "number", type=int, required=True, help="The pull request to comment on.")
+@click.option(
+    "--pr", "number", type=PR_NUMBER, required=True, help="The pull request to comment on."
+)
 @repo_option
 @db_option
 @github_option("Where to post (default: $GITHUB_REPOSITORY).")
@@ -32,6 +36,13 @@ from prdup.cli_support import (
     help="Create, update or resolve the comment on GitHub instead of printing it.",
 )
 @min_score_option("Say nothing about findings scoring below S [default: 0.7].")
+@click.option(
+    "--check-run",
+    is_flag=True,
+    help="With --post, also publish a check run on the PR's head: its annotations sit on the "
+    "PR's lines; it fails only for the verdicts --fail-on names (needs checks: write).",
+)
+@fail_on_option("a reported finding of the check run")
 @handles_errors
 def comment(
     number: int,
@@ -40,6 +51,8 @@ def comment(
     github_repo: str | None,
     post: bool,
     min_score: float | None,
+    check_run: bool,
+    fail_on: tuple[str, ...] | None,
 ) -> None:
     """Render the comment about PR N; with --post, keep one such comment on the PR.
 
@@ -55,7 +68,7 @@ def comment(
     from prdup.checking import check
     from prdup.comment import comment_on_pull, render_comment
 
-    settings = load_settings(work_tree(repo_path), min_score=min_score)
+    settings = load_settings(work_tree(repo_path), min_score=min_score, fail_on=fail_on)
     if not post:
         try:
             result = check(repo_path, db_path=db_path, pr=number, settings=settings)
@@ -80,6 +93,7 @@ def comment(
         db_path,
         settings,
         bot_login=os.environ.get("PRDUP_BOT_LOGIN") or None,
+        check_run=check_run,
     )
     for dismissal in run.dismissals:
         click.echo(
@@ -99,6 +113,8 @@ def comment(
         line = f"none: nothing to say about {github_repo}#{number}"
     else:
         line = f"{run.action} comment on {github_repo}#{number}"
+    if run.check_run is not None:
+        line += f"; check run: {run.check_run}"
     click.echo(line)
     # The comment is escaped markdown already; a run that could not post (a fork's PR) shows
     # it here, where the maintainer still sees it.
@@ -117,7 +133,7 @@ def comment(
 @db_option
 @github_option("The repository whose PRs to ask about (default: $GITHUB_REPOSITORY).")
 @click.option(
-    "--pr", "always", type=int, multiple=True, help="Fetch this PR's head too; repeatable."
+    "--pr", "always", type=PR_NUMBER, multiple=True, help="Fetch this PR's head too; repeatable."
 )
 @click.option("--open", "open_prs", is_flag=True, help="Fetch every open PR's head too.")
 @handles_errors
@@ -147,3 +163,31 @@ def pr_refspecs(
     else:
         why = f"{len(plan.refspecs)} PR head(s), {plan.changed} changed since the last import"
     click.echo(f"prdup: to fetch: {why}", err=True)
+
+
+@click.command("prune-cache")
+@github_option("The repository whose Actions cache to prune (default: $GITHUB_REPOSITORY).")
+@click.option("--prefix", required=True, help="The key prefix of the index's entries.")
+@click.option("--keep", required=True, help="The key of the entry just saved; the rest go.")
+@handles_errors
+def prune_cache(github_repo: str | None, prefix: str, keep: str) -> None:
+    """Delete the index's cache entries that the entry KEEP supersedes (one rolling entry).
+
+    Needs a token with `actions: write`. Without it the entries stay, with a note, and the job
+    stays green: a full cache costs speed (GitHub evicts the oldest), never correctness.
+    """
+    from prdup.ci_cache import prune_superseded
+    from prdup.github import GitHubClient, WriteForbidden
+
+    github_repo = github_repo or os.environ.get("GITHUB_REPOSITORY")
+    if not github_repo:
+        raise click.UsageError("give --github OWNER/REPO (or set GITHUB_REPOSITORY)")
+    try:
+        deleted = prune_superseded(GitHubClient(github_repo), prefix, keep)
+    except WriteForbidden as error:
+        line = f"cache entries kept: {error}; grant the workflow `actions: write` to prune them"
+    else:
+        freed = sum(entry.size_bytes for entry in deleted) / 2**20
+        line = f"deleted {len(deleted)} superseded cache entries ({freed:.0f} MB); kept {keep}"
+    click.echo(f"prdup: {line}")
+    job_summary(f"**prdup**: {line}")

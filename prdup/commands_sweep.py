@@ -1,4 +1,5 @@
-"""`prdup sweep`: the whole open backlog as duplicate groups, as text, JSON, markdown or HTML."""
+"""`prdup sweep`: the whole open backlog as a maintainer acts on it, as text, JSON, markdown or
+HTML: already done, duplicate groups, partly done, related work (in that order)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from index.config import Settings
 from prdup.cli_support import (
     EXIT_FINDINGS,
     db_option,
+    fail_on_option,
     github_option,
     handles_errors,
     min_score_option,
@@ -21,7 +23,8 @@ from prdup.cli_support import (
 from prdup.escaping import inline, terminal
 
 if TYPE_CHECKING:  # the sweep engine is imported when the command runs: `prdup check` starts fast
-    from prdup.sweep import SweepResult
+    from detector.grouping import Group
+    from prdup.sweep import SweepResult, SweepStats, SweptFinding
 
 FORMATS = ("text", "json", "markdown", "html")
 
@@ -55,7 +58,8 @@ FORMATS = ("text", "json", "markdown", "html")
     "Link PR numbers in the HTML report to this repository's PRs (default: "
     "$GITHUB_REPOSITORY, else the repository `prdup index --github` imported)."
 )
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are groups.")
+@fail_on_option("a swept PR's answer (the finding check shows first)")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 whatever is found (--fail-on none).")
 @handles_errors
 def sweep(
     repo_path: Path,
@@ -67,17 +71,21 @@ def sweep(
     limit: int | None,
     full: bool,
     github_repo: str | None,
+    fail_on: tuple[str, ...] | None,
     exit_zero: bool,
 ) -> None:
-    """Check every open PR against merged and open PRs; report duplicate groups and done PRs.
+    """Check every open PR against merged and open PRs; list those already done, duplicate
+    groups (one per PR to keep), those partly done, and related work.
 
-    Exits 1 when there is a group or an already-done PR, 0 when there is none, 2 on errors.
+    Each PR's answer is the finding `check --pr N` shows first. Exits 1 when an answer's
+    verdict is one --fail-on names (by default: a PR already done, or a duplicate to close), 0
+    otherwise, 2 on errors.
     """
     from index.config import load_settings
     from prdup.sweep import stderr_progress
     from prdup.sweep import sweep as run_sweep
 
-    settings = load_settings(work_tree(repo_path), min_score=min_score)
+    settings = load_settings(work_tree(repo_path), min_score=min_score, fail_on=fail_on)
     if out_path is not None:
         check_writable(out_path)  # before the sweep, which can take minutes
     result = run_sweep(
@@ -99,7 +107,7 @@ def sweep(
         click.echo(f"{summary_line(result)} -> {out_path}", err=True)
     else:
         click.echo(report)
-    if (result.groups or result.already_done) and not exit_zero:
+    if any(settings.fails_on(verdict) for verdict in result.verdicts()) and not exit_zero:
         raise SystemExit(EXIT_FINDINGS)
 
 
@@ -173,57 +181,190 @@ def render(result: SweepResult, output: str, title: str = "", pulls_url: str | N
 
 def summary_line(result: SweepResult) -> str:
     stats = result.stats
+    closable = sum(len(group.members) - 1 for group in result.groups)
     return (
         f"swept {stats.swept} of {stats.open_prs} open PRs ({stats.rechecked} checked, "
-        f"{stats.reused} from cache) in {stats.seconds:.1f}s: {len(result.groups)} duplicate "
-        f"group(s), {len(result.already_done)} PR(s) already done"
+        f"{stats.reused} from cache) in {stats.seconds:.1f}s: {len(result.already_done)} PR(s) "
+        f"already done, {len(result.groups)} duplicate group(s) ({closable} PR(s) to close), "
+        f"{len(result.partly_done)} partly done, {len(result.related)} related"
+        + unknown_states_note(stats)
     )
 
 
-def _pull_line(result: SweepResult, number: int, keep: int | None = None) -> str:
+def unknown_states_note(stats: SweepStats) -> str:
+    """What the sweep says when it swept PRs whose state is unknown (no GitHub metadata)."""
+    if not stats.unknown_states:
+        return ""
+    return (
+        f"; the states of {stats.unknown_states} of the swept PRs are unknown (unmerged: open "
+        "or closed), so a closed PR may be listed as open: prdup index --github OWNER/REPO "
+        "(or --prs-json FILE) tells them"
+    )
+
+
+SAYS = {
+    "already-merged": "already done by",
+    "duplicate": "duplicate of",
+    "covered": "covered by",
+    "partly-merged": "partly done in",
+    "overlap": "overlaps",
+    "related": "related to",
+}
+RELATED_LISTED = 10  # the related class is a count and a short list in text
+SPANS_SHOWN = 6  # line spans of one file a partly done PR still has to do (JSON has all)
+FILES_SHOWN = 6
+
+
+def says(found: SweptFinding) -> str:
+    """ "covered by #31", "already done by commit 0123456789": the answer in words."""
+    words = SAYS.get(found.verdict, found.verdict.replace("-", " "))
+    return f"{words} {found.named}"
+
+
+def landing(found: SweptFinding) -> str:
+    """Where the named change is: "#5 (merged, commit 0123456789)"."""
+    if found.pr is None:
+        return found.named
+    commit = f", commit {found.commit[:10]}" if found.commit else ""
+    return f"{found.named} ({found.state}{commit})"
+
+
+def _pr_title(result: SweepResult, number: int) -> str:
     pull = result.pulls.get(number)
-    state = pull.state if pull else "?"
-    title = f"  {terminal(pull.title)}" if pull and pull.title else ""
-    if keep is None or number == keep:
-        return f"keep #{number} [{state}]{title}"
-    found = result.evidence(number, keep)
-    verdict = f"{found.verdict} {found.score:.2f}" if found else "?"
-    return f"  #{number} [{state}] {verdict}{title}"
+    return f"  {terminal(pull.marked_title)}" if pull and pull.title else ""
+
+
+def _state(result: SweepResult, number: int) -> str:
+    pull = result.pulls.get(number)
+    return pull.state if pull else "?"
+
+
+def _keep_note(result: SweepResult, group: Group) -> str:
+    """The kept PR's own answer, where it landed in whole or in part (itself partly done)."""
+    found = result.keep_landed(group)
+    return f" (itself {says(found)})" if found is not None else ""
+
+
+def _remaining(found: SweptFinding) -> str:
+    """What remains, shortened: the first files and spans, and how many more."""
+    items = found.remaining_text(SPANS_SHOWN)
+    more = len(items) - FILES_SHOWN
+    return "; ".join(items[:FILES_SHOWN]) + (f"; and {more} more file(s)" if more > 0 else "")
 
 
 def to_text(result: SweepResult) -> str:
     lines = [f"prdup: {summary_line(result)}"]
-    for index, group in enumerate(result.groups, 1):
-        lines += ["", f"Group {index}: {_pull_line(result, group.keep)}"]
-        lines += [_pull_line(result, n, group.keep) for n in group.members[1:]]
     if result.already_done:
-        lines += ["", "Already on the target (can be closed):"]
+        lines += ["", "Already done on the target (close them; the landing is named):"]
         for done in result.already_done:
-            by = f"#{done.by}" if done.by is not None else f"commit {(done.commit or '')[:10]}"
-            pull = result.pulls.get(done.pr)
-            title = f"  {terminal(pull.title)}" if pull and pull.title else ""
-            lines.append(f"  #{done.pr} by {by} (score {done.score:.2f}){title}")
+            found = result.answer(done.pr)
+            where = landing(found) if found else f"#{done.by}"
+            lines.append(
+                f"  #{done.pr} done by {terminal(where)}, score {done.score:.2f}"
+                + _pr_title(result, done.pr)
+            )
+    if result.groups:
+        lines += ["", "Duplicates (keep one PR of each group, close the others into it):"]
+    for index, group in enumerate(result.groups, 1):
+        keep = group.keep
+        lines.append(
+            f"Group {index}: keep #{keep} [{_state(result, keep)}]"
+            f"{terminal(_keep_note(result, group))}{_pr_title(result, keep)}"
+        )
+        for number in group.members[1:]:
+            found = result.answer(number)
+            why = f"{says(found)}, score {found.score:.2f}" if found else "?"
+            lines.append(f"  #{number} [{_state(result, number)}] {why}{_pr_title(result, number)}")
+            if found is not None and found.remaining:
+                lines.append(f"    not in {found.named}: {terminal(_remaining(found))}")
+    if result.partly_done:
+        lines += ["", "Partly done (rebase: only what remains is still to do):"]
+        for number, found in result.partly_done:
+            share = f", {found.done_share:.0%} done" if found.done_share is not None else ""
+            lines.append(
+                f"  #{number} partly done in {terminal(landing(found))}{share}, score "
+                f"{found.score:.2f}{_pr_title(result, number)}"
+            )
+            if found.remaining:
+                lines.append(f"    still to do: {terminal(_remaining(found))}")
+    related = result.related
+    if related:
+        shown = ", ".join(
+            f"#{number} {says(found)} ({found.score:.2f})"
+            for number, found in related[:RELATED_LISTED]
+        )
+        more = (
+            f", and {len(related) - RELATED_LISTED} more" if len(related) > RELATED_LISTED else ""
+        )
+        lines += ["", f"Related work (no claim), {len(related)} PR(s): {terminal(shown)}{more}"]
     return "\n".join(lines)
+
+
+def _md_pr(number: int | None, found: SweptFinding | None = None) -> str:
+    if number is None:
+        return f"`{((found.commit if found else None) or '')[:10]}`"
+    return f"#{number}"
 
 
 def to_markdown(result: SweepResult) -> str:
     lines = [f"**prdup sweep**: {summary_line(result)}"]
+    if result.already_done:
+        lines += ["", "### Already done on the target: can be closed", ""]
+        lines += ["| PR | done by | landing | score | title |", "|---|---|---|---|---|"]
+        for done in result.already_done:
+            pull = result.pulls.get(done.pr)
+            commit = f"`{done.commit[:10]}`" if done.commit and done.by is not None else ""
+            lines.append(
+                f"| #{done.pr} | {_md_pr(done.by, result.answer(done.pr))} | {commit} "
+                f"| {done.score:.2f} | {inline(pull.marked_title if pull else '')} |"
+            )
+    if result.groups:
+        lines += ["", "### Duplicates: keep one PR of each group, close the others"]
     for index, group in enumerate(result.groups, 1):
-        lines += ["", f"### Group {index}: keep #{group.keep}", ""]
-        lines += ["| PR | state | verdict | score | title |", "|---|---|---|---|---|"]
+        note = inline(_keep_note(result, group), 80)
+        lines += ["", f"#### Group {index}: keep #{group.keep}{note}", ""]
+        lines += ["| PR | state | verdict | of | score | title |", "|---|---|---|---|---|---|"]
         for number in group.members:
             pull = result.pulls.get(number)
-            found = None if number == group.keep else result.evidence(number, group.keep)
-            verdict, score = (found.verdict, f"{found.score:.2f}") if found else ("keep", "")
+            found = None if number == group.keep else result.answer(number)
+            verdict, of, score = (
+                (found.verdict, _md_pr(found.pr, found), f"{found.score:.2f}")
+                if found
+                else ("keep", "", "")
+            )
             lines.append(
                 f"| #{number} | {inline(pull.state if pull else '?', 20)} | {inline(verdict, 40)} "
-                f"| {score} | {inline(pull.title if pull else '')} |"
+                f"| {of} | {score} | {inline(pull.marked_title if pull else '')} |"
             )
-    if result.already_done:
-        lines += ["", "### Already on the target", "", "| PR | done by | score |", "|---|---|---|"]
-        for done in result.already_done:
-            by = f"#{done.by}" if done.by is not None else f"`{(done.commit or '')[:10]}`"
-            lines.append(f"| #{done.pr} | {by} | {done.score:.2f} |")
+    if result.partly_done:
+        lines += ["", "### Partly done: rebase, only what remains is still to do", ""]
+        lines += ["| PR | done in | landing | done | still to do |", "|---|---|---|---|---|"]
+        for number, found in result.partly_done:
+            commit = f"`{found.commit[:10]}`" if found.commit else ""
+            share = f"{found.done_share:.0%}" if found.done_share is not None else ""
+            items = found.remaining_text(SPANS_SHOWN)
+            remaining = "<br>".join(inline(item, 200) for item in items[:FILES_SHOWN])
+            if len(items) > FILES_SHOWN:
+                remaining += f"<br>and {len(items) - FILES_SHOWN} more file(s)"
+            lines.append(
+                f"| #{number} | {_md_pr(found.pr, found)} | {commit} | {share} | {remaining} |"
+            )
+    related = result.related
+    if related:
+        lines += [
+            "",
+            f"<details><summary>Related work (no claim): {len(related)} PR(s)</summary>",
+            "",
+            "| PR | verdict | to | score | title |",
+            "|---|---|---|---|---|",
+        ]
+        for number, found in related:
+            pull = result.pulls.get(number)
+            lines.append(
+                f"| #{number} | {inline(found.verdict, 40)} | {_md_pr(found.pr, found)} "
+                f"| {found.score:.2f} | {inline(pull.marked_title if pull else '')} |"
+            )
+        lines += ["", "</details>"]
     return "\n".join(lines)
 
 

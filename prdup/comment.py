@@ -36,10 +36,11 @@ from index.config import Settings
 from index.dismissals import Dismissal
 from index.errors import IndexMissing, PrdupError, UnknownPullRequest
 from index.store import IndexStore, default_db_path
-from prdup.checking import CheckResult, check
+from prdup.checking import CheckResult, check, with_change
 from prdup.escaping import code_line, fence_for, inline, plain, reason_markdown
 from prdup.github import Comment, GitHubClient, PullRequestMeta, WriteForbidden
 from prdup.render import headline
+from prdup.titles import shown_title
 
 MARKER = "<!-- prdup:comment v1 -->"
 NOT_DUPLICATE_LABEL = "prdup: not a duplicate"
@@ -92,6 +93,7 @@ class BotRun:
     note: str | None = None
     undone: int = 0
     reported: tuple[Finding, ...] = ()  # what `body` reports: the action's outputs name them
+    check_run: str | None = None  # the check run's conclusion, or why there is none
 
 
 # --------------------------------------------------------------------------------------------------
@@ -156,7 +158,7 @@ def _title(finding: Finding, titles: Mapping[int, str] | None) -> str:
     number = finding.candidate.number
     if titles and number is not None and number in titles:
         return titles[number]
-    return finding.candidate.title
+    return shown_title(finding.candidate.title, finding.candidate.title_from_commit)
 
 
 def _shared_lines(finding: Finding) -> list[str]:
@@ -267,6 +269,23 @@ def own_comment(
     return ours[-1] if minimized else ours[0]
 
 
+def _racing_twins(
+    comments: Iterable[Comment], bot_login: str, ours: Comment | None
+) -> list[Comment]:
+    """The bot's visible comments besides the oldest: two runs that raced both created one
+    (each listed before the other posted). The oldest stays, as links to it may."""
+    if ours is None:
+        return []
+    return [
+        c
+        for c in comments
+        if c.id != ours.id
+        and _is_marked(c)
+        and (c.author or "").lower() == bot_login.lower()
+        and not c.minimized
+    ]
+
+
 def _is_marked(comment: Comment) -> bool:
     return comment.body.lstrip().startswith(MARKER)
 
@@ -298,6 +317,8 @@ def sync_comment(
             "(GitHub's /user is not readable with it); set PRDUP_BOT_LOGIN"
         )
     ours = own_comment(comments, bot_login)
+    for twin in _racing_twins(comments, bot_login, ours):
+        client.delete_comment(twin.id)
     if body is None:
         if ours is None:
             return "none"  # a hidden comment stays as the maintainer left it
@@ -395,6 +416,7 @@ def comment_on_pull(
     settings: Settings | None = None,
     bot_login: str | None = None,
     on_resolve: str = "edit",
+    check_run: bool = False,
 ) -> BotRun:
     """Read PR `number`'s dismissals, check it against the index, and sync the bot comment.
 
@@ -433,12 +455,49 @@ def comment_on_pull(
         body = None
     dismissed = tuple(accepted + labelled)
     reported = tuple(reported_findings(result, settings.min_score, settings.top)) if body else ()
+    conclusion = None
+    if check_run and pull.head_sha:
+        if reported:
+            result = with_change(result, repo_path, path, settings)
+        conclusion = _publish_check_run(client, pull.head_sha, result, reported, body, settings)
     try:
         action = sync_comment(client, number, body, login, comments=comments, on_resolve=on_resolve)
     except WriteForbidden as error:
         note = f"could not post: {error}"
-        return BotRun("skipped", body, dismissed, note=note, undone=undone, reported=reported)
-    return BotRun(action, body, dismissed, undone=undone, reported=reported)
+        return BotRun(
+            "skipped",
+            body,
+            dismissed,
+            note=note,
+            undone=undone,
+            reported=reported,
+            check_run=conclusion,
+        )
+    return BotRun(action, body, dismissed, undone=undone, reported=reported, check_run=conclusion)
+
+
+def _publish_check_run(
+    client: GitHubClient,
+    head_sha: str,
+    result: CheckResult,
+    reported: Sequence[Finding],
+    body: str | None,
+    settings: Settings,
+) -> str:
+    """The check run on the PR's head; returns its conclusion, or why it could not be made."""
+    from prdup.check_run import CHECK_NAME, check_run_report
+
+    report = check_run_report(reported, result.change, settings.fail_on, body)
+    output = {
+        "title": report.title,
+        "summary": report.summary or report.title,
+        "annotations": [annotation.to_api() for annotation in report.annotations],
+    }
+    try:
+        client.create_check_run(head_sha, CHECK_NAME, report.conclusion, output)
+    except WriteForbidden as error:
+        return f"no check run: {error} (grant the workflow `checks: write`)"
+    return report.conclusion
 
 
 def _sync_dismissals(

@@ -1,9 +1,15 @@
 """The sweep's dashboard: one issue that lists the open PRs to close, kept up to date in place.
 
+It lists the sweep's classes in the report's order: PRs already done (with the landing), groups
+of open duplicates (the PR to keep, the PRs to close), PRs partly done (where, and what remains,
+file by file), and related work, collapsed.
+
 Like Renovate's dependency dashboard, prdup keeps exactly one issue and edits it after each
-sweep; nothing is posted on the pull requests themselves. The issue is found by its label
-(`prdup: dashboard`, so one short listing finds it), the hidden marker on its first line *and*
-the token's own login: an issue someone else wrote is never edited, whatever it carries.
+sweep; nothing is posted on the pull requests themselves. The issue is found by the hidden
+marker on its first line *and* the token's own login, among the issues with its label
+(`prdup: dashboard`, so one short listing finds it) and, when none has it (the label removed,
+or dropped by GitHub for a token that may not set labels), among the issues the bot opened: an
+issue someone else wrote is never edited, whatever it carries.
 
 The rule for a closed dashboard: a maintainer who closes it wants the sweep to stop writing
 there, so a closed dashboard is left as it is and no new one is created; reopening it resumes
@@ -22,10 +28,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from prdup.escaping import inline, reason_markdown
+from detector.grouping import Group
+from prdup.escaping import code_span, inline, reason_markdown
 from prdup.github import GitHubClient, IssueMeta, WriteForbidden
 from prdup.render import HEADLINES
 from prdup.sweep import SweepResult, SweptFinding
+from prdup.titles import shown_title
 
 MARKER = "<!-- prdup:dashboard v1 -->"
 LABEL = "prdup: dashboard"
@@ -33,6 +41,8 @@ TITLE = "prdup dashboard: pull requests that are already done or duplicated"
 MAX_BODY = 60_000  # GitHub refuses issue bodies over 65,536 characters
 MAX_REASONS = 2  # evidence lines under each PR
 MAX_FILES = 3
+MAX_REMAINING = 8  # files listed under a partly done PR
+MAX_SPANS = 6  # line spans listed for one of them (the report has all)
 
 DashboardAction = Literal["created", "updated", "unchanged", "none", "skipped"]
 
@@ -57,7 +67,8 @@ def _link(number: int | None, commit: str | None = None) -> str:
 
 def _title(result: SweepResult, number: int) -> str:
     pull = result.pulls.get(number)
-    return f" *{inline(pull.title)}*" if pull and pull.title else ""
+    title = shown_title(pull.title, pull.title_from_commit) if pull else ""
+    return f" *{inline(title)}*" if title else ""
 
 
 def _state(result: SweepResult, number: int) -> str:
@@ -75,30 +86,39 @@ def _evidence(found: SweptFinding | None) -> list[str]:
         return []
     lines = [f"  - {reason_markdown(reason)}" for reason in found.reasons[:MAX_REASONS]]
     if found.shared_files:
-        files = ", ".join(f"`{inline(path, 80)}`" for path in found.shared_files[:MAX_FILES])
+        files = ", ".join(code_span(path, 80) for path in found.shared_files[:MAX_FILES])
         more = len(found.shared_files) - MAX_FILES
         lines.append(f"  - files: {files}" + (f" (+{more} more)" if more > 0 else ""))
     return lines
 
 
 def open_groups(result: SweepResult) -> list[tuple[int, tuple[int, ...]]]:
-    """(PR to keep, PRs to close) of each group, without the PRs already done on the target:
-    those are listed once, under "already done" (a group kept by a merged PR is only that)."""
-    done = {d.pr for d in result.already_done}
-    groups = [(g.keep, tuple(n for n in g.members[1:] if n not in done)) for g in result.groups]
-    return [(keep, members) for keep, members in groups if members]
+    """(PR to keep, PRs to close) of each group: its members are the PRs whose own answer is
+    "duplicate" or "covered" (a PR already done is listed once, under "already done")."""
+    return [(g.keep, g.members[1:]) for g in result.groups if len(g.members) > 1]
+
+
+def _keep_note(result: SweepResult, group: Group) -> str:
+    found = result.keep_landed(group)
+    return f", itself {_verdict(found)} {_link(found.pr, found.commit)}" if found else ""
 
 
 def _groups(result: SweepResult) -> list[list[str]]:
     blocks = []
-    for index, (keep, members) in enumerate(open_groups(result), 1):
+    for index, group in enumerate(result.groups, 1):
+        keep, members = group.keep, group.members[1:]
         block = [
-            f"### Group {index}: keep {_link(keep)} ({_state(result, keep)}){_title(result, keep)}",
+            f"### Group {index}: keep {_link(keep)} ({_state(result, keep)}"
+            f"{_keep_note(result, group)}){_title(result, keep)}",
             "",
         ]
         for number in members:
-            found = result.evidence(number, keep)
-            why = f"{_verdict(found)} {_link(keep)}, score {found.score:.2f}" if found else ""
+            found = result.answer(number)
+            why = (
+                f"{_verdict(found)} {_link(found.pr, found.commit)}, score {found.score:.2f}"
+                if found
+                else ""
+            )
             block.append(
                 f"- {_link(number)} ({_state(result, number)}): {why} —{_title(result, number)}"
             )
@@ -111,17 +131,43 @@ def _done(result: SweepResult) -> list[list[str]]:
     blocks = []
     for done in result.already_done:
         by = _link(done.by, done.commit)
-        found = result.evidence(done.pr, done.by) if done.by is not None else None
-        if found is None:  # done by a direct commit: its finding names the commit
-            mine = result.findings.get(done.pr, [])
-            found = next((f for f in mine if f.pr is None and f.commit == done.commit), None)
+        found = result.answer(done.pr)
         by_state = f" ({_state(result, done.by)})" if done.by is not None else ""
+        landed = f", landed as `{done.commit[:10]}`" if done.by is not None and done.commit else ""
         line = (
-            f"- {_link(done.pr)} ({_state(result, done.pr)}): already done by {by}{by_state}, "
-            f"score {done.score:.2f} —{_title(result, done.pr)}"
+            f"- {_link(done.pr)} ({_state(result, done.pr)}): already done by {by}{by_state}"
+            f"{landed}, score {done.score:.2f} —{_title(result, done.pr)}"
         )
         blocks.append([line, *_evidence(found)])
     return blocks
+
+
+def _partly(result: SweepResult) -> list[list[str]]:
+    blocks = []
+    for number, found in result.partly_done:
+        done = f", {found.done_share:.0%} of it done" if found.done_share is not None else ""
+        landed = f" as `{found.commit[:10]}`" if found.pr is not None and found.commit else ""
+        line = (
+            f"- {_link(number)} ({_state(result, number)}): partly done in "
+            f"{_link(found.pr, found.commit)}{landed}{done} —{_title(result, number)}"
+        )
+        remaining = [
+            f"  - still to do: `{inline(item, 160)}`" for item in found.remaining_text(MAX_SPANS)
+        ]
+        blocks.append([line, *remaining[:MAX_REMAINING]])
+        if len(remaining) > MAX_REMAINING:
+            blocks[-1].append(f"  - and {len(remaining) - MAX_REMAINING} more file(s)")
+    return blocks
+
+
+def _related(result: SweepResult) -> list[list[str]]:
+    return [
+        [
+            f"- {_link(number)}: {_verdict(found)} {_link(found.pr, found.commit)}, score "
+            f"{found.score:.2f} —{_title(result, number)}"
+        ]
+        for number, found in result.related
+    ]
 
 
 def _fitting(blocks: list[list[str]], budget: int) -> tuple[list[str], int]:
@@ -147,14 +193,16 @@ def render_dashboard(result: SweepResult, report_url: str | None = None) -> str:
 def _body(result: SweepResult, report_url: str | None) -> str:
     stats = result.stats
     groups = open_groups(result)
+    partly, related = result.partly_done, result.related
     body = [
         "prdup's scheduled sweep checks every open pull request against the merged and open "
-        "ones, and lists here those a maintainer can close. This issue is edited in place "
-        "after each sweep; nothing is posted on the pull requests. Not a duplicate? Reply "
+        "ones, and lists here those a maintainer can close or rebase. This issue is edited in "
+        "place after each sweep; nothing is posted on the pull requests. Not a duplicate? Reply "
         "`/prdup not-duplicate #N` on the PR, or add the label `prdup: not a duplicate`.",
         "",
-        f"**{stats.swept} open PRs swept**: {len(groups)} group(s) of open duplicates, "
-        f"{len(result.already_done)} PR(s) already done on the target."
+        f"**{stats.swept} open PRs swept**: {len(result.already_done)} PR(s) already done on "
+        f"the target, {len(groups)} group(s) of open duplicates, {len(partly)} PR(s) partly "
+        f"done, {len(related)} with related work."
         + (
             f" [The full report]({report_url}) is the run's `prdup-sweep-report` artifact."
             if report_url
@@ -162,17 +210,35 @@ def _body(result: SweepResult, report_url: str | None) -> str:
         ),
         "",
     ]
-    if not groups and not result.already_done:
-        body += ["Nothing to close: no open PR is already done or duplicated.", ""]
+    if not groups and not result.already_done and not partly:
+        body += ["Nothing to close: no open PR is already done, duplicated or partly done.", ""]
     budget = MAX_BODY - sum(len(line) + 1 for line in body)
-    if groups:
-        body += ["## Open duplicates: keep one of each group, close the others", ""]
-        lines, left = _fitting(_groups(result), budget // 2)
-        body += lines + ([f"… and {left} more group(s) in the report.", ""] if left else [])
-    if result.already_done:
-        body += ["## Already done on the target: can be closed", ""]
-        lines, left = _fitting(_done(result), budget // 2)
-        body += lines + ([f"… and {left} more PR(s) in the report.", ""] if left else [])
+    sections = [
+        ("## Already done on the target: can be closed", _done(result), "PR(s)", 3),
+        (
+            "## Open duplicates: keep one of each group, close the others",
+            _groups(result),
+            "group(s)",
+            3,
+        ),
+        ("## Partly done: rebase, only what remains is still to do", _partly(result), "PR(s)", 5),
+    ]
+    for heading, blocks, unit, share in sections:
+        if not blocks:
+            continue
+        lines, left = _fitting(blocks, budget // share)
+        body += [heading, "", *lines]
+        body += [f"… and {left} more {unit} in the report.", ""] if left else [""]
+    if related:
+        lines, left = _fitting(_related(result), budget // 10)
+        body += [
+            "<details><summary>Related work (no claim): "
+            f"{len(related)} PR(s) touching the same code or issue</summary>",
+            "",
+            *lines,
+        ]
+        body += [f"… and {left} more PR(s) in the report.", ""] if left else [""]
+        body += ["</details>", ""]
     return "\n".join(body).rstrip() + "\n"
 
 
@@ -213,10 +279,14 @@ def sync_dashboard(
             "set PRDUP_BOT_LOGIN"
         )
     body = render_dashboard(result, report_url)
-    found = find_dashboard(client.labelled_issues(LABEL), login)
+    # By its label first (one page); a dashboard whose label was removed, or never set (a token
+    # that may not set labels makes GitHub drop them), is found among the bot's own issues.
+    found = find_dashboard(client.labelled_issues(LABEL), login) or find_dashboard(
+        client.issues_created_by(login), login
+    )
     try:
         if found is None:
-            if not open_groups(result) and not result.already_done:
+            if not open_groups(result) and not result.already_done and not result.partly_done:
                 return DashboardRun("none", None, "nothing to close, and no dashboard yet")
             created = client.create_issue(TITLE, body, labels=(LABEL,))
             return DashboardRun("created", created.number)

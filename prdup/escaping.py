@@ -92,6 +92,17 @@ def reason_markdown(reason: str, in_table: bool = False) -> str:
     return "".join(out)
 
 
+def code_span(text: str | None, limit: int = MAX_TITLE) -> str:
+    """PR text (a file path) as a markdown code span, shown as written: inside it GitHub parses
+    no markdown, renders no HTML and links no mentions, so nothing is escaped but backticks,
+    which a longer delimiter holds (CommonMark), padded where the text starts or ends with one.
+    """
+    flat = truncate(" ".join(_INVISIBLE.sub("", without_controls(text)).split()), limit)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
 def plain(text: str) -> str:
     """prdup's own words with keys like "#12" (links wanted): anything unexpected is dropped."""
     return _PLAIN.sub("", text)

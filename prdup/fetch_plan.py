@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from detector.evidence import OPEN_STATES
 from index.gitsource import pull_head_refspec
 from index.store import IndexStore
 from prdup.comment import index_path
@@ -69,5 +70,5 @@ def plan_fetch(
     }
     wanted = set(changed) | set(always)
     if open_prs:
-        wanted |= {number for number, (_, state) in known.items() if state == "open"}
+        wanted |= {number for number, (_, state) in known.items() if state in OPEN_STATES}
     return FetchPlan(tuple(pull_head_refspec(n) for n in sorted(wanted)), changed=len(changed))

@@ -97,6 +97,16 @@ class IssueMeta:
     author: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    """An entry of the repository's Actions cache (10 GB in all, shared by its workflows)."""
+
+    id: int
+    key: str
+    size_bytes: int
+    created_at: str | None
+
+
 class GitHubError(PrdupError):
     """A failed GitHub call; ``str()`` is a one-line message that never contains the token."""
 
@@ -111,6 +121,10 @@ class WriteForbidden(GitHubError):
 
 class RateLimited(GitHubError):
     """The API rate limit is exhausted and resets later than prdup is willing to wait."""
+
+    # Not a failure: every command stops where it is, keeps what it did, and exits 3, which the
+    # action reads as "green, the next run catches up" (a shared token's quota ran out).
+    resumable = True
 
     def __init__(self, message: str, reset_at: int | None, status: int | None = None) -> None:
         super().__init__(message, status=status)
@@ -507,6 +521,59 @@ class GitHubClient:
         with self._errors(f"labels of #{number} in {self.repo}"):
             return tuple(label.name for label in self._repo.get_issue(number).get_labels())
 
+    # ------------------------------------------------------------------ check runs
+
+    def create_check_run(
+        self,
+        head_sha: str,
+        name: str,
+        conclusion: str,
+        output: dict[str, Any],
+    ) -> int:
+        """A completed check run on `head_sha` (needs `checks: write`); returns its id."""
+        with self._errors(f"a check run on {head_sha[:12]} in {self.repo}", action="creating"):
+            run = self._repo.create_check_run(
+                name=name,
+                head_sha=head_sha,
+                status="completed",
+                conclusion=conclusion,
+                output=output,
+            )
+            return int(run.id)
+
+    # ------------------------------------------------------------------ the Actions cache
+
+    def cache_entries(self, prefix: str) -> list[CacheEntry]:
+        """Actions cache entries whose key starts with `prefix` (GitHub matches keys by prefix)."""
+        entries: list[CacheEntry] = []
+        with self._errors(f"the Actions cache of {self.repo}"):
+            for page in range(1, 1000):
+                _, data = self._repo.requester.requestJsonAndCheck(
+                    "GET",
+                    f"{self._repo.url}/actions/caches",
+                    parameters={"key": prefix, "per_page": 100, "page": page},
+                )
+                listed = data.get("actions_caches") or []
+                entries += [
+                    CacheEntry(
+                        id=int(item["id"]),
+                        key=str(item["key"]),
+                        size_bytes=int(item.get("size_in_bytes") or 0),
+                        created_at=item.get("created_at"),
+                    )
+                    for item in listed
+                    if str(item.get("key", "")).startswith(prefix)
+                ]
+                if len(listed) < 100:
+                    break
+        return entries
+
+    def delete_cache_entry(self, entry_id: int) -> None:
+        with self._errors(f"cache entry {entry_id} of {self.repo}", action="deleting"):
+            self._repo.requester.requestJsonAndCheck(
+                "DELETE", f"{self._repo.url}/actions/caches/{entry_id}"
+            )
+
     # ------------------------------------------------------------------ issues (the dashboard)
 
     def labelled_issues(self, label: str) -> list[IssueMeta]:
@@ -518,6 +585,19 @@ class GitHubClient:
         with self._errors(f"issues labelled {label!r} in {self.repo}"):
             found = self._repo.get_issues(
                 state="all", labels=[label], sort="created", direction="asc"
+            )
+            return [_issue(issue) for issue in found if issue.pull_request is None]
+
+    def issues_created_by(self, login: str) -> list[IssueMeta]:
+        """Issues (not pull requests) `login` opened, open and closed, oldest first."""
+        with self._errors(f"issues opened by {login} in {self.repo}"):
+            # PyGithub takes a login string here (its docs say so), though its hint names only
+            # NamedUser; getting a NamedUser would cost a request that fails for app bots.
+            found = self._repo.get_issues(
+                state="all",
+                creator=login,  # type: ignore[arg-type]
+                sort="created",
+                direction="asc",
             )
             return [_issue(issue) for issue in found if issue.pull_request is None]
 

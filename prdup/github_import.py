@@ -43,6 +43,15 @@ class ImportInterrupted(GitHubError):
     resumable = True
 
 
+class ImportFailed(GitHubError):
+    """GitHub failed the import, and git was indexed without it. GitHub out of reach or failing
+    (5xx) is resumable, as a rate limit is: the next run imports; a refused token is not."""
+
+    def __init__(self, cause: GitHubError) -> None:
+        super().__init__(f"{cause}; git was indexed, the GitHub import was not", cause.status)
+        self.resumable = cause.status is None or cause.status >= 500
+
+
 @dataclass(slots=True)
 class ImportCount:
     """How far an import got, for its progress and for the message when it is interrupted."""
@@ -197,6 +206,7 @@ def import_metadata(
     *,
     client: GitHubClient | None = None,
     progress: Progress | None = None,
+    count: ImportCount | None = None,
 ) -> dict[int, PullMetadata]:
     """Pull requests updated since the last import, as metadata for `index_repository`, and
     maintainers' commands in comments since then, recorded as dismissals.
@@ -208,7 +218,7 @@ def import_metadata(
     """
     client = client or GitHubClient(github_repo)
     gitsource.open_repository(repo_path)  # not a repository: fail before asking GitHub
-    count = ImportCount()
+    count = count if count is not None else ImportCount()
     with IndexStore(index_path(repo_path, db_path)) as store:
         record = GitHubRecord(store, github_repo)
         record.prune()
@@ -265,7 +275,17 @@ def index_with_github(
 ) -> IndexSummary:
     """`prdup index --github`: import from GitHub, index git, then record the labels (their
     findings need the index)."""
-    metadata = import_metadata(github_repo, repo_path, db_path, client=client, progress=progress)
+    failed: GitHubError | None = None
+    count = ImportCount()
+    try:
+        metadata = import_metadata(
+            github_repo, repo_path, db_path, client=client, progress=progress, count=count
+        )
+    except ImportInterrupted:
+        raise  # a first import completes before git is indexed: see docs/bot.md
+    except GitHubError as error:
+        # GitHub out of reach is no reason to leave the repository's own history unread.
+        failed, metadata = error, imported_earlier(github_repo, repo_path, db_path)
     summary = index_repository(
         repo_path,
         db_path=db_path,
@@ -275,5 +295,16 @@ def index_with_github(
         progress=progress,
         metadata=metadata,
     )
+    summary.imported = count.pulls + count.comments
+    if failed is not None:
+        raise ImportFailed(failed)
     record_labels(github_repo, repo_path, db_path, settings)
     return summary
+
+
+def imported_earlier(
+    github_repo: str, repo_path: str | Path, db_path: str | Path | None
+) -> dict[int, PullMetadata]:
+    """What earlier imports fetched and the index does not show yet."""
+    with IndexStore(index_path(repo_path, db_path)) as store:
+        return GitHubRecord(store, github_repo).pending()

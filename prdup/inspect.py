@@ -23,8 +23,21 @@ def describe_pr(repo_path: str | Path, db_path: str | Path | None, number: int) 
         if row is None:
             raise UnknownPullRequest(f"PR #{number} is not in the index {db_path}")
         contents = store.change_contents(row["id"])
+        part = store.part_landing(row["id"])
     description = {k: v for k, v in row.items() if k != "id"}
     # The PR's own commits (those no branch held when it was read), as shas.
     description["own_commits"] = [c.sha for c in decode_own_commits(row.get("own_commits"))]
+    # Where some of its commits landed as copies and it did not land whole: each commit, with
+    # the target commit that holds its patch, or none while it is still to do.
+    description["landed_in_part"] = [
+        {
+            "commit": c.sha,
+            "subject": c.subject,
+            "files": list(c.files),
+            "landed_as": c.copy,
+            "target": c.target,
+        }
+        for c in part
+    ]
     description.update(contents)
     return description

@@ -8,6 +8,7 @@ Results never go here: stdout stays for them.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import IO, Any
 
@@ -17,16 +18,25 @@ PLAIN_EVERY = 5.0  # seconds between plain lines
 class IndexProgress:
     """A `Progress` callback (`phase, done, total`) that draws a bar or prints plain lines.
 
-    Use as a context manager: leaving it clears the bar.
+    Use as a context manager: leaving it clears the bar. Plain lines (no terminal) come every
+    `every` seconds while a phase moves, with its rate and what is left, and also while a long
+    step reports nothing (a heartbeat), so a CI log never looks stuck.
     """
 
-    def __init__(self, stream: IO[str] | None = None, live: bool | None = None) -> None:
+    def __init__(
+        self, stream: IO[str] | None = None, live: bool | None = None, every: float = PLAIN_EVERY
+    ) -> None:
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty() if live is None else live
+        self.every = every
         self._bar: Any = None
         self._tasks: dict[str, Any] = {}
         self._last_plain = 0.0
-        self._last_phase = ""
+        self._state: tuple[str, int, int | None] | None = None  # the last (phase, done, total)
+        self._phase_start = (0.0, 0)  # when the phase began, and its count then
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._heartbeat: threading.Thread | None = None
 
     def __enter__(self) -> IndexProgress:
         if self.live:
@@ -48,9 +58,16 @@ class IndexProgress:
                 transient=True,
             )
             self._bar.start()
+        else:
+            self._heartbeat = threading.Thread(target=self._beat, daemon=True)
+            self._heartbeat.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join()
+            self._heartbeat = None
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
@@ -62,9 +79,49 @@ class IndexProgress:
                 task = self._tasks[phase] = self._bar.add_task(phase, total=total)
             self._bar.update(task, completed=done, total=total)
             return
-        now = time.monotonic()
-        if phase == self._last_phase and now - self._last_plain < PLAIN_EVERY:
-            return
-        self._last_plain, self._last_phase = now, phase
+        with self._lock:
+            now = time.monotonic()
+            new_phase = self._state is None or self._state[0] != phase
+            if new_phase:
+                self._phase_start = (now, done)
+            self._state = (phase, done, total)
+            if new_phase or now - self._last_plain >= self.every:
+                self._print(now)
+
+    def _beat(self) -> None:
+        """Between reports, say every `every` seconds that the phase is still under way."""
+        while not self._stop.wait(self.every):
+            with self._lock:
+                now = time.monotonic()
+                if self._state is not None and now - self._last_plain >= self.every:
+                    self._print(now)
+
+    def _print(self, now: float) -> None:
+        assert self._state is not None
+        phase, done, total = self._state
         count = f"{done}/{total}" if total is not None else (str(done) if done else "")
-        print(f"prdup index: {phase} {count}".rstrip(), file=self.stream, flush=True)
+        line = f"prdup index: {phase} {count}".rstrip()
+        line += _pace(now - self._phase_start[0], done - self._phase_start[1], done, total)
+        print(line, file=self.stream, flush=True)
+        self._last_plain = now
+
+
+def _pace(elapsed: float, moved: int, done: int, total: int | None) -> str:
+    """` (35/s, about 20 s left)`, or how long the phase has run while nothing is counted."""
+    if elapsed < 1:
+        return ""
+    if moved <= 0:
+        return f" ({elapsed:.0f} s in this step)"
+    rate = moved / elapsed
+    shown = f"{rate:.0f}/s" if rate >= 1 else f"{rate * 60:.0f}/min"
+    if total is None or total <= done:
+        return f" ({shown})"
+    return f" ({shown}, about {_duration((total - done) / rate)} left)"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -10,6 +10,7 @@ from typing import Any
 from detector.evidence import Finding
 from prdup.checking import QueryInfo
 from prdup.escaping import inline, plain, reason_markdown, terminal
+from prdup.titles import shown_title
 
 SCHEMA_VERSION = 1
 HEADLINES = {
@@ -38,6 +39,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "commit": candidate.commit,
         "state": candidate.state,
         "title": candidate.title,
+        "title_from_commit": candidate.title_from_commit,
         "verdict": finding.verdict,
         "score": round(finding.score, 4),
         "reasons": list(finding.reasons),
@@ -46,6 +48,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "shared_files": list(finding.shared_files),
         "shared_symbols": list(finding.shared_symbols),
         "residual": list(finding.residual),
+        "remaining": [asdict(hunk) for hunk in finding.remaining],
         "also_identical": list(finding.also_identical),
         "signals": asdict(finding.signals),
     }
@@ -84,10 +87,10 @@ def to_text(info: QueryInfo, findings: Sequence[Finding]) -> str:
     lines = [f"prdup: {_describe(info)} ({size})", ""]
     for finding in findings:
         candidate = finding.candidate
+        title = shown_title(candidate.title, candidate.title_from_commit)
         lines.append(
             f"{terminal(headline(finding))}  [{terminal(candidate.state)}, "
-            f"score {finding.score:.2f}]"
-            + (f"  {terminal(candidate.title)}" if candidate.title else "")
+            f"score {finding.score:.2f}]" + (f"  {terminal(title)}" if title else "")
         )
         lines.extend(f"  - {terminal(reason)}" for reason in finding.reasons)
         for text in finding.shared_removed[:3]:
@@ -112,7 +115,8 @@ def to_markdown(info: QueryInfo, findings: Sequence[Finding]) -> str:
         why = "; ".join(reason_markdown(reason, in_table=True) for reason in finding.reasons[:2])
         lines.append(
             f"| {inline(finding.verdict, 40)} | {plain(candidate.key)} "
-            f"| {inline(candidate.state, 20)} | {finding.score:.2f} | {inline(candidate.title)} "
+            f"| {inline(candidate.state, 20)} | {finding.score:.2f} "
+            f"| {inline(shown_title(candidate.title, candidate.title_from_commit))} "
             f"| {why} |"
         )
     return "\n".join(lines)

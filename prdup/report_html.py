@@ -1,4 +1,6 @@
-"""The sweep as one self-contained HTML page: summary, groups with their evidence, closable PRs.
+"""The sweep as one self-contained HTML page: a summary, then the classes a maintainer acts on,
+in order: PRs already done, duplicate groups with their evidence, PRs partly done (what
+remains), and related work (collapsed).
 
 The page needs no network: CSS and the small script that sorts and filters are inline in the
 template (`prdup/templates/sweep_report.html`). Every text that comes from a PR (titles, lines,
@@ -12,6 +14,7 @@ import re
 from datetime import UTC, datetime
 from importlib import resources
 
+from detector.evidence import OPEN_STATES
 from detector.grouping import AlreadyDone, Group
 from prdup.escaping import without_controls
 from prdup.sweep import SweepResult, SweptFinding
@@ -51,6 +54,8 @@ def render_html(
         "groups": "\n".join(_group(result, i, g, links) for i, g in enumerate(result.groups, 1))
         or '<p class="empty">No duplicate groups.</p>',
         "already_done": _already_done(result, links),
+        "partly_done": _partly_done(result, links),
+        "related": _related(result, links),
     }
     # One pass over the template: a PR title that reads "{{ groups }}" stays text.
     return _PLACEHOLDER.sub(lambda found: parts[found.group(1)], template())
@@ -62,12 +67,14 @@ def _summary(result: SweepResult) -> str:
     closable = {n for g in result.groups for n in g.members[1:]} | {
         d.pr for d in result.already_done
     }
-    closable = {n for n in closable if (p := result.pulls.get(n)) and p.state == "open"}
+    closable = {n for n in closable if (p := result.pulls.get(n)) and p.state in OPEN_STATES}
     cards = [
         (stats.swept, "open PRs swept", f"of {stats.open_prs} in the index"),
+        (len(result.already_done), "already done", "open PRs a merged change made"),
         (len(result.groups), "duplicate groups", f"{sum(len(g.members) for g in groups)} PRs"),
-        (len(result.already_done), "already on the target", "open PRs a merged change made"),
-        (len(closable), "open PRs to close", "group members not kept, and done PRs"),
+        (len(result.partly_done), "partly done", "to rebase: only a part remains"),
+        (len(closable), "open PRs to close", "done PRs, and group members not kept"),
+        (len(result.related), "related", "same code or issue, no claim"),
     ]
     html_cards = "".join(
         f'<div class="card"><b>{_e(value)}</b><span>{_e(label)}</span><small>{_e(note)}</small>'
@@ -78,6 +85,11 @@ def _summary(result: SweepResult) -> str:
         f"{stats.rechecked} checked, {stats.reused} from cache, {stats.seconds:.1f}s on "
         f"{stats.jobs} process(es); findings scoring below {result.min_score:.2f} are ignored."
     )
+    if stats.unknown_states:
+        detail += (
+            f" The states of {stats.unknown_states} swept PRs are unknown (unmerged: open or "
+            "closed; no GitHub metadata), so a closed PR may be listed as open."
+        )
     return f'<div class="cards">{html_cards}</div><p class="detail">{_e(detail)}</p>'
 
 
@@ -99,7 +111,7 @@ def _state(state: str) -> str:
 
 def _group(result: SweepResult, index: int, group: Group, links: _Links) -> str:
     keep = result.pulls.get(group.keep)
-    found = {n: result.evidence(n, group.keep) for n in group.members[1:]}
+    found = {n: result.answer(n) for n in group.members[1:]}
     best = max((f.score for f in found.values() if f), default=0.0)
     words = " ".join(
         f"#{n} {p.title} {p.state}" for n in group.members if (p := result.pulls.get(n))
@@ -109,19 +121,21 @@ def _group(result: SweepResult, index: int, group: Group, links: _Links) -> str:
     rows = [_member_row(result, group.keep, None, links, keep=True)]
     rows += [_member_row(result, n, found[n], links) for n in group.members[1:]]
     unfold = index <= OPEN_GROUPS
-    evidence = "".join(
-        _evidence(group.keep, n, f, unfold, links) for n, f in found.items() if f is not None
+    evidence = "".join(_evidence(n, f, unfold, links) for n, f in found.items() if f is not None)
+    keep_title = _e(keep.marked_title) if keep else ""
+    own = result.keep_landed(group)
+    note = (
+        f' <span class="where">itself {_e(own.verdict)} {_named(own, links)}</span>' if own else ""
     )
-    keep_title = _e(keep.title) if keep else ""
     return f"""
 <section class="group" id="group-{index}" data-size="{len(group.members)}"
   data-score="{best:.4f}" data-keep="{group.keep}" data-index="{index}"
   data-verdicts="{_e(verdicts)}" data-text="{_e(words.lower())}">
   <h2><span class="num">{index}</span> Keep {links.pr(group.keep)}
-    {_state(keep.state if keep else "unknown")} <span class="title">{keep_title}</span></h2>
+    {_state(keep.state if keep else "unknown")}{note} <span class="title">{keep_title}</span></h2>
   <table class="members sortable">
     <thead><tr><th data-sort="num">PR</th><th data-sort="text">state</th>
-      <th data-sort="text">verdict</th><th data-sort="num">score</th>
+      <th data-sort="text">verdict</th><th data-sort="num">of</th><th data-sort="num">score</th>
       <th data-sort="num">lines</th><th data-sort="text">title</th></tr></thead>
     <tbody>{"".join(rows)}</tbody>
   </table>
@@ -145,9 +159,11 @@ def _member_row(
         f'<td data-value="{number}">{links.pr(number)}</td>'
         f"<td>{_state(pull.state if pull else 'unknown')}</td>"
         f'<td><span class="verdict {_e(verdict)}">{_e(verdict)}</span></td>'
+        f'<td data-value="{(found.pr or 0) if found else 0}">'
+        f"{_named(found, links) if found else ''}</td>"
         f'<td data-value="{_e(score or 9)}">{_e(score)}</td>'
         f'<td data-value="{lines}">+{pull.added if pull else 0} -{pull.removed if pull else 0}</td>'
-        f"<td>{_e(pull.title if pull else '')}</td></tr>"
+        f"<td>{_e(pull.marked_title if pull else '')}</td></tr>"
     )
 
 
@@ -163,13 +179,20 @@ def _lines(texts: tuple[str, ...], sign: str) -> str:
     return shown + (f'<p class="more">and {more} more</p>' if more > 0 else "")
 
 
-def _evidence(keep: int, number: int, found: SweptFinding, unfold: bool, links: _Links) -> str:
+def _named(found: SweptFinding, links: _Links) -> str:
+    """The change a finding names: a link to its PR, or its commit."""
+    if found.pr is not None:
+        return links.pr(found.pr)
+    return f"<code>{_e((found.commit or '')[:10])}</code>"
+
+
+def _evidence(number: int, found: SweptFinding, unfold: bool, links: _Links) -> str:
     reasons = "".join(f"<li>{_e(reason)}</li>" for reason in found.reasons)
     where = ", ".join(found.shared_symbols[:4] or found.shared_files[:4])
     return f"""
   <details class="evidence"{" open" if unfold else ""}>
-    <summary>{links.pr(number)} vs {links.pr(keep)}: <span class="verdict {_e(found.verdict)}">
-      {_e(found.verdict)}</span> {found.score:.2f}
+    <summary>{links.pr(number)} vs {_named(found, links)}:
+      <span class="verdict {_e(found.verdict)}">{_e(found.verdict)}</span> {found.score:.2f}
       <span class="where">{_e(where)}</span></summary>
     <ul class="reasons">{reasons}</ul>
     <div class="sides">
@@ -179,6 +202,17 @@ def _evidence(keep: int, number: int, found: SweptFinding, unfold: bool, links: 
   </details>"""
 
 
+def _reasons(found: SweptFinding | None) -> str:
+    """A finding's reasons, folded into a table cell."""
+    if found is None or not found.reasons:
+        return "<td></td>"
+    items = "".join(f"<li>{_e(reason)}</li>" for reason in found.reasons)
+    return (
+        f'<td><details class="reasons"><summary>{len(found.reasons)} reason(s)</summary>'
+        f'<ul class="reasons">{items}</ul></details></td>'
+    )
+
+
 def _done_row(result: SweepResult, done: AlreadyDone, links: _Links) -> str:
     pull = result.pulls.get(done.pr)
     by_pull = result.pulls.get(done.by) if done.by is not None else None
@@ -186,13 +220,16 @@ def _done_row(result: SweepResult, done: AlreadyDone, links: _Links) -> str:
         links.pr(done.by) if done.by is not None else f"<code>{_e((done.commit or '')[:10])}</code>"
     )
     text = f"#{done.pr} {pull.title if pull else ''}".lower()
+    commit = f"<code>{_e(done.commit[:10])}</code>" if done.commit else ""
     return (
-        f'<tr data-text="{_e(text)}">'
+        f'<tr data-text="{_e(text)}" data-verdict="already-merged">'
         f'<td data-value="{done.pr}">{links.pr(done.pr)}</td>'
-        f"<td>{_e(pull.title if pull else '')}</td>"
+        f"<td>{_e(pull.marked_title if pull else '')}</td>"
         f'<td data-value="{done.by or 0}">{by}</td>'
-        f"<td>{_e(by_pull.title if by_pull else '')}</td>"
-        f'<td data-value="{done.score:.4f}">{done.score:.2f}</td></tr>'
+        f"<td>{_e(by_pull.marked_title if by_pull else '')}</td>"
+        f"<td>{commit}</td>"
+        f'<td data-value="{done.score:.4f}">{done.score:.2f}</td>'
+        f"{_reasons(result.answer(done.pr))}</tr>"
     )
 
 
@@ -200,9 +237,65 @@ def _already_done(result: SweepResult, links: _Links) -> str:
     if not result.already_done:
         return '<p class="empty">No open PR is already on the target.</p>'
     rows = "".join(_done_row(result, done, links) for done in result.already_done)
-    return f"""<table class="done sortable">
+    return f"""<table class="done listed sortable">
   <thead><tr><th data-sort="num">open PR</th><th data-sort="text">title</th>
     <th data-sort="num">done by</th><th data-sort="text">its title</th>
-    <th data-sort="num">score</th></tr></thead>
+    <th data-sort="text">landing</th><th data-sort="num">score</th>
+    <th data-sort="text">evidence</th></tr></thead>
   <tbody>{rows}</tbody>
 </table>"""
+
+
+def _partly_row(result: SweepResult, number: int, found: SweptFinding, links: _Links) -> str:
+    pull = result.pulls.get(number)
+    text = f"#{number} {pull.title if pull else ''} partly-merged".lower()
+    share = found.done_share
+    remaining = "".join(f"<li><code>{_e(item)}</code></li>" for item in found.remaining_text())
+    commit = f"<code>{_e(found.commit[:10])}</code>" if found.commit else ""
+    return (
+        f'<tr data-text="{_e(text)}" data-verdict="partly-merged">'
+        f'<td data-value="{number}">{links.pr(number)}</td>'
+        f"<td>{_e(pull.marked_title if pull else '')}</td>"
+        f'<td data-value="{found.pr or 0}">{_named(found, links)}</td>'
+        f"<td>{commit}</td>"
+        f'<td data-value="{share or 0:.4f}">{"" if share is None else f"{share:.0%}"}</td>'
+        f'<td><ul class="remaining">{remaining}</ul></td>{_reasons(found)}</tr>'
+    )
+
+
+def _partly_done(result: SweepResult, links: _Links) -> str:
+    partly = result.partly_done
+    if not partly:
+        return '<p class="empty">No open PR is partly done on the target.</p>'
+    rows = "".join(_partly_row(result, n, f, links) for n, f in partly)
+    return f"""<table class="partly listed sortable">
+  <thead><tr><th data-sort="num">open PR</th><th data-sort="text">title</th>
+    <th data-sort="num">partly done in</th><th data-sort="text">landing</th>
+    <th data-sort="num">done</th><th data-sort="text">still to do</th>
+    <th data-sort="text">evidence</th></tr></thead>
+  <tbody>{rows}</tbody>
+</table>"""
+
+
+def _related(result: SweepResult, links: _Links) -> str:
+    """Related work, folded: the same code or issue, with no claim that either does the other."""
+    related = result.related
+    if not related:
+        return ""
+    rows = "".join(
+        f'<tr><td data-value="{n}">{links.pr(n)}</td>'
+        f"<td>{_e(p.marked_title if (p := result.pulls.get(n)) else '')}</td>"
+        f'<td><span class="verdict {_e(f.verdict)}">{_e(f.verdict)}</span></td>'
+        f'<td data-value="{f.pr or 0}">{_named(f, links)}</td>'
+        f'<td data-value="{f.score:.4f}">{f.score:.2f}</td>{_reasons(f)}</tr>'
+        for n, f in related
+    )
+    return f"""<details class="related">
+  <summary><h2 class="section">Related work (no claim): {len(related)} PR(s)</h2></summary>
+  <table class="related sortable">
+    <thead><tr><th data-sort="num">open PR</th><th data-sort="text">title</th>
+      <th data-sort="text">verdict</th><th data-sort="num">to</th>
+      <th data-sort="num">score</th><th data-sort="text">evidence</th></tr></thead>
+    <tbody>{rows}</tbody>
+  </table>
+</details>"""

@@ -21,6 +21,7 @@ from prdup.checking import QueryInfo
 from prdup.escaping import MAX_TITLE, one_line
 from prdup.locations import Region, shared_regions
 from prdup.render import headline
+from prdup.titles import shown_title
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -92,8 +93,9 @@ def _location(region: Region) -> dict[str, Any]:
 def _message(finding: Finding) -> str:
     candidate = finding.candidate
     text = f"{headline(finding)} ({candidate.state}, score {finding.score:.2f})"
-    if candidate.title:
-        text += f": {one_line(candidate.title, MAX_TITLE)}"
+    title = shown_title(candidate.title, candidate.title_from_commit)
+    if title:
+        text += f": {one_line(title, MAX_TITLE)}"
     reasons = [one_line(reason) for reason in finding.reasons[:3]]
     return ". ".join([text, *reasons])
 

@@ -1,29 +1,58 @@
-"""`sweep`: match every open PR against merged PRs and the other open PRs, then group them.
+"""`sweep`: match every open PR against merged PRs and the other open PRs, then sort them into
+what a maintainer acts on: already done, duplicate groups, partly done, related work.
+
+An "unmerged" PR (its state unknown: no GitHub metadata) is swept as an open one.
 
 Each open PR goes through `prdup check --pr N`'s own path (`prdup.checking.match_pr`: the
 candidate engine of `index.candidates`, `detector.matcher.match`, the replay), without the target
-probe, and keeps the deciding findings. The engine reads the lines every swept PR shares once
-for the whole sweep, each candidate's evidence once per process, and only the candidates that
-could decide. Grouping is `detector.grouping`'s.
+probe, and keeps its findings in check's order: every deciding one, and the first few that make
+no claim (for the related class). Its answer is the first at or above the threshold, the
+finding `check --pr N` shows first. The engine reads the lines every swept PR shares once for
+the whole sweep, each candidate's evidence once per process, and only the candidates that
+could decide. Classes and groups are `detector.grouping`'s.
 
 Results are cached in the index per PR (`sweep_results`), keyed by the PR's head, a fingerprint
 of the matcher and its dismissals, and the state of every change that could alter them (head,
 state, title, body length and author; see `_stale_numbers`), so a sweep after `prdup index` only
 re-checks the PRs an update can affect.
 
-`SweepResult.to_json()` is a stable surface (`schema_version` 1)::
+`SweepResult.to_json()` is a stable surface (`schema_version` 2)::
 
-    {"schema_version": 1,
+    {"schema_version": 2,
      "min_score": 0.7,
-     "stats": {"open_prs": N, "swept": N, "rechecked": N, "reused": N, "seconds": S, "jobs": N},
-     "groups": [{"keep": N, "members": [{"pr": N, "state": "merged|open|closed", "title": "...",
-                 "verdict": "keep|duplicate|covered|already-merged", "score": S | null}, ...]}],
-     "already_done": [{"pr": N, "by": M | null, "commit": "sha" | null, "score": S}]}
+     "stats": {"open_prs": N, "swept": N, "rechecked": N, "reused": N, "seconds": S, "jobs": N,
+               "unknown_states": N},
+     "already_done": [{"pr": N, "by": M | null, "commit": "sha" | null, "score": S,
+                       "title": "...", "reasons": ["..."]}],
+     "groups": [{"keep": N, "keep_class": "partly-done" | ... | null, "issues": ["#7"],
+                 "members": [{"pr": N, "state": "merged|open|closed|unmerged", "title": "...",
+                              "title_from_commit": true | false,
+                              "verdict": "keep|duplicate|covered", "score": S | null,
+                              "against": M | null, "commit": "sha" | null,
+                              "remaining": [...]}, ...]}],
+     "partly_done": [{"pr": N, "title": "...", "by": M | null, "commit": "sha" | null,
+                      "state": "merged", "score": S, "done_share": F | null,
+                      "remaining": [{"path": "a.py", "lines": [[FIRST, LAST], ...],
+                                     "new_file": false}],
+                      "reasons": ["..."]}],
+     "related": [{"pr": N, "title": "...", "to": M | null, "commit": "sha" | null,
+                  "state": "...", "verdict": "overlap|related", "score": S, "reasons": [...]}],
+     "prs": [{"pr": N, "class": "already-done|duplicate|partly-done|related",
+              "finding": {"pr": M | null, "commit": "sha" | null, "state": "...",
+                          "verdict": "...", "score": S}}]}
 
-Groups come largest first; in each, the kept PR is first (verdict "keep", score null) and every
-other member carries the verdict and score of its evidence against the kept PR. Keys may be
-added to objects in later versions; none is removed or changes meaning without a new
-`schema_version`.
+Every open PR's answer is the finding `check --pr N` shows first (its first finding at or above
+`min_score`); `prs` lists each PR that has one, and that answer puts it in exactly one of
+`already_done`, `groups` (as a member to close; or as the kept PR, where PRs name each other in
+a loop), `partly_done` or `related`. A group's first
+member is the PR to keep (verdict "keep", score null; `keep_class` is its own answer's class,
+if it has one); every other member carries its own answer: its verdict, score, and the PR it
+names (`against`: the kept PR or another member). `remaining` lists, file by file, the lines
+on the PR's side that the landing (or the PR it duplicates) did not make: a duplicate may do a
+little more than the PR it is closed into. Keys may be added to objects in later versions;
+none is removed or changes meaning without a new `schema_version`. (Version 1 had no
+`partly_done`, `related`, `prs`, `keep_class`, `issues`, `against`; its members' verdicts were
+their evidence against the kept PR, and PRs already done were members of a merged PR's group.)
 """
 
 from __future__ import annotations
@@ -41,8 +70,17 @@ from typing import Any
 import git
 
 from detector import decide
-from detector.evidence import Finding
-from detector.grouping import AlreadyDone, Group, Link, Pull, already_done, group_duplicates
+from detector.evidence import Finding, RemainingHunk
+from detector.grouping import (
+    AlreadyDone,
+    Group,
+    Link,
+    Pull,
+    answers,
+    done_answers,
+    group_by_kept,
+    triage_class,
+)
 from index import candidates, gitsource, identity, lookup, replaying, sweep_cache
 from index.candidates import Batch, CandidateEngine, ChangeRow, read_change_rows
 from index.config import Settings
@@ -51,9 +89,10 @@ from index.store import IndexStore
 from prdup import checking
 from prdup.checking import match_pr, open_index, pr_info
 from prdup.lifetime import die_with_parent, signals_held
+from prdup.titles import shown_title
 
-SCHEMA_VERSION = 1
-CACHE_VERSION = "1"  # bump when what a cached row means changes
+SCHEMA_VERSION = 2
+CACHE_VERSION = "2"  # bump when what a cached row means changes
 # Line rarity moves with the index's size: re-check cached PRs once it grew (or shrank) by this
 # share, and by at least MIN_DRIFT changes (a small index is quick to sweep again anyway).
 RARITY_DRIFT = 0.1
@@ -61,7 +100,12 @@ MIN_DRIFT = 25
 MMAP_BYTES = 1 << 30
 MIN_PARALLEL = 20  # fewer PRs than this are matched in this process: forking costs more
 SHOWN_LINES = 12  # shared lines kept per finding for the report
-CANDIDATE_STATES = ("merged", "open")
+CANDIDATE_STATES = ("merged", "open", "unmerged")
+# Findings that make no claim (overlap, related) are kept for the related class: those scoring
+# at least RELATED_FLOOR, the first RELATED_KEPT of them (check ranks them by score).
+RELATED_FLOOR = 0.5
+RELATED_KEPT = 3
+RELATED_LINES = 3
 
 Progress = Callable[[int, int], None]
 
@@ -71,7 +115,8 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True, slots=True)
 class SweptFinding:
-    """One deciding finding of an open PR, as the sweep caches and reports it."""
+    """One finding of an open PR, as the sweep caches and reports it (a PR's findings are kept
+    in `check`'s order: its first at or above the threshold is its answer)."""
 
     change_id: int
     pr: int | None
@@ -84,10 +129,47 @@ class SweptFinding:
     shared_added: tuple[str, ...] = ()
     shared_files: tuple[str, ...] = ()
     shared_symbols: tuple[str, ...] = ()
+    remaining: tuple[RemainingHunk, ...] = ()  # what the candidate did not do (partly done)
+    done_share: float | None = None  # replayed: the share of the changed lines it did
+
+    @property
+    def decides(self) -> bool:
+        return triage_class(self.verdict) != "related"
+
+    @property
+    def remaining_by_file(self) -> list[tuple[str, bool, list[tuple[int, int]]]]:
+        """(path, a new file, line spans) of what remains, file by file, in the change's order."""
+        files: dict[str, tuple[bool, list[tuple[int, int]]]] = {}
+        for hunk in self.remaining:
+            new_file, spans = files.setdefault(hunk.path, (hunk.new_file, []))
+            if (hunk.first_line, hunk.last_line) not in spans:
+                spans.append((hunk.first_line, hunk.last_line))
+            files[hunk.path] = (new_file or hunk.new_file, spans)
+        return [(path, new_file, spans) for path, (new_file, spans) in files.items()]
+
+    def remaining_text(self, spans_shown: int | None = None) -> list[str]:
+        """What remains in words, one item a file: "a.py (lines 3-5, line 9)"; with
+        `spans_shown`, a file's first spans and how many more."""
+        items = []
+        for path, new_file, spans in self.remaining_by_file:
+            words = ["new file"] if new_file else []
+            shown = spans if spans_shown is None else spans[:spans_shown]
+            words += [f"line {a}" if a == b else f"lines {a}-{b}" for a, b in shown]
+            if len(spans) > len(shown):
+                words.append(f"{len(spans) - len(shown)} more")
+            items.append(f"{path} ({', '.join(dict.fromkeys(words))})")
+        return items
+
+    @property
+    def named(self) -> str:
+        """The change it names, as a reader knows it: "#12", or "commit 0123456789"."""
+        return f"#{self.pr}" if self.pr is not None else f"commit {(self.commit or '')[:10]}"
 
     @classmethod
     def from_finding(cls, change_id: int, finding: Finding) -> SweptFinding:
         candidate = finding.candidate
+        shown = SHOWN_LINES if finding.decides else RELATED_LINES
+        signals = finding.signals
         return cls(
             change_id=change_id,
             pr=candidate.number,
@@ -96,10 +178,12 @@ class SweptFinding:
             verdict=finding.verdict,
             score=round(finding.score, 4),
             reasons=finding.reasons,
-            shared_removed=finding.shared_removed[:SHOWN_LINES],
-            shared_added=finding.shared_added[:SHOWN_LINES],
+            shared_removed=finding.shared_removed[:shown],
+            shared_added=finding.shared_added[:shown],
             shared_files=finding.shared_files,
             shared_symbols=finding.shared_symbols,
+            remaining=finding.remaining,
+            done_share=round(signals.replay_done, 4) if signals.replayed else None,
         )
 
     @classmethod
@@ -116,6 +200,8 @@ class SweptFinding:
             shared_added=tuple(data["shared_added"]),
             shared_files=tuple(data["shared_files"]),
             shared_symbols=tuple(data["shared_symbols"]),
+            remaining=tuple(RemainingHunk(**hunk) for hunk in data.get("remaining", ())),
+            done_share=data.get("done_share"),
         )
 
 
@@ -132,25 +218,34 @@ class PullInfo:
     removed: int = 0
     files: int = 0
     head_sha: str | None = None
+    title_from_commit: bool = False  # the title is the head commit's subject (no metadata)
 
     @property
     def changed_lines(self) -> int:
         return self.added + self.removed
 
+    @property
+    def marked_title(self) -> str:
+        """The title as reports show it: marked where it is the head commit's subject."""
+        return shown_title(self.title, self.title_from_commit)
+
 
 @dataclass(frozen=True, slots=True)
 class SweepStats:
-    open_prs: int  # open PRs with a diff in the index
+    open_prs: int  # open (or unmerged: state unknown) PRs with a diff in the index
     swept: int  # of those, the ones this sweep covered (all, or the --limit newest)
     rechecked: int  # matched anew
     reused: int  # taken from the cache
     seconds: float
     jobs: int
+    # Of the swept PRs, those whose state is unknown ("unmerged": no GitHub metadata); they
+    # are swept as open PRs, and a closed one among them is reported as if open.
+    unknown_states: int = 0
 
 
 @dataclass
 class SweepResult:
-    """Duplicate groups, closable PRs, and every swept PR's deciding findings."""
+    """Every swept PR's findings and answer, sorted into the classes a maintainer acts on."""
 
     groups: list[Group]
     already_done: list[AlreadyDone]
@@ -159,42 +254,147 @@ class SweepResult:
     stats: SweepStats
     min_score: float
     rechecked: list[int] = field(default_factory=list)  # the PRs matched anew, newest first
+    issues: dict[int, frozenset[str]] = field(default_factory=dict)  # the issues PRs name
 
-    def evidence(self, one: int, other: int) -> SweptFinding | None:
-        """The strongest deciding finding between two PRs, `one`'s own first."""
-        found = [
-            f for f in self.findings.get(one, []) if f.pr == other and f.score >= self.min_score
-        ]
-        if not found:
-            found = [
-                f for f in self.findings.get(other, []) if f.pr == one and f.score >= self.min_score
-            ]
-        return max(found, key=lambda f: f.score, default=None)
+    def answer(self, number: int) -> SweptFinding | None:
+        """The finding `check --pr N` shows first: PR `number`'s first at or above the
+        threshold."""
+        return next((f for f in self.findings.get(number, []) if f.score >= self.min_score), None)
+
+    def answers(self) -> dict[int, SweptFinding]:
+        """Each swept PR that has an answer, by number."""
+        found = {number: self.answer(number) for number in sorted(self.findings)}
+        return {number: f for number, f in found.items() if f is not None}
+
+    def in_class(self, name: str) -> list[tuple[int, SweptFinding]]:
+        """(PR, its answer) of every PR the answer puts in class `name`, by PR number."""
+        return [(n, f) for n, f in self.answers().items() if triage_class(f.verdict) == name]
+
+    @property
+    def partly_done(self) -> list[tuple[int, SweptFinding]]:
+        return self.in_class("partly-done")
+
+    @property
+    def related(self) -> list[tuple[int, SweptFinding]]:
+        return self.in_class("related")
+
+    def keep_class(self, group: Group) -> str | None:
+        """The class of the kept PR's own answer (a kept PR may itself be partly done)."""
+        found = self.answer(group.keep)
+        return triage_class(found.verdict) if found is not None else None
+
+    def keep_landed(self, group: Group) -> SweptFinding | None:
+        """The kept PR's own answer where it says the PR landed, in whole or in part: what the
+        maintainer keeping it must know (keep #7, itself partly done in #5: rebase it)."""
+        found = self.answer(group.keep)
+        if found is not None and self.keep_class(group) in ("already-done", "partly-done"):
+            return found
+        return None
+
+    def group_issues(self, group: Group) -> list[str]:
+        """The issues two or more of the group's members name."""
+        named = [issue for n in group.members for issue in self.issues.get(n, ())]
+        return sorted({issue for issue in named if named.count(issue) > 1})
+
+    def verdicts(self) -> set[str]:
+        """The verdicts of what the report shows: each answered PR's answer (what `--fail-on`
+        is checked against, as `check --pr N` checks its first finding and the others)."""
+        return {found.verdict for found in self.answers().values()}
 
     def to_json(self) -> dict[str, Any]:
+        answered = self.answers()
         return {
             "schema_version": SCHEMA_VERSION,
             "min_score": self.min_score,
             "stats": asdict(self.stats),
+            "already_done": [self._done_json(done) for done in self.already_done],
             "groups": [self._group_json(group) for group in self.groups],
-            "already_done": [asdict(done) for done in self.already_done],
+            "partly_done": [self._partly_json(n, f) for n, f in self.partly_done],
+            "related": [self._related_json(n, f) for n, f in self.related],
+            "prs": [
+                {
+                    "pr": number,
+                    "class": triage_class(found.verdict),
+                    "finding": {
+                        "pr": found.pr,
+                        "commit": found.commit,
+                        "state": found.state,
+                        "verdict": found.verdict,
+                        "score": found.score,
+                    },
+                }
+                for number, found in answered.items()
+            ],
+        }
+
+    def _title(self, number: int | None) -> str:
+        pull = self.pulls.get(number) if number is not None else None
+        return pull.title if pull else ""
+
+    def _done_json(self, done: AlreadyDone) -> dict[str, Any]:
+        found = self.answer(done.pr)
+        return {
+            **asdict(done),
+            "title": self._title(done.pr),
+            "reasons": list(found.reasons) if found else [],
         }
 
     def _group_json(self, group: Group) -> dict[str, Any]:
         members = []
         for number in group.members:
             pull = self.pulls.get(number)
-            found = None if number == group.keep else self.evidence(number, group.keep)
+            found = None if number == group.keep else self.answer(number)
             members.append(
                 {
                     "pr": number,
                     "state": pull.state if pull else "unknown",
                     "title": pull.title if pull else "",
+                    "title_from_commit": pull.title_from_commit if pull else False,
                     "verdict": "keep" if found is None else found.verdict,
                     "score": None if found is None else found.score,
+                    "against": None if found is None else found.pr,
+                    "commit": None if found is None else found.commit,
+                    "remaining": [] if found is None else _remaining_json(found),
                 }
             )
-        return {"keep": group.keep, "members": members}
+        return {
+            "keep": group.keep,
+            "keep_class": self.keep_class(group),
+            "issues": self.group_issues(group),
+            "members": members,
+        }
+
+    def _partly_json(self, number: int, found: SweptFinding) -> dict[str, Any]:
+        return {
+            "pr": number,
+            "title": self._title(number),
+            "by": found.pr,
+            "commit": found.commit,
+            "state": found.state,
+            "score": found.score,
+            "done_share": found.done_share,
+            "remaining": _remaining_json(found),
+            "reasons": list(found.reasons),
+        }
+
+    def _related_json(self, number: int, found: SweptFinding) -> dict[str, Any]:
+        return {
+            "pr": number,
+            "title": self._title(number),
+            "to": found.pr,
+            "commit": found.commit,
+            "state": found.state,
+            "verdict": found.verdict,
+            "score": found.score,
+            "reasons": list(found.reasons),
+        }
+
+
+def _remaining_json(found: SweptFinding) -> list[dict[str, Any]]:
+    return [
+        {"path": path, "lines": [list(span) for span in spans], "new_file": new_file}
+        for path, new_file, spans in found.remaining_by_file
+    ]
 
 
 # --- the sweep ------------------------------------------------------------------------------
@@ -230,6 +430,7 @@ def sweep(
         )
         swept = open_numbers[:limit] if limit is not None else open_numbers
         findings, rechecked = _findings(store, snapshot, swept, jobs, full, progress, source)
+        issues = sweep_cache.issues_named(store)
     finally:
         store.close()
     stats = SweepStats(
@@ -239,18 +440,21 @@ def sweep(
         reused=len(swept) - len(rechecked),
         seconds=round(time.monotonic() - started, 2),
         jobs=jobs,
+        unknown_states=len(set(swept) & _unknown_states(snapshot)),
     )
     pulls = _pulls(snapshot)
     ranks = {n: Pull(n, p.state, p.changed_lines) for n, p in pulls.items()}
     links = _links(findings)
+    answered = answers(links, min_score)
     return SweepResult(
-        groups=group_duplicates(ranks, links, min_score),
-        already_done=already_done(links, ranks, min_score),
+        groups=group_by_kept(ranks, answered, links, issues, min_score),
+        already_done=done_answers(answered),
         pulls=pulls,
         findings=findings,
         stats=stats,
         min_score=min_score,
         rechecked=rechecked,
+        issues=issues,
     )
 
 
@@ -275,16 +479,27 @@ def _findings(
     return {n: fresh[n] if n in fresh else reused[n] for n in swept}, todo
 
 
+def _unknown_states(snapshot: dict[int, ChangeRow]) -> set[int]:
+    """The PRs whose state is unknown: unmerged, open or closed (no GitHub metadata)."""
+    return {
+        row.number
+        for row in snapshot.values()
+        if row.number is not None and row.state == "unmerged"
+    }
+
+
 def _current(findings: list[SweptFinding], snapshot: dict[int, ChangeRow]) -> list[SweptFinding]:
     """Cached findings named as the index names their changes now (a commit relabelled as the
     PR that landed it keeps its id and lines, so the finding holds, under its new name)."""
     return [
         replace(f, pr=snapshot[f.change_id].number) if f.change_id in snapshot else f
         for f in findings
+        if f.decides or f.change_id in snapshot
     ]
 
 
 def _links(findings: dict[int, list[SweptFinding]]) -> list[Link]:
+    """Every finding as a link, each PR's in `check`'s order."""
     return [
         Link(number, f.pr, f.verdict, f.score, f.state, f.commit)
         for number, found in findings.items()
@@ -304,6 +519,7 @@ def _pulls(snapshot: dict[int, ChangeRow]) -> dict[int, PullInfo]:
             removed=row.removed,
             files=row.files,
             head_sha=row.head_sha,
+            title_from_commit=row.title_from_commit,
         )
         for row in snapshot.values()
         if row.number is not None
@@ -369,8 +585,10 @@ def _stale_numbers(
     rarity moves with its size), no change it found was updated or removed, and no change that
     was added or updated since the last sweep shares a line with it that the candidate lookup
     uses (a deciding finding needs shared lines). Not followed: changes sharing only common
-    lines with it, and the small drift of line and word weights as the index grows (up to
-    `RARITY_DRIFT`); `--full` redoes everything.
+    lines with it, the small drift of line and word weights as the index grows (up to
+    `RARITY_DRIFT`), and an update of a change only a finding that makes no claim names (the
+    related class; such a finding is dropped once its change leaves the index); `--full`
+    redoes everything.
     """
     if not cache:
         return set()
@@ -388,7 +606,7 @@ def _stale_numbers(
             or row.id in moved
             or cached.fingerprint != fingerprints[number]
             or abs(count - cached.change_count) > max(RARITY_DRIFT * cached.change_count, MIN_DRIFT)
-            or any(f.change_id in moved for f in cached.findings)
+            or any(f.change_id in moved for f in cached.findings if f.decides)
         ):
             stale.add(number)
     changed = [cid for cid in moved if cid in snapshot]
@@ -452,7 +670,8 @@ class _Matcher:
         return self.engine
 
     def check(self, number: int) -> list[SweptFinding]:
-        """`check --pr N`'s deciding findings (no target probe) among merged and open changes."""
+        """`check --pr N`'s findings (no target probe), in its order: every deciding one, and
+        the first few that make no claim and score at least `RELATED_FLOOR`."""
         engine = self.open()
         row = engine.store.change_row(number)
         assert row is not None
@@ -463,11 +682,17 @@ class _Matcher:
             engine, self.repo, row, info, settings, probe=False, deciding_only=True
         )
         keys = self.batch.keys
-        return [
-            SweptFinding.from_finding(keys[f.candidate.key], f)
-            for f in findings
-            if f.decides and f.candidate.state in CANDIDATE_STATES and f.candidate.key in keys
-        ]
+        kept: list[SweptFinding] = []
+        unclaimed = 0
+        for finding in findings:
+            if finding.candidate.key not in keys:
+                continue  # a landing only the target probe finds (the sweep does not probe)
+            if not finding.decides:
+                if finding.score < RELATED_FLOOR or unclaimed >= RELATED_KEPT:
+                    continue
+                unclaimed += 1
+            kept.append(SweptFinding.from_finding(keys[finding.candidate.key], finding))
+        return kept
 
     def close(self) -> None:
         """This process's connection and git readers (a forked worker's end with it)."""

@@ -126,6 +126,10 @@ class FakeGitHub:
         self.reactions: dict[int, list[dict[str, Any]]] = {}
         # Issues (not pull requests), numbered after the pulls as GitHub numbers both.
         self.issues: dict[int, dict[str, Any]] = {}
+        # Check runs created (POST .../check-runs bodies, with their ids).
+        self.check_runs: list[dict[str, Any]] = []
+        # The Actions cache: {"id", "key", "size_in_bytes", "created_at"}, oldest first.
+        self.caches: list[dict[str, Any]] = []
         self._next_comment_id = 1001
         self._lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
@@ -216,6 +220,11 @@ class FakeGitHub:
         with self._lock:
             self.pulls[number] = pull
         return pull
+
+    def add_cache(self, key: str, size: int = 94_000_000) -> dict[str, Any]:
+        entry = {"id": 700 + len(self.caches), "key": key, "size_in_bytes": size}
+        self.caches.append({**entry, "created_at": _now()})
+        return entry
 
     def add_comment(
         self,
@@ -526,6 +535,29 @@ class FakeGitHub:
             if pull is None or method != "GET":
                 return _error(404, "Not Found")
             return 200, {}, self._pull_json(pull, full=True)
+        if sub == "/check-runs" and method == "POST":
+            body = req.body if isinstance(req.body, dict) else {}
+            if not body.get("name") or not body.get("head_sha"):
+                return _error(422, "Invalid request.")
+            run = {"id": 5000 + len(self.check_runs), **body}
+            self.check_runs.append(run)
+            return (
+                201,
+                {},
+                {**run, "url": f"{self.url}/repos/{self.full_name}/check-runs/{run['id']}"},
+            )
+        if sub == "/actions/caches" and method == "GET":
+            prefix = req.query.get("key", "")
+            items = [c for c in self.caches if c["key"].startswith(prefix)]
+            page, per_page = int(req.query.get("page", "1")), int(req.query.get("per_page", "30"))
+            shown = items[(page - 1) * per_page : page * per_page]
+            return 200, {}, {"total_count": len(items), "actions_caches": shown}
+        if (m := re.fullmatch(r"/actions/caches/(\d+)", sub)) and method == "DELETE":
+            kept = [c for c in self.caches if c["id"] != int(m[1])]
+            if len(kept) == len(self.caches):
+                return _error(404, "Not Found")
+            self.caches[:] = kept
+            return 204, {}, None
         if sub == "/issues/comments" and method == "GET":
             return self._list_repo_comments(req)
         if m := re.fullmatch(r"/issues/(\d+)/comments", sub):

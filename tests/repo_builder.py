@@ -105,6 +105,24 @@ class RepoBuilder:
         self.checkout(base)
         return head
 
+    def test_merge(self, number: int, onto: str = "main") -> str:
+        """Write `refs/pull/N/merge` as GitHub's test merge of PR `number` onto `onto` as it
+        is now (its first parent); returns the merge commit. The tree is the head's: only the
+        parents matter to prdup."""
+        head = self.head(f"refs/pull/{number}/head")
+        merge = self.git(
+            "commit-tree",
+            f"{head}^{{tree}}",
+            "-p",
+            self.head(onto),
+            "-p",
+            head,
+            "-m",
+            f"Merge {head} into {self.head(onto)}",
+        ).strip()
+        self.git("update-ref", f"refs/pull/{number}/merge", merge)
+        return merge
+
     def merge_pr(self, number: int, how: str = "merge", base: str = "main", title: str = "") -> str:
         """Land PR `number` on `base` the way GitHub's button does; returns the landed commit."""
         branch = f"pr-{number}"

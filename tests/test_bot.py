@@ -184,6 +184,56 @@ def test_one_comment_created_then_edited_then_left_alone_then_resolved(
     assert len(server.comments_on(21)) == 2  # the bot's and the maintainer's, nothing more
 
 
+def test_a_check_run_on_the_prs_head_annotates_its_lines_and_fails_only_when_asked(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    """Under pull_request_target the workflow's commit is the base's: the check run is made
+    for the PR's own head, so GitHub shows it, and its annotations, on the PR."""
+    from index.config import Settings
+
+    index(story, db_path)
+    head = story.head("refs/pull/21/head")
+    server.pulls[21]["head_sha"] = head
+    server.pulls[22]["head_sha"] = story.head("refs/pull/22/head")
+
+    run = comment_on_pull(client, 21, story.path, db_path, check_run=True)
+    assert run.check_run == "failure"  # a duplicate: one of the verdicts that fail by default
+    [made] = server.check_runs
+    assert (made["head_sha"], made["name"], made["conclusion"]) == (head, "prdup", "failure")
+    assert made["output"]["title"].startswith("Duplicate of #20")
+    assert "Duplicate of #20" in made["output"]["summary"]
+    [note] = made["output"]["annotations"]
+    legacy_line = PIPELINE.splitlines().index(LEGACY.rstrip("\n")) + 1  # the line 21 changes
+    assert (note["path"], note["start_line"], note["annotation_level"]) == (
+        "pipeline.py",
+        legacy_line,
+        "warning",
+    )
+
+    quiet = Settings(fail_on=())
+    assert comment_on_pull(client, 21, story.path, db_path, quiet, check_run=True).check_run == (
+        "neutral"
+    )
+    assert comment_on_pull(client, 22, story.path, db_path, check_run=True).check_run == "success"
+    assert [r["conclusion"] for r in server.check_runs] == ["failure", "neutral", "success"]
+
+
+def test_without_checks_write_the_comment_is_posted_and_the_run_says_why(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    index(story, db_path)
+    server.pulls[21]["head_sha"] = story.head("refs/pull/21/head")
+    server.fail(
+        "/repos/octo/demo/check-runs",
+        403,
+        times=None,
+        method="POST",
+        body={"message": "Resource not accessible by integration"},
+    )
+    run = comment_on_pull(client, 21, story.path, db_path, check_run=True)
+    assert run.action == "created" and "checks: write" in (run.check_run or "")
+
+
 def test_nothing_to_say_never_writes_a_comment(
     story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
 ):
@@ -206,6 +256,23 @@ def test_vanished_findings_can_delete_the_comment(
     assert run.action == "deleted"
     assert [m for m, _ in writes(server)] == ["DELETE"]
     assert server.comments_on(21) == []
+
+
+def test_two_runs_that_raced_leave_one_comment_after_the_next_run(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    """Both runs listed the comments before either posted, so each created one. The next run
+    keeps the oldest (links may point at it) and deletes the other."""
+    index(story, db_path)
+    assert comment_on_pull(client, 21, story.path, db_path).action == "created"
+    [first] = server.comments_on(21)
+    twin = server.add_comment(21, first["body"], author=server.viewer)
+    server.clear_requests()
+
+    assert comment_on_pull(client, 21, story.path, db_path).action == "unchanged"
+
+    assert writes(server) == [("DELETE", f"/repos/{REPO}/issues/comments/{twin['id']}")]
+    assert [c["id"] for c in server.comments_on(21)] == [first["id"]]
 
 
 def test_a_marker_in_someone_elses_comment_is_not_ours(
@@ -658,7 +725,10 @@ def test_action_metadata_is_valid_and_never_interpolates_into_scripts():
     joined = "\n".join(scripts)
     assert "prdup pr-refspecs" in joined  # only the PR heads that changed (tests/test_runner)
     assert 'prdup index --github "$REPO"' in joined
-    assert re.search(r'prdup comment --pr "\$PR" .*--post', joined)
+    assert (
+        re.search(r'args=\(--pr "\$PR" .*--post\)', joined)
+        and 'prdup comment "${args[@]}"' in joined
+    )
 
 
 def _decide(tmp_path: Path, **env: str) -> tuple[str, str]:
@@ -692,6 +762,10 @@ def test_the_action_skips_ordinary_comments_and_closed_prs(tmp_path: Path):
     shouted = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "/PRDUP not-duplicate 12\nok"}
     assert _decide(tmp_path, **shouted) == ("run=true", "")
 
+    below = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "Thanks!\n  /prdup not-duplicate 12"}
+    assert _decide(tmp_path, **below) == ("run=true", "")  # a command on a later line counts
+    quoted = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "try `/prdup not-duplicate`"}
+    assert _decide(tmp_path, **quoted)[0] == "run=false"  # not at a line's start
     chatter = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "LGTM, thanks!"}
     assert _decide(tmp_path, **chatter) == (
         "run=false",
@@ -714,7 +788,9 @@ def _documented_workflow() -> dict:
 def test_the_documented_workflow_filters_comments_and_closed_prs_at_the_job_level():
     workflow = _documented_workflow()
     condition = " ".join(workflow["jobs"]["prdup"]["if"].split())
-    assert "startsWith(github.event.comment.body, '/prdup')" in condition
+    assert "contains(github.event.comment.body, '/prdup')" in condition
+    assert "github.event.comment.author_association" in condition  # who may command
+    assert "github.event.label.name == 'prdup: not a duplicate'" in condition
     assert "github.event.issue.pull_request" in condition
     assert "== 'open'" in condition
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
@@ -738,21 +814,29 @@ def test_every_action_is_pinned_by_sha_and_prdup_installs_from_constraints():
 
     action = yaml.safe_load(text)
     [install] = [s["run"] for s in action["runs"]["steps"] if s.get("name") == "Install prdup"]
-    assert 'PIP_CONSTRAINT="$ACTION_PATH/constraints.txt"' in install
-    pinned = {
-        line.split("==")[0]
-        for line in (ROOT / "constraints.txt").read_text().splitlines()
-        if line and not line.startswith("#")
-    }
-    assert all(
-        "==" in line
-        for line in (ROOT / "constraints.txt").read_text().splitlines()
-        if line and not line.startswith("#")
-    )
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    for requirement in project["dependencies"]:
+    assert '--require-hashes --no-deps -r "$ACTION_PATH/requirements.lock"' in install
+    assert '--no-deps --no-build-isolation "$ACTION_PATH"' in install  # the locked setuptools
+    locked = _locked(ROOT / "requirements.lock")
+    assert all(hashes for hashes in locked.values()), "a file without its sha256"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    wanted = project["project"]["dependencies"] + project["build-system"]["requires"]
+    for requirement in wanted:
         name = re.split(r"[<>=!~ \[]", requirement, maxsplit=1)[0]
-        assert re.sub(r"[-_.]+", "-", name).lower() in pinned, name
+        assert re.sub(r"[-_.]+", "-", name).lower() in {n.split("==")[0] for n in locked}, name
+
+
+def _locked(path: Path) -> dict[str, list[str]]:
+    """`name==version` -> its sha256 hashes, as pip reads a hash-pinned requirements file."""
+    locked: dict[str, list[str]] = {}
+    text = path.read_text().replace("\\\n", " ")
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        pin, *options = line.split()
+        assert re.fullmatch(r"[a-z0-9-]+==[\w.]+", pin), line
+        locked[pin] = [o.removeprefix("--hash=sha256:") for o in options]
+        assert all(re.fullmatch(r"[0-9a-f]{64}", h) for h in locked[pin]), line
+    return locked
 
 
 # ------------------------------------------------------------------------------- GitHub import

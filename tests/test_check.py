@@ -112,7 +112,7 @@ def test_same_fix_in_an_open_pr_is_a_duplicate(builder: RepoBuilder):
     run(builder.path, "index", "--quiet")
 
     best = findings(builder.path, "--pr", "21")[0]
-    assert (best["pr"], best["verdict"], best["state"]) == (20, "duplicate", "open")
+    assert (best["pr"], best["verdict"], best["state"]) == (20, "duplicate", "unmerged")
 
 
 def test_an_open_pr_too_large_to_index_whole_does_not_decide(

@@ -79,7 +79,7 @@ def test_check_format_github_annotates_the_shared_lines(
         "endLine": "9",
         "title": "prdup: Duplicate of #30",
     }
-    assert message.startswith("Duplicate of #30 (open, score ")
+    assert message.startswith("Duplicate of #30 (unmerged, score ")
     assert "lines shared here: 1 removed and 1 added" in message
     assert not any(escape in out for escape in ESCAPES)  # the title's escape sequences are gone
     assert out.splitlines()[-1] == "prdup: 1 finding(s) for PR #31"
@@ -87,7 +87,7 @@ def test_check_format_github_annotates_the_shared_lines(
     assert all(line.startswith(("::warning ", "prdup: ")) for line in out.splitlines())
 
     written = summary.read_text()
-    assert "| duplicate | #30 | open |" in written
+    assert "| duplicate | #30 | unmerged |" in written
     assert "<img" not in written and "@\u200docto-org" in written
 
 

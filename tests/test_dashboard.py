@@ -20,6 +20,7 @@ from tests.fake_github import FakeGitHub
 from tests.repo_builder import RepoBuilder, run_cli
 from tests.test_bot import REPO, TOKEN
 from tests.test_sweep import backlog  # noqa: F401  (a fixture)
+from tests.test_sweep_triage import triage  # noqa: F401  (a fixture)
 
 ISSUES = "/repos/octo/demo/issues"
 
@@ -66,7 +67,7 @@ def test_dashboard_is_created_once_then_edited_in_place(
     assert not re.search(r"(?<![\[\u200d])#\d", body.split("\n", 2)[2])
     assert "<script>" not in body and "&lt;script&gt;" in body  # PR 2's title, escaped
     assert "score " in body and "  - replayed at" in body  # each PR with its evidence
-    assert body.count("[#2](../pull/2) (open)") == 1  # done, so not listed in a group again
+    assert body.count("[#2](../pull/2) (unmerged)") == 1  # done, so not listed in a group again
     assert fake_github.comments == {}  # nothing on the PRs themselves
 
     fake_github.clear_requests()
@@ -98,6 +99,19 @@ def test_a_closed_dashboard_is_left_alone_and_not_replaced(
 
     closed["state"] = "open"  # a maintainer reopens it: updates resume, in the same issue
     assert sync_dashboard(client, swept).action == "updated"
+    assert len(fake_github.issues) == 1
+
+
+def test_a_dashboard_without_its_label_is_still_the_one_edited(
+    swept, fake_github: FakeGitHub, client: GitHubClient
+):
+    """A maintainer removed the label, or GitHub dropped it (a token that may not set labels):
+    the next sweep edits the same issue, found by its author and marker, and opens no other."""
+    first = sync_dashboard(client, swept)
+    fake_github.issues[first.issue]["labels"] = []
+    swept.groups.clear()
+    again = sync_dashboard(client, swept)
+    assert (again.action, again.issue) == ("updated", first.issue)
     assert len(fake_github.issues) == 1
 
 
@@ -151,3 +165,20 @@ def test_dashboard_command(
     monkeypatch.delenv("GITHUB_REPOSITORY")
     code, _, err = run_cli(backlog.path, "dashboard", "--db", str(db_path))
     assert code == 2 and "--github" in err
+
+
+def test_the_dashboard_lists_the_classes_in_the_reports_order(triage: RepoBuilder, db_path: Path):  # noqa: F811
+    """Already done (with the landing), open duplicates, partly done (what remains, file by
+    file), then related work folded away: the triage story of test_sweep_triage."""
+    index_repository(triage.path, db_path=db_path)
+    body = render_dashboard(sweep(triage.path, db_path, jobs=1))
+    headings = ["## Already done", "## Open duplicates", "## Partly done", "<details>"]
+    assert [body.index(h) for h in headings] == sorted(body.index(h) for h in headings)
+    assert "[#6](../pull/6) (unmerged): already done by commit `" in body
+    assert ", landed as `" in body  # #2's and #9's landing commits
+    partly = body[body.index("## Partly done") : body.index("<details>")]
+    assert "[#40](../pull/40) (unmerged): partly done in [#41](../pull/41)" in partly
+    assert "75% of it done" in partly and "still to do: `report.py (lines " in partly
+    related = body[body.index("<details>") : body.index("</details>")]
+    assert "<summary>Related work (no claim): 1 PR(s)" in related
+    assert "[#31](../pull/31): overlaps [#30](../pull/30)" in related

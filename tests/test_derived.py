@@ -119,7 +119,7 @@ def test_a_run_that_adds_changes_updates_derived_data_as_a_recount_would(
 
     assert rows(db, "SELECT state FROM changes WHERE number IN (21, 22, 23) ORDER BY number") == [
         ("merged",),
-        ("open",),
+        ("unmerged",),
         ("merged",),
     ]
     recounted = _recounted(db, tmp_path / "recounted.db")

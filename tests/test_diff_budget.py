@@ -189,7 +189,7 @@ def test_a_huge_pr_read_in_part_while_open_is_found_when_it_lands_by_rebase_late
     )
     settings = Settings(max_unmerged_lines=50)
     index_repository(builder.path, db_path=db_path, settings=settings)
-    assert (change(db_path, 5)["state"], change(db_path, 5)["patch_id"]) == ("open", None)
+    assert (change(db_path, 5)["state"], change(db_path, 5)["patch_id"]) == ("unmerged", None)
     builder.commit("Unrelated work on main", {"b.py": "def b():\n    return 3\n"})
     builder.merge_pr(5, how="rebase")
     index_repository(builder.path, db_path=db_path, settings=settings)

@@ -3,6 +3,7 @@ by some process, a path that does not exist, a PR the index skipped."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -60,7 +61,7 @@ def test_an_empty_file_given_to_db_becomes_an_index(repo: RepoBuilder, tmp_path:
     code, _, err = run_cli(repo.path, "index", "--quiet", "--db", str(fresh))
     assert code == 0, err
     code, out, _ = run_cli(repo.path, "show", "2", "--db", str(fresh))
-    assert code == 0 and out.startswith("#2 [open]")
+    assert code == 0 and out.startswith("#2 [unmerged]")
 
 
 def test_an_unfinished_index_says_how_far_it_got(repo: RepoBuilder, db_path: Path):
@@ -74,6 +75,7 @@ def test_an_unfinished_index_says_how_far_it_got(repo: RepoBuilder, db_path: Pat
         err = one_line_error(*run_cli(repo.path, *args, "--db", str(db_path)))
         assert "empty" not in err
         assert "1 merged PR" in err
+        assert "1 unmerged PR(s)" in err  # PR 2: not merged, its state unknown
         assert "history of main" in err
         assert "run 'prdup index' to finish" in err
     code, _, err = run_cli(repo.path, "index", "--quiet", "--db", str(db_path))
@@ -152,7 +154,7 @@ def test_show_gives_the_reason_a_pr_was_skipped(repo: RepoBuilder, db_path: Path
     # A second run neither writes it again nor counts it indexed; once fetched, it is read.
     assert index_repository(repo.path, db_path=db_path).skipped["head object missing"] == 1
     head = repo.pr_branch(13, [("B is six", {"b.py": "B = 6\n"})])
-    assert index_repository(repo.path, db_path=db_path).open == 1
+    assert index_repository(repo.path, db_path=db_path).unmerged == 1
     code, out, _ = run_cli(repo.path, "show", "13", "--db", str(db_path))
     assert f"head_sha: {head}" in out and "skip_reason" not in out
 
@@ -193,3 +195,74 @@ def test_every_table_the_schema_creates_counts_as_prdup_s():
     source = Path(schema.__file__).read_text()
     created = set(re.findall(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)", source))
     assert created and created <= schema.own_tables()
+
+
+def test_a_full_disk_is_called_so_and_the_index_stays_usable(repo: RepoBuilder, db_path: Path):
+    """SQLite's "database or disk is full" (here from a page limit, as a full disk gives it) is no
+    damaged index: the batch is rolled back and what was written before stays."""
+    from index.errors import IndexDiskFull
+    from index.store import IndexStore
+
+    assert run_cli(repo.path, "index", "--quiet")[0] == 0
+    store = IndexStore(db_path)
+    pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+    store.conn.execute(f"PRAGMA max_page_count = {pages}")
+    full = r"the disk is full \(.* free\); the index keeps"
+    with pytest.raises(IndexDiskFull, match=full), store.batch():
+        store.set_meta("filler", "x" * 1_000_000)
+    store.close()
+    code, out, err = run_cli(repo.path, "check", "--pr", "3", "--format", "json")
+    assert code in (0, 1) and '"pr": 2' in out, err
+
+
+def test_a_pr_number_past_what_sqlite_stores_is_a_usage_error(repo: RepoBuilder, db_path: Path):
+    assert run_cli(repo.path, "index", "--quiet")[0] == 0
+    for args in (("check", "--pr", "9" * 23), ("show", "9" * 23)):
+        code, out, err = run_cli(repo.path, *args)
+        assert code == 2 and "Traceback" not in err and "is not in the range" in err
+
+
+def test_a_patch_from_a_closed_standard_input_is_a_one_line_error(repo: RepoBuilder, db_path: Path):
+    assert run_cli(repo.path, "index", "--quiet")[0] == 0
+    closed = subprocess.run(
+        [sys.executable, "-m", "cli", "check", "--diff", "-"],
+        cwd=repo.path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        preexec_fn=lambda: os.close(0),
+    )
+    assert "standard input" in one_line_error(closed.returncode, closed.stdout, closed.stderr)
+    missing = one_line_error(*run_cli(repo.path, "check", "--diff", "no-such.patch"))
+    assert "no-such.patch: No such file or directory" in missing
+
+
+def test_a_patch_too_large_to_compare_says_so(repo: RepoBuilder, db_path: Path):
+    assert run_cli(repo.path, "index", "--quiet")[0] == 0
+    lines = 20_001
+    patch = repo.path / "big.patch"
+    patch.write_text(
+        "diff --git a/big.txt b/big.txt\nnew file mode 100644\n--- /dev/null\n+++ b/big.txt\n"
+        f"@@ -0,0 +1,{lines} @@\n" + "".join(f"+line {n}\n" for n in range(lines))
+    )
+    code, out, err = run_cli(repo.path, "check", "--diff", str(patch))
+    assert code == 0 and out == ""
+    assert "past max_changed_lines (20000 changed lines), not compared: big.txt" in err
+
+
+def test_a_bug_is_one_line_and_exit_2_never_a_finding():
+    """Whatever goes wrong inside prdup, a CI gate must not read it as a finding (exit 1)."""
+    import click
+    from click.testing import CliRunner
+
+    from prdup.cli_support import handles_errors
+
+    @click.command()
+    @handles_errors
+    def broken() -> None:
+        {}["missing"]
+
+    result = CliRunner().invoke(broken, [])
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("prdup: error: internal error: KeyError at test_error_messages")

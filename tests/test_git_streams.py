@@ -89,7 +89,7 @@ def test_a_text_diff_holding_nul_and_separators_indexes_every_commit(
 
     summary = index_repository(builder.path, db_path=db_path)
 
-    assert not summary.skipped and summary.commits == 4 and summary.open == 1
+    assert not summary.skipped and summary.commits == 4 and summary.unmerged == 1
     with sqlite3.connect(db_path) as conn:
         commits = conn.execute(
             "SELECT sha, status, title FROM changes WHERE kind = 'commit' ORDER BY id"

@@ -186,3 +186,37 @@ def test_comments_of_one_second_beyond_a_page_are_read_by_page(
     assert pages == ["1", "1", "2", "3", "4"]
     with IndexStore(db_path) as store:
         assert set(store.rows("SELECT number, other FROM dismissals")) == {(1, 2), (2, 1)}
+
+
+@pytest.mark.parametrize(
+    ("failure", "code"),
+    [("unreachable", 3), ("server error", 3), ("bad token", 2)],
+)
+def test_github_failing_still_indexes_git(
+    repo: RepoBuilder,
+    tmp_path: Path,
+    fake_github: FakeGitHub,
+    monkeypatch: pytest.MonkeyPatch,
+    failure: str,
+    code: int,
+):
+    """GitHub out of reach, failing or refusing the token: the repository's own history is
+    indexed all the same; the one line says what was not imported, and out of reach or failing
+    is resumable (exit 3, the next run imports), a refused token an error to fix (exit 2)."""
+    repo.pr_branch(7, [("Value two", {"app.py": "VALUE = 2\n"})])
+    repo.merge_pr(7)
+    if failure == "unreachable":
+        monkeypatch.setenv("GITHUB_API_URL", "http://127.0.0.1:9")  # the discard port: refused
+    elif failure == "server error":
+        fake_github.fail(PULLS, 502, times=None)
+    else:
+        fake_github.fail(None, 401, times=None, body={"message": "Bad credentials"})
+    db = tmp_path / "index.db"
+
+    exit_code, err = index_from_github(repo, db)
+
+    assert exit_code == code
+    [line] = err.strip().splitlines()
+    assert line.endswith("git was indexed, the GitHub import was not")
+    shown, out, _ = run_cli(repo.path, "show", "7", "--db", str(db), "--format", "json")
+    assert shown == 0 and '"state": "merged"' in out

@@ -47,6 +47,9 @@ def story(builder: RepoBuilder) -> RepoBuilder:
     builder.commit("Bump the lockfile", {"uv.lock": "b\n"})
     builder.checkout("logo", "main")
     builder.commit("Add the logo", {"logo.png": b"\x89PNG\r\n\x1a\n\x00\x01"})
+    builder.git("checkout", "-q", "--orphan", "gh-pages")
+    builder.git("rm", "-rqf", ".")
+    builder.commit("Publish the site", {"index.html": "<h1>Pipeline</h1>\n"})
     builder.checkout("main")
     return builder
 
@@ -72,6 +75,7 @@ def test_without_an_index_the_hook_notes_it_and_lets_the_push_go(
         ("main", "has no commits that main lacks; nothing to check"),  # the target itself
         ("locks", "no changed text lines; nothing to compare"),
         ("logo", "only binary changes; nothing to compare"),
+        ("gh-pages", "shares no history with main; nothing to compare"),  # a site, not code
     ],
 )
 def test_nothing_to_compare_is_a_note_and_exit_0(
@@ -122,6 +126,7 @@ def test_the_hook_manifest():
     [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "prdup-check" and hook["entry"] == "prdup pre-push"
     assert hook["stages"] == ["pre-push"] and hook["pass_filenames"] is False
+    assert hook["verbose"] is True  # pre-commit hides a passing hook's output otherwise
     major, minor, *_ = (int(part) for part in hook["minimum_pre_commit_version"].split("."))
     assert (major, minor) >= (3, 2)  # the stage is spelled `pre-push` since 3.2.0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -87,13 +88,13 @@ def history(builder: RepoBuilder) -> RepoBuilder:
 def test_merged_squashed_direct_and_open_prs_are_recorded(history: RepoBuilder, db_path: Path):
     summary = index_repository(history.path, db_path=db_path)
 
-    assert (summary.merged, summary.open, summary.commits) == (2, 1, 2)
+    assert (summary.merged, summary.unmerged, summary.commits) == (2, 1, 2)
     assert change(db_path, 1)["state"] == "merged"
     assert change(db_path, 1)["source"] == "merge-commit"
     assert change(db_path, 1)["title"] == "Double faster"
     assert change(db_path, 2)["source"] == "squash"
     assert change(db_path, 2)["title"] == "Docs: say hi"
-    assert change(db_path, 3)["state"] == "open"
+    assert change(db_path, 3)["state"] == "unmerged"
     assert change(db_path, 3)["source"] == "ref"
     direct = rows(db_path, "SELECT title FROM changes WHERE kind = 'commit' ORDER BY id")
     assert ("Direct tweak",) in direct
@@ -123,12 +124,12 @@ def test_second_run_reads_nothing_new_and_third_reads_only_new(history: RepoBuil
     before = rows(db_path, "SELECT id, number, sha FROM changes ORDER BY id")
 
     again = index_repository(history.path, db_path=db_path)
-    assert (again.merged, again.open, again.commits) == (0, 0, 0)
+    assert (again.merged, again.unmerged, again.commits) == (0, 0, 0)
     assert rows(db_path, "SELECT id, number, sha FROM changes ORDER BY id") == before
 
     history.pr_branch(4, [("Another", {"other.py": "def other():\n    return 41 + 1\n"})])
     third = index_repository(history.path, db_path=db_path)
-    assert (third.merged, third.open, third.commits) == (0, 1, 0)
+    assert (third.merged, third.unmerged, third.commits) == (0, 1, 0)
 
 
 def test_index_writes_git_s_commit_graph_once_for_check_s_ancestry_questions(
@@ -202,7 +203,7 @@ def test_pr_is_not_merged_by_an_older_commit_with_the_same_patch(
     index_repository(builder.path, db_path=db_path)
 
     pr6 = change(db_path, 6)
-    assert (pr6["state"], pr6["merge_commit"]) == ("open", None)
+    assert (pr6["state"], pr6["merge_commit"]) == ("unmerged", None)
     assert rows(db_path, "SELECT count(*) FROM changes WHERE title = 'Return two'") == [(1,)]
 
 
@@ -275,7 +276,7 @@ def test_renames_binary_and_non_utf8_are_recorded_without_failing(
         ],
     )
     summary = index_repository(builder.path, db_path=db_path)
-    assert summary.open == 1
+    assert summary.unmerged == 1
     files = dict(
         (path, (old, status))
         for path, old, status in rows(
@@ -356,7 +357,11 @@ def test_an_unmerged_pr_is_stored_truncated_sooner_than_what_landed(
     index_repository(builder.path, db_path=db_path, settings=settings)
     merged, unmerged = change(db_path, 10), change(db_path, 11)
     assert (merged["state"], merged["truncated"], merged["status"]) == ("merged", 0, "indexed")
-    assert (unmerged["state"], unmerged["truncated"], unmerged["status"]) == ("open", 1, "indexed")
+    assert (unmerged["state"], unmerged["truncated"], unmerged["status"]) == (
+        "unmerged",
+        1,
+        "indexed",
+    )
     lines = "SELECT count(*) FROM lines WHERE change_id = ?"
     assert rows(db_path, lines, (merged["id"],)) == [(301,)]
     assert rows(db_path, lines, (unmerged["id"],)) == [(1,)]  # a_open_tiny.py's line
@@ -490,7 +495,7 @@ def test_pr_ref_to_missing_object_is_skipped(history: RepoBuilder, db_path: Path
     refs.mkdir(parents=True)
     (refs / "head").write_text("1234567890123456789012345678901234567890\n")
     summary = index_repository(history.path, db_path=db_path)
-    assert summary.open == 1  # PR 3 still indexed
+    assert summary.unmerged == 1  # PR 3 still indexed
     skipped = change(db_path, 13)  # recorded with its reason, for `prdup show 13`
     assert (skipped["status"], skipped["sha"], skipped["head_sha"]) == ("skipped", None, None)
     assert "is missing from the repository" in skipped["skip_reason"]
@@ -530,7 +535,7 @@ def test_mode_only_and_submodule_changes_are_recorded(builder: RepoBuilder, db_p
 
     summary = index_repository(builder.path, db_path=db_path)
 
-    assert summary.open == 1
+    assert summary.unmerged == 1
     pr = change(db_path, 14)
     assert pr["status"] == "indexed"
     paths = {p for (p,) in rows(db_path, "SELECT path FROM files WHERE change_id = ?", (pr["id"],))}
@@ -593,7 +598,7 @@ def test_batches_of_any_size_write_the_same_rows(builder: RepoBuilder, tmp_path:
     index_repository(repo, db_path=large)
     summary = index_repository(repo, db_path=small, batch_size=3)
 
-    assert (summary.merged, summary.open) == (12, 2)
+    assert (summary.merged, summary.unmerged) == (12, 2)
     assert rows(small, "SELECT COUNT(*) FROM symbols WHERE kind = 'hunk-header'")[0][0] >= 12
     for sql in ROWS_TO_COMPARE:
         assert rows(small, sql) == rows(large, sql)
@@ -741,12 +746,37 @@ def test_progress_is_plain_lines_off_a_terminal_and_nothing_when_quiet(
     assert lines[0] == "prdup index: git's commit-graph (once per clone)"
     assert lines[1] == "prdup index: history of main 3/14"
     assert "prdup index: PR refs 2/2" in lines
-    assert lines[-1] == "prdup index: rarity and text model"
+    assert lines[-1].startswith("prdup index: rarity and text model")  # a heartbeat may follow
 
     code, out, err = run_cli(repo, "index", "--db", str(tmp_path / "b.db"), "--quiet")
     assert (code, out, err) == (0, "", "")
     code, _, err = run_cli(repo, "index", "--db", str(tmp_path / "c.db"))
     assert code == 0 and "prdup index: history of main" in err and ": 12 merged" in err
+
+
+def test_plain_progress_gives_a_rate_and_what_is_left_and_a_heartbeat_between_reports():
+    """A CI log: a line per interval with the pace, and while a step reports nothing, a line
+    saying it is still under way (here an interval of 0.05 s stands for a few seconds)."""
+    import io
+
+    from prdup.progress import IndexProgress
+
+    stream = io.StringIO()
+    with IndexProgress(stream=stream, live=False, every=0.05) as progress:
+        progress("PR refs", 0, 1000)
+        time.sleep(1.1)
+        deadline = time.monotonic() + 10
+        while "PR refs 500/1000" not in stream.getvalue() and time.monotonic() < deadline:
+            progress("PR refs", 500, 1000)
+            time.sleep(0.1)
+        while "model (" not in stream.getvalue() and time.monotonic() < deadline:
+            progress("rarity and text model", 0, None)
+            time.sleep(0.6)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "prdup index: PR refs 0/1000"
+    paced = [line for line in lines if line.startswith("prdup index: PR refs 500/1000")]
+    assert re.fullmatch(r"prdup index: PR refs 500/1000 \(\d+/s, about \d+ s left\)", paced[0])
+    assert any(re.search(r"rarity and text model \(\d+ s in this step\)", line) for line in lines)
 
 
 def test_a_pr_landed_as_a_rewritten_commit_that_closes_it_is_merged_there(tmp_path: Path):

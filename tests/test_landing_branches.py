@@ -50,7 +50,7 @@ def test_a_release_line_prs_land_on_is_read_without_being_named(tmp_path: Path):
     for number in range(10, 10 + MIN_LANDINGS):
         pr = change(db, number)
         assert (pr["state"], pr["target"]) == ("merged", "1.x")
-    assert change(db, 40)["state"] == "open"
+    assert change(db, 40)["state"] == "unmerged"
 
 
 def test_a_named_target_is_read_alone(tmp_path: Path):
@@ -126,4 +126,4 @@ def test_a_forks_own_squash_carried_in_by_another_pr_does_not_land_the_pr_it_nam
     index_repository(builder.path, db_path=db)
 
     pr3 = change(db, 3)
-    assert (pr3["state"], pr3["merge_commit"]) == ("open", None)
+    assert (pr3["state"], pr3["merge_commit"]) == ("unmerged", None)

@@ -98,7 +98,7 @@ def test_a_pr_indexed_while_open_is_found_landed_by_rebase_in_a_later_run(
 ):
     db = tmp_path / "index.db"
     index_repository(story.path, db_path=db)
-    assert change(db, 5)["state"] == "open"
+    assert change(db, 5)["state"] == "unmerged"
 
     story.merge_pr(5, how="rebase")
     index_repository(story.path, db_path=db)
@@ -134,8 +134,99 @@ def test_a_pr_two_of_whose_three_commits_landed_is_not_merged(story: RepoBuilder
     index_repository(story.path, db_path=db)
 
     pr5 = change(db, 5)
-    assert (pr5["state"], pr5["merge_commit"]) == ("open", None)
+    assert (pr5["state"], pr5["merge_commit"]) == ("unmerged", None)
     assert len(direct_commits(db)) == 4  # the picks stay direct commits
+
+
+def test_a_pr_two_of_whose_three_commits_landed_is_partly_merged_with_the_third_to_do(
+    story: RepoBuilder,
+):
+    """Two of PR 5's three commits were cherry-picked to main: `show` and `check --pr 5` say
+    what landed (each commit and its copy) and what remains (the third, with its file)."""
+    first, second, third = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.git("cherry-pick", first, second)
+    copies = story.repo.git.rev_list("--reverse", "HEAD~2..HEAD").split()
+    code, out, err = run_cli(story.path, "index")
+    assert code == 0, err
+    assert "0 open, 0 closed, 1 unmerged, 1 landed in part" in err
+
+    code, out, err = run_cli(story.path, "show", "5", "--format", "json")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["state"] == "unmerged"  # no metadata: open or closed is not known
+    assert [(c["commit"], c["landed_as"], c["target"]) for c in shown["landed_in_part"]] == [
+        (first, copies[0], "main"),
+        (second, copies[1], "main"),
+        (third, None, "main"),
+    ]
+    code, out, err = run_cli(story.path, "show", "5")
+    assert "#5 [unmerged, landed in part]" in out
+    assert "landed in part on main: 2 commit(s) landed, 1 still to do" in out
+    assert f"{third[:7]} Add dump() (config.py): still to do" in out
+
+    code, out, err = run_cli(story.path, "check", "--pr", "5", "--format", "json")
+    assert code == 0, err  # partly done: fails only with --fail-on partly-merged
+    findings = json.loads(out)["findings"]
+    best = findings[0]
+    assert (best["verdict"], best["commit"]) == ("partly-merged", copies[1])
+    assert all(copy[:10] in best["reasons"][0] for copy in copies)
+    assert best["residual"] == [f"{third[:7]} Add dump() (config.py)"]
+    assert any(f"still to do: {third[:7]} Add dump() (config.py)" in r for r in best["reasons"])
+    # The copies are one finding: no other says what they did.
+    assert [f["commit"] for f in findings].count(copies[0]) == 0
+
+
+def test_a_pr_landed_in_part_then_whole_is_merged_and_no_longer_in_part(
+    story: RepoBuilder, tmp_path: Path
+):
+    first, second, third = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.git("cherry-pick", first, second)
+    db = tmp_path / "index.db"
+    index_repository(story.path, db_path=db)
+    story.git("cherry-pick", third)
+
+    summary = index_repository(story.path, db_path=db)
+
+    assert change(db, 5)["merge_commit"] == story.head("main")
+    assert summary.landed_in_part == 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM part_landings").fetchone() == (0,)
+
+
+def test_a_commit_amended_as_it_landed_is_still_the_prs_commit(story: RepoBuilder, tmp_path: Path):
+    """PR 5's first two commits are cherry-picked to main; the maintainer edits the third as
+    it lands (`git commit -C`: its author, author date and subject kept, its patch not). PR 5
+    landed whole, at that commit, not in part with its third commit still to do."""
+    first, second, third = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.git("cherry-pick", first, second)
+    story.git("cherry-pick", "--no-commit", third)
+    story.write({"config.py": STEP_3.replace("def dump(values):", "def dump(values: dict):")})
+    story.git("commit", "-q", "-C", third)
+    db = tmp_path / "index.db"
+
+    summary = index_repository(story.path, db_path=db)
+
+    pr5 = change(db, 5)
+    assert (pr5["state"], pr5["merge_commit"]) == ("merged", story.head("main"))
+    assert summary.landed_in_part == 0
+
+
+def test_another_pr_repeating_a_commit_that_landed_in_part_is_already_done_in_its_copy(
+    story: RepoBuilder,
+):
+    """PR 5's first commit was cherry-picked to main; PR 9, by someone else, makes that same
+    fix: already done in the copy on main."""
+    first = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()[0]
+    story.git("cherry-pick", first)
+    copy = story.head("main")
+    story.pr_branch(9, [("Open config as UTF-8", {"config.py": STEP_1})], start="main~2")
+    code, _, err = run_cli(story.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(story.path, "check", "--pr", "9", "--format", "json")
+    assert code == 1, err
+    best = json.loads(out)["findings"][0]
+    assert (best["verdict"], best["commit"]) == ("already-merged", copy)
 
 
 def test_a_pr_opened_after_its_commits_landed_is_not_landed_by_them(tmp_path: Path):
@@ -313,3 +404,121 @@ def test_a_squash_that_lands_one_pr_is_no_copy_for_another_with_the_same_commit(
 
     assert change(db, 5)["merge_commit"] == builder.head("main")
     assert change(db, 6)["merge_commit"] is None
+
+
+@pytest.mark.parametrize("pick", [["cherry-pick", "-x"], ["cherry-pick"]], ids=["-x", "plain"])
+@pytest.mark.parametrize("with_metadata", [False, True], ids=["refs", "github"])
+def test_a_backport_landed_on_a_release_line_by_cherry_pick_is_merged_there(
+    tmp_path: Path, pick: list[str], with_metadata: bool
+):
+    """PR 20 is merged on main; a bot opens PR 21 for the maintained line 1.x, cherry-picks
+    of PR 20's two commits (keeping their author), and a maintainer lands it there with
+    `git cherry-pick` rather than GitHub's button: PR 21 is merged on 1.x at the last pick,
+    PR 20 stays merged on main at its merge. (GitHub calls PR 21 closed and names the bot.)"""
+    from tests.test_landing_branches import land_on
+
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Add the config reader", {"config.py": CONFIG})
+    builder.checkout("1.x", "main")
+    land_on(builder, "1.x", range(10, 15))  # a line PRs land on: a target of its own
+    builder.checkout("main")
+    fix = builder.pr_branch(
+        20,
+        [
+            ("Read config files as UTF-8", {"config.py": STEP_1}),
+            ("Skip blank lines and strip keys", {"config.py": STEP_2}),
+        ],
+    )
+    merge = builder.merge_pr(20, how="merge")
+    builder.checkout("backport-21", "1.x")
+    builder.git("cherry-pick", "-x", f"{fix}~1", fix)
+    builder.git("update-ref", "refs/pull/21/head", builder.head())
+    builder.checkout("1.x")
+    builder.commit("Release notes", {"NOTES.md": "1.1\n"})
+    builder.git(*pick, "refs/pull/21/head~1", "refs/pull/21/head")
+    landing = builder.head("1.x")
+    builder.checkout("main")
+    builder.git("branch", "-q", "-D", "backport-21", "pr-20")
+    opened = builder.repo.git.log("-1", "--format=%cI", "refs/pull/21/head")
+    export = tmp_path / "prs.json"
+    export.write_text(
+        json.dumps(
+            [
+                {
+                    "number": 20,
+                    "state": "MERGED",
+                    "baseRefName": "main",
+                    "author": {"login": "contributor"},
+                },
+                {
+                    "number": 21,
+                    "state": "CLOSED",
+                    "createdAt": opened,
+                    "baseRefName": "1.x",
+                    "author": {"login": "backport-bot"},
+                },
+            ]
+        )  # fmt: skip
+    )
+    db = tmp_path / "index.db"
+
+    summary = index_repository(builder.path, db_path=db, prs_json=export if with_metadata else None)
+
+    assert summary.targets == ["main", "1.x (5 PR landings of its own)"]
+    pr21 = change(db, 21)
+    assert (pr21["state"], pr21["target"], pr21["merge_commit"]) == ("merged", "1.x", landing)
+    pr20 = change(db, 20)
+    assert (pr20["state"], pr20["target"], pr20["merge_commit"]) == ("merged", "main", merge)
+
+
+def test_a_prs_commits_made_in_one_second_are_kept_parents_first():
+    """A rebase writes many commits in one second; ordered by time, then by sha, a child can
+    come before its parent. A PR's commits are listed parents first (as `show` lists them)."""
+    from index.indexer import _parents_first
+
+    graph = {"c1": ("base",), "b2": ("c1",), "a3": ("b2",)}
+
+    assert _parents_first(["a3", "b2", "c1"], graph) == ["c1", "b2", "a3"]
+
+
+def test_a_commit_that_landed_as_another_prs_squash_is_not_still_to_do(story: RepoBuilder):
+    """PR 5's second commit was also proposed alone as PR 6 and landed as `... (#6)` (its
+    author date and patch kept); its first commit was cherry-picked. PR 5 landed in part: the
+    first as its pick, and only the third is still to do (the second is on main, as #6)."""
+    first, second, third = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.git("cherry-pick", first)
+    pick = story.head("main")
+    story.git("update-ref", "refs/pull/6/head", second)
+    story.git("cherry-pick", second)
+    story.git("commit", "-q", "--amend", "-m", "Skip blank lines and strip keys (#6)")
+    code, _, err = run_cli(story.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(story.path, "show", "5", "--format", "json")
+    assert code == 0, err
+    part = json.loads(out)["landed_in_part"]
+    assert [(c["commit"], c["landed_as"]) for c in part] == [(first, pick), (third, None)]
+
+
+def test_of_two_versions_of_a_commit_the_one_whose_patch_landed_is_landed(tmp_path: Path):
+    """PR 5 proposes a commit; its author amends it (same author date and subject, another
+    patch) and opens PR 6 with it, which is cherry-picked to main. PR 6 landed, with its very
+    patch; PR 5, an earlier version, did not, though it was opened first."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Add the config reader", {"config.py": CONFIG})
+    first = builder.pr_branch(5, [("Fix parsing", {"config.py": STEP_1})], author="Ann")
+    builder.checkout("pr-6", first)
+    builder.write({"config.py": STEP_2})
+    builder.git("commit", "-q", "--amend", "-C", first)
+    builder.git("update-ref", "refs/pull/6/head", builder.head())
+    builder.checkout("main")
+    builder.commit("Unrelated docs", {"README.md": "Config reader.\n"})
+    builder.git("cherry-pick", builder.head("refs/pull/6/head"))
+    for number in (5, 6):
+        builder.delete_pr_branch(number)
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert change(db, 6)["merge_commit"] == builder.head("main")
+    assert change(db, 5)["merge_commit"] is None

@@ -117,7 +117,7 @@ def test_a_branch_that_carries_a_landed_commit_is_partly_done_and_names_what_rem
     index(builder)
 
     code, found = check_json(builder.path, "stale")
-    assert code == 1
+    assert code == 0  # worth reading, not a failure unless asked (--fail-on partly-merged)
     assert (found[0]["pr"], found[0]["verdict"]) == (20, "partly-merged")
     assert found[0]["residual"] == ["scripts/bench.py (new file)"]
     code, out, _ = run_cli(builder.path, "check", "stale")

@@ -116,7 +116,7 @@ def test_a_rewound_target_leaves_the_index_a_fresh_index_would_be(
     repo = _history(builder)
     db, fresh = tmp_path / "index.db", tmp_path / "fresh.db"
     first = index_repository(repo.path, db_path=db)
-    assert (first.merged, first.commits, first.open) == (5, 4, 2)
+    assert (first.merged, first.commits, first.unmerged) == (5, 4, 2)
 
     _force_push(repo)
     summary = index_repository(repo.path, db_path=db)
@@ -125,17 +125,17 @@ def test_a_rewound_target_leaves_the_index_a_fresh_index_would_be(
     expected = _contents(fresh)
     for table, found in _contents(db).items():
         assert found == expected[table], table
-    # PRs 5 and 6 are open again, as their refs say; 7 landed on the new commit; 8 was read
-    # again from where it now leaves main.
+    # PRs 5 and 6 are unmerged again, as their refs say; 7 landed on the new commit; 8 was
+    # read again from where it now leaves main.
     states = "SELECT number, state, merge_commit FROM changes WHERE number IS NOT NULL"
     assert dict((n, (s, m)) for n, s, m in rows(db, states)) == {
         1: ("merged", repo.head("main~4")),
         2: ("merged", repo.head("main~3")),
-        4: ("open", None),
-        5: ("open", None),
-        6: ("open", None),
+        4: ("unmerged", None),
+        5: ("unmerged", None),
+        6: ("unmerged", None),
         7: ("merged", repo.head("main~1")),
-        8: ("open", None),
+        8: ("unmerged", None),
     }
     assert summary.rewound == {"main": 5}
     line = summary.line()
@@ -158,7 +158,7 @@ def test_a_reset_with_nothing_new_removes_what_left(builder: RepoBuilder, tmp_pa
     marks = ",".join("?" * len(dropped))
     assert rows(db, f"SELECT sha FROM changes WHERE sha IN ({marks})", tuple(dropped)) == []
     assert rows(db, "SELECT state, sha FROM changes WHERE number = 7") == [
-        ("open", repo.head("refs/pull/7/head"))
+        ("unmerged", repo.head("refs/pull/7/head"))
     ]
     again = index_repository(repo.path, db_path=db)
     assert not again.rewound and "rewound" not in again.line()
@@ -182,5 +182,5 @@ def test_a_removed_pr_keeps_what_was_imported_from_github(builder: RepoBuilder, 
     pr5 = f"SELECT {CHANGE_COLUMNS} FROM changes WHERE number = 5"
     assert rows(db, pr5) == rows(fresh, pr5)
     assert rows(db, "SELECT state, title, created_at, base_ref FROM changes WHERE number = 5") == [
-        ("open", "Imported title", opened, "main")
+        ("unmerged", "Imported title", opened, "main")  # the import named no state
     ]

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -188,25 +189,30 @@ def test_every_action_the_workflows_use_is_pinned_by_sha():
     assert all(SHA_PIN.match(uses) for uses in pins), pins
 
 
-def test_the_index_cache_has_one_entry_per_default_branch_state_saved_only_when_new():
+def test_the_index_cache_is_one_rolling_entry_saved_when_the_index_changed():
     steps = {
         s.get("name"): s for s in yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
     }
     restore, save = steps["Restore the index"], steps["Save the index"]
-    key = "prdup-index-${{ github.repository }}-${{ steps.state.outputs.tip }}"
-    assert restore["with"]["key"] == save["with"]["key"] == key
-    assert restore["with"]["restore-keys"].strip() == "prdup-index-${{ github.repository }}-"
-    assert "run_id" not in str(restore) + str(save)  # no entry per run
+    prefix = "prdup-index-${{ github.repository }}-"
+    assert restore["with"]["restore-keys"].strip() == prefix
+    assert save["with"]["key"] == prefix + "${{ steps.state.outputs.tip }}-${{ github.run_id }}"
     condition = " ".join(save["if"].split())
-    assert "steps.index-cache.outputs.cache-hit != 'true'" in condition
+    assert "steps.index.outputs.changed == 'true'" in condition  # also on the same tip
     assert "steps.index.outcome == 'success'" in condition  # a failed index is not saved
     assert steps["Index merged and open pull requests"]["id"] == "index"
-    # Saved last, with what the comment or the sweep recorded, even when they failed.
-    assert list(steps)[-1] == "Save the index" and condition.startswith("always()")
+    # Saved at the end, with what the comment or the sweep recorded, even when they failed;
+    # then the entries it supersedes go.
+    names = list(steps)
+    assert names[-2:] == ["Save the index", "Delete the cache entries the new one supersedes"]
+    assert condition.startswith("always()")
+    prune = steps["Delete the cache entries the new one supersedes"]
+    assert prune["if"] == "always() && steps.save.outcome == 'success'"
+    assert prune["env"]["KEEP"] == save["with"]["key"]
     # An import the rate limit stopped: green, its pages kept under a key of that run's own
     # (restored by the prefix), the comment skipped.
     partial = steps["Save the interrupted import"]
-    assert partial["with"]["key"].startswith(key + "-partial-")
+    assert partial["with"]["key"].startswith(prefix + "${{ steps.state.outputs.tip }}-partial-")
     assert "steps.index.outputs.ready == 'false'" in partial["if"]
     assert "steps.index.outputs.ready != 'false'" in condition
     assert "steps.index.outputs.ready != 'false'" in steps["Comment on the pull request"]["if"]
@@ -214,9 +220,12 @@ def test_the_index_cache_has_one_entry_per_default_branch_state_saved_only_when_
     fetch = steps["Fetch the pull request heads that changed"]["run"]
     assert "prdup pr-refspecs" in fetch and "--stdin" in fetch
     assert "refs/pull/*" not in fetch  # never every PR head by glob: the plan says so itself
-    venv = steps["Restore the Python environment"]["with"]
-    assert venv["key"] == "${{ steps.venv.outputs.key }}"
-    assert "constraints.txt" in steps["Name the Python environment"]["run"]
+    downloads = steps["Restore the downloads"]["with"]
+    assert downloads["key"] == "${{ steps.venv.outputs.key }}"
+    assert "requirements.lock" in steps["Name the download cache"]["run"]
+    # The cache holds downloads that pip checks against the lock's hashes, never a virtual
+    # environment that would run as it was restored.
+    assert steps["Install prdup"]["env"]["PIP_CACHE_DIR"] == "${{ steps.venv.outputs.path }}"
     assert steps["Comment on the pull request"]["env"]["PRDUP_FETCH_REMOTE"] == "origin"
 
 
@@ -229,6 +238,7 @@ def test_the_sweep_workflow_runs_on_a_schedule_and_by_hand():
         "contents": "read",
         "pull-requests": "read",
         "issues": "write",
+        "actions": "write",
     }
     [step] = [s for s in workflow["jobs"]["sweep"]["steps"] if s["uses"].startswith("OWNER/")]
     assert step["with"]["command"] == "sweep"
@@ -302,3 +312,107 @@ def test_the_fetch_step_fetches_all_heads_first_then_only_what_changed(
     assert _refs(later) == {"refs/pull/21/head", "refs/pull/22/head"}
     assert later.head("refs/pull/22/head") == head
     assert "could not fetch +refs/pull/23/head:refs/pull/23/head" in done.stdout
+
+
+def test_a_rate_limit_leaves_every_step_green_and_says_so(
+    origin: RepoBuilder, db_path: Path, github: FakeGitHub, client: GitHubClient, tmp_path: Path
+):
+    """A shared token's quota spent (by a cold import, by other workflows): each step stops
+    with exit 3, which the action reads as a notice, not a red job; the next run catches up."""
+    _cached_index(origin, client, db_path)
+    clone = _runner_clone(origin, tmp_path / "runner")
+    summary = tmp_path / "summary.md"
+    env = {
+        "GITHUB_API_URL": github.url,
+        "GITHUB_TOKEN": TOKEN,
+        "COMMAND": "comment",
+        "REPO": REPO,
+        "PR": "21",
+        "MIN_SCORE": "0.7",
+        "RUNNER_TEMP_DIR": str(tmp_path),
+        "PRDUP_DB": str(db_path),
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
+    github.rate_limit(reset=time.time() + 3600, times=None)
+    for step in (
+        "Fetch the pull request heads that changed",
+        "Comment on the pull request",
+        "Update the dashboard issue",
+    ):
+        done = _run_step(step, clone.path, **env)  # check=True: a red step raises here
+        assert "prdup: stopped:" in done.stderr and "rate limit" in done.stderr, step
+    assert summary.read_text().count("**prdup**: stopped:") == 3
+    assert not github.comments_on(21)
+
+
+def test_the_new_entry_supersedes_every_other_and_nothing_goes_before_it_is_listed(
+    github: FakeGitHub, tmp_path: Path
+):
+    prefix = f"prdup-index-{REPO}-"
+    for key in ("a" * 40 + "-101", "b" * 40 + "-partial-102", "b" * 40 + "-103"):
+        github.add_cache(prefix + key)
+    github.add_cache("setup-python-venv-abc")  # another workflow's entry
+    env = {"GITHUB_API_URL": github.url, "GITHUB_TOKEN": TOKEN, "REPO": REPO}
+
+    early = _run_step(
+        "Delete the cache entries the new one supersedes",
+        tmp_path,
+        KEEP=prefix + "c" * 40 + "-104",
+        **env,
+    )
+    assert "deleted 0" in early.stdout and len(github.caches) == 4  # the new one is not listed yet
+
+    github.add_cache(prefix + "c" * 40 + "-104")
+    done = _run_step(
+        "Delete the cache entries the new one supersedes",
+        tmp_path,
+        KEEP=prefix + "c" * 40 + "-104",
+        **env,
+    )
+    assert "deleted 3 superseded cache entries (269 MB)" in done.stdout
+    assert [c["key"] for c in github.caches] == [
+        "setup-python-venv-abc",
+        prefix + "c" * 40 + "-104",
+    ]
+
+
+def test_without_actions_write_the_entries_stay_and_the_job_is_green(
+    github: FakeGitHub, tmp_path: Path
+):
+    prefix = f"prdup-index-{REPO}-"
+    github.add_cache(prefix + "old")
+    github.add_cache(prefix + "new")
+    github.fail(
+        re.compile(r".*/actions/caches/\d+"),
+        403,
+        times=None,
+        method="DELETE",
+        body={"message": "Resource not accessible by integration"},
+    )
+    env = {
+        "GITHUB_API_URL": github.url,
+        "GITHUB_TOKEN": TOKEN,
+        "REPO": REPO,
+        "KEEP": prefix + "new",
+    }
+    done = _run_step("Delete the cache entries the new one supersedes", tmp_path, **env)
+    assert "cache entries kept" in done.stdout and "actions: write" in done.stdout
+    assert len(github.caches) == 2
+
+
+def test_the_index_says_whether_it_changed_also_on_the_same_tip(
+    origin: RepoBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    outputs = tmp_path / "outputs"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+
+    def changed() -> str:
+        outputs.write_text("")
+        code, _, err = run_cli(origin.path, "index", "--quiet")
+        assert code == 0, err
+        return outputs.read_text().strip()
+
+    assert changed() == "changed=true"  # a first run
+    assert changed() == "changed=false"  # nothing new: no new cache entry
+    origin.pr_branch(30, [("A new PR", {"NEW.md": "new\n"})])  # the default branch did not move
+    assert changed() == "changed=true"

@@ -4,7 +4,7 @@ The story: `parse_csv_line` keeps the spaces around fields. PR 1 fixes it and is
 and 3, opened from the older base, make the same fix in their own words. PR 5 renames a unit
 and is merged; PR 6 is the very same patch, still open. PRs 20 and 21 change other functions of
 the same file. PR 30 fixes x.py, PR 32 fixes y.py, and PR 31 makes both fixes at once: 30~31
-and 31~32, while 30 and 32 share nothing.
+and 31~32, while 30 and 32 share nothing: 31 is the PR to keep, 30 and 32 close into it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from cli import main
 from detector.evidence import DECIDING_VERDICTS, ChangeEvidence, LineWeights
-from detector.grouping import Link, Pull, already_done, group_duplicates, shares_code
+from detector.grouping import Link, Pull, answers, done_answers, group_by_kept, shares_code
 from detector.matcher import Query, match
 from index.config import Settings
 from index.store import IndexStore
@@ -214,20 +214,14 @@ def backlog(builder: RepoBuilder) -> RepoBuilder:
 # --- end to end -----------------------------------------------------------------------------
 
 
-def test_three_prs_fixing_one_bug_form_one_group_kept_by_the_merged_one(backlog: RepoBuilder):
+def test_prs_a_merged_pr_already_made_are_done_not_grouped(backlog: RepoBuilder):
+    """PRs 2 and 3 redo merged PR 1's fix: `check --pr 2` says "already done in #1" first, so
+    the sweep lists them once, as done by #1, and in no group."""
     data = sweep_json(backlog.path)
-    group = next(g for g in data["groups"] if g["keep"] == 1)
-    members = {m["pr"]: m for m in group["members"]}
-    assert set(members) == {1, 2, 3}
-    assert group["members"][0] == {
-        "pr": 1,
-        "state": "merged",
-        "title": "Strip spaces around CSV fields",
-        "verdict": "keep",
-        "score": None,
-    }
-    assert members[2]["verdict"] == members[3]["verdict"] == "already-merged"
-    assert all(members[n]["score"] >= 0.5 for n in (2, 3))
+    done = {d["pr"]: d for d in data["already_done"]}
+    assert done[2]["by"] == done[3]["by"] == 1
+    assert done[2]["title"] == TITLE_WITH_HTML and done[2]["reasons"]
+    assert not any({1, 2, 3} & members for members in grouped(data))
 
 
 def test_open_pr_already_on_the_target_is_listed_as_done(backlog: RepoBuilder):
@@ -243,37 +237,53 @@ def test_unrelated_prs_in_the_same_file_are_not_grouped(backlog: RepoBuilder):
         assert not members & {20, 21}
 
 
-def test_a_chain_never_puts_unrelated_ends_in_one_group(backlog: RepoBuilder):
-    groups = grouped(sweep_json(backlog.path))
-    assert not any({30, 32} <= members for members in groups)
-    # 31 makes both fixes: it is kept against each one, in a group of its own.
-    assert {30, 31} in groups and {31, 32} in groups
+def test_a_pr_making_two_fixes_is_kept_once_for_both(backlog: RepoBuilder):
+    """31 makes both 30's and 32's fix: one group keeps 31 and closes 30 and 32, each member
+    with its own evidence (it names 31), though 30 and 32 share nothing."""
+    data = sweep_json(backlog.path)
+    [group] = [g for g in data["groups"] if g["keep"] == 31]
+    assert [m["pr"] for m in group["members"]] == [31, 30, 32] or [
+        m["pr"] for m in group["members"]
+    ] == [31, 32, 30]
+    for member in group["members"][1:]:
+        assert member["verdict"] in ("duplicate", "covered") and member["against"] == 31
+    assert sum(31 in members for members in grouped(data)) == 1
 
 
 def test_json_is_the_documented_surface(backlog: RepoBuilder):
     data = sweep_json(backlog.path, "--exit-zero")
-    assert data["schema_version"] == 1
-    assert set(data) >= {"schema_version", "groups", "already_done"}
+    assert data["schema_version"] == 2
+    keys = ["schema_version", "min_score", "stats", "already_done", "groups", "partly_done"]
+    assert list(data) == [*keys, "related", "prs"]
     assert data["groups"], "the story has groups"
     for group in data["groups"]:
-        assert set(group) == {"keep", "members"}
+        assert set(group) == {"keep", "keep_class", "issues", "members"}
         assert group["members"][0]["pr"] == group["keep"]
         for member in group["members"]:
-            assert set(member) >= {"pr", "state", "verdict", "score"}
-            assert member["verdict"] in ("keep", "already-merged", "duplicate", "covered")
+            assert set(member) >= {"pr", "state", "verdict", "score", "against", "commit"}
+            assert member["verdict"] in ("keep", "duplicate", "covered")
             assert member["score"] is None or 0.5 <= member["score"] <= 1.0
     for done in data["already_done"]:
-        assert set(done) >= {"pr", "by", "score"}
+        assert set(done) >= {"pr", "by", "commit", "score", "title", "reasons"}
+    # Each answered PR is in exactly the section its class names.
+    where = {
+        "already-done": {d["pr"] for d in data["already_done"]},
+        "duplicate": {m["pr"] for g in data["groups"] for m in g["members"][1:]}
+        | {g["keep"] for g in data["groups"] if g["keep_class"] == "duplicate"},
+        "partly-done": {p["pr"] for p in data["partly_done"]},
+        "related": {r["pr"] for r in data["related"]},
+    }
+    for answer in data["prs"]:
+        assert [c for c, prs in where.items() if answer["pr"] in prs] == [answer["class"]]
     code, out, _ = run(backlog.path, "sweep")
     assert code == 1
-    assert "Group 1: keep #" in out and "Already on the target" in out
+    assert out.index("Already done on the target") < out.index("Group 1: keep #")
     code, out, _ = run(backlog.path, "sweep", "--format", "markdown", "--exit-zero")
     assert code == 0 and "| #6 | #5 |" in out
 
 
 def check_says(repo: Path, number: int) -> set[tuple]:
-    """What `prdup check --pr N` says that the sweep keeps: the deciding findings, naming
-    merged and open changes (a closed PR is no duplicate to group)."""
+    """What `prdup check --pr N` says that the sweep keeps: every deciding finding."""
     code, out, err = run(
         repo, "check", "--pr", str(number), "--format", "json", "--min-score", "0", "--top", "999"
     )
@@ -281,12 +291,12 @@ def check_says(repo: Path, number: int) -> set[tuple]:
     return {
         (f["pr"], f["commit"], f["verdict"], f["score"], tuple(f["reasons"]))
         for f in json.loads(out)["findings"]
-        if f["verdict"] in DECIDING_VERDICTS and f["state"] != "closed"
+        if f["verdict"] in DECIDING_VERDICTS
     }
 
 
 def sweep_says(found: list[sweep_module.SweptFinding]) -> set[tuple]:
-    return {(f.pr, f.commit, f.verdict, f.score, f.reasons) for f in found}
+    return {(f.pr, f.commit, f.verdict, f.score, f.reasons) for f in found if f.decides}
 
 
 def assert_sweep_is_check(repo: Path) -> sweep_module.SweepResult:
@@ -341,7 +351,7 @@ def test_sweep_without_the_repository_matches_check_without_it(backlog: RepoBuil
             expected = {
                 (f.candidate.number, f.candidate.commit, f.verdict, round(f.score, 4), f.reasons)
                 for f in checked.findings
-                if f.decides and f.candidate.state != "closed"
+                if f.decides
             }
             assert sweep_says(found) == expected, number
 
@@ -375,8 +385,7 @@ def test_a_second_sweep_reuses_everything_and_an_update_only_its_neighbours(
     run(backlog.path, "index", "--quiet", "--db", str(db_path))
     third = sweep(None, db_path, jobs=1)
     assert sorted(third.rechecked) == [2, 3, 7]
-    group = next(g for g in third.groups if g.keep == 1)
-    assert set(group.members) == {1, 2, 3, 7}
+    assert {(d.pr, d.by) for d in third.already_done} >= {(2, 1), (3, 1), (7, 1)}
 
     # A moved head is redone; so is everyone who found it.
     backlog.pr_branch(
@@ -423,7 +432,8 @@ def test_two_processes_find_what_one_finds(
     one = sweep(None, db_path, jobs=1, full=True).to_json()
     monkeypatch.setattr(sweep_module, "MIN_PARALLEL", 1)
     two = sweep(None, db_path, jobs=2, full=True).to_json()
-    assert two["groups"] == one["groups"] and two["already_done"] == one["already_done"]
+    del one["stats"], two["stats"]
+    assert two == one
 
 
 def test_sweep_without_an_index_is_an_error(builder: RepoBuilder):
@@ -502,9 +512,9 @@ def test_html_report_in_a_real_browser(backlog: RepoBuilder, tmp_path: Path):
     assert "<script>alert(1)</script>" not in dom.split("<script>")[0]
 
     filtered = dump_dom(page, tmp_path / "profile", "#q=%2331&sort=keep")
-    assert 'data-shown-groups="2"' in filtered  # the two groups kept by #31
+    assert 'data-shown-groups="1"' in filtered  # the one group kept by #31
     assert 'data-sorted-by="keep"' in filtered
-    assert f"2 of {groups} groups" in filtered
+    assert f"1 of {groups} groups" in filtered
 
 
 def test_a_missing_browser_fails_in_ci_and_skips_elsewhere(monkeypatch: pytest.MonkeyPatch):
@@ -520,41 +530,78 @@ def test_a_missing_browser_fails_in_ci_and_skips_elsewhere(monkeypatch: pytest.M
 # --- the grouping rules, on plain values ----------------------------------------------------
 
 
-def test_grouping_needs_a_tie_to_the_kept_pr_and_to_every_member():
-    pulls = {n: Pull(n, "open", lines) for n, lines in ((10, 2), (11, 6), (12, 2), (13, 2))}
+def grouping(pulls: dict[int, Pull], links: list[Link], issues=None) -> list[set[int]]:
+    groups = group_by_kept(pulls, answers(links, 0.5), links, issues or {}, 0.5)
+    return [set(g.members) for g in groups]
+
+
+def test_a_kept_pr_with_many_duplicates_is_one_group():
+    """Five PRs say they are #11 again (two through another member): one group keeps #11."""
+    pulls = {n: Pull(n, "open", 4) for n in range(10, 16)}
     links = [
-        Link(10, 11, "covered", 0.9),
+        Link(10, 11, "duplicate", 0.9),
         Link(12, 11, "covered", 0.9),
-        Link(13, 12, "duplicate", 0.9),
-        Link(12, 13, "duplicate", 0.9),
-        Link(10, 12, "overlap", 0.95),  # not deciding: no tie
-        Link(13, 10, "duplicate", 0.4),  # below the threshold: no tie
+        Link(13, 12, "duplicate", 0.9),  # 12 closes into 11: 13 joins 11's group
+        Link(14, 13, "duplicate", 0.8),
+        Link(15, 11, "duplicate", 0.95),
+        Link(11, 15, "duplicate", 0.9),  # 11 and 15 name each other: one loop, one group
     ]
-    groups = group_duplicates(pulls, links, 0.5)
-    assert [set(g.members) for g in groups] == [{11, 10}, {11, 12}] or [
-        set(g.members) for g in groups
-    ] == [{11, 12}, {11, 10}]
-    assert all(g.keep == 11 for g in groups)  # 13 is tied only to 12, which 11 keeps
+    groups = group_by_kept(pulls, answers(links, 0.5), links, {}, 0.5)
+    assert [(g.keep, set(g.members)) for g in groups] == [(11, set(range(10, 16)))]
 
 
-def test_keep_order_is_merged_then_largest_then_oldest():
-    links = [Link(a, b, "duplicate", 0.9) for a in (4, 5, 6) for b in (4, 5, 6) if a != b]
+def test_the_kept_pr_of_a_loop_is_the_merged_then_largest_then_oldest():
+    links = [Link(a, b, "duplicate", 0.9) for a, b in ((4, 5), (5, 6), (6, 4))]
     open_pulls = {4: Pull(4, "open", 3), 5: Pull(5, "open", 9), 6: Pull(6, "open", 9)}
-    assert group_duplicates(open_pulls, links, 0.5)[0].keep == 5
+    assert group_by_kept(open_pulls, answers(links, 0.5), links, {}, 0.5)[0].keep == 5
     merged = {**open_pulls, 6: Pull(6, "merged", 1)}
-    assert group_duplicates(merged, links, 0.5)[0].members == (6, 5, 4)
+    assert group_by_kept(merged, answers(links, 0.5), links, {}, 0.5)[0].keep == 6
 
 
-def test_already_done_takes_the_strongest_merged_change():
-    pulls = {1: Pull(1, "open"), 2: Pull(2, "merged"), 3: Pull(3, "merged"), 4: Pull(4, "open")}
+def test_prs_naming_the_same_issue_are_one_group():
+    """Fixes of #7 ended in two groups by their answers (20 and 22 name 21, 23 names 24); 22
+    also duplicates 23 (a deciding link, not its answer): both groups name #7, so they are one.
+    #30 names #7 too but has only an overlap with them: it joins nothing."""
+    pulls = {n: Pull(n, "open", 4) for n in (20, 21, 22, 23, 24, 30, 31)}
     links = [
-        Link(1, 2, "already-merged", 0.7, "merged"),
-        Link(1, 3, "already-merged", 0.9, "merged"),
+        Link(20, 21, "duplicate", 0.95),
+        Link(22, 21, "duplicate", 0.95),
+        Link(22, 23, "duplicate", 0.9),
+        Link(23, 24, "covered", 0.9),
+        Link(30, 31, "duplicate", 0.9),
+        Link(30, 20, "overlap", 0.9),
+    ]
+    issues = {n: frozenset({"#7"}) for n in (20, 22, 23, 30)}
+    assert grouping(pulls, links, issues) == [{20, 21, 22, 23, 24}, {30, 31}]
+    assert sorted(map(len, grouping(pulls, links))) == [2, 2, 3]  # without the issue: apart
+
+
+def test_no_group_chains_through_a_weak_link():
+    """13's answer names 12 below the threshold, and 14's is an overlap: neither joins 11's
+    group, though 12 is in it; 15 names the same issue as 10 with a weak link only."""
+    pulls = {n: Pull(n, "open", 4) for n in range(10, 16)}
+    links = [
+        Link(10, 11, "duplicate", 0.9),
+        Link(12, 11, "covered", 0.9),
+        Link(13, 12, "duplicate", 0.4),
+        Link(14, 12, "overlap", 0.95),
+        Link(15, 16, "duplicate", 0.9),
+        Link(15, 10, "duplicate", 0.3),
+    ]
+    issues = {10: frozenset({"#3"}), 15: frozenset({"#3"})}
+    assert grouping(pulls, links, issues) == [{10, 11, 12}, {15, 16}]
+
+
+def test_a_prs_answer_is_its_first_finding_at_or_above_the_threshold():
+    links = [
+        Link(1, 2, "already-merged", 0.4, "merged"),  # check hides it below 0.5
         Link(1, None, "already-merged", 0.95, "merged", commit="abc"),
+        Link(1, 3, "already-merged", 0.99, "merged"),  # ranked after the commit by check
         Link(4, 1, "duplicate", 0.9, "open"),
     ]
-    done = already_done(links, pulls, 0.5)
-    assert [(d.pr, d.by, d.commit) for d in done] == [(1, None, "abc")]
+    answered = answers(links, 0.5)
+    assert [(d.pr, d.by, d.commit) for d in done_answers(answered)] == [(1, None, "abc")]
+    assert answered[4].candidate == 1
 
 
 def test_no_pair_decides_without_shared_code():

@@ -61,12 +61,14 @@ def test_a_ci_clone_on_a_feature_branch_indexes_the_remote_default_branch(
     summary = index_repository(clone.path, db_path=db)
 
     assert summary.targets == ["main (origin/main)"]
-    assert summary.line().startswith("indexed main (origin/main): 1 merged PRs, 1 open")
+    assert summary.line().startswith(
+        "indexed main (origin/main): 1 merged PRs, 0 open, 0 closed, 1 unmerged"
+    )
     assert summary.warnings == []  # no local main to differ from
     assert merged_targets(db) == {"main"}
     assert own not in recorded_shas(db)
     assert state_of(db, 1) == "merged"
-    assert state_of(db, 2) == "open"
+    assert state_of(db, 2) == "unmerged"
 
     code, out, err = run_cli(clone.path, "check", "--db", str(db), "--format", "json")
     assert code == 1, err
@@ -107,7 +109,7 @@ def test_local_commits_on_main_are_not_merged(upstream: RepoBuilder, tmp_path: P
         "read origin/main"
     ]
     assert own not in recorded_shas(db)
-    assert state_of(db, 2) == "open"
+    assert state_of(db, 2) == "unmerged"
     code, out, err = run_cli(clone.path, "check", "--db", str(db), "--format", "json")
     assert code == 1, err
     assert "prdup: warning: local main has 1 commit(s) that origin/main lacks" in err

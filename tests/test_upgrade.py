@@ -84,7 +84,7 @@ def test_an_index_of_the_previous_schema_upgrades_and_gives_the_same_findings(
         assert (findings, warnings) == _findings(repo, fresh, number)
         assert not warnings
     again = index_repository(repo, db_path=old)
-    assert (again.merged, again.open) == (0, 0)  # rebuilt once, then incremental as ever
+    assert (again.merged, again.unmerged) == (0, 0)  # rebuilt once, then incremental as ever
 
 
 LAYOUT_BEFORE_INCREMENTAL_DERIVED = 9
@@ -173,7 +173,7 @@ def test_an_index_from_before_incremental_rarity_upgrades_and_gives_the_same_fin
 
     summary = index_repository(repo, db_path=old)  # recounts the derived data once
 
-    assert (summary.merged, summary.open) == (0, 0)
+    assert (summary.merged, summary.unmerged) == (0, 0)
     for sql in (*ROWS_TO_COMPARE, *DERIVED):
         assert rows(old, sql) == rows(fresh, sql), sql
     for number in (20, 21):

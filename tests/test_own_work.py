@@ -1,0 +1,200 @@
+"""A PR's change is its own work: not what its branch carries along, nor a port of it.
+
+Each story is a real repository built in a temporary folder, indexed for real, and checked
+through the CLI; what is read is the verdict a maintainer would see.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tests.repo_builder import RepoBuilder, run_cli
+from tests.test_check import LEGACY, MERGED_FIX, PIPELINE
+
+DECIDING = ("already-merged", "duplicate", "covered", "partly-merged")
+PIPELINE_PY = "pipelines/pipeline.py"
+OPENED = "2023-11-14T22:00:00Z"  # before any commit of these stories
+AS_202 = ("--author", "Contributor 202 <author@example.com>")
+
+
+def check_json(builder: RepoBuilder, *args: str) -> list[dict]:
+    code, out, err = run_cli(builder.path, "check", "--format", "json", "--min-score", "0", *args)
+    assert code in (0, 1), err
+    return json.loads(out)["findings"]
+
+
+def index_with(builder: RepoBuilder, export: list[dict]) -> None:
+    path = builder.path.parent / "prs.json"
+    path.write_text(json.dumps(export))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(path))
+    assert code == 0, err
+
+
+def deciding(found: list[dict]) -> dict[int | None, str]:
+    return {f["pr"]: f["verdict"] for f in found if f["verdict"] in DECIDING}
+
+
+def reasons_about(found: list[dict], number: int) -> list[str]:
+    return [reason for f in found if f["pr"] == number for reason in f["reasons"]]
+
+
+def test_an_open_pr_carrying_a_rebased_copy_of_the_changes_squash_did_not_make_it(
+    builder: RepoBuilder,
+):
+    """#201 is squash-merged as "Ask the offload strategy (#201)". #202, opened before that,
+    was rebased over a copy of the squash under work of its own: a conflict resolved by hand
+    (the copy's patch is not the squash's), its author date reset (`rebase --ignore-date`).
+    Asked about #201, #202 carries its landing: it did not make the change."""
+    builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder.pr_branch(201, [("Ask the offload strategy", {PIPELINE_PY: fixed})])
+    builder.pr_branch(202, [("Log the stages", {"pipelines/log.py": "LOG = 1\n"})])
+    squash = builder.merge_pr(201, how="squash")
+    builder.checkout("pr-202")
+    builder.git("cherry-pick", squash)
+    resolved = fixed.replace("self.ready = True", "self.ready = bool(config)")
+    builder.write({PIPELINE_PY: resolved})
+    builder.git("commit", "-q", "--amend", "--no-edit", "--date", "now", *AS_202)
+    builder.git("update-ref", "refs/pull/202/head", builder.head())
+    builder.checkout("main")
+    for number in (201, 202):
+        builder.delete_pr_branch(number)
+    index_with(builder, [{"number": n, "createdAt": OPENED} for n in (201, 202)])
+
+    found = check_json(builder, "--pr", "201")
+    assert 202 not in deciding(found), found
+    carried = reasons_about(found, 202)
+    assert any("carries this change's own landing" in r for r in carried), _debug(found)
+
+
+def test_a_branch_whose_commits_that_made_the_change_are_not_its_own_did_not_make_it(
+    builder: RepoBuilder,
+):
+    """Dan's commit on main makes #31's fix. #30's branch left main before it and took it in
+    as a merge squashed into one commit (one parent, a merge's subject), then added its own
+    log module; #32's branch was rebased over a copy of Dan's commit, a hundred commits of
+    its own above it (its range reads as far back as its fork point, a stale one). Neither
+    wrote the fix: the commits of theirs that touch it are not their own work."""
+    start = builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder._author, builder._email = "Dan", "dan@example.org"
+    dans = builder.commit("Ask the offload strategy", {PIPELINE_PY: fixed})
+    builder.commit("Name the version", {"pipelines/__init__.py": "VERSION = 2\n"})
+    builder._author, builder._email = "Test Author", "author@example.com"
+    main = builder.head()
+    test = {"tests/test_pipeline.py": "def test_offload():\n    assert strategy_asked()\n"}
+    builder.pr_branch(31, [("Use the offload strategy", {PIPELINE_PY: fixed, **test})], start=start)
+    builder.pr_branch(30, [], start=start)
+    builder.checkout("pr-30")
+    builder.git("merge", "-q", "--squash", main)
+    builder.git("commit", "-q", "-m", "Merge branch 'main' into topic")
+    builder.commit("Log the stages", {"pipelines/log.py": "LOG = 1\n"})
+    builder.git("update-ref", "refs/pull/30/head", builder.head())
+    builder.pr_branch(32, [], start=start)
+    builder.checkout("pr-32")
+    builder.git("cherry-pick", dans)
+    for step in range(101):
+        builder.commit(f"Note step {step}", {"notes.txt": f"step {step}\n"})
+    builder.git("update-ref", "refs/pull/32/head", builder.head())
+    builder.checkout("main")
+    for number in (30, 31, 32):
+        builder.delete_pr_branch(number)
+    index_with(builder, [{"number": n, "createdAt": OPENED} for n in (30, 31, 32)])
+
+    found = check_json(builder, "--pr", "31")
+    named = deciding(found)
+    landed = [f["verdict"] for f in found if f["commit"] == dans]
+    assert landed == ["already-merged"], _debug(found)
+    assert 30 not in named and 32 not in named, _debug(found)
+    for number in (30, 32):
+        assert any("not its own work" in r for r in reasons_about(found, number)), _debug(found)
+
+
+def test_the_same_version_number_written_by_a_release_is_no_part_of_a_proposal(
+    builder: RepoBuilder,
+):
+    """#41 proposes 1.0.0: the version number and the offload strategy. The release #42 writes
+    the same "1.0.0" much later, and nothing else of #41: the rest is still to do, so #41 is
+    not partly done by it."""
+    version = "pipelines/__init__.py"
+    start = builder.commit(
+        "Add the pipeline", {PIPELINE_PY: PIPELINE, version: '__version__ = "0.9.0"\n'}
+    )
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    one = '__version__ = "1.0.0"\n'
+    builder.pr_branch(
+        41, [("Release 1.0 with the offload strategy", {PIPELINE_PY: fixed, version: one})]
+    )
+    builder.pr_branch(
+        42,
+        [("Release 1.0.0", {version: one, "CHANGELOG.md": "## 1.0.0\n\n- Faster runs.\n"})],
+        start=start,
+    )
+    builder.merge_pr(42)
+    for number in (41, 42):
+        builder.delete_pr_branch(number)
+    index_with(builder, [{"number": n, "createdAt": OPENED} for n in (41, 42)])
+
+    found = check_json(builder, "--pr", "41")
+    assert 42 not in deciding(found), _debug(found)
+
+
+def test_the_same_rewrite_made_for_two_release_lines_on_purpose_is_a_port(
+    builder: RepoBuilder,
+):
+    """#50 asks the offload strategy on the 2.x line; #51 ports it to main, and says so. Two
+    PRs for two lines, made on purpose: a port, not a duplicate. (Without a word of porting, a
+    fix on the older line stays a duplicate of the same fix for main: it is merged upwards.)"""
+    builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
+    builder.checkout("2.x", "main")
+    builder.commit("Open the 2.x line", {"pipelines/__init__.py": 'LINE = "2.x"\n'})
+    builder.checkout("main")
+    builder.commit("Start 3.0", {"pipelines/__init__.py": 'LINE = "3.0"\n'})
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder.pr_branch(50, [("Ask the offload strategy", {PIPELINE_PY: fixed})], base="2.x")
+    builder.pr_branch(51, [("Ask the offload strategy", {PIPELINE_PY: fixed})])
+    for number in (50, 51):
+        builder.delete_pr_branch(number)
+    opened = {"createdAt": OPENED, "state": "OPEN"}
+    index_with(
+        builder,
+        [
+            {"number": 50, "baseRefName": "2.x", "title": "Ask the offload strategy", **opened},
+            {"number": 51, "baseRefName": "main", "title": "Port #50 to main", **opened},
+        ],
+    )
+
+    found = check_json(builder, "--pr", "51")
+    assert 50 not in deciding(found), _debug(found)
+    assert any("a port, not a duplicate" in r for r in reasons_about(found, 50)), _debug(found)
+
+
+def test_a_branch_that_reverts_a_merge_it_took_by_mistake_is_not_the_change_it_reverts(
+    builder: RepoBuilder,
+):
+    """#60 (merged) asks the offload strategy; #61 reverts #60 on purpose. #62 left main
+    before #60, merged main in by mistake and reverted that merge: its range starts at what
+    the merge brought, so its diff reads as undoing #60, but #62 only undid its own merge."""
+    start = builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder.pr_branch(60, [("Ask the offload strategy", {PIPELINE_PY: fixed})])
+    builder.merge_pr(60)
+    builder.pr_branch(61, [('Revert "Ask the offload strategy"', {PIPELINE_PY: PIPELINE})])
+    builder.pr_branch(62, [("Log the stages", {"pipelines/log.py": "LOG = 1\n"})], start=start)
+    builder.checkout("pr-62")
+    builder._author = "Contributor 62"
+    builder.git("merge", "-q", "--no-ff", "main", "-m", "Merge branch 'main' into pr-62")
+    builder.git("revert", "--no-edit", "-m", "1", "HEAD")
+    builder.git("update-ref", "refs/pull/62/head", builder.head())
+    builder.checkout("main")
+    for number in (60, 61, 62):
+        builder.delete_pr_branch(number)
+    index_with(builder, [{"number": n, "createdAt": OPENED} for n in (60, 61, 62)])
+
+    found = check_json(builder, "--pr", "61")
+    assert 62 not in deciding(found), _debug(found)
+    assert any("not its own work" in r for r in reasons_about(found, 62)), _debug(found)
+
+
+def _debug(found: list[dict]) -> str:
+    return json.dumps([(f["pr"], f["verdict"], f["reasons"]) for f in found], indent=1)
