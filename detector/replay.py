@@ -14,13 +14,15 @@ import difflib
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from functools import partial
+from typing import Generic, Literal, TypeVar, cast
 
 from detector.model import Change, ChangedLine, FileChange, Hunk, is_trivial, normalise_line
 from detector.text import STOP_WORDS
 
+T = TypeVar("T")
 HunkState = Literal["there", "new", "conflict"]
 FileKind = Literal["code", "test", "docs"]
 How = Literal["identical", "same-code", "same-names", "same-names-supporting", ""]
@@ -29,6 +31,8 @@ CONTEXT = 3  # lines of the query's own file around each hunk, as `git apply` us
 MIN_LOOSE_BLOCK = 3  # a pure addition found anywhere in the file needs this many real lines
 MAX_DIFF_LINES = 1500  # a candidate's edit of a region is read with difflib up to this size
 ANCHOR_SEARCH = 200  # lines searched around a region for a line both versions have once
+BLOCK_SEARCH = 5000  # lines searched for a block's opening and closing lines
+STRONG_CONTEXT = 3  # context lines that place a hunk on their own (fewer: its neighbours do)
 PARTIAL_SHARE = 0.25  # of the hunks that carry code, this much done: a real part is done
 SAME_CODE_SHARE = 0.7  # of a hunk's code lines, this many written by the candidate (as the
 # matcher's "contained": most of it, allowing a comment or a line written another way)
@@ -415,11 +419,16 @@ def _replay_file(
         weight = sum(1 for line in hunk.lines if not line.trivial and line.hash not in kept)
         state_before: HunkState
         state_after: HunkState
+        # An import's place is its file's import block, in whatever order a project sorts it.
+        imports_only = _imports_only(hunk)
+        place: _Lazy[_Place | None] = _Lazy(
+            partial(_place, blocks, None if imports_only else before, after)
+        )
         if versions is None:
             state_before = state_after = "new"
         else:
-            state_before = _state(blocks, before, file)
-            state_after = _state(blocks, after, file, since=before)
+            state_before = _state(blocks, before, file, place=place)
+            state_after = _state(blocks, after, file, since=before, place=place)
         how: How = ""
         if state_after == "there" and _fresh(hunk, before):
             how = "identical"
@@ -436,7 +445,7 @@ def _replay_file(
             state_before != "there"
             and before is not None
             and after is not None
-            and _same_code(hunk, before, after, kept, kind)
+            and _same_code(hunk, blocks, before, after, place, kept, kind)
         ):
             how = "same-code"
         added = [line.number for line in hunk.lines if line.side == "+"]
@@ -451,7 +460,7 @@ def _replay_file(
             before=state_before,
             after=state_after,
             how=how,
-            imports_only=_imports_only(hunk),
+            imports_only=imports_only,
             versions_only=_versions_only(hunk),
             comments_only=_comments_only(hunk),
             removal_made=_removal_made(hunk, before, after),
@@ -514,6 +523,11 @@ class _Text:
             self._normalised = Counter(normalise_line(line) for line in self.lines)
         return self._normalised
 
+    def counted(self, ranges: _Ranges) -> Counter[str]:
+        """How often each whitespace-normalised line occurs in `ranges` of lines."""
+        numbers = {number for low, high in ranges for number in range(low, high)}
+        return Counter(normalise_line(self.lines[number]) for number in numbers)
+
     @property
     def words(self) -> set[str]:
         if self._words is None:
@@ -574,10 +588,19 @@ class _Blocks:
         )
 
 
-def _same_code(hunk: Hunk, before: _Text, after: _Text, kept: set[int], kind: FileKind) -> bool:
+def _same_code(
+    hunk: Hunk,
+    blocks: _Blocks,
+    before: _Text,
+    after: _Text,
+    place: _Lazy[_Place | None],
+    kept: set[int],
+    kind: FileKind,
+) -> bool:
     """Done in substance, line by line: the candidate wrote most of the code lines this hunk
-    adds into the same file (they are there after it and were not before it), and removed
-    what this hunk removes. Comments and lines the hunk only moves say nothing."""
+    adds at the hunk's place (they are there after it and were not before it), and removed
+    what this hunk removes there, keeping none of the names it deletes. Comments and lines
+    the hunk only moves say nothing."""
 
     def code(lines: Sequence[ChangedLine]) -> list[str]:
         return [
@@ -589,12 +612,35 @@ def _same_code(hunk: Hunk, before: _Text, after: _Text, kept: set[int], kind: Fi
         ]
 
     added, removed = code(hunk.added), code(hunk.removed)
-    if not added:
+    if not added or not _written(added, removed, before.normalised, after.normalised):
         return False
-    written = sum(1 for line in added if after.normalised[line] > before.normalised.get(line, 0))
+    where = place.get()
+    if where is None:
+        return True  # its surroundings are nowhere to be found: the file is all there is
+    there, here = before.counted(where.before), after.counted(where.after)
+    if not _written(added, removed, there, here):
+        return False
+    return not _keeps_deleted(blocks, here - there)
+
+
+def _written(
+    added: Sequence[str], removed: Sequence[str], before: Counter[str], after: Counter[str]
+) -> bool:
+    """Most `added` lines are more often in `after` than `before`, every `removed` one less."""
+    written = sum(1 for line in added if after[line] > before[line])
     if written < SAME_CODE_SHARE * len(added):
         return False
-    return all(after.normalised.get(line, 0) < before.normalised[line] for line in removed)
+    return all(after[line] < before[line] for line in removed)
+
+
+def _keeps_deleted(blocks: _Blocks, written: Iterable[str]) -> bool:
+    """The candidate's new lines still use a name this hunk deletes (one its removed lines
+    use and neither its added lines nor its context do): a rewrite that keeps the very thing
+    this change takes away (its legacy flag, its second call) is another change."""
+    deleted = names("\n".join(blocks.removed)) - names(
+        "\n".join(blocks.added + blocks.before_context + blocks.after_context)
+    )
+    return bool(deleted & names("\n".join(written)))
 
 
 def _removal_made(hunk: Hunk, before: _Text | None, after: _Text | None) -> bool:
@@ -626,11 +672,17 @@ def _says_something(block: Sequence[str]) -> bool:
 
 
 def _state(
-    blocks: _Blocks, text: _Text | None, file: FileChange, since: _Text | None = None
+    blocks: _Blocks,
+    text: _Text | None,
+    file: FileChange,
+    since: _Text | None = None,
+    place: _Lazy[_Place | None] | None = None,
 ) -> HunkState:
     """Where `since` is given (the file before the candidate), a result counts as there only
-    where the candidate made one more of it: with less context a removal's result is two
-    ordinary lines, and the same two lines elsewhere in the file (a sibling call) say nothing."""
+    where the candidate made one more of it, at the hunk's place: with less context a
+    removal's result is two ordinary lines, and the same two lines elsewhere in the file (a
+    sibling call, a `continue` after a call further down the same long function) say
+    nothing."""
     if text is None:
         # A file the change deletes is done where it is gone; any other is not there yet.
         return "there" if file.status == "removed" else "new"
@@ -649,10 +701,10 @@ def _state(
                 and (since is None or not since.starts_with(post))
             ):
                 return "there"
-    for pre, post, _ in blocks.variants():
+    for pre, post, offset in blocks.variants():
         pre_found = text.has(pre)
-        post_found = _says_something(post) and (
-            text.count(post) > since.count(post) if since is not None else text.has(post)
+        post_found = _says_something(post) and _found_at_place(
+            post, offset, len(blocks.added), text, since, place
         )
         if pre_found:
             return "new"  # it still applies: whatever else is there, this edit is not made
@@ -661,6 +713,207 @@ def _state(
     if not blocks.removed and not any(blocks.before_context + blocks.after_context):
         return "new"  # an addition to an empty or new file, with no text of its own there
     return "conflict"
+
+
+def _found_at_place(
+    post: Sequence[str],
+    offset: int,
+    size: int,
+    text: _Text,
+    since: _Text | None,
+    place: _Lazy[_Place | None] | None,
+) -> bool:
+    """`text` has `post` at the hunk's place (anywhere, where the place is not known: its
+    surroundings are nowhere to be found); where `since` is given (the file before the
+    candidate, `text` being the file after it), one more of it than `since` has there."""
+    if since is None:
+        if not text.has(post):
+            return False
+        where = place.get() if place is not None else None
+        return where is None or _count_within(text, post, offset, size, where.before) > 0
+    if text.count(post) <= since.count(post):
+        return False
+    where = place.get() if place is not None else None
+    if where is None:
+        return True
+    return _count_within(text, post, offset, size, where.after) > _count_within(
+        since, post, offset, size, where.before
+    )
+
+
+def _count_within(
+    text: _Text, block: Sequence[str], offset: int, size: int, ranges: _Ranges
+) -> int:
+    """How often `block` occurs with its changed part (`size` lines from `offset`) inside one
+    of `ranges`: its context may reach past a range's edge lines, its change may not."""
+    return sum(
+        1
+        for start in text.find(block)
+        if any(low <= start + offset <= high - size for low, high in ranges)
+    )
+
+
+class _Lazy(Generic[T]):
+    """A value computed once, when first asked for (a hunk's place costs a line map)."""
+
+    def __init__(self, compute: Callable[[], T]) -> None:
+        self._compute: Callable[[], T] | None = compute
+        self._value: T | None = None
+
+    def get(self) -> T:
+        if self._compute is not None:
+            self._value = self._compute()
+            self._compute = None
+        return cast(T, self._value)
+
+
+_Ranges = tuple[tuple[int, int], ...]  # half-open ranges of line numbers
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a hunk sits in the file before and after the candidate: from the nearest line
+    above it to the nearest line below it that both versions have once (those two lines
+    included; a file's edge where there is none within reach); and the block that encloses
+    it, where its opening line occurs once in both (a method's body, a class's, an object
+    literal's: a member documented further up the same class is there).
+
+    "Already there" means there: the same neighbours or the same enclosing block, not an
+    equal line in another method or in another branch of a long function. A change made
+    with other surrounding lines, or with its neighbours reformatted, still sits between the
+    same lines further out."""
+
+    before: _Ranges
+    after: _Ranges
+
+
+def _place(blocks: _Blocks, before: _Text | None, after: _Text | None) -> _Place | None:
+    """The hunk's place, or None where it cannot be found in the file before the candidate or
+    no line on either side of it is kept once by both versions."""
+    if before is None or after is None:
+        return None
+    spot = _spot(blocks, before)
+    if spot is None:
+        return None
+    start, end = spot
+    head = _anchor(before, after, range(start - 1, max(-1, start - 1 - ANCHOR_SEARCH), -1))
+    tail = _anchor(before, after, range(end, min(len(before.lines), end + ANCHOR_SEARCH)))
+    if head is None and tail is None:
+        return None
+    before_low, after_low = head if head else (0, 0)
+    before_high, after_high = (
+        (tail[0] + 1, tail[1] + 1) if tail else (len(before.lines), len(after.lines))
+    )
+    if after_high <= after_low:
+        return None  # the neighbours swapped places: the code moved, no place to compare
+    window = ((before_low, before_high),), ((after_low, after_high),)
+    enclosing = _enclosing_block(blocks, before, after, start)
+    if enclosing is None:
+        return _Place(*window)
+    return _Place(window[0] + (enclosing[0],), window[1] + (enclosing[1],))
+
+
+def _enclosing_block(
+    blocks: _Blocks, before: _Text, after: _Text, start: int
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The block around the hunk's changed lines, in both versions: from the nearest line
+    above them indented less (one that says something, occurring once in each version) to
+    the next line indented no deeper than it."""
+    changed = [line for line in blocks.added or blocks.removed if _says_something((line,))]
+    if not changed:
+        return None
+    depth = min(_indentation(line) for line in changed)
+    opener = None
+    for number in range(start - 1, max(-1, start - 1 - BLOCK_SEARCH), -1):
+        line = before.lines[number]
+        if _indentation(line) < depth and _says_something((line,)):
+            opener = line
+            break
+    if opener is None:
+        return None
+    ours, theirs = before.where.get(opener, ()), after.where.get(opener, ())
+    if len(ours) != 1 or len(theirs) != 1:
+        return None
+    return _block_from(before, ours[0]), _block_from(after, theirs[0])
+
+
+def _block_from(text: _Text, opener: int) -> tuple[int, int]:
+    """From the opening line to the next line indented no deeper that says something."""
+    depth = _indentation(text.lines[opener])
+    for number in range(opener + 1, min(len(text.lines), opener + 1 + BLOCK_SEARCH)):
+        line = text.lines[number]
+        if _indentation(line) <= depth and _says_something((line,)):
+            return opener, number
+    return opener, min(len(text.lines), opener + 1 + BLOCK_SEARCH)
+
+
+def _indentation(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _spot(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
+    """Where the hunk's removed lines sit in `text` (an addition's: where it goes).
+
+    Found, as `git apply` would, with as much of its context as occurs once; but a line or
+    two of context matching once is weaker than the hunk's own neighbours: where fewer
+    than three context lines place it, the nearest context lines above and below it
+    that occur once in the file say where it is (the same call and `continue` elsewhere in
+    a long function are not its place, its other neighbours are)."""
+    for pre, _, offset in blocks.variants():
+        if len(pre) - len(blocks.removed) < STRONG_CONTEXT:
+            break
+        starts = text.find(pre)
+        if len(starts) == 1:
+            start = starts[0] + offset
+            return start, start + len(blocks.removed)
+    between = _between_neighbours(blocks, text)
+    if between is not None:
+        return between
+    for pre, _, offset in blocks.variants():
+        starts = text.find(pre)
+        if len(pre) - len(blocks.removed) < STRONG_CONTEXT and len(starts) == 1:
+            start = starts[0] + offset
+            return start, start + len(blocks.removed)
+    starts = text.find(blocks.removed)
+    if len(starts) == 1:
+        return starts[0], starts[0] + len(blocks.removed)
+    return None
+
+
+def _between_neighbours(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
+    """Where the hunk's context lines that say something and occur once in `text` put it,
+    by most of them: one neighbour can be matched by a line that moved or was reworded
+    elsewhere (the other section's call), the rest of its neighbours still agree. The hunk
+    is then between the nearest of the agreeing lines above and below it."""
+    size = len(blocks.removed)
+    votes: list[tuple[int, int, bool]] = []  # (where it puts the first removed line, the
+    # neighbour's own line, whether it is above)
+    for distance, line in enumerate(reversed(blocks.before_context), start=1):
+        found = text.where.get(line, ()) if _says_something((line,)) else ()
+        if len(found) == 1:
+            votes.append((found[0] + distance, found[0], True))
+    for distance, line in enumerate(blocks.after_context):
+        found = text.where.get(line, ()) if _says_something((line,)) else ()
+        if len(found) == 1:
+            votes.append((found[0] - distance - size, found[0], False))
+    if not votes:
+        return None
+    # The lines around a hunk may have shifted by a few lines: agreeing within the context.
+    centre = max(
+        (at for at, _, _ in votes),
+        key=lambda at: sum(1 for other, _, _ in votes if abs(other - at) <= CONTEXT),
+    )
+    agreeing = [(line, above) for at, line, above in votes if abs(at - centre) <= CONTEXT]
+    above = [line + 1 for line, is_above in agreeing if is_above]
+    below = [line for line, is_above in agreeing if not is_above]
+    start = max(above) if above else max(0, min(below) - size)
+    end = min(below) if below else min(len(text.lines), start + size)
+    if end < start:
+        start, end = end, start
+    removed_at = [at for at in text.find(blocks.removed) if start <= at <= end - size]
+    if len(removed_at) == 1:
+        return removed_at[0], removed_at[0] + size
+    return start, end
 
 
 def _imports_only(hunk: Hunk) -> bool:
@@ -696,7 +949,8 @@ def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:
     # Half the new names of the shorter replacement: `[p.strip() for p in ...]` and
     # `list(map(str.strip, ...))` both bring in `strip`, whatever else they spell out.
     smaller = min(len(ours), len(theirs))
-    if not (ours and theirs) or len(ours & theirs) < max(1, math.ceil(smaller / 2)):
+    shared = ours & theirs
+    if not (ours and theirs) or len(shared) < max(1, math.ceil(smaller / 2)):
         return False
     # The same names around other values, or the same value tested the other way, is another
     # change: `EnvDefaultFunc("GCLOUD_KEYFILE")` is not `MultiEnvDefaultFunc([...,
@@ -706,7 +960,28 @@ def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:
     their_values = _new_values(replacement, replaced)
     if our_values and their_values and not our_values & their_values:
         return False
+    # What the lines become decides, not only what they were: one name in common (and no
+    # value), where the candidate's replacement rests on something it brought into the file
+    # elsewhere (a new dependency's import, a helper of its own), is another purpose on the
+    # same line: `String(url)` is not a new dependency that rewrites the expression around
+    # `url` and also spells `String`. (`list(map(str.strip, ...))` brings nothing else in.)
+    if (
+        len(shared) == 1
+        and not our_values & their_values
+        and (theirs - ours) & _brought_elsewhere(before, after, replacement)
+    ):
+        return False
+    if _keeps_deleted(blocks, replacement):
+        return False
     return not _opposite_tests("\n".join(blocks.added), "\n".join(replacement))
+
+
+def _brought_elsewhere(before: _Text, after: _Text, replacement: Sequence[str]) -> set[str]:
+    """Names the candidate's new lines outside `replacement` bring into the file (names it
+    did not use before): an import, a helper of the candidate's own."""
+    own = set(replacement)
+    elsewhere = [line for line in after.lines if line not in before.where and line not in own]
+    return names("\n".join(elsewhere)) - before.words
 
 
 def _new_values(added: Sequence[str], removed: Sequence[str]) -> set[str]:
