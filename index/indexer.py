@@ -32,6 +32,7 @@ from index.landing_branches import LandingBranch, landing_branches
 from index.metadata import (
     BRANCH_SYNC,
     MERGED_BRANCH,
+    PULLED_BRANCH,
     PullMetadata,
     earlier,
     instant_or_zero,
@@ -421,6 +422,26 @@ class Indexer:
                 for pull, base, state in pulls:
                     self._index_ref(pull, base, state, "")
         self._dispatch()
+        self._take_over_landing_rows()
+
+    def _take_over_landing_rows(self) -> None:
+        """A PR whose landing is a merge on a target's first-parent line that names no PR
+        (`_landing_merges`) had that merge indexed as a direct commit: the PR is that change,
+        so the commit's row goes, as a fast-forwarded or rebased PR takes over its commit's."""
+        shas = list(dict.fromkeys(merge for merge, _ in self._landing_merges.values()))
+        for chunk in _batched(shas, 500):
+            marks = ",".join("?" * len(chunk))
+            rows = self.store.query(
+                "SELECT c.id FROM changes c JOIN changes p ON p.kind = 'pr' "
+                "AND p.merge_commit = c.sha AND p.status = 'indexed' "
+                f"WHERE c.kind = 'commit' AND c.sha IN ({marks})",
+                chunk,
+            )
+            for row in rows:
+                self.store.delete_change(row["id"])
+                self.summary.commits -= min(1, self.summary.commits)
+            if rows:
+                self._mark_changed()
 
     def _pair_diffs(
         self, pairs: list[tuple[str, str]], plan: dict[str, list]
@@ -692,8 +713,9 @@ class Indexer:
         )
         if not unlanded:
             return
+        closes = self._closing_refs()
         commits = [
-            TargetCommit.from_row(row)
+            TargetCommit.from_row(row, closes.get(row["id"], frozenset()))
             for row in self.store.query(
                 "SELECT id, sha, base_sha, created_at, merged_at, target, author, author_email "
                 "FROM changes WHERE kind = 'commit' AND created_at IS NOT NULL"
@@ -724,6 +746,16 @@ class Indexer:
         )
         landed = self.match_rebased_commits(pulls, [*commits, *history.copies], history.merges)
         self._land_named([row for row in unlanded if row["number"] not in landed], history.naming)
+
+    def _closing_refs(self) -> dict[int, frozenset[str]]:
+        """Direct commit id -> the `#N` its message says it closes (`linked_issues`)."""
+        found: dict[int, set[str]] = {}
+        for row in self.store.query(
+            "SELECT r.change_id, r.issue FROM issue_refs r JOIN changes c "
+            "ON c.id = r.change_id AND c.kind = 'commit' WHERE r.issue LIKE '#%'"
+        ):
+            found.setdefault(row["change_id"], set()).add(row["issue"])
+        return {change_id: frozenset(issues) for change_id, issues in found.items()}
 
     def match_rebased_commits(
         self,
@@ -900,45 +932,55 @@ class Indexer:
 
     def match_closing(self) -> None:
         """A PR that a target commit says it closes (`Closes #N`, as projects that land PRs
-        by rebasing with rewritten messages write) and that makes part of that PR's change is
-        landed there, when git knows no other landing for it: a rewritten commit shares no
-        sha and often no whole patch with the PR's head.
+        by rebasing with rewritten messages write) is landed there when git confirms that the
+        commit made the PR's change, and git knows no other landing for it: a rewritten commit
+        shares no sha and often no whole patch with the PR's head. Confirmed are:
 
-        Only a commit that landed after the PR was opened, and only a PR with no landing yet:
-        a commit that only mentions a PR shares no changed line with it. And only the PR's
-        author's commit (landing by rebase keeps the author): a maintainer's own commit that
-        closes a PR it supersedes, or one that closes related PRs along the way, is a change of
-        its own, found as such.
+        - the PR's author's commit that removes or adds a line the PR does (landing by rebase
+          keeps the author);
+        - the PR's author's commit with the author date of one of the PR's own commits that
+          changes a file the PR changes: the PR's commit amended or squashed by hand (both
+          keep the author and the author date), whatever its lines became.
+
+        Only a commit that landed after the PR was opened, and only a PR with no landing yet.
+        A commit that only mentions a PR shares no changed line with it; a maintainer's own
+        commit that closes a PR it supersedes, or one that closes related PRs along the way,
+        is a change of its own, found as such, even when it makes the PR's change too.
         """
         closing = self.store.query(
-            f"SELECT {_LANDING_COLUMNS}, p.id AS pr_id FROM issue_refs r "
+            f"SELECT {_LANDING_COLUMNS}, p.id AS pr_id, p.own_commits, "
+            "c.created_at AS authored_at FROM issue_refs r "
             "JOIN changes c ON c.id = r.change_id AND c.kind = 'commit' "
             "JOIN changes p ON p.kind = 'pr' AND r.issue = '#' || p.number "
             "WHERE p.merge_commit IS NULL AND p.status = 'indexed' "
             "AND (p.state != 'merged' OR p.sha = p.head_sha)"
         )
-        self._land_on_commits(
-            "closes",
-            [row for row in closing if self._share_a_line(row["pr_id"], row["commit_id"])],
-            authored=True,
-        )
+        self._land_on_commits("closes", [row for row in closing if self._made_the_pr(row)])
 
-    def _share_a_line(self, pr_id: int, commit_id: int) -> bool:
-        """Whether the commit removes or adds a line the PR removes or adds."""
-        lines = self.store.line_rows([pr_id, commit_id])
-        of_pr = {(side, h) for change_id, _, side, h in lines if change_id == pr_id}
-        return any((side, h) in of_pr for change_id, _, side, h in lines if change_id == commit_id)
+    def _made_the_pr(self, row: Any) -> bool:
+        """Whether git confirms that a commit closing a PR made its change (`match_closing`)."""
+        if not _same_person(row):
+            return False
+        lines = self.store.line_rows([row["pr_id"], row["commit_id"]])
+        of_pr = {(side, h) for change_id, _, side, h in lines if change_id == row["pr_id"]}
+        if any((side, h) in of_pr for change_id, _, side, h in lines if change_id != row["pr_id"]):
+            return True
+        own_dates = {own.authored_at for own in decode_own_commits(row["own_commits"])}
+        if row["authored_at"] not in own_dates:
+            return False
+        paths = self.store.changed_paths([row["pr_id"], row["commit_id"]])
+        return bool(paths.get(row["pr_id"], set()) & paths.get(row["commit_id"], set()))
 
-    def _land_on_commits(self, source: str, rows: list, authored: bool = False) -> None:
+    def _land_on_commits(self, source: str, rows: list) -> None:
         """Record each commit as the landing of one PR: a commit lands one change. Where
         several PRs fit (the same patch proposed twice, one commit closing a PR and its
-        duplicates), the one its author wrote, else the first opened, is the PR it landed;
-        the others keep no landing (their heads then prove nothing by themselves)."""
+        duplicates), the one its message says it closes, else the one its author wrote, else
+        the first opened, is the PR it landed; the others keep no landing (their heads then
+        prove nothing by themselves)."""
+        closes = self._closing_refs()
         by_commit: dict[int, list] = {}
         for row in rows:
             if earlier(row["merged_at"], row["created_at"]):
-                continue
-            if authored and not _same_person(row):
                 continue
             by_commit.setdefault(row["commit_id"], []).append(row)
         landed: set[int] = set()
@@ -947,7 +989,16 @@ class Indexer:
             fits = [row for row in fits if row["number"] not in landed]
             if not fits:
                 continue
-            row = min(fits, key=lambda r: (not _same_person(r), r["created_at"] or "", r["number"]))
+            named = closes.get(commit_id, frozenset())
+            row = min(
+                fits,
+                key=lambda r: (
+                    f"#{r['number']}" not in named,
+                    not _same_person(r),
+                    r["created_at"] or "",
+                    r["number"],
+                ),
+            )
             landed.add(row["number"])
             self._count_as_merged(row["number"])
             self.summary.commits -= min(1, self.summary.commits)
@@ -1138,10 +1189,20 @@ def _landing_merges(
     repo: git.Repo, forks: ForkPoints, plan: Mapping[str, list[tuple[gitsource.PullRef, str, str]]]
 ) -> dict[str, tuple[str, str]]:
     """PR head -> (landing, its date): the oldest merge a target holds that merged the head
-    and whose subject names the PR (`Merge pull request #N`, a branch named after it: `Merge
-    branch 'hotfix/#7330-...'`, `pr/N`). A merge that
-    only brought the head along with its own branch ("Merge branch 'x' into cache") is not
-    the PR's landing: its range is the PR's then, and the replay reads who wrote it."""
+    (as a second parent) as the PR's landing:
+
+    - its subject names the PR (`Merge pull request #N`, a branch named after it: `Merge
+      branch 'hotfix/#7330-...'`, `pr/N`);
+    - it pulled the head from another repository (`Merge branch 'topic' of
+      https://host/user/repo`, what `git pull URL branch` writes: how maintainers merged a PR
+      by hand, into a local branch they then merged into a line);
+    - it is a merge of a branch by name on the first-parent line of a branch of this
+      repository (`Merge branch 'hotfix/topic' into develop`): the PR's head merged into a
+      line as it was (not a sync of one line into another, and naming no other PR).
+
+    A merge that only brought the head along into another topic branch ("Merge branch 'x'
+    into cache", a branch that is nobody's line) is not the PR's landing: its range is the
+    PR's then, and the replay reads who wrote it."""
     merges = {head: forks.target_merges(head) for head, _ in plan.items()}
     texts = gitsource.commit_texts(repo, [sha for found in merges.values() for sha in found])
     landings: dict[str, tuple[str, str]] = {}
@@ -1149,10 +1210,24 @@ def _landing_merges(
         numbers = {pull.number for pull, _, _ in plan[head]}
         for merge in found:
             subject = texts.get(merge, ("", "", ""))[2].partition("\n")[0]
-            if any(names_pr(subject, number) for number in numbers):
+            if _lands_head(subject, numbers, bool(forks.first_parent.get(merge))):
                 landings[head] = (merge, forks.commit_date(merge))
                 break
     return landings
+
+
+def _lands_head(subject: str, numbers: set[int], on_a_line: bool) -> bool:
+    """Whether a merge whose second parent is a PR's head is that PR's landing
+    (`_landing_merges`), by its subject and whether a branch's first-parent line holds it."""
+    if any(names_pr(subject, number) for number in numbers) or PULLED_BRANCH.match(subject):
+        return True
+    named, _ = landing_pr(subject)
+    return (
+        on_a_line
+        and named is None
+        and MERGED_BRANCH.match(subject) is not None
+        and BRANCH_SYNC.match(subject) is None
+    )
 
 
 def _dated_own_commits(repo: git.Repo, forks: ForkPoints, heads: list[str]) -> dict[str, str]:

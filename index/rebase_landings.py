@@ -12,8 +12,9 @@ last of them), and its landed change starts at the parent of the first.
 Only a target commit made after the PR was opened, and after the PR's own commit, counts: an
 older one with the same patch is an earlier change (as for landings by a whole-patch match),
 and a backport's cherry-picks of commits already on the target are copies made from them, not
-the reverse. A target commit lands one PR: where two PRs carry the same commits, the one whose
-author wrote them, else the first opened.
+the reverse. A target commit lands one PR: where two PRs carry the same commits, the one the
+copies' messages say they close (`Closes #N`), else the one whose author wrote them, else the
+first opened.
 """
 
 from __future__ import annotations
@@ -74,11 +75,12 @@ class TargetCommit:
     author: str | None = None
     author_email: str | None = None
     landed_for: int | None = None  # the PR whose landing brought it, off the first-parent line
+    closes: frozenset[str] = frozenset()  # what its message says it closes: `#N`, as indexed
 
     @classmethod
-    def from_row(cls, row: Any) -> TargetCommit:
+    def from_row(cls, row: Any, closes: frozenset[str] = frozenset()) -> TargetCommit:
         """A direct commit's index row (its `created_at` is the author date, `merged_at` the
-        commit date)."""
+        commit date), and the issue references of its message that say it closes them."""
         return cls(
             change_id=row["id"],
             sha=row["sha"],
@@ -88,6 +90,7 @@ class TargetCommit:
             target=row["target"],
             author=row["author"],
             author_email=row["author_email"],
+            closes=closes,
         )
 
     @classmethod
@@ -166,10 +169,12 @@ def find_rebase_landings(
     identity = patch_ids(sorted(wanted))
     landings: list[RebaseLanding] = []
     taken: set[str] = set()
-    # The PR whose author wrote the commits first, then the first opened (`_land_on_commits`).
+    # The PR the copies say they close first, then the one whose author wrote the commits,
+    # then the first opened (`_land_on_commits`).
     in_order = sorted(
         possible,
         key=lambda item: (
+            not any(f"#{item[0].number}" in c.closes for found in item[2] for c in found),
             not _wrote_copies(item[0], item[2]),
             item[0].created_at or "",
             item[0].number,

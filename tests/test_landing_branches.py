@@ -103,6 +103,50 @@ def test_a_merge_that_only_carried_a_prs_head_is_not_its_landing(tmp_path: Path)
     assert (pr8["state"], pr8["merge_commit"]) == ("merged", None)
 
 
+def test_a_pr_pulled_from_its_fork_or_merged_into_a_line_by_branch_name_is_landed_there(
+    tmp_path: Path,
+):
+    """Maintainers who merged PRs by hand: #20's head pulled from its fork into a local branch
+    (`git pull URL topic`), which was merged into develop; #21's pulled straight onto main
+    from its author's branch `hotfix/19` (named after an issue, not a PR); #22's local branch
+    merged into develop by its topic name. No subject names the PR, yet each merge took the
+    PR's head as it was: that merge is its landing, and #21's merge, on main's first-parent
+    line, is #21's row rather than a direct commit of its own, or a PR #19's."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.checkout("develop", "main")
+    builder.pr_branch(20, [("Fix the parser", {"parse.py": "STRICT = True\n"})], base="develop")
+    builder.checkout("ann-parser", "develop")
+    pulled = "Merge branch 'parser' of https://github.com/ann/app into ann-parser"
+    builder.git("merge", "-q", "--no-ff", "pr-20", "-m", pulled)
+    landing_20 = builder.head()
+    builder.checkout("develop")
+    builder.git("merge", "-q", "--no-ff", "ann-parser", "-m", "Merge branch 'ann-parser'")
+    builder.pr_branch(22, [("Log less", {"log.py": "LEVEL = 'warn'\n"})], base="develop")
+    builder.git("merge", "-q", "--no-ff", "pr-22", "-m", "Merge branch 'hotfix/log' into develop")
+    landing_22 = builder.head()
+    builder.checkout("main")
+    builder.pr_branch(21, [("Tidy the docs", {"README.md": "tidy\n"})])
+    pulled = "Merge branch 'hotfix/19' of git://github.com/bob/app"  # named after an issue
+    builder.git("merge", "-q", "--no-ff", "pr-21", "-m", pulled)
+    landing_21 = builder.head()
+    builder.git("merge", "-q", "--no-ff", "develop", "-m", "Merge branch 'develop'")
+    builder.git("branch", "-q", "-D", "ann-parser", "pr-20", "pr-21", "pr-22")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    for number, landing in ((20, landing_20), (21, landing_21), (22, landing_22)):
+        row = change(db, number)
+        assert (row["state"], row["merge_commit"]) == ("merged", landing), number
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT kind, number FROM changes WHERE sha = ? OR merge_commit = ?",
+            (landing_21, landing_21),
+        ).fetchall()
+    assert rows == [("pr", 21)]
+
+
 def test_a_forks_own_squash_carried_in_by_another_pr_does_not_land_the_pr_it_names(
     tmp_path: Path,
 ):
