@@ -1188,17 +1188,17 @@ class OffTheLine:
 def _landing_merges(
     repo: git.Repo, forks: ForkPoints, plan: Mapping[str, list[tuple[gitsource.PullRef, str, str]]]
 ) -> dict[str, tuple[str, str]]:
-    """PR head -> (landing, its date): the oldest merge a target holds that merged the head
-    (as a second parent) as the PR's landing:
+    """PR head -> (landing, its date): of the merges a target holds that merged the head (as
+    a second parent), the oldest whose subject names the PR (`Merge pull request #N`, a branch
+    named after it: `Merge branch 'hotfix/#7330-...'`, `pr/N`), even after a contributor's own
+    merge of it into another branch; else the oldest that
 
-    - its subject names the PR (`Merge pull request #N`, a branch named after it: `Merge
-      branch 'hotfix/#7330-...'`, `pr/N`);
-    - it pulled the head from another repository (`Merge branch 'topic' of
+    - pulled the head from another repository (`Merge branch 'topic' of
       https://host/user/repo`, what `git pull URL branch` writes: how maintainers merged a PR
-      by hand, into a local branch they then merged into a line);
-    - it is a merge of a branch by name on the first-parent line of a branch of this
-      repository (`Merge branch 'hotfix/topic' into develop`): the PR's head merged into a
-      line as it was (not a sync of one line into another, and naming no other PR).
+      by hand, into a local branch they then merged into a line), or
+    - merges a branch by name on the first-parent line of a branch of this repository (`Merge
+      branch 'hotfix/topic' into develop`): the PR's head merged into a line as it was (not a
+      sync of one line into another, and naming no other PR).
 
     A merge that only brought the head along into another topic branch ("Merge branch 'x'
     into cache", a branch that is nobody's line) is not the PR's landing: its range is the
@@ -1208,18 +1208,21 @@ def _landing_merges(
     landings: dict[str, tuple[str, str]] = {}
     for head, found in merges.items():
         numbers = {pull.number for pull, _, _ in plan[head]}
-        for merge in found:
-            subject = texts.get(merge, ("", "", ""))[2].partition("\n")[0]
-            if _lands_head(subject, numbers, bool(forks.first_parent.get(merge))):
-                landings[head] = (merge, forks.commit_date(merge))
-                break
+        subjects = {merge: texts.get(merge, ("", "", ""))[2].partition("\n")[0] for merge in found}
+        naming = [m for m in found if any(names_pr(subjects[m], n) for n in numbers)]
+        landing = next(iter(naming), None) or next(
+            (m for m in found if _lands_head(subjects[m], bool(forks.first_parent.get(m)))), None
+        )
+        if landing is not None:
+            landings[head] = (landing, forks.commit_date(landing))
     return landings
 
 
-def _lands_head(subject: str, numbers: set[int], on_a_line: bool) -> bool:
-    """Whether a merge whose second parent is a PR's head is that PR's landing
-    (`_landing_merges`), by its subject and whether a branch's first-parent line holds it."""
-    if any(names_pr(subject, number) for number in numbers) or PULLED_BRANCH.match(subject):
+def _lands_head(subject: str, on_a_line: bool) -> bool:
+    """Whether a merge whose second parent is a PR's head, and whose subject names no PR, is
+    that PR's landing (`_landing_merges`): by its subject, and whether a branch's first-parent
+    line holds it."""
+    if PULLED_BRANCH.match(subject):
         return True
     named, _ = landing_pr(subject)
     return (

@@ -147,6 +147,30 @@ def test_a_pr_pulled_from_its_fork_or_merged_into_a_line_by_branch_name_is_lande
     assert rows == [("pr", 21)]
 
 
+def test_the_merge_that_names_a_pr_is_its_landing_before_an_earlier_pull_of_its_head(
+    tmp_path: Path,
+):
+    """A contributor pulled #23's head into their own branch before GitHub's merge of #23 into
+    develop; both reached main. The merge that names #23 is its landing."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.checkout("develop", "main")
+    builder.pr_branch(23, [("Fix the parser", {"parse.py": "STRICT = True\n"})], base="develop")
+    builder.checkout("bob-cache", "develop")
+    pulled = "Merge branch 'parser' of https://github.com/ann/app into bob-cache"
+    builder.git("merge", "-q", "--no-ff", "pr-23", "-m", pulled)
+    landing = builder.merge_pr(23, how="merge", base="develop")
+    builder.git("merge", "-q", "--no-ff", "bob-cache", "-m", "Merge branch 'bob-cache'")
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "develop", "-m", "Merge branch 'develop'")
+    builder.git("branch", "-q", "-D", "bob-cache", "develop")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert (change(db, 23)["state"], change(db, 23)["merge_commit"]) == ("merged", landing)
+
+
 def test_a_forks_own_squash_carried_in_by_another_pr_does_not_land_the_pr_it_names(
     tmp_path: Path,
 ):
