@@ -139,6 +139,8 @@ class Indexer:
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
         self._own_commits: dict[str, str] = {}  # PR head -> its own commits, encoded
         self._landing_merges: dict[str, tuple[str, str]] = {}  # PR head -> its merge, its date
+        # PR number -> (merge, its date): a merge of its head that names no PR (`_landing_merges`)
+        self._unnamed_merges: dict[int, tuple[str, str]] = {}
         self._counted_as: dict[int, str] = {}  # PR number -> the state this run counted it in
         self.own_commits_filled = False  # PRs of an older index got their own commits
         # Target commits by file count, for PRs read in part (`_may_have_landed_whole`).
@@ -400,7 +402,13 @@ class Indexer:
             pairs.append((pull.head, base))
             plan.setdefault(pull.head, []).append((pull, base, state))
         self._own_commits = _dated_own_commits(self.repo, forks, list(plan))
-        self._landing_merges = _landing_merges(self.repo, forks, plan)
+        self._landing_merges, unnamed = _landing_merges(self.repo, forks, plan)
+        self._unnamed_merges = {
+            pull.number: unnamed[head]
+            for head, pulls in plan.items()
+            if head in unnamed
+            for pull, _, _ in pulls
+        }
         # Newest base first (the order rows are numbered in; it once served a syntax-tree cache).
         pairs.sort(key=lambda pair: forks.times.get(pair[1], 0), reverse=True)
         done: set[str] = set()
@@ -422,26 +430,33 @@ class Indexer:
                 for pull, base, state in pulls:
                     self._index_ref(pull, base, state, "")
         self._dispatch()
-        self._take_over_landing_rows()
 
-    def _take_over_landing_rows(self) -> None:
-        """A PR whose landing is a merge on a target's first-parent line that names no PR
-        (`_landing_merges`) had that merge indexed as a direct commit: the PR is that change,
-        so the commit's row goes, as a fast-forwarded or rebased PR takes over its commit's."""
-        shas = list(dict.fromkeys(merge for merge, _ in self._landing_merges.values()))
-        for chunk in _batched(shas, 500):
-            marks = ",".join("?" * len(chunk))
-            rows = self.store.query(
-                "SELECT c.id FROM changes c JOIN changes p ON p.kind = 'pr' "
-                "AND p.merge_commit = c.sha AND p.status = 'indexed' "
-                f"WHERE c.kind = 'commit' AND c.sha IN ({marks})",
-                chunk,
+    def land_by_unnamed_merges(self) -> None:
+        """A merged PR that no other rule lands (a merge or commit that names it, copies of its
+        commits, its whole patch, a commit that closes it) is landed by the merge of its head
+        that names no PR (`_landing_merges`): where it was pulled from its fork, or merged
+        into a line by branch name. Such a merge on a target's first-parent line had been
+        indexed as a direct commit: the PR is that change, so the commit's row goes, as a
+        fast-forwarded or rebased PR takes over its commit's."""
+        if not self._unnamed_merges:
+            return
+        unlanded = {
+            row["number"]
+            for row in self.store.query(
+                "SELECT number FROM changes WHERE kind = 'pr' AND state = 'merged' "
+                "AND status = 'indexed' AND merge_commit IS NULL"
             )
-            for row in rows:
+        }
+        for number, (merge, merged_at) in self._unnamed_merges.items():
+            if number not in unlanded:
+                continue
+            self.store.update_metadata(number, {"merge_commit": merge, "merged_at": merged_at}, ())
+            self._mark_changed()
+            for row in self.store.query(
+                "SELECT id FROM changes WHERE kind = 'commit' AND sha = ?", (merge,)
+            ):
                 self.store.delete_change(row["id"])
                 self.summary.commits -= min(1, self.summary.commits)
-            if rows:
-                self._mark_changed()
 
     def _pair_diffs(
         self, pairs: list[tuple[str, str]], plan: dict[str, list]
@@ -1187,11 +1202,12 @@ class OffTheLine:
 
 def _landing_merges(
     repo: git.Repo, forks: ForkPoints, plan: Mapping[str, list[tuple[gitsource.PullRef, str, str]]]
-) -> dict[str, tuple[str, str]]:
-    """PR head -> (landing, its date): of the merges a target holds that merged the head (as
-    a second parent), the oldest whose subject names the PR (`Merge pull request #N`, a branch
-    named after it: `Merge branch 'hotfix/#7330-...'`, `pr/N`), even after a contributor's own
-    merge of it into another branch; else the oldest that
+) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+    """PR head -> (landing, its date), twice: of the merges a target holds that merged the
+    head (as a second parent), the oldest whose subject names the PR (`Merge pull request #N`,
+    a branch named after it: `Merge branch 'hotfix/#7330-...'`, `pr/N`), even after a
+    contributor's own merge of it into another branch; and for the heads no merge names, the
+    oldest merge that names no PR but
 
     - pulled the head from another repository (`Merge branch 'topic' of
       https://host/user/repo`, what `git pull URL branch` writes: how maintainers merged a PR
@@ -1200,22 +1216,28 @@ def _landing_merges(
       branch 'hotfix/topic' into develop`): the PR's head merged into a line as it was (not a
       sync of one line into another, and naming no other PR).
 
-    A merge that only brought the head along into another topic branch ("Merge branch 'x'
-    into cache", a branch that is nobody's line) is not the PR's landing: its range is the
-    PR's then, and the replay reads who wrote it."""
+    The second is the landing only when no other rule finds one (`land_by_unnamed_merges`): a
+    merge or commit naming the PR on a line, found later, says more. A merge that only brought
+    the head along into another topic branch ("Merge branch 'x' into cache", a branch that is
+    nobody's line) is not the PR's landing: its range is the PR's then, and the replay reads
+    who wrote it."""
     merges = {head: forks.target_merges(head) for head, _ in plan.items()}
     texts = gitsource.commit_texts(repo, [sha for found in merges.values() for sha in found])
-    landings: dict[str, tuple[str, str]] = {}
+    named: dict[str, tuple[str, str]] = {}
+    unnamed: dict[str, tuple[str, str]] = {}
     for head, found in merges.items():
         numbers = {pull.number for pull, _, _ in plan[head]}
         subjects = {merge: texts.get(merge, ("", "", ""))[2].partition("\n")[0] for merge in found}
-        naming = [m for m in found if any(names_pr(subjects[m], n) for n in numbers)]
-        landing = next(iter(naming), None) or next(
+        naming = next((m for m in found if any(names_pr(subjects[m], n) for n in numbers)), None)
+        if naming is not None:
+            named[head] = (naming, forks.commit_date(naming))
+            continue
+        other = next(
             (m for m in found if _lands_head(subjects[m], bool(forks.first_parent.get(m)))), None
         )
-        if landing is not None:
-            landings[head] = (landing, forks.commit_date(landing))
-    return landings
+        if other is not None:
+            unnamed[head] = (other, forks.commit_date(other))
+    return named, unnamed
 
 
 def _lands_head(subject: str, on_a_line: bool) -> bool:
@@ -1492,6 +1514,7 @@ def index_repository(
             indexer.match_landings_off_the_line(names)
         indexer.match_rebased()
         indexer.match_closing()
+        indexer.land_by_unnamed_merges()
         if indexer.changed:
             report("lookup indexes and code words", 0, None)
         store.merge_line_texts()  # what counting old rows' words reads

@@ -171,6 +171,35 @@ def test_the_merge_that_names_a_pr_is_its_landing_before_an_earlier_pull_of_its_
     assert (change(db, 23)["state"], change(db, 23)["merge_commit"]) == ("merged", landing)
 
 
+def test_a_merge_that_names_the_pr_on_a_line_is_its_landing_before_the_pull_of_its_head(
+    tmp_path: Path,
+):
+    """The maintainer pulled #40's head into a local branch `hotfix/40`, added a fix of their
+    own, and merged that branch into develop: the merge into develop names #40 and is its
+    landing, not the pull before it."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.checkout("develop", "main")
+    builder.pr_branch(40, [("Fix the parser", {"parse.py": "STRICT = True\n"})], base="develop")
+    builder.checkout("hotfix/40", "develop")
+    pulled = "Merge branch 'parser' of https://github.com/ann/app into hotfix/40"
+    builder.git("merge", "-q", "--no-ff", "pr-40", "-m", pulled)
+    builder.commit("Tidy the parser fix", {"parse.py": "STRICT = True\nLAX = False\n"})
+    builder.checkout("develop")
+    builder.git(
+        "merge", "-q", "--no-ff", "hotfix/40", "-m", "Merge branch 'hotfix/40' into develop"
+    )
+    landing = builder.head()
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "develop", "-m", "Merge branch 'develop'")
+    builder.git("branch", "-q", "-D", "hotfix/40", "develop", "pr-40")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert (change(db, 40)["state"], change(db, 40)["merge_commit"]) == ("merged", landing)
+
+
 def test_a_forks_own_squash_carried_in_by_another_pr_does_not_land_the_pr_it_names(
     tmp_path: Path,
 ):
