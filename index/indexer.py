@@ -435,20 +435,28 @@ class Indexer:
         """A merged PR that no other rule lands (a merge or commit that names it, copies of its
         commits, its whole patch, a commit that closes it) is landed by the merge of its head
         that names no PR (`_landing_merges`): where it was pulled from its fork, or merged
-        into a line by branch name. Such a merge on a target's first-parent line had been
+        into a line by branch name; not when that merge lands a PR of another head already
+        (a commit lands one change; PRs opened from the same head share it, as they share a
+        merge that names them). Such a merge on a target's first-parent line had been
         indexed as a direct commit: the PR is that change, so the commit's row goes, as a
         fast-forwarded or rebased PR takes over its commit's."""
         if not self._unnamed_merges:
             return
+        rows = self.store.query(
+            "SELECT number, merge_commit, state, status FROM changes WHERE kind = 'pr'"
+        )
         unlanded = {
             row["number"]
-            for row in self.store.query(
-                "SELECT number FROM changes WHERE kind = 'pr' AND state = 'merged' "
-                "AND status = 'indexed' AND merge_commit IS NULL"
-            )
+            for row in rows
+            if row["state"] == "merged" and row["status"] == "indexed" and not row["merge_commit"]
         }
+        landing_of: dict[str, set[int]] = {}
+        for row in rows:
+            if row["merge_commit"]:
+                landing_of.setdefault(row["merge_commit"], set()).add(row["number"])
         for number, (merge, merged_at) in self._unnamed_merges.items():
-            if number not in unlanded:
+            same_head = {n for n, (m, _) in self._unnamed_merges.items() if m == merge}
+            if number not in unlanded or landing_of.get(merge, set()) - same_head:
                 continue
             self.store.update_metadata(number, {"merge_commit": merge, "merged_at": merged_at}, ())
             self._mark_changed()
@@ -989,9 +997,9 @@ class Indexer:
     def _land_on_commits(self, source: str, rows: list) -> None:
         """Record each commit as the landing of one PR: a commit lands one change. Where
         several PRs fit (the same patch proposed twice, one commit closing a PR and its
-        duplicates), the one its message says it closes, else the one its author wrote, else
-        the first opened, is the PR it landed; the others keep no landing (their heads then
-        prove nothing by themselves)."""
+        duplicates), the one whose head it merged (a merge that names no PR), else the one its
+        message says it closes, else the one its author wrote, else the first opened, is the PR
+        it landed; the others keep no landing (their heads then prove nothing by themselves)."""
         closes = self._closing_refs()
         by_commit: dict[int, list] = {}
         for row in rows:
@@ -1008,6 +1016,7 @@ class Indexer:
             row = min(
                 fits,
                 key=lambda r: (
+                    not r["merged_head"] or r["merged_head"] != r["pr_head"],
                     f"#{r['number']}" not in named,
                     not _same_person(r),
                     r["created_at"] or "",
@@ -1035,6 +1044,7 @@ class Indexer:
 
 _LANDING_COLUMNS = (
     "p.number, p.created_at, p.author AS pr_author, p.author_email AS pr_email, "
+    "p.head_sha AS pr_head, c.head_sha AS merged_head, "
     "c.id AS commit_id, c.sha, c.merged_at, c.target, c.author, c.author_email"
 )
 

@@ -200,6 +200,28 @@ def test_a_merge_that_names_the_pr_on_a_line_is_its_landing_before_the_pull_of_i
     assert (change(db, 40)["state"], change(db, 40)["merge_commit"]) == ("merged", landing)
 
 
+def test_a_merge_that_pulled_a_prs_head_lands_it_and_not_an_earlier_pr_with_its_patch(
+    tmp_path: Path,
+):
+    """#50 and #51 make the same fix in commits of their own; main pulled #51's head from its
+    fork. That merge is #51's landing; #50, whose patch it equals, did not land there."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    fix = {"parse.py": "STRICT = True\n"}
+    builder.pr_branch(50, [("Fix the parser", fix)])
+    builder.pr_branch(51, [("Make the parser strict", fix)])
+    pulled = "Merge branch 'strict' of https://github.com/carol/app"
+    builder.git("merge", "-q", "--no-ff", "pr-51", "-m", pulled)
+    landing = builder.head()
+    builder.git("branch", "-q", "-D", "pr-50", "pr-51")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert (change(db, 51)["state"], change(db, 51)["merge_commit"]) == ("merged", landing)
+    assert change(db, 50)["merge_commit"] is None
+
+
 def test_a_forks_own_squash_carried_in_by_another_pr_does_not_land_the_pr_it_names(
     tmp_path: Path,
 ):
