@@ -5,7 +5,11 @@ Run by hand, not a test. Two questions, each on an index `prdup index` made of t
 * `--prs-json FILE` (a `gh pr list --state all --json number,state,mergedAt,headRefOid,...`
   export, or the benchmark's `prs.json`): of the PRs GitHub calls merged, the share the index
   knows as merged with a landing commit. A merged PR whose ref is not in the clone, or whose
-  head is missing from it, is counted apart (nothing git holds can name its landing).
+  head is missing from it, is counted apart (nothing git holds can name its landing). So are,
+  beside the share (which counts them), the merged PRs whose head no branch of the clone
+  holds: landed rewritten (rebased, squashed, amended), their own commits are on no branch,
+  and only copies, or a message that names them, can tell where they landed. `--misses FILE`
+  writes every merged PR the index knows no landing for, with what the index holds of it.
 * `--rebase-truth`: git's own answer for PRs landed by rebase. Every unmerged-looking PR ref
   with two or more commits of its own, none of them on the target, every one of whose patches
   is on the target (`git cherry TARGET HEAD BASE` marks each `-`): the share the index knows
@@ -68,7 +72,15 @@ def missing_objects(clone: Path, shas: list[str]) -> set[str]:
     return {line.split()[0] for line in out.splitlines() if line.endswith(" missing")}
 
 
-def github_merged_share(clone: Path, db: Path, prs_json: Path) -> dict[str, object]:
+def on_branches(clone: Path, shas: list[str]) -> set[str]:
+    """The commits among `shas` that some branch of the clone holds (one `git rev-list`)."""
+    held = set(git(clone, "rev-list", "--branches").split())
+    return {sha for sha in shas if sha in held}
+
+
+def github_merged_share(
+    clone: Path, db: Path, prs_json: Path, misses: Path | None = None
+) -> dict[str, object]:
     merged = [pr["number"] for pr in json.loads(prs_json.read_text()) if pr.get("mergedAt")]
     index = indexed_prs(db)
     heads = pull_heads(clone)
@@ -80,6 +92,22 @@ def github_merged_share(clone: Path, db: Path, prs_json: Path) -> dict[str, obje
     sources: dict[str, int] = {}
     for n in landed:
         sources[index[n][2] or "?"] = sources.get(index[n][2] or "?", 0) + 1
+    held = on_branches(clone, [heads[n] for n in readable])
+    off_branches = [n for n in readable if heads[n] not in held]
+    landed_set = set(landed)
+    if misses is not None:
+        missed = [
+            {
+                "number": n,
+                "index_state": index.get(n, (None, None, None))[0],
+                "index_source": index.get(n, (None, None, None))[2],
+                "head": heads[n],
+                "head_on_a_branch": heads[n] in held,
+            }
+            for n in readable
+            if n not in landed_set
+        ]
+        misses.write_text(json.dumps(missed, indent=1) + "\n")
     return {
         "github_merged": len(merged),
         "no_ref_in_clone": len(no_ref),
@@ -88,7 +116,10 @@ def github_merged_share(clone: Path, db: Path, prs_json: Path) -> dict[str, obje
         "known_merged_with_landing": len(landed),
         "share_with_landing": round(len(landed) / len(readable), 4) if readable else None,
         "landing_sources": dict(sorted(sources.items())),
-        "missed_sample": [n for n in readable if n not in landed][:40],
+        "head_on_no_branch": len(off_branches),
+        "head_on_no_branch_with_landing": sum(n in landed_set for n in off_branches),
+        "missed": len(readable) - len(landed),
+        "missed_sample": [n for n in readable if n not in landed_set][:40],
     }
 
 
@@ -180,10 +211,15 @@ def main() -> int:
         "--truth-from", type=Path, help="reuse git's answer saved in an earlier --out file"
     )
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--misses", type=Path, help="write every merged PR with no landing known (--prs-json)"
+    )
     args = parser.parse_args()
     result: dict[str, object] = {"clone": args.clone.name}
     if args.prs_json:
-        result["github_merged"] = github_merged_share(args.clone, args.db, args.prs_json)
+        result["github_merged"] = github_merged_share(
+            args.clone, args.db, args.prs_json, args.misses
+        )
     if args.rebase_truth:
         result["rebase"] = rebase_truth(args.clone, args.db, args.target, args.truth_from)
     text = json.dumps(result, indent=1)

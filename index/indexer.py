@@ -32,6 +32,7 @@ from index.landing_branches import LandingBranch, landing_branches
 from index.metadata import (
     BRANCH_SYNC,
     MERGED_BRANCH,
+    PULLED_BRANCH,
     PullMetadata,
     earlier,
     instant_or_zero,
@@ -170,6 +171,8 @@ class Indexer:
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
         self._own_commits: dict[str, str] = {}  # PR head -> its own commits, encoded
         self._landing_merges: dict[str, tuple[str, str]] = {}  # PR head -> its merge, its date
+        # PR number -> (merge, its date): a merge of its head that names no PR (`_landing_merges`)
+        self._unnamed_merges: dict[int, tuple[str, str]] = {}
         self._counted_as: dict[int, str] = {}  # PR number -> the state this run counted it in
         self._tested_open: set[int] | None = None  # PRs a test merge shows open (`_git_state`)
         self._targets: list[str] = []
@@ -478,7 +481,13 @@ class Indexer:
             pairs.append((pull.head, base))
             plan.setdefault(pull.head, []).append((pull, base, state))
         self._own_commits = _dated_own_commits(self.repo, forks, list(plan))
-        self._landing_merges = _landing_merges(self.repo, forks, plan)
+        self._landing_merges, unnamed = _landing_merges(self.repo, forks, plan)
+        self._unnamed_merges = {
+            pull.number: unnamed[head]
+            for head, pulls in plan.items()
+            if head in unnamed
+            for pull, _, _ in pulls
+        }
         # Newest base first (the order rows are numbered in; it once served a syntax-tree cache).
         pairs.sort(key=lambda pair: forks.times.get(pair[1], 0), reverse=True)
         done: set[str] = set()
@@ -500,6 +509,41 @@ class Indexer:
                 for pull, base, state in pulls:
                     self._index_ref(pull, base, state, "")
         self._dispatch()
+
+    def land_by_unnamed_merges(self) -> None:
+        """A merged PR that no other rule lands (a merge or commit that names it, copies of its
+        commits, its whole patch, a commit that closes it) is landed by the merge of its head
+        that names no PR (`_landing_merges`): where it was pulled from its fork, or merged
+        into a line by branch name; not when that merge lands a PR of another head already
+        (a commit lands one change; PRs opened from the same head share it, as they share a
+        merge that names them). Such a merge on a target's first-parent line had been
+        indexed as a direct commit: the PR is that change, so the commit's row goes, as a
+        fast-forwarded or rebased PR takes over its commit's."""
+        if not self._unnamed_merges:
+            return
+        rows = self.store.query(
+            "SELECT number, merge_commit, state, status FROM changes WHERE kind = 'pr'"
+        )
+        unlanded = {
+            row["number"]
+            for row in rows
+            if row["state"] == "merged" and row["status"] == "indexed" and not row["merge_commit"]
+        }
+        landing_of: dict[str, set[int]] = {}
+        for row in rows:
+            if row["merge_commit"]:
+                landing_of.setdefault(row["merge_commit"], set()).add(row["number"])
+        for number, (merge, merged_at) in self._unnamed_merges.items():
+            same_head = {n for n, (m, _) in self._unnamed_merges.items() if m == merge}
+            if number not in unlanded or landing_of.get(merge, set()) - same_head:
+                continue
+            self.store.update_metadata(number, {"merge_commit": merge, "merged_at": merged_at}, ())
+            self._mark_changed()
+            for row in self.store.query(
+                "SELECT id FROM changes WHERE kind = 'commit' AND sha = ?", (merge,)
+            ):
+                self.store.delete_change(row["id"])
+                self.summary.commits -= min(1, self.summary.commits)
 
     def _pair_diffs(
         self, pairs: list[tuple[str, str]], plan: dict[str, list]
@@ -843,8 +887,9 @@ class Indexer:
         if not unlanded:
             self.store.set_part_landings([])
             return
+        closes = self._closing_refs()
         commits = [
-            TargetCommit.from_row(row)
+            TargetCommit.from_row(row, closes.get(row["id"], frozenset()))
             for row in self.store.query(
                 "SELECT id, sha, base_sha, created_at, merged_at, target, author, author_email "
                 "FROM changes WHERE kind = 'commit' AND created_at IS NOT NULL"
@@ -887,6 +932,16 @@ class Indexer:
         )
         ids = {row["number"]: row["id"] for row in unlanded}
         self.record_part_landings([p for p in found.part if p.number not in landed], ids)
+
+    def _closing_refs(self) -> dict[int, frozenset[str]]:
+        """Direct commit id -> the `#N` its message says it closes (`linked_issues`)."""
+        found: dict[int, set[str]] = {}
+        for row in self.store.query(
+            "SELECT r.change_id, r.issue FROM issue_refs r JOIN changes c "
+            "ON c.id = r.change_id AND c.kind = 'commit' WHERE r.issue LIKE '#%'"
+        ):
+            found.setdefault(row["change_id"], set()).add(row["issue"])
+        return {change_id: frozenset(issues) for change_id, issues in found.items()}
 
     def match_rebased_commits(
         self, found: list[RebaseLanding], merges: Mapping[int, TargetCommit]
@@ -1092,45 +1147,55 @@ class Indexer:
 
     def match_closing(self) -> None:
         """A PR that a target commit says it closes (`Closes #N`, as projects that land PRs
-        by rebasing with rewritten messages write) and that makes part of that PR's change is
-        landed there, when git knows no other landing for it: a rewritten commit shares no
-        sha and often no whole patch with the PR's head.
+        by rebasing with rewritten messages write) is landed there when git confirms that the
+        commit made the PR's change, and git knows no other landing for it: a rewritten commit
+        shares no sha and often no whole patch with the PR's head. Confirmed are:
 
-        Only a commit that landed after the PR was opened, and only a PR with no landing yet:
-        a commit that only mentions a PR shares no changed line with it. And only the PR's
-        author's commit (landing by rebase keeps the author): a maintainer's own commit that
-        closes a PR it supersedes, or one that closes related PRs along the way, is a change of
-        its own, found as such.
+        - the PR's author's commit that removes or adds a line the PR does (landing by rebase
+          keeps the author);
+        - the PR's author's commit with the author date of one of the PR's own commits that
+          changes a file the PR changes: the PR's commit amended or squashed by hand (both
+          keep the author and the author date), whatever its lines became.
+
+        Only a commit that landed after the PR was opened, and only a PR with no landing yet.
+        A commit that only mentions a PR shares no changed line with it; a maintainer's own
+        commit that closes a PR it supersedes, or one that closes related PRs along the way,
+        is a change of its own, found as such, even when it makes the PR's change too.
         """
         closing = self.store.query(
-            f"SELECT {_LANDING_COLUMNS}, p.id AS pr_id FROM issue_refs r "
+            f"SELECT {_LANDING_COLUMNS}, p.id AS pr_id, p.own_commits, "
+            "c.created_at AS authored_at FROM issue_refs r "
             "JOIN changes c ON c.id = r.change_id AND c.kind = 'commit' "
             "JOIN changes p ON p.kind = 'pr' AND r.issue = '#' || p.number "
             "WHERE p.merge_commit IS NULL AND p.status = 'indexed' "
             "AND (p.state != 'merged' OR p.sha = p.head_sha)"
         )
-        self._land_on_commits(
-            "closes",
-            [row for row in closing if self._share_a_line(row["pr_id"], row["commit_id"])],
-            authored=True,
-        )
+        self._land_on_commits("closes", [row for row in closing if self._made_the_pr(row)])
 
-    def _share_a_line(self, pr_id: int, commit_id: int) -> bool:
-        """Whether the commit removes or adds a line the PR removes or adds."""
-        lines = self.store.line_rows([pr_id, commit_id])
-        of_pr = {(side, h) for change_id, _, side, h in lines if change_id == pr_id}
-        return any((side, h) in of_pr for change_id, _, side, h in lines if change_id == commit_id)
+    def _made_the_pr(self, row: Any) -> bool:
+        """Whether git confirms that a commit closing a PR made its change (`match_closing`)."""
+        if not _same_person(row):
+            return False
+        lines = self.store.line_rows([row["pr_id"], row["commit_id"]])
+        of_pr = {(side, h) for change_id, _, side, h in lines if change_id == row["pr_id"]}
+        if any((side, h) in of_pr for change_id, _, side, h in lines if change_id != row["pr_id"]):
+            return True
+        own_dates = {own.authored_at for own in decode_own_commits(row["own_commits"])}
+        if row["authored_at"] not in own_dates:
+            return False
+        paths = self.store.changed_paths([row["pr_id"], row["commit_id"]])
+        return bool(paths.get(row["pr_id"], set()) & paths.get(row["commit_id"], set()))
 
-    def _land_on_commits(self, source: str, rows: list, authored: bool = False) -> None:
+    def _land_on_commits(self, source: str, rows: list) -> None:
         """Record each commit as the landing of one PR: a commit lands one change. Where
         several PRs fit (the same patch proposed twice, one commit closing a PR and its
-        duplicates), the one its author wrote, else the first opened, is the PR it landed;
-        the others keep no landing (their heads then prove nothing by themselves)."""
+        duplicates), the one whose head it merged (a merge that names no PR), else the one its
+        message says it closes, else the one its author wrote, else the first opened, is the PR
+        it landed; the others keep no landing (their heads then prove nothing by themselves)."""
+        closes = self._closing_refs()
         by_commit: dict[int, list] = {}
         for row in rows:
             if earlier(row["merged_at"], row["created_at"]):
-                continue
-            if authored and not _same_person(row):
                 continue
             by_commit.setdefault(row["commit_id"], []).append(row)
         landed: set[int] = set()
@@ -1139,13 +1204,23 @@ class Indexer:
             fits = [row for row in fits if row["number"] not in landed]
             if not fits:
                 continue
-            row = min(fits, key=lambda r: (not _same_person(r), r["created_at"] or "", r["number"]))
+            named = closes.get(commit_id, frozenset())
+            row = min(
+                fits,
+                key=lambda r: (
+                    not r["merged_head"] or r["merged_head"] != r["pr_head"],
+                    f"#{r['number']}" not in named,
+                    not _same_person(r),
+                    r["created_at"] or "",
+                    r["number"],
+                ),
+            )
             landed.add(row["number"])
             self._count_as_merged(row["number"])
             self.summary.commits -= min(1, self.summary.commits)
             # Its head itself is the target's commit (a merge that names no PR brought its
             # branch in): it landed as it was, not rebased.
-            how = "fast-forward" if row["sha"] == row["head_sha"] else source
+            how = "fast-forward" if row["sha"] == row["pr_head"] else source
             self.summary.rebased += how == "rebase"
             self.store.update_metadata(
                 row["number"],
@@ -1163,7 +1238,8 @@ class Indexer:
 
 
 _LANDING_COLUMNS = (
-    "p.number, p.created_at, p.author AS pr_author, p.author_email AS pr_email, p.head_sha, "
+    "p.number, p.created_at, p.author AS pr_author, p.author_email AS pr_email, "
+    "p.head_sha AS pr_head, c.head_sha AS merged_head, "
     "c.id AS commit_id, c.sha, c.merged_at, c.target, c.author, c.author_email"
 )
 
@@ -1332,23 +1408,57 @@ class OffTheLine:
 
 def _landing_merges(
     repo: git.Repo, forks: ForkPoints, plan: Mapping[str, list[tuple[gitsource.PullRef, str, str]]]
-) -> dict[str, tuple[str, str]]:
-    """PR head -> (landing, its date): the oldest merge a target holds that merged the head
-    and whose subject names the PR (`Merge pull request #N`, a branch named after it: `Merge
-    branch 'hotfix/#7330-...'`, `pr/N`). A merge that
-    only brought the head along with its own branch ("Merge branch 'x' into cache") is not
-    the PR's landing: its range is the PR's then, and the replay reads who wrote it."""
+) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+    """PR head -> (landing, its date), twice: of the merges a target holds that merged the
+    head (as a second parent), the oldest whose subject names the PR (`Merge pull request #N`,
+    a branch named after it: `Merge branch 'hotfix/#7330-...'`, `pr/N`), even after a
+    contributor's own merge of it into another branch; and for the heads no merge names, the
+    oldest merge that names no PR but
+
+    - pulled the head from another repository (`Merge branch 'topic' of
+      https://host/user/repo`, what `git pull URL branch` writes: how maintainers merged a PR
+      by hand, into a local branch they then merged into a line), or
+    - merges a branch by name on the first-parent line of a branch of this repository (`Merge
+      branch 'hotfix/topic' into develop`): the PR's head merged into a line as it was (not a
+      sync of one line into another, and naming no other PR).
+
+    The second is the landing only when no other rule finds one (`land_by_unnamed_merges`): a
+    merge or commit naming the PR on a line, found later, says more. A merge that only brought
+    the head along into another topic branch ("Merge branch 'x' into cache", a branch that is
+    nobody's line) is not the PR's landing: its range is the PR's then, and the replay reads
+    who wrote it."""
     merges = {head: forks.target_merges(head) for head, _ in plan.items()}
     texts = gitsource.commit_texts(repo, [sha for found in merges.values() for sha in found])
-    landings: dict[str, tuple[str, str]] = {}
+    named: dict[str, tuple[str, str]] = {}
+    unnamed: dict[str, tuple[str, str]] = {}
     for head, found in merges.items():
         numbers = {pull.number for pull, _, _ in plan[head]}
-        for merge in found:
-            subject = texts.get(merge, ("", "", ""))[2].partition("\n")[0]
-            if any(names_pr(subject, number) for number in numbers):
-                landings[head] = (merge, forks.commit_date(merge))
-                break
-    return landings
+        subjects = {merge: texts.get(merge, ("", "", ""))[2].partition("\n")[0] for merge in found}
+        naming = next((m for m in found if any(names_pr(subjects[m], n) for n in numbers)), None)
+        if naming is not None:
+            named[head] = (naming, forks.commit_date(naming))
+            continue
+        other = next(
+            (m for m in found if _lands_head(subjects[m], bool(forks.first_parent.get(m)))), None
+        )
+        if other is not None:
+            unnamed[head] = (other, forks.commit_date(other))
+    return named, unnamed
+
+
+def _lands_head(subject: str, on_a_line: bool) -> bool:
+    """Whether a merge whose second parent is a PR's head, and whose subject names no PR, is
+    that PR's landing (`_landing_merges`): by its subject, and whether a branch's first-parent
+    line holds it."""
+    if PULLED_BRANCH.match(subject):
+        return True
+    named, _ = landing_pr(subject)
+    return (
+        on_a_line
+        and named is None
+        and MERGED_BRANCH.match(subject) is not None
+        and BRANCH_SYNC.match(subject) is None
+    )
 
 
 def _parents_first(commits: list[str], graph: Mapping[str, tuple[str, ...]]) -> list[str]:
@@ -1642,6 +1752,7 @@ def index_repository(
             indexer.match_landings_off_the_line(names)
         indexer.match_rebased()
         indexer.match_closing()
+        indexer.land_by_unnamed_merges()
         indexer.derive_unknown_states(names)
         if indexer.changed:
             report("lookup indexes and code words", 0, None)

@@ -102,8 +102,9 @@ LANDING_SUBJECTS = (
     # "merged branch user/topic (PR #1234)".
     (re.compile(r"^(?:bug|feature|minor|security|major|patch) #(\d+) "), "merge-tool"),
     (re.compile(r"^merged branch \S+ \(PR #(\d+)\)"), "merge-tool"),
-    # Git-flow maintainers who merge a PR through a local branch named after it (zf2).
-    (re.compile(r"^Merge branch '(?:hotfix|feature)/(\d+)'"), "merge-tool"),
+    # Git-flow maintainers who merge a PR through a local branch named after it (zf2); a fork's
+    # branch pulled by URL is named by its author, often after an issue (`PULLED_BRANCH`).
+    (re.compile(r"^Merge branch '(?:hotfix|feature)/(\d+)'(?! of )"), "merge-tool"),
 )
 # Merges that only carry one long-lived branch into another ("Merge branch '2.8' into 3.4"):
 # every change in them landed, and was indexed, on the other branch already.
@@ -116,6 +117,15 @@ BRANCH_SYNC = re.compile(
 # A merge of one of this repository's own branches by name (not "... of https://fork").
 MERGED_BRANCH = re.compile(
     r"^Merge (?:remote-tracking )?branch '(?:origin/|upstream/)?([^']+)'(?: into \S+)?$"
+)
+
+
+# git's subject for a pull of another repository's branch (`git pull URL branch`, as GitHub
+# told maintainers to merge a PR by hand): "Merge branch 'topic' of https://host/user/repo",
+# "... of git://...", "... of github.com:user/repo", optionally "into X".
+PULLED_BRANCH = re.compile(
+    r"^Merge branch '[^']+' of (?:[\w+.-]+://|[\w.-]+@[\w.-]+:|[\w-]+(?:\.[\w-]+)+:)\S+"
+    r"(?: into \S+)?$"
 )
 
 

@@ -14,8 +14,9 @@ that completes it (the last of them), and its landed change starts at the parent
 Only a target commit made after the PR was opened, and after the PR's own commit, counts: an
 older one with the same patch is an earlier change (as for landings by a whole-patch match),
 and a backport's cherry-picks of commits already on the target are copies made from them, not
-the reverse. A target commit lands one PR: where two PRs carry the same commits, the one whose
-author wrote them, else the first opened.
+the reverse. A target commit lands one PR: where two PRs carry the same commits, the one the
+copies' messages say they close (`Closes #N`), else the one whose author wrote them, else the
+first opened.
 
 A PR some of whose own commits have a copy on a target, and not all, landed there in part
 (`PartLanding`): which of its commits landed, as which target commits, and which remain (those
@@ -81,11 +82,12 @@ class TargetCommit:
     author: str | None = None
     author_email: str | None = None
     landed_for: int | None = None  # the PR whose landing brought it, off the first-parent line
+    closes: frozenset[str] = frozenset()  # what its message says it closes: `#N`, as indexed
 
     @classmethod
-    def from_row(cls, row: Any) -> TargetCommit:
+    def from_row(cls, row: Any, closes: frozenset[str] = frozenset()) -> TargetCommit:
         """A direct commit's index row (its `created_at` is the author date, `merged_at` the
-        commit date)."""
+        commit date), and the issue references of its message that say it closes them."""
         return cls(
             change_id=row["id"],
             sha=row["sha"],
@@ -95,6 +97,7 @@ class TargetCommit:
             target=row["target"],
             author=row["author"],
             author_email=row["author_email"],
+            closes=closes,
         )
 
     @classmethod
@@ -360,18 +363,22 @@ def _on_target(
     )
 
 
-def _credit_order(identity: _Identity) -> Callable[[_Looked], tuple[bool, bool, str, int]]:
-    """The PR whose author wrote the commits first, then one whose commits all have a copy with
-    their very patch (over one whose copies it only names, an earlier version of the same
-    commits amended since), then the first opened (as `Indexer._land_on_commits` credits a
-    commit)."""
+def _credit_order(
+    identity: _Identity,
+) -> Callable[[_Looked], tuple[bool, bool, bool, str, int]]:
+    """The PR the copies' messages say they close (`Closes #N`) first, then the one whose
+    author wrote the commits, then one whose commits all have a copy with their very patch
+    (over one whose copies it only names, an earlier version of the same commits amended
+    since), then the first opened (as `Indexer._land_on_commits` credits a commit)."""
 
-    def key(item: _Looked) -> tuple[bool, bool, str, int]:
+    def key(item: _Looked) -> tuple[bool, bool, bool, str, int]:
         exact = all(
             any(identity.same_patch(own, c) for c in found)
             for own, found in zip(item.mine.commits, item.options, strict=True)
         )
+        named = f"#{item.pull.number}"
         return (
+            not any(named in c.closes for found in item.options for c in found),
             not _wrote_copies(item.pull, item.options),
             not exact,
             item.pull.created_at or "",

@@ -682,10 +682,10 @@ class IndexStore:
                 "AND base_sha IS NOT NULL AND head_sha IS NOT NULL"
             )
         }
-        paths = self._changed_paths(list(found))
+        paths = self.changed_paths(list(found))
         return [(cid, base, head, paths.get(cid, set())) for cid, (base, head) in found.items()]
 
-    def _changed_paths(self, change_ids: list[int]) -> dict[int, set[str]]:
+    def changed_paths(self, change_ids: list[int]) -> dict[int, set[str]]:
         """Each change's files, ignored ones aside."""
         found: dict[int, set[str]] = {}
         for start in range(0, len(change_ids), 500):
@@ -964,7 +964,7 @@ class IndexStore:
                     [*chunk, first],
                 )
             ]
-            if paths in self._changed_paths(having).values():
+            if paths in self.changed_paths(having).values():
                 return True
         return False
 

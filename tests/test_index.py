@@ -848,6 +848,53 @@ def test_a_closing_commit_by_the_pr_authors_email_lands_it_in_the_first_run(
     assert rows(db_path, everything) == before
 
 
+def test_a_pr_commit_reworded_by_hand_that_closes_it_is_its_landing(
+    builder: RepoBuilder, db_path: Path
+):
+    """A maintainer amended #130's commit before pushing it (its text rewritten, no line left as
+    the PR had it): the author and author date git keeps, the file and `Closes #130` make it
+    #130's landing. #131's author's own later commit that closes it in the same file, made
+    afresh (another author date), is a change of its own; so is the commit with #132's author
+    date that closes #132 in another file."""
+    guide = "".join(f"Step {i}: do the thing number {i}.\n" for i in range(12))
+    builder.commit("Start", {"guide.md": guide, "notes.md": "first note\n"})
+    pr_130 = builder.pr_branch(
+        130, [("docs: explain step 3", {"guide.md": guide + "Note that step 3 is slow.\n"})]
+    )
+    builder.pr_branch(
+        131, [("docs: explain step 5", {"guide.md": guide + "Step 5 needs a network.\n"})]
+    )
+    pr_132 = builder.pr_branch(
+        132, [("docs: explain step 7", {"guide.md": guide + "Step 7 may be skipped.\n"})]
+    )
+
+    def authored(head: str) -> str:
+        return builder.repo.git.log("-1", "--format=%ad", "--date=raw", head)
+
+    def land(message: str, files: dict[str, str], number: int, date: str | None) -> str:
+        builder.write(files)
+        author = ["--author", f"Contributor {number} <author@example.com>"]
+        dated = ["--date", date] if date else []  # else made now
+        builder.git("commit", "-q", *author, *dated, "-m", message)
+        return builder.head()
+
+    reworded = guide + "Step 3 takes a while: expect minutes, not seconds.\n"
+    landing = land(
+        "docs(guide): step 3 is slow\n\nCloses #130", {"guide.md": reworded}, 130, authored(pr_130)
+    )
+    land(
+        "docs(guide): step 5\n\nCloses #131", {"guide.md": reworded + "Networked: 5.\n"}, 131, None
+    )
+    land("docs: notes\n\nCloses #132", {"notes.md": "first note\nsecond\n"}, 132, authored(pr_132))
+    index_repository(builder.path, db_path=db_path)
+
+    row = change(db_path, 130)
+    assert (row["state"], row["source"], row["merge_commit"]) == ("merged", "closes", landing)
+    for number in (131, 132):
+        row = change(db_path, number)
+        assert (row["state"], row["merge_commit"]) == ("unmerged", None), number
+
+
 def test_a_pr_whose_head_moves_to_another_authors_commit_takes_that_author(
     builder: RepoBuilder, db_path: Path
 ):

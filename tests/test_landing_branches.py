@@ -103,6 +103,131 @@ def test_a_merge_that_only_carried_a_prs_head_is_not_its_landing(tmp_path: Path)
     assert (pr8["state"], pr8["merge_commit"], pr8["source"]) == ("merged", head, "fast-forward")
 
 
+def test_a_pr_pulled_from_its_fork_or_merged_into_a_line_by_branch_name_is_landed_there(
+    tmp_path: Path,
+):
+    """Maintainers who merged PRs by hand: #20's head pulled from its fork into a local branch
+    (`git pull URL topic`), which was merged into develop; #21's pulled straight onto main
+    from its author's branch `hotfix/19` (named after an issue, not a PR); #22's local branch
+    merged into develop by its topic name. No subject names the PR, yet each merge took the
+    PR's head as it was: each PR is merged, at its own head (a merge that names no PR is no
+    change of its own: the commits it brought are read one by one) or at the merge that took
+    its head; no merge is a direct commit of its own, nor a PR #19's."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.checkout("develop", "main")
+    builder.pr_branch(20, [("Fix the parser", {"parse.py": "STRICT = True\n"})], base="develop")
+    builder.checkout("ann-parser", "develop")
+    pulled = "Merge branch 'parser' of https://github.com/ann/app into ann-parser"
+    builder.git("merge", "-q", "--no-ff", "pr-20", "-m", pulled)
+    landing_20 = builder.head()
+    builder.checkout("develop")
+    builder.git("merge", "-q", "--no-ff", "ann-parser", "-m", "Merge branch 'ann-parser'")
+    builder.pr_branch(22, [("Log less", {"log.py": "LEVEL = 'warn'\n"})], base="develop")
+    builder.git("merge", "-q", "--no-ff", "pr-22", "-m", "Merge branch 'hotfix/log' into develop")
+    landing_22 = builder.head()
+    builder.checkout("main")
+    builder.pr_branch(21, [("Tidy the docs", {"README.md": "tidy\n"})])
+    pulled = "Merge branch 'hotfix/19' of git://github.com/bob/app"  # named after an issue
+    builder.git("merge", "-q", "--no-ff", "pr-21", "-m", pulled)
+    landing_21 = builder.head()
+    builder.git("merge", "-q", "--no-ff", "develop", "-m", "Merge branch 'develop'")
+    builder.git("branch", "-q", "-D", "ann-parser", "pr-20", "pr-21", "pr-22")
+    heads = {n: builder.head(f"refs/pull/{n}/head") for n in (20, 21, 22)}
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    merges = {20: landing_20, 21: landing_21, 22: landing_22}
+    for number, merge in merges.items():
+        row = change(db, number)
+        assert row["state"] == "merged", number
+        assert row["merge_commit"] in (heads[number], merge), number  # its head, or what took it
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT kind, number FROM changes WHERE kind = 'commit' AND sha IN (?, ?, ?)",
+            tuple(merges.values()),
+        ).fetchall()
+    assert rows == [] and change(db, 19) == {}
+
+
+def test_the_merge_that_names_a_pr_is_its_landing_before_an_earlier_pull_of_its_head(
+    tmp_path: Path,
+):
+    """A contributor pulled #23's head into their own branch before GitHub's merge of #23 into
+    develop; both reached main. The merge that names #23 is its landing."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.checkout("develop", "main")
+    builder.pr_branch(23, [("Fix the parser", {"parse.py": "STRICT = True\n"})], base="develop")
+    builder.checkout("bob-cache", "develop")
+    pulled = "Merge branch 'parser' of https://github.com/ann/app into bob-cache"
+    builder.git("merge", "-q", "--no-ff", "pr-23", "-m", pulled)
+    landing = builder.merge_pr(23, how="merge", base="develop")
+    builder.git("merge", "-q", "--no-ff", "bob-cache", "-m", "Merge branch 'bob-cache'")
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "develop", "-m", "Merge branch 'develop'")
+    builder.git("branch", "-q", "-D", "bob-cache", "develop")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert (change(db, 23)["state"], change(db, 23)["merge_commit"]) == ("merged", landing)
+
+
+def test_a_merge_that_names_the_pr_on_a_line_is_its_landing_before_the_pull_of_its_head(
+    tmp_path: Path,
+):
+    """The maintainer pulled #40's head into a local branch `hotfix/40`, added a fix of their
+    own, and merged that branch into develop: the merge into develop names #40 and is its
+    landing, not the pull before it."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.checkout("develop", "main")
+    builder.pr_branch(40, [("Fix the parser", {"parse.py": "STRICT = True\n"})], base="develop")
+    builder.checkout("hotfix/40", "develop")
+    pulled = "Merge branch 'parser' of https://github.com/ann/app into hotfix/40"
+    builder.git("merge", "-q", "--no-ff", "pr-40", "-m", pulled)
+    builder.commit("Tidy the parser fix", {"parse.py": "STRICT = True\nLAX = False\n"})
+    builder.checkout("develop")
+    builder.git(
+        "merge", "-q", "--no-ff", "hotfix/40", "-m", "Merge branch 'hotfix/40' into develop"
+    )
+    landing = builder.head()
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "develop", "-m", "Merge branch 'develop'")
+    builder.git("branch", "-q", "-D", "hotfix/40", "develop", "pr-40")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert (change(db, 40)["state"], change(db, 40)["merge_commit"]) == ("merged", landing)
+
+
+def test_a_merge_that_pulled_a_prs_head_lands_it_and_not_an_earlier_pr_with_its_patch(
+    tmp_path: Path,
+):
+    """#50 and #51 make the same fix in commits of their own; main pulled #51's head from its
+    fork. #51 landed (at its own commit, which that merge brought); #50, whose patch it
+    equals, did not land there."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    fix = {"parse.py": "STRICT = True\n"}
+    builder.pr_branch(50, [("Fix the parser", fix)])
+    head_51 = builder.pr_branch(51, [("Make the parser strict", fix)])
+    pulled = "Merge branch 'strict' of https://github.com/carol/app"
+    builder.git("merge", "-q", "--no-ff", "pr-51", "-m", pulled)
+    landing = builder.head()
+    builder.git("branch", "-q", "-D", "pr-50", "pr-51")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert landing != head_51
+    assert (change(db, 51)["state"], change(db, 51)["merge_commit"]) == ("merged", head_51)
+    assert change(db, 50)["merge_commit"] is None
+
+
 def test_a_forks_own_squash_carried_in_by_another_pr_does_not_land_the_pr_it_names(
     tmp_path: Path,
 ):

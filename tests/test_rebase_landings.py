@@ -522,3 +522,31 @@ def test_of_two_versions_of_a_commit_the_one_whose_patch_landed_is_landed(tmp_pa
 
     assert change(db, 6)["merge_commit"] == builder.head("main")
     assert change(db, 5)["merge_commit"] is None
+
+
+def test_of_two_prs_with_the_same_commits_the_one_the_landing_closes_landed(tmp_path: Path):
+    """The author opened #30 and again #31 from the same commit; the copy on main says
+    `Closes #31`: #31 landed there, not the first opened. Likewise #32 and #33 (two commits
+    each) squashed into one commit that closes #33."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Add the config reader", {"config.py": CONFIG, "notes.txt": "a\n"})
+    head = builder.pr_branch(30, [("Fix parsing", {"config.py": STEP_2})])
+    builder.git("update-ref", "refs/pull/31/head", head)
+    two = builder.pr_branch(
+        32, [("Note b", {"notes.txt": "a\nb\n"}), ("Note c", {"notes.txt": "a\nb\nc\n"})]
+    )
+    builder.git("update-ref", "refs/pull/33/head", two)
+    builder.commit("Unrelated docs", {"README.md": "Config reader.\n"})
+    builder.git("cherry-pick", head)
+    builder.git("commit", "-q", "--amend", "-m", "Fix parsing\n\nCloses #31")
+    copy = builder.head()
+    builder.git("merge", "-q", "--squash", "pr-32")
+    builder.git("commit", "-q", "-m", "Notes b and c\n\nCloses #33")
+    squash = builder.head()
+    builder.git("branch", "-q", "-D", "pr-30", "pr-32")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert (change(db, 31)["merge_commit"], change(db, 30)["merge_commit"]) == (copy, None)
+    assert (change(db, 33)["merge_commit"], change(db, 32)["merge_commit"]) == (squash, None)
