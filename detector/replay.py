@@ -285,6 +285,11 @@ class Replay:
         """Every hunk that carries the change is there after the candidate, and not all of
         them were there before it: its landing kept the change (a merge whose conflict
         resolution threw it away did not, whatever the patch identity says)."""
+        if not self.hunks:
+            # Nothing was replayed (a landing whose own diff is empty: a PR's merge that
+            # brought nothing, the same change having landed before): no evidence against the
+            # patch identity.
+            return True
         hunks = self.deciding
         return (
             bool(hunks)
