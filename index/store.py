@@ -37,6 +37,16 @@ from index.stored_diff import CUT, StoredChange
 from index.word_counts import WordCounts
 
 DEFAULT_DB_NAME = "prdup.db"
+# The tables whose rows belong to one change (`change_id`): removed with it.
+CHANGE_CHILDREN = (
+    "files",
+    "hunks",
+    "line_sets",
+    "symbols",
+    "issue_refs",
+    "change_words",
+    "part_landings",
+)
 HEADER_SYMBOL = "hunk-header"  # the kind of a symbol named by git's hunk header
 
 
@@ -378,16 +388,7 @@ class IndexStore:
         if self.word_counts is not None:
             self.word_counts.remove(self.conn, [change_id])
         line_postings.remove(self.conn, change_id)
-        children = (
-            "files",
-            "hunks",
-            "line_sets",
-            "symbols",
-            "issue_refs",
-            "change_words",
-            "part_landings",
-        )
-        for table in (*children, "code_terms"):
+        for table in (*CHANGE_CHILDREN, "code_terms"):
             self.conn.execute(f"DELETE FROM {table} WHERE change_id = ?", (change_id,))
 
     def _save(
@@ -800,18 +801,9 @@ class IndexStore:
         self.line_counts = self.word_counts = None  # nothing left to follow: count anew
 
         def action() -> None:
-            children = (
-                "files",
-                "hunks",
-                "line_sets",
-                "symbols",
-                "issue_refs",
-                "change_words",
-                "part_landings",
-            )
             derived = ("code_terms", "line_texts", "line_df", "rarity_sums", "line_changes")
             text_model = ("text_docs", "term_tf", "text_norms", "term_idf")
-            for table in (*children, *derived, *text_model):
+            for table in (*CHANGE_CHILDREN, *derived, *text_model):
                 self.conn.execute(f"DELETE FROM {table}")
             self.conn.execute("DELETE FROM changes")
             self.conn.execute("DELETE FROM meta WHERE key LIKE 'target:%'")

@@ -13,20 +13,11 @@ from pathlib import Path
 
 from detector.replay import HunkCount
 from tests.repo_builder import RepoBuilder, run_cli
+from tests.test_rebase_landings import CONFIG, STEP_1
 from tests.test_replay_verdicts import _replayed, check_json, deciding, index
 
-CONFIG = """def load(path):
-    with open(path) as handle:
-        text = handle.read()
-    return parse(text)
-
-
-def parse(text):
-    return dict(line.split("=", 1) for line in text.splitlines())
-"""
-UTF8 = CONFIG.replace(
-    "    with open(path) as handle:\n", "    with open(path, encoding='utf-8') as handle:\n"
-)
+# UTF8 is the first step of the config reader's story in the rebase tests.
+UTF8 = STEP_1
 BINARY = CONFIG.replace(
     "    with open(path) as handle:\n", "    with open(path, 'rb') as handle:\n"
 )
