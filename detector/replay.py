@@ -874,15 +874,8 @@ def _spot(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
     between = _between_neighbours(blocks, text)
     if between is not None:
         return between
-    for pre, _, offset in blocks.variants():
-        starts = text.find(pre)
-        if len(pre) - len(blocks.removed) < STRONG_CONTEXT and len(starts) == 1:
-            start = starts[0] + offset
-            return start, start + len(blocks.removed)
-    starts = text.find(blocks.removed)
-    if len(starts) == 1:
-        return starts[0], starts[0] + len(blocks.removed)
-    return None
+    # The variants with strong context matched more than once above: the weaker ones decide.
+    return _found_once(blocks, text, blocks.variants())
 
 
 def _between_neighbours(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
@@ -1027,7 +1020,15 @@ def _new_words(added: Sequence[str], removed: Sequence[str]) -> set[str]:
 
 def _located(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
     """Where the hunk's removed lines sit in `text`, found with as much context as matches."""
-    for pre, _, offset in blocks.variants() or [(blocks.removed, (), 0)]:
+    return _found_once(blocks, text, blocks.variants() or [(blocks.removed, (), 0)])
+
+
+def _found_once(
+    blocks: _Blocks, text: _Text, variants: Sequence[tuple[tuple[str, ...], tuple[str, ...], int]]
+) -> tuple[int, int] | None:
+    """The removed lines' place by the first variant (most context first) that occurs once in
+    `text`, else by the removed lines alone where they occur once."""
+    for pre, _, offset in variants:
         starts = text.find(pre)
         if len(starts) == 1:
             start = starts[0] + offset
