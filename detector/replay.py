@@ -1046,9 +1046,13 @@ def _same_fix(blocks: _Blocks, before: _Text, after: _Text, path: str) -> bool:
     if replaced is None:
         return False
     # Names are read from code: `//nolint:staticcheck // Deprecated in config v4` appended
-    # to the same lines shares words with this hunk's comment, not its fix.
+    # to the same lines shares words with this hunk's comment, not its fix. A hunk whose code
+    # brings in no name (fields realigned under new doc comments) is its comments.
     our_added, our_removed = _code(blocks.added, path), _code(blocks.removed, path)
     their_added, their_removed = _code(replacement, path), _code(replaced, path)
+    if not _new_words(our_added, our_removed):
+        our_added, our_removed = list(blocks.added), list(blocks.removed)
+        their_added, their_removed = list(replacement), list(replaced)
     ours = _new_words(our_added, our_removed)
     theirs = _new_words(their_added, their_removed)
     shared = ours & theirs

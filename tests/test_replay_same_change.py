@@ -176,6 +176,56 @@ def test_a_lint_comment_on_the_same_lines_is_not_the_code_they_become(builder: R
     assert any("2 of 4 hunk(s) are already there" in r for r in found[0]["reasons"]), found[0]
 
 
+COPY = """package client
+
+// CopyToContainerOptions holds information
+// about files to copy into a container
+type CopyToContainerOptions struct {
+	DestinationPath           string
+	Content                   io.Reader
+	AllowOverwriteDirWithFile bool
+	CopyUIDGID                bool
+}
+"""
+FIELDS = "\tDestinationPath           string\n\tContent                   io.Reader\n"
+TAIL = "\tAllowOverwriteDirWithFile bool\n\tCopyUIDGID                bool\n"
+
+
+def test_fields_documented_in_other_words_are_the_same_documentation(builder: RepoBuilder):
+    """Where a hunk's code only realigns two fields under their new doc comments, the change
+    is its comments, and they are what it is compared by: #60 documents the same two fields
+    (the content is a tar archive extracted at the destination path) in other words."""
+    builder.commit("Add the copy options", {"client/copy.go": COPY})
+    base = builder.head()
+    theirs = COPY.replace(
+        FIELDS + TAIL,
+        "\t// DestinationPath is the path in the container where the content will be "
+        "extracted.\n\tDestinationPath string\n"
+        "\t// Content must be a TAR archive that will be extracted at DestinationPath.\n"
+        "\t// The archive can be compressed with gzip, bzip2, or xz.\n\tContent io.Reader\n"
+        "\t// AllowOverwriteDirWithFile controls whether an existing directory can be\n"
+        "\t// replaced by a file and vice versa.\n\tAllowOverwriteDirWithFile bool\n"
+        "\t// CopyUIDGID copies the UID/GID from the source files.\n\tCopyUIDGID bool\n",
+    )
+    builder.pr_branch(60, [("Document the copy content", {"client/copy.go": theirs})])
+    builder.checkout("contributor", base)
+    builder._author = "Grace"
+    ours = COPY.replace(
+        FIELDS,
+        "\t// DestinationPath is the path inside the container where Content is extracted.\n"
+        "\tDestinationPath string\n"
+        "\t// Content is a tar archive stream to extract into DestinationPath.\n"
+        "\tContent io.Reader\n\n",
+    )
+    builder.commit("Say that the content is a tar archive", {"client/copy.go": ours})
+    builder.checkout("main")
+    index(builder)
+
+    _, found = check_json(builder.path, "contributor")
+    assert deciding(found) == [(60, "duplicate")]
+    assert any("the same lines replaced with the same names" in r for r in found[0]["reasons"])
+
+
 BAKE_LIST = """  platforms = [
     "linux/amd64",
     "linux/arm64",
