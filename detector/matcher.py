@@ -438,9 +438,9 @@ def _reasons(
         yield _TAKES_OVER.format(other=other)
     if s.taken_over and proof is None:
         yield _TAKEN_OVER.format(other=other)
-    if s.taken_over and proof is not None and verdict in DECIDING_VERDICTS:
-        pass  # the replay's reasons say what went on there, not how much it contains
-    elif verdict == "covered" or (verdict == "already-merged" and decide.is_inside_larger(s)):
+    contained = verdict == "covered" or (verdict == "already-merged" and decide.is_inside_larger(s))
+    # A takeover's replay says what went on there, not how much of it the takeover holds.
+    if contained and not (s.taken_over and proof is not None):
         share = _percent(s.query_coverage)
         yield f"{share} of this change is contained in {other}, a larger change"
     elif s.candidate_coverage >= 0.7 and s.query_coverage < 0.7 and not s.candidate_cut:

@@ -45,6 +45,8 @@ _KEYWORD_NAME = re.compile(
 # Keywords that open a namespace: the hunk sits somewhere in a module's body, and its name
 # (`module ActiveSupport`) says nothing of what the change edits.
 _NAMESPACE_KEYWORDS = frozenset({"module", "namespace", "defmodule"})
+# What a keyword is followed by in an anonymous class (`moduleFor('x', class extends Base {`).
+_ANONYMOUS = frozenset({"extends", "implements"})
 # Suffixes whose hunk headers come from git's default rule (any line starting at the first
 # column with a letter), not from a driver that matches definitions: a name read before a
 # parenthesis there is as often a call (`describe('x', () => {`, `export default
@@ -98,7 +100,7 @@ def header_kind(path: str, section: str) -> str:
     if not text or not is_code(path):
         return CONTEXT
     keyword, name = _named_in(text)
-    if name is None or keyword in _NAMESPACE_KEYWORDS:
+    if name is None or keyword in _NAMESPACE_KEYWORDS or name in _ANONYMOUS:
         return CONTEXT
     if keyword is None and PurePosixPath(path).suffix.lower() in _NO_DRIVER_SUFFIXES:
         return CONTEXT

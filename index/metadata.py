@@ -29,10 +29,11 @@ _URL_REFERENCE = re.compile(r"https?://[^/\s]+/([\w.-]+/[\w.-]+)/(?:issues|pull)
 _TAKEOVER = re.compile(
     r"\b(?:carr(?:y|ies|ying)(?:\s+(?:of|over))?|finish(?:es|ing)?|take[sn]?\s+over|taking\s+over"
     r"|took\s+over|supersed(?:e|es|ing)|replac(?:e|es|ing)|replacement\s+(?:for|of)"
-    r"|continu(?:es|ing)|continuation\s+of|(?:rebased\s+version|rebase|resubmission|redo)\s+of"
+    r"|continu(?:es|ing)|continuation\s+of|(?:rebased\s+version|resubmission|redo)\s+of"
+    r"|rebase[sd]?(?:\s+of)?"
     r"|resubmits?|redoes|revives?)\b"
     r"[\s:]+(?:the\s+)?(?:(?:pr|pull\s+request)\s*)?"
-    r"((?:#\d+|https?://\S+/pull/\d+)(?:(?:\s*,\s*|\s+and\s+|\s*&\s*)(?:#\d+|https?://\S+/pull/\d+))*)",
+    r"((?:#\d+|https?://\S+/pull/\d+)(?:(?:\s*[,&+]\s*|\s+and\s+)(?:#\d+|https?://\S+/pull/\d+))*)",
     re.IGNORECASE,
 )
 _PR_NUMBER = re.compile(r"(?:#|/pull/)(\d+)")

@@ -149,3 +149,24 @@ def test_the_pr_that_takes_over_says_so_and_is_no_duplicate(builder: RepoBuilder
     finding = about(check(builder, 31), 30)
     assert finding["verdict"] == "overlap", finding
     assert any(r.startswith("this change takes over #30") for r in finding["reasons"]), finding
+
+
+def test_an_open_takeover_covers_the_pr_it_took_over(builder: RepoBuilder):
+    """#41 says "Finishes #40" and makes its read half, still open: #40's work goes on in
+    #41, so #40 is covered by it, with nothing listed as still to do."""
+    builder.commit("Add file helpers", {"fileio.py": IO_PY})
+    both = IO_PY.replace("open(path)", 'open(path, encoding="utf-8")').replace(
+        'open(path, "w")', 'open(path, "w", encoding="utf-8")'
+    )
+    builder.pr_branch(40, [("Read and write files as UTF-8", {"fileio.py": both})])
+    read_only = IO_PY.replace("open(path)", 'open(path, encoding="utf-8")')
+    builder.pr_branch(
+        41, [("Read files as UTF-8\n\nFinishes #40.", {"fileio.py": read_only})], start="main"
+    )
+    index(builder)
+
+    finding = about(check(builder, 40), 41)
+    assert finding["verdict"] == "covered", finding
+    assert "#41 takes over this change (its title or description says so)" in finding["reasons"]
+    assert not any("contained in #41" in reason for reason in finding["reasons"]), finding
+    assert finding["residual"] == []
