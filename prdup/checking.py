@@ -26,6 +26,7 @@ from index.changes import (
     whole_patch_id,
 )
 from index.config import Settings
+from index.doc_sections import is_document
 from index.errors import (
     BadDiff,
     ForeignIndex,
@@ -555,7 +556,7 @@ def _titled(
 ) -> Query:
     """The query with the titles of the document sections it shares a header with some
     candidate in, read from the PR's own commit (the index keeps no file text)."""
-    mine = query.change.symbols
+    mine = frozenset(place for place in query.change.symbols if is_document(place[0]))
     shared = frozenset(place for c in candidates for place in c.symbols & mine)
     _, head = pr_span(row)
     if not shared or head is None or query.sections:
