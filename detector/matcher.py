@@ -572,6 +572,12 @@ def _replay_reasons(
         shown = ", ".join(count.residual[:4])
         more = f" and {len(count.residual) - 4} more" if len(count.residual) > 4 else ""
         yield f"not in {other}, still to do: {shown}{more}"
+    elif count.residual and count.done:
+        # A part is there, too little to decide: say which part is not (the same line added
+        # to three lists, where the other PR added it to one).
+        shown = ", ".join(count.residual[:4])
+        more = f" and {len(count.residual) - 4} more" if len(count.residual) > 4 else ""
+        yield f"not in {other}: {shown}{more}"
 
 
 def _hunks_there(count: HunkCount, replay: Replay, decides: bool) -> str:

@@ -82,6 +82,19 @@ _VERSION_LINE = re.compile(
 _COMPARISON = re.compile(
     rf"(?P<left>{_STRING})\s*(?P<op>===|!==|==|!=)|(?P<op2>===|!==|==|!=)\s*(?P<right>{_STRING})"
 )
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+# Where a comment may follow code on its line. Strings (and Go's raw strings) are matched
+# first so that a marker inside one is read past.
+_HASH_COMMENTS = re.compile(
+    r"\.(py|pyi|pyx|rb|rake|gemspec|sh|bash|zsh|pl|pm|r|ya?ml|toml|cfg|conf|ex|exs|nix|cmake|mk)$"
+    r"|^(Makefile|Dockerfile|Gemfile|Rakefile|Containerfile)",
+    re.IGNORECASE,
+)
+_BOTH_COMMENTS = re.compile(r"\.(php|phtml|tf|hcl)$", re.IGNORECASE)
+_SKIPPED = rf"{_STRING}|`[^`]*`"
+_HASH_COMMENT = re.compile(rf"{_SKIPPED}|(?<!\S)(?P<comment>#)")
+_SLASH_COMMENT = re.compile(rf"{_SKIPPED}|(?<!\S)(?P<comment>//|/\*)")
+_HASH_OR_SLASH_COMMENT = re.compile(rf"{_SKIPPED}|(?<!\S)(?P<comment>#|//|/\*)")
 _KEYWORDS = frozenset(
     [
         "and",
@@ -377,11 +390,17 @@ def replay(
     each hunk's blocks from one candidate to the next (the same change is replayed at many)."""
     hunks: list[HunkReplay] = []
     additions: list[tuple[int, _Blocks, _Text, _Text]] = []
+    repeated: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[int]] = {}
+    texts: dict[str, tuple[_Text, _Text]] = {}
     for file in change.files:
         if not file.hunks or file.status == "binary":
             continue
         found = versions.get(file.path)
         for replayed, blocks, before, after in _replay_file(file, found, memo):
+            if before is not None and after is not None:
+                texts[file.path] = (before, after)
+                key = (file.path, blocks.removed, blocks.added)
+                repeated.setdefault(key, []).append(len(hunks))
             if (
                 not replayed.how
                 and not blocks.removed
@@ -402,7 +421,46 @@ def replay(
         for at, blocks, before, after in additions:
             if _introduced_names_there(blocks, before, after):
                 hunks[at] = replace(hunks[at], how="same-names-supporting")
+    for (path, removed, added), positions in repeated.items():
+        if len(positions) > 1:
+            _credit_each_once(hunks, positions, removed, added, *texts[path])
     return Replay(commit=commit, hunks=tuple(hunks))
+
+
+_HOW_RANK = {"identical": 0, "same-code": 1, "same-names": 2, "same-names-supporting": 3}
+
+
+def _credit_each_once(
+    hunks: list[HunkReplay],
+    positions: Sequence[int],
+    removed: Sequence[str],
+    added: Sequence[str],
+    before: _Text,
+    after: _Text,
+) -> None:
+    """Equal hunks of one file (the same line added to three lists) are done only as many
+    times as the candidate made their lines: one `"linux/riscv64",` added to one list is
+    one of the three, however well each is found. The hunks kept are those done on the
+    best evidence (identical, then the same code at their place), in the file's order."""
+    made = _times_made(removed, added, before, after)
+    done = sorted(
+        (at for at in positions if hunks[at].how),
+        key=lambda at: (_HOW_RANK.get(hunks[at].how, 4), at),
+    )
+    for at in done[made:]:
+        hunks[at] = replace(hunks[at], how="")
+
+
+def _times_made(removed: Sequence[str], added: Sequence[str], before: _Text, after: _Text) -> int:
+    """How many more times the candidate wrote one of these added lines, or took one of these
+    removed lines away, than the file had before it (lines that say nothing aside)."""
+
+    def saying(lines: Sequence[str]) -> list[str]:
+        return [n for n in map(normalise_line, lines) if n and not is_trivial(n)]
+
+    wrote = [after.normalised[n] - before.normalised[n] for n in saying(added)]
+    took = [before.normalised[n] - after.normalised[n] for n in saying(removed)]
+    return max([0, *wrote, *took])
 
 
 def _replay_file(
@@ -443,7 +501,7 @@ def _replay_file(
             and blocks.removed
             and before is not None
             and after is not None
-            and _same_fix(blocks, before, after)
+            and _same_fix(blocks, before, after, file.path)
         ):
             how = "same-names"
         elif (
@@ -554,6 +612,9 @@ class _Blocks:
     after_context: tuple[str, ...]
     real_added: int  # added lines that say something on their own
     at_top: bool = False  # the hunk starts the file: nothing above it to anchor it
+    # The lines that open the blocks around it in the query's base, innermost first (each
+    # indented less than the one inside it): `platforms = [`, then `target "binary" {`.
+    openers: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, hunk: Hunk, base: Sequence[str] | None) -> _Blocks:
@@ -569,7 +630,8 @@ class _Blocks:
             after = tuple(line.rstrip() for line in base[end : end + CONTEXT])
         real = sum(1 for line in hunk.added if not line.trivial)
         at_top = base is not None and (hunk.old_start == 0 or hunk.old_start == 1 and bool(removed))
-        return cls(before, removed, added, after, real, at_top)
+        openers = _openers(base, start, removed or added) if base is not None else ()
+        return cls(before, removed, added, after, real, at_top, openers)
 
     def variants(self) -> list[tuple[tuple[str, ...], tuple[str, ...], int]]:
         """(pre-image, post-image, offset of the change in them), from full context down, as
@@ -842,6 +904,44 @@ def _enclosing_block(
     return _block_from(before, ours[0]), _block_from(after, theirs[0])
 
 
+def _openers(base: Sequence[str], start: int, changed: Sequence[str]) -> tuple[str, ...]:
+    """The lines above `start` in `base` that open the blocks around the `changed` lines,
+    innermost first: each line that says something and is indented less than the last."""
+    saying = [line for line in changed if _says_something((line,))]
+    if not saying:
+        return ()
+    depth = min(_indentation(line) for line in saying)
+    found: list[str] = []
+    for number in range(min(start, len(base)) - 1, max(-1, start - 1 - BLOCK_SEARCH), -1):
+        line = base[number].rstrip()
+        if depth == 0:
+            break
+        if _indentation(line) < depth and _says_something((line,)):
+            found.append(line)
+            depth = _indentation(line)
+    return tuple(found)
+
+
+def _in_own_block(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
+    """Where the hunk's removed lines sit inside its own block: the innermost block around it
+    whose opening line occurs once in `text` (`target "binary-smoketest" {`), searched with
+    as much context as occurs once there. Three equal hunks of one change, each in another
+    block, are each found in their own, not all at the first place their text matches."""
+    for opener in blocks.openers:
+        found = text.where.get(opener, ())
+        if len(found) != 1:
+            continue
+        low, high = _block_from(text, found[0])
+        for pre, _, offset in blocks.variants() or [(blocks.removed, (), 0)]:
+            starts = [at + offset for at in text.find(pre) if low < at + offset <= high]
+            if len(starts) == 1:
+                return starts[0], starts[0] + len(blocks.removed)
+            if starts:
+                return None  # more than once in its own block: no one place
+        return None  # its own block is there, the hunk's lines are not
+    return None
+
+
 def _block_from(text: _Text, opener: int) -> tuple[int, int]:
     """From the opening line to the next line indented no deeper that says something."""
     depth = _indentation(text.lines[opener])
@@ -874,6 +974,9 @@ def _spot(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
     between = _between_neighbours(blocks, text)
     if between is not None:
         return between
+    own = _in_own_block(blocks, text)
+    if own is not None:
+        return own
     # The variants with strong context matched more than once above: the weaker ones decide.
     return _found_once(blocks, text, blocks.variants())
 
@@ -933,29 +1036,38 @@ def _comments_only(hunk: Hunk) -> bool:
     return bool(lines) and all(_COMMENT.match(text) for text in lines)
 
 
-def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:
+def _same_fix(blocks: _Blocks, before: _Text, after: _Text, path: str) -> bool:
     """Done in substance: the candidate replaced the same lines, and its replacement brings in
-    the names this hunk brings in (the same fix written differently)."""
+    what this hunk brings in (the same fix written differently)."""
     region = _located(blocks, before)
     if region is None:
         return False
     replaced, replacement = _candidate_edit(before, after, region)
     if replaced is None:
         return False
-    ours = _new_words(blocks.added, blocks.removed)
-    theirs = _new_words(replacement, replaced)
-    # Half the new names of the shorter replacement: `[p.strip() for p in ...]` and
-    # `list(map(str.strip, ...))` both bring in `strip`, whatever else they spell out.
-    smaller = min(len(ours), len(theirs))
+    # Names are read from code: `//nolint:staticcheck // Deprecated in config v4` appended
+    # to the same lines shares words with this hunk's comment, not its fix. A hunk whose code
+    # brings in no name (fields realigned under new doc comments) is its comments.
+    our_added, our_removed = _code(blocks.added, path), _code(blocks.removed, path)
+    their_added, their_removed = _code(replacement, path), _code(replaced, path)
+    if not _new_words(our_added, our_removed):
+        our_added, our_removed = list(blocks.added), list(blocks.removed)
+        their_added, their_removed = list(replacement), list(replaced)
+    ours = _new_words(our_added, our_removed)
+    theirs = _new_words(their_added, their_removed)
     shared = ours & theirs
-    if not (ours and theirs) or len(shared) < max(1, math.ceil(smaller / 2)):
+    if not (ours and theirs) or not _holds_ours(ours, theirs, our_added, their_added):
+        return False
+    # What this hunk starts calling is what it adds: a candidate that only passes another
+    # argument to the same call has not added the timeout this hunk wraps around it.
+    if not _calls_brought(our_added, our_removed, their_added, their_removed):
         return False
     # The same names around other values, or the same value tested the other way, is another
     # change: `EnvDefaultFunc("GCLOUD_KEYFILE")` is not `MultiEnvDefaultFunc([...,
     # "GOOGLE_CLOUD_KEYFILE_JSON"])`, and skipping an error `!= "AlreadyExists"` is not
     # reporting it `== "AlreadyExists"`.
-    our_values = _new_values(blocks.added, blocks.removed)
-    their_values = _new_values(replacement, replaced)
+    our_values = _new_values(our_added, our_removed)
+    their_values = _new_values(their_added, their_removed)
     if our_values and their_values and not our_values & their_values:
         return False
     # What the lines become decides, not only what they were: one name in common (and no
@@ -972,6 +1084,83 @@ def _same_fix(blocks: _Blocks, before: _Text, after: _Text) -> bool:
     if _keeps_deleted(blocks, replacement):
         return False
     return not _opposite_tests("\n".join(blocks.added), "\n".join(replacement))
+
+
+def _holds_ours(
+    ours: set[str], theirs: set[str], our_added: Sequence[str], their_added: Sequence[str]
+) -> bool:
+    """The candidate's replacement brings in at least half of this hunk's new names: "done
+    in #N" means #N holds this change, so the share is of this hunk's names, not of whichever
+    side is shorter (one `ctx` passed along is not six names of a timeout). Where a shared
+    name is one either side calls, half of the shorter side's is enough: `[p.strip() for p
+    in ...]` and `list(map(str.strip, ...))` both strip, whatever else each spells out."""
+    shared = ours & theirs
+    called = shared & names(" ".join(_calls(our_added) | _calls(their_added)))
+    needed = min(len(ours), len(theirs)) if called else len(ours)
+    return len(shared) >= max(1, math.ceil(needed / 2))
+
+
+def _calls_brought(
+    our_added: Sequence[str],
+    our_removed: Sequence[str],
+    their_added: Sequence[str],
+    their_removed: Sequence[str],
+) -> bool:
+    """Where this hunk starts calling something (`context.WithTimeout`, the `killCancel` it
+    defers), the candidate's replacement brings in a name like it (one whose name parts hold
+    the call's, or are held by them: `StrategyResolver(config).resolve()` for
+    `resolve_strategy(config)`), or starts calling a name this hunk brings in
+    (`[p.strip() for p in ...]` for `list(map(str.strip, ...))`)."""
+    our_calls = _calls(our_added) - _calls(our_removed)
+    if not our_calls:
+        return True
+    their_names = _identifiers(their_added) - _identifiers(their_removed)
+    their_calls = _calls(their_added) - _calls(their_removed)
+    our_names = _identifiers(our_added) - _identifiers(our_removed)
+    return any(_alike(call, name) for call in our_calls for name in their_names) or any(
+        _alike(call, name) for call in their_calls for name in our_names
+    )
+
+
+def _alike(one: str, other: str) -> bool:
+    """One identifier's name parts hold the other's: `resolve` and `resolve_strategy`."""
+    mine, theirs = names(one), names(other)
+    return bool(mine and theirs) and (mine <= theirs or theirs <= mine)
+
+
+def _calls(lines: Iterable[str]) -> set[str]:
+    """The identifiers the lines call (outside strings), keywords aside: `if (` calls nothing."""
+    text = _LITERAL.sub('""', "\n".join(lines))
+    return {name for name in _CALL.findall(text) if names(name)}
+
+
+def _identifiers(lines: Iterable[str]) -> set[str]:
+    """The identifiers the lines use outside strings."""
+    return set(_IDENTIFIER.findall(_LITERAL.sub('""', "\n".join(lines))))
+
+
+def _code(lines: Sequence[str], path: str) -> list[str]:
+    """The lines without their comments: a comment line is dropped, a comment after code on
+    its line cut off (`#` in the languages that write it, where `//` divides; `//` and `/*`
+    elsewhere; strings are read past, so `"http://x"` stays)."""
+    trailing = _trailing_comment(path)
+    code = []
+    for line in lines:
+        if _COMMENT.match(line.strip()):
+            continue
+        for match in trailing.finditer(line):
+            if match.group("comment") is not None:
+                line = line[: match.start()]
+                break
+        code.append(line)
+    return code
+
+
+def _trailing_comment(path: str) -> re.Pattern[str]:
+    name = path.rsplit("/", 1)[-1]
+    if _BOTH_COMMENTS.search(name):
+        return _HASH_OR_SLASH_COMMENT
+    return _HASH_COMMENT if _HASH_COMMENTS.search(name) else _SLASH_COMMENT
 
 
 def _brought_elsewhere(before: _Text, after: _Text, replacement: Sequence[str]) -> set[str]:

@@ -1,0 +1,313 @@
+""" "Done in #N" means #N's change holds this one: what this change adds is there, each part at
+its own place.
+
+The same line touched for another purpose is not the same change: passing the caller's
+context to a call is not wrapping that call in a timeout, and appending a lint comment to the
+lines a change rewrites is not the rewrite. Equal hunks of one change (the same line added to
+three lists) are each looked for in their own block, and done only as often as the other
+change made them.
+
+Each story is a real repository built in a temporary folder, indexed, and checked through the
+CLI; what is read is the verdict and the reasons a maintainer would see.
+"""
+
+from __future__ import annotations
+
+from tests.repo_builder import RepoBuilder
+from tests.test_replay_verdicts import _replayed, check_json, deciding, index
+
+KILL = """package daemon
+
+import (
+	"context"
+	"syscall"
+	"time"
+)
+
+func (daemon *Daemon) killWithSignal(container *Container, stopSignal syscall.Signal) error {
+	task, err := container.GetRunningTask()
+	if err != nil {
+		return err
+	}
+
+	if err := task.Kill(context.Background(), stopSignal); err != nil {
+		return err
+	}
+	return container.Wait(time.Minute)
+}
+"""
+KILL_LINE = "\tif err := task.Kill(context.Background(), stopSignal); err != nil {\n"
+SIGNATURE = (
+    "func (daemon *Daemon) killWithSignal(container *Container, "
+    "stopSignal syscall.Signal) error {\n"
+)
+WITH_CTX = (
+    "func (daemon *Daemon) killWithSignal(ctx context.Context, container *Container, "
+    "stopSignal syscall.Signal) error {\n"
+)
+
+
+def test_passing_the_callers_context_is_not_the_timeout_this_change_adds(builder: RepoBuilder):
+    """This change wraps `task.Kill` in a 30-second timeout and defers its cancel. #30 (merged)
+    changed the same line to pass the caller's context instead; #31 (open) to detach it from
+    cancellation: both bring in `ctx`, #31 a `cancel` too, neither brings in the timeout.
+    #32 (open) adds the timeout with other names: that is this change written differently."""
+    builder.commit("Add kill", {"daemon/kill.go": KILL})
+    base = builder.head()
+    passed = KILL.replace(SIGNATURE, WITH_CTX).replace(
+        KILL_LINE, "\tif err := task.Kill(ctx, stopSignal); err != nil {\n"
+    )
+    builder.pr_branch(30, [("Pass the context through kill", {"daemon/kill.go": passed})])
+    builder.merge_pr(30, how="merge")
+    detached = KILL.replace(SIGNATURE, WITH_CTX).replace(
+        KILL_LINE, "\tif err := task.Kill(context.WithoutCancel(ctx), stopSignal); err != nil {\n"
+    )
+    builder.pr_branch(
+        31, [("Kill even when the request is gone", {"daemon/kill.go": detached})], start=base
+    )
+    bounded = KILL.replace(
+        KILL_LINE,
+        "\tctx, cancel := context.WithTimeout(context.Background(), shimTimeout)\n"
+        "\tdefer cancel()\n"
+        "\tif err := task.Kill(ctx, stopSignal); err != nil {\n",
+    )
+    builder.pr_branch(32, [("Bound the kill RPC", {"daemon/kill.go": bounded})], start=base)
+    builder.checkout("contributor", base)
+    builder._author = "Grace"
+    builder.commit(
+        "Add a timeout to the shim kill call",
+        {
+            "daemon/kill.go": KILL.replace(
+                KILL_LINE,
+                "\tkillCtx, killCancel := "
+                "context.WithTimeout(context.Background(), 30*time.Second)\n"
+                "\tdefer killCancel()\n"
+                "\tif err := task.Kill(killCtx, stopSignal); err != nil {\n",
+            )
+        },
+    )
+    builder.checkout("main")
+    index(builder)
+
+    _, found = check_json(builder.path, "contributor")
+    assert deciding(found) == [(32, "duplicate")]
+    by_pr = {f["pr"]: f for f in found}
+    for other in (30, 31):
+        assert any("0 of 1 hunk(s) are there" in r for r in by_pr[other]["reasons"]), by_pr[other]
+    assert any("same names" in r for r in by_pr[32]["reasons"])
+
+
+CONFIG = """package supervisor
+
+type GRPCConfig struct {
+	Address string `toml:"address"`
+}
+
+func (r *remote) defaults(stateDir string) {
+	r.Config = Config{
+		Version: 2,
+		GRPC: GRPCConfig{
+			Address: defaultGRPCAddress(stateDir),
+		},
+	}
+}
+
+func (r *remote) restart() error {
+	if err := os.RemoveAll(r.GRPC.Address); err != nil {
+		return err
+	}
+	return r.start(r.GRPC.Address)
+}
+"""
+NOLINT = " //nolint:staticcheck // Deprecated in config v4, but required for config v3."
+TAG = '\tAddress string `toml:"address"`\n'
+GRPC_BLOCK = "\t\tGRPC: GRPCConfig{\n\t\t\tAddress: defaultGRPCAddress(stateDir),\n"
+RESTART = (
+    "\tif err := os.RemoveAll(r.GRPC.Address); err != nil {\n\t\treturn err\n\t}\n"
+    "\treturn r.start(r.GRPC.Address)\n"
+)
+REFACTORED = (
+    "\tgrpcAddress := r.Address()\n\tif err := os.RemoveAll(grpcAddress); err != nil {\n"
+    "\t\treturn err\n\t}\n\treturn r.start(grpcAddress)\n"
+)
+
+
+def test_a_lint_comment_on_the_same_lines_is_not_the_code_they_become(builder: RepoBuilder):
+    """This change moves the gRPC settings to config v4's plugin table and makes a field
+    optional; #40 (merged) only marked the same lines `//nolint:staticcheck // Deprecated in
+    config v4, but required for config v3.`, as this change also does, and made the same
+    `grpcAddress := r.Address()` refactor. The comment's words are not the change's names: the
+    refactor is done, the plugin table and the optional field are still to do."""
+    builder.commit("Add the containerd config", {"supervisor/remote.go": CONFIG})
+    base = builder.head()
+    marked = (
+        CONFIG.replace(TAG, TAG.rstrip("\n") + NOLINT + "\n")
+        .replace(
+            GRPC_BLOCK,
+            "\t\tGRPC: GRPCConfig{" + NOLINT + "\n"
+            "\t\t\tAddress: defaultGRPCAddress(stateDir)," + NOLINT + "\n",
+        )
+        .replace(RESTART, REFACTORED)
+    )
+    builder.pr_branch(40, [("vendor: containerd v2.3", {"supervisor/remote.go": marked})])
+    builder.merge_pr(40, how="merge")
+    v4 = (
+        CONFIG.replace(TAG, '\tAddress string `toml:"address,omitempty"`' + NOLINT + "\n")
+        .replace(
+            GRPC_BLOCK,
+            "\t\tPlugins: map[string]any{\n"
+            '\t\t\t"io.containerd.server.v1.grpc": map[string]any{\n'
+            '\t\t\t\t"address": defaultGRPCAddress(stateDir),\n'
+            "\t\t\t},\n\t\t},\n"
+            "\t\tGRPC: GRPCConfig{" + NOLINT + "\n"
+            "\t\t\tAddress: defaultGRPCAddress(stateDir)," + NOLINT + "\n",
+        )
+        .replace(RESTART, REFACTORED)
+    )
+    builder.checkout("contributor", base)
+    builder._author = "Grace"
+    builder.commit("Adjust the config for containerd v2.3", {"supervisor/remote.go": v4})
+    builder.checkout("main")
+    index(builder)
+
+    _, found = check_json(builder.path, "contributor")
+    assert deciding(found) == [(40, "partly-merged")]
+    assert found[0]["residual"] == ["supervisor/remote.go (line 4, lines 10-16)"]
+    assert any("2 of 4 hunk(s) are already there" in r for r in found[0]["reasons"]), found[0]
+
+
+COPY = """package client
+
+// CopyToContainerOptions holds information
+// about files to copy into a container
+type CopyToContainerOptions struct {
+	DestinationPath           string
+	Content                   io.Reader
+	AllowOverwriteDirWithFile bool
+	CopyUIDGID                bool
+}
+"""
+FIELDS = "\tDestinationPath           string\n\tContent                   io.Reader\n"
+TAIL = "\tAllowOverwriteDirWithFile bool\n\tCopyUIDGID                bool\n"
+
+
+def test_fields_documented_in_other_words_are_the_same_documentation(builder: RepoBuilder):
+    """Where a hunk's code only realigns two fields under their new doc comments, the change
+    is its comments, and they are what it is compared by: #60 documents the same two fields
+    (the content is a tar archive extracted at the destination path) in other words."""
+    builder.commit("Add the copy options", {"client/copy.go": COPY})
+    base = builder.head()
+    theirs = COPY.replace(
+        FIELDS + TAIL,
+        "\t// DestinationPath is the path in the container where the content will be "
+        "extracted.\n\tDestinationPath string\n"
+        "\t// Content must be a TAR archive that will be extracted at DestinationPath.\n"
+        "\t// The archive can be compressed with gzip, bzip2, or xz.\n\tContent io.Reader\n"
+        "\t// AllowOverwriteDirWithFile controls whether an existing directory can be\n"
+        "\t// replaced by a file and vice versa.\n\tAllowOverwriteDirWithFile bool\n"
+        "\t// CopyUIDGID copies the UID/GID from the source files.\n\tCopyUIDGID bool\n",
+    )
+    builder.pr_branch(60, [("Document the copy content", {"client/copy.go": theirs})])
+    builder.checkout("contributor", base)
+    builder._author = "Grace"
+    ours = COPY.replace(
+        FIELDS,
+        "\t// DestinationPath is the path inside the container where Content is extracted.\n"
+        "\tDestinationPath string\n"
+        "\t// Content is a tar archive stream to extract into DestinationPath.\n"
+        "\tContent io.Reader\n\n",
+    )
+    builder.commit("Say that the content is a tar archive", {"client/copy.go": ours})
+    builder.checkout("main")
+    index(builder)
+
+    _, found = check_json(builder.path, "contributor")
+    assert deciding(found) == [(60, "duplicate")]
+    assert any("the same lines replaced with the same names" in r for r in found[0]["reasons"])
+
+
+BAKE_LIST = """  platforms = [
+    "linux/amd64",
+    "linux/arm64",
+    "linux/ppc64le",
+    "linux/s390x",
+    "windows/amd64"
+  ]
+"""
+BAKE = (
+    'target "_platforms" {\n'
+    + BAKE_LIST
+    + '}\n\ntarget "binary" {\n  inherits = ["_common"]\n}\n\n'
+    + 'target "binary-smoketest" {\n  output = ["type=cacheonly"]\n'
+    + BAKE_LIST
+    + '}\n\ntarget "bin-image-cross" {\n  output = ["type=image"]\n'
+    + BAKE_LIST
+    + "}\n"
+)
+PPC = '    "linux/ppc64le",\n'
+RISCV = '    "linux/ppc64le",\n    "linux/riscv64",\n'
+
+
+def _add_riscv(text: str, which: set[int]) -> str:
+    """`text` with riscv64 added to the platform lists numbered in `which` (0, 1, 2)."""
+    parts = text.split(PPC)
+    out = parts[0]
+    for number, part in enumerate(parts[1:]):
+        out += (RISCV if number in which else PPC) + part
+    return out
+
+
+def test_the_same_line_added_to_three_lists_is_done_only_where_each_list_has_it(
+    builder: RepoBuilder,
+):
+    """This change adds `"linux/riscv64",` to three build targets: three hunks with the same
+    text and the same context. #50 adds it to the first target only, #51 to the last only:
+    each made one of the three, and the other two are named as not there. #52 adds it to all
+    three: the same change."""
+    builder.commit("Add the bake file", {"docker-bake.hcl": BAKE})
+    base = builder.head()
+    builder.pr_branch(50, [("Add riscv64", {"docker-bake.hcl": _add_riscv(BAKE, {0})})])
+    builder.pr_branch(
+        51, [("Cross-build riscv64 images", {"docker-bake.hcl": _add_riscv(BAKE, {2})})]
+    )
+    builder.pr_branch(
+        52, [("riscv64 everywhere", {"docker-bake.hcl": _add_riscv(BAKE, {0, 1, 2})})]
+    )
+    builder.checkout("contributor", base)
+    builder._author = "Grace"
+    builder.commit(
+        "Add linux/riscv64 to the cross-build targets",
+        {"docker-bake.hcl": _add_riscv(BAKE, {0, 1, 2})},
+    )
+    builder.checkout("main")
+    index(builder)
+
+    _, found = check_json(builder.path, "contributor")
+    assert deciding(found) == [(52, "duplicate")]
+    by_pr = {f["pr"]: f["reasons"] for f in found}
+    assert "replayed at #50's head: 1 of 3 hunk(s) are there, so not the same change" in by_pr[50]
+    assert "not in #50: docker-bake.hcl (line 22, line 34)" in by_pr[50]
+    assert "not in #51: docker-bake.hcl (line 6, line 22)" in by_pr[51]
+
+
+# --- the replay itself, on plain text -----------------------------------------------------
+
+RETRIES = "def connect(settings):\n    retries = 0\n    return dial(retries)\n"
+READ_RETRIES = """diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -2 +2 @@
+-    retries = 0
++    retries = settings.max_retries or RETRY_LIMIT
+"""
+
+
+def test_one_name_of_this_change_is_not_this_change_written_differently():
+    """The share of names is of this hunk's: a candidate that reads `settings.retries` brings
+    in one of this hunk's four new names (settings, max, retry, limit); one that reads the same
+    maximum with its default, written otherwise, brings in all of them."""
+    one_name = RETRIES.replace("retries = 0", "retries = settings.retries")
+    assert not _replayed(READ_RETRIES, RETRIES, RETRIES, one_name).complete
+    same = RETRIES.replace("retries = 0", "retries = getattr(settings, 'max_retries', RETRY_LIMIT)")
+    done = _replayed(READ_RETRIES, RETRIES, RETRIES, same)
+    assert done.complete and done.hunks[0].how == "same-names"
