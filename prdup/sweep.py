@@ -9,7 +9,8 @@ probe, and keeps its findings in check's order: every deciding one, and the firs
 no claim (for the related class). Its answer is the first at or above the threshold, the
 finding `check --pr N` shows first. The engine reads the lines every swept PR shares once for
 the whole sweep, each candidate's evidence once per process, and only the candidates that
-could decide. Classes and groups are `detector.grouping`'s.
+could decide; replays share what they read from git per process (`replaying.SharedReads`).
+Classes and groups are `detector.grouping`'s.
 
 Results are cached in the index per PR (`sweep_results`), keyed by the PR's head, a fingerprint
 of the matcher and its dismissals, and the state of every change that could alter them (head,
