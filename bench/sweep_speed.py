@@ -2,8 +2,8 @@
 
 Run by hand (not a test), on an index built with `prdup index`:
 
-    python bench/sweep_speed.py --db "$WORK/mypy.db" [--limits 1000,all] [--jobs 1,2]
-        [--verify 300] [--repo "$MYPY"]
+    python bench/sweep_speed.py --db "$WORK/mypy.db" --repo "$MYPY" [--limits 1000,all]
+        [--jobs 1,2] [--verify 300] [--save "$WORK/sweeps"] [--build CHECKOUT]
 
 Works on a copy of the index (in --work). For each limit (the N highest-numbered open PRs, or
 all) and process count, times `prdup sweep --full` as a subprocess, interpreter start included;
@@ -15,7 +15,9 @@ the CPU time much less. With --verify N, also checks that N random open PRs' swe
 are exactly `check --pr N`'s deciding findings. Without --repo every sweep and check reads the
 index alone (nothing to replay in); with it, both replay in that repository, and `check` also
 runs its target probe, which the sweep leaves out (differences it alone causes are counted
-apart). Everything runs with
+apart). Replaying is most of a sweep's work: time it with --repo, as users sweep. With --save
+DIR, each sweep's JSON is written there (`bench/sweep_answers.py` compares two builds'
+answers). Everything runs with
 PYTHONHASHSEED=0: `lookup.candidate_ids` keeps the first 50 symbols and 30 files of a set, and
 which ones are first depends on the string hash seed.
 """
@@ -35,6 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+BUILD = ROOT  # the build whose `prdup sweep` is timed (--build)
 
 
 def cpu_seconds() -> float:
@@ -42,10 +45,12 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed_sweep(db: Path, *flags: str, repo: Path | None = None) -> dict:
+def timed_sweep(
+    db: Path, *flags: str, repo: Path | None = None, save: Path | None = None, name: str = ""
+) -> dict:
     command = [
         sys.executable,
-        str(ROOT / "cli.py"),
+        str(BUILD / "cli.py"),
         "sweep",
         *(["--repo", str(repo)] if repo is not None else []),
         "--db",
@@ -60,9 +65,15 @@ def timed_sweep(db: Path, *flags: str, repo: Path | None = None) -> dict:
     cpu = cpu_seconds()
     start = time.perf_counter()
     # Run outside any repository: without --repo the sweep must find none to replay in.
-    completed = subprocess.run(command, capture_output=True, text=True, check=True, cwd=db.parent)
+    environment = {**os.environ, "PYTHONPATH": str(BUILD)}
+    completed = subprocess.run(
+        command, capture_output=True, text=True, check=True, cwd=db.parent, env=environment
+    )
     wall = time.perf_counter() - start
     data = json.loads(completed.stdout)
+    if save is not None:
+        save.mkdir(parents=True, exist_ok=True)
+        (save / f"{name}.json").write_text(completed.stdout)
     stats = data["stats"]
     figures = {
         "wall": wall,
@@ -160,22 +171,32 @@ def main() -> None:
     parser.add_argument("--jobs", default="1,2")
     parser.add_argument("--verify", type=int, default=0)
     parser.add_argument("--repo", type=Path, help="replay in this repository, as users do")
+    parser.add_argument("--save", type=Path, help="write each sweep's JSON to this directory")
+    parser.add_argument(
+        "--build", type=Path, default=ROOT, help="time this checkout's prdup (default: this one)"
+    )
     args = parser.parse_args()
+    global BUILD
+    BUILD = args.build.resolve()
+    save = args.save
     args.work.mkdir(parents=True, exist_ok=True)
     db = args.work / "sweep.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     with sqlite3.connect(args.db) as source, sqlite3.connect(db) as copy:
         source.backup(copy)
-    print(f"index: {args.db} (copied to {db}); {os.cpu_count()} CPUs")
+    print(f"index: {args.db} (copied to {db}); {os.cpu_count()} CPUs; build {BUILD}")
     for limit in args.limits.split(","):
         limit_flags = [] if limit == "all" else ["--limit", limit]
         for jobs in args.jobs.split(","):
-            timed_sweep(db, "--full", "--jobs", jobs, *limit_flags, repo=args.repo)
-        timed_sweep(db, *limit_flags, repo=args.repo)
+            name = f"full-{limit}-jobs{jobs}"
+            timed_sweep(
+                db, "--full", "--jobs", jobs, *limit_flags, repo=args.repo, save=save, name=name
+            )
+        timed_sweep(db, *limit_flags, repo=args.repo, save=save, name=f"cached-{limit}")
     number = forget_newest(db)
     print(f"PR #{number} now looks freshly indexed:")
-    timed_sweep(db, repo=args.repo)
+    timed_sweep(db, repo=args.repo, save=save, name="one-new")
     if args.verify:
         timed_sweep(db, "--full", repo=args.repo)
         verify(db, args.verify, args.repo)

@@ -166,7 +166,7 @@ def names(text: str) -> set[str]:
     """The name parts a text uses: `resolve_offload_strategy` and `OffloadStrategy.resolve`
     both say resolve, offload, strategy. Keywords and short parts say nothing."""
     found: set[str] = set()
-    for identifier in _IDENTIFIER.findall(text):
+    for identifier in set(_IDENTIFIER.findall(text)):  # each identifier once: a file repeats them
         for part in _NAME_PART.findall(identifier):
             lowered = part.lower()
             if len(lowered) > 2 and lowered not in _KEYWORDS and lowered not in STOP_WORDS:
@@ -188,8 +188,11 @@ class FileVersions:
     """One file of the query as it reads in three places (None: the file is not there)."""
 
     base: Sequence[str] | None  # the query's own starting point: the context of its hunks
-    before: Sequence[str] | None  # just before the candidate (its landing's parent, fork point)
-    after: Sequence[str] | None  # after the candidate (its landing commit, its head)
+    # Just before the candidate (its landing's parent, fork point), and after it (its landing
+    # commit, its head): lines, or a `FileText` already made of them (one read is searched by
+    # many replays, and keeps what it learnt).
+    before: FileText | Sequence[str] | None
+    after: FileText | Sequence[str] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,9 +392,9 @@ def replay(
     with no versions is one the candidate did not touch: its hunks stay to do. `memo` keeps
     each hunk's blocks from one candidate to the next (the same change is replayed at many)."""
     hunks: list[HunkReplay] = []
-    additions: list[tuple[int, _Blocks, _Text, _Text]] = []
+    additions: list[tuple[int, _Blocks, FileText, FileText]] = []
     repeated: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[int]] = {}
-    texts: dict[str, tuple[_Text, _Text]] = {}
+    texts: dict[str, tuple[FileText, FileText]] = {}
     for file in change.files:
         if not file.hunks or file.status == "binary":
             continue
@@ -435,8 +438,8 @@ def _credit_each_once(
     positions: Sequence[int],
     removed: Sequence[str],
     added: Sequence[str],
-    before: _Text,
-    after: _Text,
+    before: FileText,
+    after: FileText,
 ) -> None:
     """Equal hunks of one file (the same line added to three lists) are done only as many
     times as the candidate made their lines: one `"linux/riscv64",` added to one list is
@@ -451,7 +454,9 @@ def _credit_each_once(
         hunks[at] = replace(hunks[at], how="")
 
 
-def _times_made(removed: Sequence[str], added: Sequence[str], before: _Text, after: _Text) -> int:
+def _times_made(
+    removed: Sequence[str], added: Sequence[str], before: FileText, after: FileText
+) -> int:
     """How many more times the candidate wrote one of these added lines, or took one of these
     removed lines away, than the file had before it (lines that say nothing aside)."""
 
@@ -465,13 +470,13 @@ def _times_made(removed: Sequence[str], added: Sequence[str], before: _Text, aft
 
 def _replay_file(
     file: FileChange, versions: FileVersions | None, memo: dict[int, _Blocks] | None = None
-) -> list[tuple[HunkReplay, _Blocks, _Text | None, _Text | None]]:
+) -> list[tuple[HunkReplay, _Blocks, FileText | None, FileText | None]]:
     kept = {line.hash for line in file.changed_lines if line.side == "-"} & {
         line.hash for line in file.changed_lines if line.side == "+"
     }
     kind = file_kind(file.path)
-    before = _Text.of(versions.before) if versions else None
-    after = _Text.of(versions.after) if versions else None
+    before = FileText.of(versions.before) if versions else None
+    after = FileText.of(versions.after) if versions else None
     results = []
     for hunk in file.hunks:
         blocks = memo.get(id(hunk)) if memo is not None and versions else None
@@ -532,11 +537,12 @@ def _replay_file(
     return results
 
 
-class _Text:
+class FileText:
     """A file's lines, with right-hand whitespace dropped, searched for blocks of lines.
 
     A block is searched as one string in the joined text (a C-speed scan); the per-line map
-    is built only when a rule asks where a single line occurs.
+    is built only when a rule asks where a single line occurs. What it works out (the map,
+    normalised lines, names) is kept: one file version may be searched by many replays.
     """
 
     def __init__(self, lines: Sequence[str]) -> None:
@@ -547,8 +553,10 @@ class _Text:
         self._words: set[str] | None = None
 
     @classmethod
-    def of(cls, lines: Sequence[str] | None) -> _Text | None:
-        return None if lines is None else cls(lines)
+    def of(cls, lines: FileText | Sequence[str] | None) -> FileText | None:
+        if lines is None or isinstance(lines, FileText):
+            return lines
+        return cls(lines)
 
     def has(self, block: Sequence[str]) -> bool:
         return bool(block) and _needle(block) in self._joined
@@ -579,11 +587,24 @@ class _Text:
                 self._where.setdefault(line, []).append(number)
         return self._where
 
+    def once(self, line: str) -> int | None:
+        """Where `line` is, if it occurs exactly once; found by a scan of the text while the map
+        is not built (most replays ask about a few lines of a large file)."""
+        if self._where is not None:
+            found = self._where.get(line, ())
+            return found[0] if len(found) == 1 else None
+        needle, joined = _needle((line,)), self._joined
+        at = joined.find(needle)
+        if at == -1 or joined.find(needle, at + 1) != -1:
+            return None
+        return joined.count("\n", 0, at)
+
     @property
     def normalised(self) -> Counter[str]:
         """How often each whitespace-normalised line occurs (a re-indent is the same line)."""
         if self._normalised is None:
-            self._normalised = Counter(normalise_line(line) for line in self.lines)
+            # `normalise_line` of every line, without a Python call per line.
+            self._normalised = Counter(map(" ".join, map(str.split, self.lines)))
         return self._normalised
 
     def counted(self, ranges: _Ranges) -> Counter[str]:
@@ -658,8 +679,8 @@ class _Blocks:
 def _same_code(
     hunk: Hunk,
     blocks: _Blocks,
-    before: _Text,
-    after: _Text,
+    before: FileText,
+    after: FileText,
     place: _Lazy[_Place | None],
     kept: set[int],
     kind: FileKind,
@@ -710,7 +731,7 @@ def _keeps_deleted(blocks: _Blocks, written: Iterable[str]) -> bool:
     return bool(deleted & names("\n".join(written)))
 
 
-def _removal_made(hunk: Hunk, before: _Text | None, after: _Text | None) -> bool:
+def _removal_made(hunk: Hunk, before: FileText | None, after: FileText | None) -> bool:
     """A hunk that only removes lines, each of which (trivial ones aside) there is one fewer
     of after the candidate than before it."""
     if hunk.added or before is None:
@@ -723,7 +744,7 @@ def _removal_made(hunk: Hunk, before: _Text | None, after: _Text | None) -> bool
     )
 
 
-def _fresh(hunk: Hunk, before: _Text | None) -> bool:
+def _fresh(hunk: Hunk, before: FileText | None) -> bool:
     """Most of what the hunk adds was not in the file before the candidate: the candidate
     wrote it. (A PR stacked on another's new file adds one line to it; the file being
     complete after it does not make it the author of the rest.)"""
@@ -740,9 +761,9 @@ def _says_something(block: Sequence[str]) -> bool:
 
 def _state(
     blocks: _Blocks,
-    text: _Text | None,
+    text: FileText | None,
     file: FileChange,
-    since: _Text | None = None,
+    since: FileText | None = None,
     place: _Lazy[_Place | None] | None = None,
 ) -> HunkState:
     """Where `since` is given (the file before the candidate), a result counts as there only
@@ -786,8 +807,8 @@ def _found_at_place(
     post: Sequence[str],
     offset: int,
     size: int,
-    text: _Text,
-    since: _Text | None,
+    text: FileText,
+    since: FileText | None,
     place: _Lazy[_Place | None] | None,
 ) -> bool:
     """`text` has `post` at the hunk's place (anywhere, where the place is not known: its
@@ -809,7 +830,7 @@ def _found_at_place(
 
 
 def _count_within(
-    text: _Text, block: Sequence[str], offset: int, size: int, ranges: _Ranges
+    text: FileText, block: Sequence[str], offset: int, size: int, ranges: _Ranges
 ) -> int:
     """How often `block` occurs with its changed part (`size` lines from `offset`) inside one
     of `ranges`: its context may reach past a range's edge lines, its change may not."""
@@ -854,7 +875,7 @@ class _Place:
     after: _Ranges
 
 
-def _place(blocks: _Blocks, before: _Text | None, after: _Text | None) -> _Place | None:
+def _place(blocks: _Blocks, before: FileText | None, after: FileText | None) -> _Place | None:
     """The hunk's place, or None where it cannot be found in the file before the candidate or
     no line on either side of it is kept once by both versions."""
     if before is None or after is None:
@@ -881,7 +902,7 @@ def _place(blocks: _Blocks, before: _Text | None, after: _Text | None) -> _Place
 
 
 def _enclosing_block(
-    blocks: _Blocks, before: _Text, after: _Text, start: int
+    blocks: _Blocks, before: FileText, after: FileText, start: int
 ) -> tuple[tuple[int, int], tuple[int, int]] | None:
     """The block around the hunk's changed lines, in both versions: from the nearest line
     above them indented less (one that says something, occurring once in each version) to
@@ -898,10 +919,10 @@ def _enclosing_block(
             break
     if opener is None:
         return None
-    ours, theirs = before.where.get(opener, ()), after.where.get(opener, ())
-    if len(ours) != 1 or len(theirs) != 1:
+    ours, theirs = before.once(opener), after.once(opener)
+    if ours is None or theirs is None:
         return None
-    return _block_from(before, ours[0]), _block_from(after, theirs[0])
+    return _block_from(before, ours), _block_from(after, theirs)
 
 
 def _openers(base: Sequence[str], start: int, changed: Sequence[str]) -> tuple[str, ...]:
@@ -922,16 +943,16 @@ def _openers(base: Sequence[str], start: int, changed: Sequence[str]) -> tuple[s
     return tuple(found)
 
 
-def _in_own_block(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
+def _in_own_block(blocks: _Blocks, text: FileText) -> tuple[int, int] | None:
     """Where the hunk's removed lines sit inside its own block: the innermost block around it
     whose opening line occurs once in `text` (`target "binary-smoketest" {`), searched with
     as much context as occurs once there. Three equal hunks of one change, each in another
     block, are each found in their own, not all at the first place their text matches."""
     for opener in blocks.openers:
-        found = text.where.get(opener, ())
-        if len(found) != 1:
+        found = text.once(opener)
+        if found is None:
             continue
-        low, high = _block_from(text, found[0])
+        low, high = _block_from(text, found)
         for pre, _, offset in blocks.variants() or [(blocks.removed, (), 0)]:
             starts = [at + offset for at in text.find(pre) if low < at + offset <= high]
             if len(starts) == 1:
@@ -942,7 +963,7 @@ def _in_own_block(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
     return None
 
 
-def _block_from(text: _Text, opener: int) -> tuple[int, int]:
+def _block_from(text: FileText, opener: int) -> tuple[int, int]:
     """From the opening line to the next line indented no deeper that says something."""
     depth = _indentation(text.lines[opener])
     for number in range(opener + 1, min(len(text.lines), opener + 1 + BLOCK_SEARCH)):
@@ -956,7 +977,7 @@ def _indentation(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def _spot(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
+def _spot(blocks: _Blocks, text: FileText) -> tuple[int, int] | None:
     """Where the hunk's removed lines sit in `text` (an addition's: where it goes).
 
     Found, as `git apply` would, with as much of its context as occurs once; but a line or
@@ -981,7 +1002,7 @@ def _spot(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
     return _found_once(blocks, text, blocks.variants())
 
 
-def _between_neighbours(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
+def _between_neighbours(blocks: _Blocks, text: FileText) -> tuple[int, int] | None:
     """Where the hunk's context lines that say something and occur once in `text` put it,
     by most of them: one neighbour can be matched by a line that moved or was reworded
     elsewhere (the other section's call), the rest of its neighbours still agree. The hunk
@@ -990,13 +1011,13 @@ def _between_neighbours(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
     votes: list[tuple[int, int, bool]] = []  # (where it puts the first removed line, the
     # neighbour's own line, whether it is above)
     for distance, line in enumerate(reversed(blocks.before_context), start=1):
-        found = text.where.get(line, ()) if _says_something((line,)) else ()
-        if len(found) == 1:
-            votes.append((found[0] + distance, found[0], True))
+        found = text.once(line) if _says_something((line,)) else None
+        if found is not None:
+            votes.append((found + distance, found, True))
     for distance, line in enumerate(blocks.after_context):
-        found = text.where.get(line, ()) if _says_something((line,)) else ()
-        if len(found) == 1:
-            votes.append((found[0] - distance - size, found[0], False))
+        found = text.once(line) if _says_something((line,)) else None
+        if found is not None:
+            votes.append((found - distance - size, found, False))
     if not votes:
         return None
     # The lines around a hunk may have shifted by a few lines: agreeing within the context.
@@ -1036,7 +1057,7 @@ def _comments_only(hunk: Hunk) -> bool:
     return bool(lines) and all(_COMMENT.match(text) for text in lines)
 
 
-def _same_fix(blocks: _Blocks, before: _Text, after: _Text, path: str) -> bool:
+def _same_fix(blocks: _Blocks, before: FileText, after: FileText, path: str) -> bool:
     """Done in substance: the candidate replaced the same lines, and its replacement brings in
     what this hunk brings in (the same fix written differently)."""
     region = _located(blocks, before)
@@ -1163,7 +1184,7 @@ def _trailing_comment(path: str) -> re.Pattern[str]:
     return _HASH_COMMENT if _HASH_COMMENTS.search(name) else _SLASH_COMMENT
 
 
-def _brought_elsewhere(before: _Text, after: _Text, replacement: Sequence[str]) -> set[str]:
+def _brought_elsewhere(before: FileText, after: FileText, replacement: Sequence[str]) -> set[str]:
     """Names the candidate's new lines outside `replacement` bring into the file (names it
     did not use before): an import, a helper of the candidate's own."""
     own = set(replacement)
@@ -1196,7 +1217,7 @@ def _opposite_tests(ours: str, theirs: str) -> bool:
     )
 
 
-def _introduced_names_there(blocks: _Blocks, before: _Text, after: _Text) -> bool:
+def _introduced_names_there(blocks: _Blocks, before: FileText, after: FileText) -> bool:
     """An addition's new names (absent from the file before the candidate) are all there
     after it."""
     introduced = names("\n".join(blocks.added)) - before.words
@@ -1207,13 +1228,15 @@ def _new_words(added: Sequence[str], removed: Sequence[str]) -> set[str]:
     return names("\n".join(added)) - names("\n".join(removed))
 
 
-def _located(blocks: _Blocks, text: _Text) -> tuple[int, int] | None:
+def _located(blocks: _Blocks, text: FileText) -> tuple[int, int] | None:
     """Where the hunk's removed lines sit in `text`, found with as much context as matches."""
     return _found_once(blocks, text, blocks.variants() or [(blocks.removed, (), 0)])
 
 
 def _found_once(
-    blocks: _Blocks, text: _Text, variants: Sequence[tuple[tuple[str, ...], tuple[str, ...], int]]
+    blocks: _Blocks,
+    text: FileText,
+    variants: Sequence[tuple[tuple[str, ...], tuple[str, ...], int]],
 ) -> tuple[int, int] | None:
     """The removed lines' place by the first variant (most context first) that occurs once in
     `text`, else by the removed lines alone where they occur once."""
@@ -1229,7 +1252,7 @@ def _found_once(
 
 
 def _candidate_edit(
-    before: _Text, after: _Text, region: tuple[int, int]
+    before: FileText, after: FileText, region: tuple[int, int]
 ) -> tuple[list[str] | None, list[str]]:
     """What the candidate did to `region` of the file: the lines it replaced there (None when
     it left some of them in place) and the lines it put instead. Read between the nearest
@@ -1257,13 +1280,13 @@ def _candidate_edit(
     return replaced, replacement
 
 
-def _anchor(before: _Text, after: _Text, positions: Iterable[int]) -> tuple[int, int] | None:
+def _anchor(before: FileText, after: FileText, positions: Iterable[int]) -> tuple[int, int] | None:
     """The first of `positions` whose line says something and occurs once in each version."""
     for position in positions:
         line = before.lines[position]
         if not line.strip() or is_trivial(normalise_line(line)):
             continue
-        ours, theirs = before.where.get(line, ()), after.where.get(line, ())
-        if len(ours) == 1 and len(theirs) == 1:
-            return position, theirs[0]
+        theirs = after.once(line) if before.once(line) is not None else None
+        if theirs is not None:
+            return position, theirs
     return None

@@ -9,14 +9,15 @@ decide.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import git
 
 from detector.evidence import ChangeEvidence, Landing, Proof
 from detector.model import Change, FileChange, NotADiff
-from detector.replay import FileVersions, Replay, replay
+from detector.replay import FileText, FileVersions, Replay, replay
 from index import gitsource
 from index.changes import parse_filtered
 from index.config import Settings
@@ -25,6 +26,79 @@ from index.metadata import earlier, landing_pr, names_pr
 MAX_FILE_BYTES = 2_000_000
 MAX_FILES = 60  # a change of more files is replayed on its first 60 (the rest stays residual)
 MAX_RANGE_COMMITS = 100  # of an open candidate's range, read for copies of merged commits
+SHARED_TEXT_CHARS = 40_000_000  # file versions kept across the queries of a sweep, per process
+
+
+class GitAnswers:
+    """git's answers about commits named by sha (ancestry, logs of a range), each asked once:
+    they hold for as long as the repository's objects do. A failed command is remembered as
+    failed."""
+
+    def __init__(self, repo: git.Repo) -> None:
+        self._repo = repo
+        self._answers: dict[tuple[str, ...], str | git.GitCommandError] = {}
+        self._ancestry: dict[tuple[str, str], bool] = {}
+
+    def log(self, *args: str) -> str:
+        return self._ask("log", *args)
+
+    def rev_list(self, *args: str) -> str:
+        return self._ask("rev_list", *args)
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        key = (ancestor, descendant)
+        if key not in self._ancestry:
+            self._ancestry[key] = gitsource.is_ancestor(self._repo, ancestor, descendant)
+        return self._ancestry[key]
+
+    def _ask(self, command: str, *args: str) -> str:
+        key = (command, *args)
+        if key not in self._answers:
+            try:
+                self._answers[key] = getattr(self._repo.git, command)(*args)
+            except git.GitCommandError as error:
+                self._answers[key] = error
+        answer = self._answers[key]
+        if isinstance(answer, git.GitCommandError):
+            raise answer
+        return answer
+
+
+@dataclass
+class SharedReads:
+    """What replaying reads that does not depend on the query, kept from one query to the
+    next (a sweep replays many PRs at the same landings): file versions at a commit, as
+    searchable text, the newest first up to `max_chars`; git's answers about commits; the
+    commits and patch ids of ranges. Every key names commits by sha."""
+
+    repo: git.Repo
+    max_chars: int = SHARED_TEXT_CHARS
+    texts: OrderedDict[str, tuple[FileText | None, int]] = field(default_factory=OrderedDict)
+    ranges: dict[tuple[str, ...], set[str]] = field(default_factory=dict)
+    chars: int = 0
+    blobs_read: int = 0  # blobs read from git, each at most once while it is kept
+    answers: GitAnswers | None = None
+
+    def git(self) -> GitAnswers:
+        if self.answers is None:
+            self.answers = GitAnswers(self.repo)
+        return self.answers
+
+    def text(self, spec: str, read: Callable[[str], bytes | None]) -> FileText | None:
+        """The blob `commit:path` as text (None where there is none), read once."""
+        if spec in self.texts:
+            self.texts.move_to_end(spec)
+            return self.texts[spec][0]
+        data = read(spec)
+        self.blobs_read += 1
+        size = len(data) if data is not None else 0
+        text = FileText(_lines(data)) if data is not None else None
+        self.texts[spec] = (text, size)
+        self.chars += size
+        while self.chars > self.max_chars and len(self.texts) > 1:
+            _, (_, dropped) = self.texts.popitem(last=False)
+            self.chars -= dropped
+        return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,19 +125,23 @@ class Replayer:
         history: QueryHistory,
         settings: Settings,
         landed_patches: Callable[[set[str]], set[str]] | None = None,
+        shared: SharedReads | None = None,
     ) -> None:
         self._repo = repo
+        self._shared = shared if shared is not None else SharedReads(repo)
+        self._git = self._shared.git()
         self._settings = settings
         self._landed_patches = landed_patches  # which of these patches some merged change has
         self._on_target: bool | None = None
         self._own_commits: set[str] | None = None  # this change's own commits, once read
-        self._patches: dict[tuple[str, ...], set[str]] = {}
+        self._patches = self._shared.ranges  # by range: the same for every query
         self._blobs = gitsource.BlobReader(repo)
         self._history = history
         self._files = [f for f in change.files if f.hunks and f.status != "binary"][:MAX_FILES]
         self._change = Change(files=tuple(self._files))
         self._patch_id = change.patch_id
         self._base: dict[str, list[str] | None] = {}
+        self._base_texts: dict[str, FileText | None] = {}
         self._blocks: dict = {}  # each hunk's blocks, built once for all candidates
 
     def prove(self, candidate: ChangeEvidence) -> Proof | None:
@@ -118,7 +196,7 @@ class Replayer:
             own_landing = (
                 names_pr(candidate.title, history.number)
                 or (history.number is not None and f"#{history.number}" in candidate.issues)
-                or bool(history.head and gitsource.is_ancestor(repo, history.head, after))
+                or bool(history.head and self._git.is_ancestor(history.head, after))
                 or self._own_commit(after)
             )
         if candidate.state == "merged" and candidate.number is not None:
@@ -132,11 +210,11 @@ class Replayer:
             own_landing = self._lands_only_copies(before, after)
         if candidate.state == "merged":
             tip = history.line_tip
-            on_line = bool(tip and gitsource.is_ancestor(repo, after, tip))
+            on_line = bool(tip and self._git.is_ancestor(after, tip))
             if history.base:
-                in_base = gitsource.is_ancestor(repo, after, history.base)
+                in_base = self._git.is_ancestor(after, history.base)
             if history.landing and history.landing != after:
-                after_query = gitsource.is_ancestor(repo, history.landing, after)
+                after_query = self._git.is_ancestor(history.landing, after)
             # A landing the index does not know (the query was merged by hand, or its commits
             # were rewritten) leaves the dates: a change merged later did not do it first.
             after_query = after_query or earlier(history.merged_at, candidate.merged_at)
@@ -145,7 +223,7 @@ class Replayer:
                 # for this change is when a merge brought it to this change's branch.
                 arrival = gitsource.merged_in_by(repo, after, tip)
                 reached_after = bool(
-                    arrival and gitsource.is_ancestor(repo, history.landing, f"{arrival}^1")
+                    arrival and self._git.is_ancestor(history.landing, f"{arrival}^1")
                 )
                 after_query = reached_after
             if tip and not on_line:
@@ -154,7 +232,7 @@ class Replayer:
                 # no commit says so; either way its head's content proves nothing about here.
                 unlanded = after == candidate.head_commit
                 other_line = None if unlanded else candidate.branch or "another branch"
-            elif tip and history.base and not gitsource.is_ancestor(repo, history.base, tip):
+            elif tip and history.base and not self._git.is_ancestor(history.base, tip):
                 # This change did not start on the branch it is judged against (a backport
                 # whose base branch no metadata names): that branch having it says nothing.
                 other_line = candidate.branch or history.line_name or "another branch"
@@ -162,7 +240,7 @@ class Replayer:
             # Opened once this change had landed: whatever its branch holds, it came after.
             after_query = history.merged and earlier(history.merged_at, candidate.created_at)
             carries = any(
-                gitsource.is_ancestor(repo, own, after)
+                self._git.is_ancestor(own, after)
                 for own in dict.fromkeys((history.head, history.landing))
                 if own
             ) or self._carries_copies(candidate, after)
@@ -196,7 +274,7 @@ class Replayer:
         if number is None or number == candidate.number or not self._history.merged:
             return False
         try:
-            subjects = self._repo.git.log(
+            subjects = self._git.log(
                 f"--max-count={MAX_RANGE_COMMITS}", "--format=%s", f"{start}..{end}"
             )
         except git.GitCommandError:
@@ -220,9 +298,9 @@ class Replayer:
             return False
         try:
             own_line = set(
-                self._repo.git.rev_list("--first-parent", "--no-merges", f"{start}..{head}").split()
+                self._git.rev_list("--first-parent", "--no-merges", f"{start}..{head}").split()
             )
-            listed = self._repo.git.log(
+            listed = self._git.log(
                 "--no-merges",
                 f"--max-count={MAX_RANGE_COMMITS}",
                 "--format=%H%x1f%P%x1f%s",
@@ -259,13 +337,11 @@ class Replayer:
     def _reverts_within(self, sha: str, start: str, head: str) -> bool:
         """The commit reverts one of `start..head` (git's "This reverts commit X")."""
         try:
-            message = self._repo.git.log("-1", "--format=%B", sha)
+            message = self._git.log("-1", "--format=%B", sha)
         except git.GitCommandError:
             return False
-        repo = self._repo
         return any(
-            gitsource.is_ancestor(repo, reverted, head)
-            and not gitsource.is_ancestor(repo, reverted, start)
+            self._git.is_ancestor(reverted, head) and not self._git.is_ancestor(reverted, start)
             for reverted in _REVERTS.findall(message)
         )
 
@@ -293,8 +369,8 @@ class Replayer:
             history.head
             and history.base
             and commit != history.base
-            and gitsource.is_ancestor(self._repo, commit, history.head)
-            and not gitsource.is_ancestor(self._repo, commit, history.base)
+            and self._git.is_ancestor(commit, history.head)
+            and not self._git.is_ancestor(commit, history.base)
         )
 
     def _stacked_on(self, candidate: ChangeEvidence, head: str) -> bool:
@@ -303,7 +379,7 @@ class Replayer:
         history = self._history
         if not history.head or history.head == head:
             return False
-        if gitsource.is_ancestor(self._repo, head, history.head):
+        if self._git.is_ancestor(head, history.head):
             return True
         if not (candidate.base_commit and history.base):
             return False
@@ -344,7 +420,7 @@ class Replayer:
         if not base:
             return False
         try:
-            messages = self._repo.git.log("--format=%B", f"{start}..{landing}")
+            messages = self._git.log("--format=%B", f"{start}..{landing}")
         except git.GitCommandError:
             return False
         turned = {(h.path, h.first_line) for h in result.hunks if h.turned}
@@ -366,16 +442,15 @@ class Replayer:
         revert button writes them, only by subject (`Revert "X"`): then the newest commit of
         `base..start` with that subject (searching the whole history costs 50 ms on
         ansible's)."""
-        repo = self._repo
-        is_ancestor = gitsource.is_ancestor
+        is_ancestor = self._git.is_ancestor
         found = [
             sha
             for sha in _REVERTS.findall(messages)
-            if is_ancestor(repo, sha, start) and not is_ancestor(repo, sha, base)
+            if is_ancestor(sha, start) and not is_ancestor(sha, base)
         ]
         for subject in _REVERTED_SUBJECT.findall(messages):
             try:
-                listed = repo.git.log(
+                listed = self._git.log(
                     "-n", "50", "--format=%H%x1f%s", "-F", f"--grep={subject}", f"{base}..{start}"
                 )
             except git.GitCommandError:
@@ -401,8 +476,8 @@ class Replayer:
         try:
             # The branch's owner: the PR's author as the index knows it, and whoever wrote the
             # head commit (a GitHub login and a git name need not match).
-            owner = self._repo.git.log("-1", "--format=%an%x1f%ae", landing)
-            listed = self._repo.git.log(
+            owner = self._git.log("-1", "--format=%an%x1f%ae", landing)
+            listed = self._git.log(
                 "--no-merges",
                 "--format=%an%x1f%ae",
                 f"{start}..{landing}",
@@ -436,7 +511,7 @@ class Replayer:
         key = ("commits", base, head)
         if key not in self._patches:
             try:
-                listed = self._repo.git.log(
+                listed = self._git.log(
                     "--no-merges",
                     f"--max-count={MAX_RANGE_COMMITS}",
                     "--format=%ae%x1f%at%x1f%s",
@@ -455,7 +530,7 @@ class Replayer:
 
     def _read_range_patches(self, base: str, head: str) -> set[str]:
         try:
-            listed = self._repo.git.rev_list(
+            listed = self._git.rev_list(
                 "--no-merges", "--parents", f"--max-count={MAX_RANGE_COMMITS}", f"{base}..{head}"
             )
         except git.GitCommandError:
@@ -494,8 +569,8 @@ class Replayer:
         return {
             f.path: FileVersions(
                 base=self._base_of(f),
-                before=self._base_of(f) if before is None else self._lines_at(before, f),
-                after=self._lines_at(after, f),
+                before=self._base_text(f) if before is None else self._text_at(before, f),
+                after=self._text_at(after, f),
             )
             for f in files
         }
@@ -505,6 +580,12 @@ class Replayer:
         if file.path not in self._base:
             self._base[file.path] = self._base_lines(file)
         return self._base[file.path]
+
+    def _base_text(self, file: FileChange) -> FileText | None:
+        """The query's own version of the file as text, made once for every replay here."""
+        if file.path not in self._base_texts:
+            self._base_texts[file.path] = FileText.of(self._base_of(file))
+        return self._base_texts[file.path]
 
     def _base_lines(self, file: FileChange) -> list[str] | None:
         if file.status == "added":
@@ -526,6 +607,18 @@ class Replayer:
             if data is not None:
                 return _lines(data)
         return None
+
+    def _text_at(self, commit: str, file: FileChange) -> FileText | None:
+        """The file at `commit` (by its new path, else its old one), as text shared with the
+        other queries' replays."""
+        for path in dict.fromkeys((file.path, file.old_path)):
+            text = self._shared.text(f"{commit}:{path}", self._read)
+            if text is not None:
+                return text
+        return None
+
+    def _read(self, spec: str) -> bytes | None:
+        return self._blobs.read(spec, MAX_FILE_BYTES)
 
 
 def _lines(data: bytes) -> list[str]:

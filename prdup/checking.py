@@ -36,7 +36,7 @@ from index.errors import (
 )
 from index.metadata import linked_issues
 from index.probe import probe_target
-from index.replaying import QueryHistory, Replayer, landing_candidates, prove_all
+from index.replaying import QueryHistory, Replayer, SharedReads, landing_candidates, prove_all
 from index.store import IndexStore, default_db_path
 from index.stored_diff import CUT
 
@@ -217,6 +217,7 @@ def match_query(
     load_change: Callable[[], Change | None] | None = None,
     deciding_only: bool = False,
     titled: Callable[[Query, list[ChangeEvidence]], Query] | None = None,
+    shared: SharedReads | None = None,
 ) -> list[Finding]:
     """The one path from a query to findings, for `check`, the bot and `sweep`: candidates from
     the engine, the target probe (with `change` and the target's `tip`), the matcher, then the
@@ -226,6 +227,7 @@ def match_query(
     `deciding_only` (the sweep's) reads only the candidates whose finding could decide: the
     deciding findings are the same, the others may be missing. `titled` names the document
     sections the query shares with the candidates (read from git only when some are shared).
+    `shared` keeps what replays read from one query to the next (the sweep's).
     """
     store = engine.store
     reference = info.number if info.number is not None else lookup.newest_number(store) + 1
@@ -250,7 +252,7 @@ def match_query(
         change = load_change()  # read only when some candidate is worth replaying
     if repo is None or change is None or history is None:
         return findings  # nothing to replay at: the index's evidence is all there is
-    return prove(repo, store, settings, query, change, history(), findings, dismissed)
+    return prove(repo, store, settings, query, change, history(), findings, dismissed, shared)
 
 
 def with_whole_patches(
@@ -297,6 +299,7 @@ def prove(
     history: QueryHistory,
     findings: list[Finding],
     dismissed: frozenset[int],
+    shared: SharedReads | None = None,
 ) -> list[Finding]:
     """Replay the change at the candidates that could decide, and at the commits the tip
     probe says put it on the target; only what the replay shows decides."""
@@ -317,7 +320,7 @@ def prove(
                 if c.state != "merged" and c.number is not None and c.head_commit
             ],
         )
-    replayer = Replayer(repo, change, history, settings, store.landed_patches)
+    replayer = Replayer(repo, change, history, settings, store.landed_patches, shared)
     proofs = prove_all(replayer, [*chosen.values(), *unknown])
     return settle(query, findings, proofs, [(c, proofs[c.key]) for c in unknown if c.key in proofs])
 
@@ -492,13 +495,16 @@ def match_pr(
     before_number: int | None = None,
     probe: bool = True,
     deciding_only: bool = False,
+    shared: SharedReads | None = None,
+    tips: dict[str, str | None] | None = None,
 ) -> tuple[list[Finding], Change | None]:
     """`check --pr N`'s findings for an indexed PR (its `row`), the sweep's too; and the PR's
     change where the probe read it.
 
     The sweep passes `probe=False`: the target probe reads the PR's diff and the target's
     version of every file it changes (about 0.1 s a PR), to find landings the index does not
-    name. Every other step is the same.
+    name. Every other step is the same. It also passes `shared` (replays' reads kept across
+    its queries) and `tips` (each branch's tip, read once a sweep).
     """
     number = row["number"]
     query = engine.query_of(number)
@@ -520,7 +526,7 @@ def match_pr(
     if probe and row["state"] != "merged":
         # The tip probe looks for landings the index does not know; it reads the diff now.
         # A merged PR's own landing is known: its diff is read only if a replay needs it.
-        tip = pr_line_tip(repo, row, target)
+        tip = pr_line_tip(repo, row, target, tips)
         change = pr_change(repo, row, settings)
     if row["truncated"] and row["state"] != "merged":
         # Stored cut: the index holds its first files' lines only; read all of it from git.
@@ -536,12 +542,13 @@ def match_pr(
         settings,
         change=change,
         tip=tip,
-        history=lambda: pr_history(row, tip or pr_line_tip(repo, row, target), target),
+        history=lambda: pr_history(row, tip or pr_line_tip(repo, row, target, tips), target),
         load_change=lambda: pr_change(repo, row, settings),
         deciding_only=deciding_only,
         titled=lambda query, candidates: _titled(
             repo, engine.store, row, settings, query, candidates
         ),
+        shared=shared,
     )
     return findings, change
 
@@ -587,12 +594,24 @@ def with_change(
     return replace(result, change=change)
 
 
-def pr_line_tip(repo: git.Repo, row: Mapping[str, Any], target: str | None) -> str | None:
+def pr_line_tip(
+    repo: git.Repo,
+    row: Mapping[str, Any],
+    target: str | None,
+    tips: dict[str, str | None] | None = None,
+) -> str | None:
     """The tip of the branch an indexed PR is for: a PR for another branch (a backport to
-    `3.12`) is done only if that branch has it."""
+    `3.12`) is done only if that branch has it. With `tips`, each branch is resolved once."""
     branch = row["base_ref"] or target
-    resolved = gitsource.target_branch(repo, branch, required=False) if branch else None
-    return resolved.tip if resolved else None
+    if not branch:
+        return None
+    if tips is not None and branch in tips:
+        return tips[branch]
+    resolved = gitsource.target_branch(repo, branch, required=False)
+    tip = resolved.tip if resolved else None
+    if tips is not None:
+        tips[branch] = tip
+    return tip
 
 
 def pr_span(row: Mapping[str, Any]) -> tuple[str | None, str | None]:

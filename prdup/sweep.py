@@ -9,7 +9,8 @@ probe, and keeps its findings in check's order: every deciding one, and the firs
 no claim (for the related class). Its answer is the first at or above the threshold, the
 finding `check --pr N` shows first. The engine reads the lines every swept PR shares once for
 the whole sweep, each candidate's evidence once per process, and only the candidates that
-could decide. Classes and groups are `detector.grouping`'s.
+could decide; replays share what they read from git per process (`replaying.SharedReads`).
+Classes and groups are `detector.grouping`'s.
 
 Results are cached in the index per PR (`sweep_results`), keyed by the PR's head, a fingerprint
 of the matcher and its dismissals, and the state of every change that could alter them (head,
@@ -99,6 +100,7 @@ RARITY_DRIFT = 0.1
 MIN_DRIFT = 25
 MMAP_BYTES = 1 << 30
 MIN_PARALLEL = 20  # fewer PRs than this are matched in this process: forking costs more
+MIN_PARALLEL_REPLAYING = 4  # the same where PRs are replayed (a PR then costs ~0.3 s)
 SHOWN_LINES = 12  # shared lines kept per finding for the report
 CANDIDATE_STATES = ("merged", "open", "unmerged")
 # Findings that make no claim (overlap, related) are kept for the related class: those scoring
@@ -657,6 +659,8 @@ class _Matcher:
     source: ReplaySource | None = None  # where to replay: without it nothing can be proven
     engine: CandidateEngine | None = None
     repo: git.Repo | None = None
+    shared: replaying.SharedReads | None = None  # what replays read, kept across this process's PRs
+    tips: dict[str, str | None] = field(default_factory=dict)  # each branch's tip, read once
 
     def open(self) -> CandidateEngine:
         """This process's engine, on its own connection; it only reads (no `query_only`: the
@@ -667,6 +671,7 @@ class _Matcher:
             self.engine = CandidateEngine(store, self.batch)
             if self.source is not None:
                 self.repo = gitsource.open_repository(self.source.git_dir)
+                self.shared = replaying.SharedReads(self.repo)
         return self.engine
 
     def check(self, number: int) -> list[SweptFinding]:
@@ -679,7 +684,15 @@ class _Matcher:
         info = pr_info(row, source.target if source else None)
         settings = source.settings if source else Settings()
         findings, _ = match_pr(
-            engine, self.repo, row, info, settings, probe=False, deciding_only=True
+            engine,
+            self.repo,
+            row,
+            info,
+            settings,
+            probe=False,
+            deciding_only=True,
+            shared=self.shared,
+            tips=self.tips,
         )
         keys = self.batch.keys
         kept: list[SweptFinding] = []
@@ -702,6 +715,7 @@ class _Matcher:
         if self.repo is not None:
             self.repo.close()
             self.repo = None
+            self.shared = None
 
 
 _worker: _Matcher | None = None  # set before forking; each worker opens its own engine
@@ -752,7 +766,8 @@ def _run(
     results: dict[int, list[SweptFinding]] = {}
     report = progress or (lambda done, total: None)
     can_fork = "fork" in multiprocessing.get_all_start_methods()
-    if jobs <= 1 or len(numbers) < MIN_PARALLEL or not can_fork:
+    least = MIN_PARALLEL if source is None else MIN_PARALLEL_REPLAYING
+    if jobs <= 1 or len(numbers) < least or not can_fork:
         try:
             for done, number in enumerate(numbers, 1):
                 results[number] = matcher.check(number)

@@ -1,0 +1,135 @@
+"""What a sweep's replays share from one PR to the next, and what a re-sweep redoes.
+
+Many open PRs are replayed at the same landing: the file versions read there (and what the
+replay works out about them) are read once per process, and every answer stays what `check`
+says alone. A new landing or a new PR still changes the answers a re-sweep gives.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from detector.replay import FileText
+from index import gitsource
+from index.candidates import CandidateEngine
+from index.config import Settings
+from index.replaying import SharedReads
+from index.store import IndexStore, default_db_path
+from prdup.checking import match_pr, pr_info
+from prdup.sweep import sweep
+from tests.repo_builder import RepoBuilder
+from tests.test_sweep import READ_UTF8, SETTINGS, run
+from tests.test_sweep import backlog as backlog  # a fixture
+
+STUB = "    return None\n"
+
+
+def findings_of(repo_path: Path, numbers: list[int], shared: SharedReads | None) -> dict:
+    """Each PR's findings as the sweep asks for them, replayed with `shared` reads (None: each
+    PR reads its own)."""
+    repo = gitsource.open_repository(repo_path)
+    found = {}
+    with IndexStore(default_db_path(repo), create=False) as store:
+        engine = CandidateEngine(store)
+        for number in numbers:
+            row = store.change_row(number)
+            assert row is not None
+            findings, _ = match_pr(
+                engine,
+                repo,
+                row,
+                pr_info(row, "main"),
+                Settings(),
+                probe=False,
+                deciding_only=True,
+                shared=shared,
+            )
+            found[number] = [(f.candidate.key, f.verdict, round(f.score, 4)) for f in findings]
+    return found
+
+
+def test_prs_replayed_at_one_landing_read_it_once_and_answer_as_alone(backlog: RepoBuilder):
+    """PRs 2 and 3 make PR 1's CSV fix in their own words: both are replayed at PR 1's
+    landing. The second reads nothing there again, and both answers are what each PR's own
+    replay says."""
+    alone = findings_of(backlog.path, [2, 3], None)
+    assert alone[2][0][1] == "already-merged" and alone[3][0][1] == "already-merged"
+
+    repo = gitsource.open_repository(backlog.path)
+    with IndexStore(default_db_path(repo), create=False) as store:
+        landing = store.change_row(1)["sha"]
+    shared = SharedReads(repo)
+    first = findings_of(backlog.path, [2], shared)
+    at_landing = {spec for spec in shared.texts if spec.startswith(landing)}
+    assert at_landing  # PR 2 was replayed where PR 1 landed
+    second = findings_of(backlog.path, [3], shared)
+    assert {spec for spec in shared.texts if spec.startswith(landing)} == at_landing
+    assert shared.blobs_read == len(shared.texts)  # each read once, PR 1's landing for PR 2
+    assert {**first, **second} == alone
+
+
+def test_shared_texts_keep_the_newest_within_their_budget(builder: RepoBuilder):
+    builder.commit("Add two modules", {"a.py": "a = 1\n" * 50, "b.py": "b = 2\n" * 50})
+    repo = gitsource.open_repository(builder.path)
+    shared = SharedReads(repo, max_chars=400)
+    blobs = gitsource.BlobReader(repo)
+
+    def read(spec: str) -> bytes | None:
+        return blobs.read(spec, 10_000)
+
+    a = shared.text("HEAD:a.py", read)
+    assert a is not None and a.lines[0] == "a = 1"
+    assert shared.text("HEAD:a.py", read) is a and shared.blobs_read == 1
+    shared.text("HEAD:b.py", read)  # 300 more characters: a.py no longer fits
+    again = shared.text("HEAD:a.py", read)
+    assert shared.blobs_read == 3 and again is not None and again.lines == a.lines
+    assert shared.text("HEAD:missing.py", read) is None
+
+
+def test_a_line_found_once_is_where_the_map_puts_it():
+    text = FileText(["def f():", "    x = 1", "    return x", "", "    x = 1", "y = 2  "])
+    assert text.once("    return x") == 2
+    assert text.once("y = 2") == 5  # right-hand whitespace is dropped
+    assert text.once("    x = 1") is None  # twice
+    assert text.once("z = 3") is None
+    assert text.where["    return x"] == [2]  # the map built, the answers stay
+    assert text.once("    return x") == 2 and text.once("    x = 1") is None
+
+
+def test_a_resweep_sees_a_new_landing_and_a_new_pr(builder: RepoBuilder):
+    """PR 2 reads the settings file; nothing has done it yet. Then PR 1 (opened earlier,
+    sharing its new line) lands: a sweep from the cache says PR 2 is done by PR 1. Then PR 3
+    proposes PR 2's very patch again: the next sweep answers it too. (A landing sharing only
+    common lines with a cached PR is not followed: `--full` redoes everything.)"""
+    builder.commit("Add the settings module", {"settings.py": SETTINGS})
+    base = builder.head()
+    builder.pr_branch(
+        2,
+        [("Load settings from the file", {"settings.py": SETTINGS.replace(STUB, READ_UTF8)})],
+        start=base,
+    )
+    code, _, err = run(builder.path, "index", "--quiet")
+    assert code == 0, err
+    first = sweep(builder.path, jobs=1)
+    assert first.answer(2) is None and first.rechecked == [2]
+
+    builder.pr_branch(
+        1, [("Read the settings file", {"settings.py": SETTINGS.replace(STUB, READ_UTF8)})]
+    )
+    builder.merge_pr(1, how="squash")
+    run(builder.path, "index", "--quiet")
+    landed = sweep(builder.path, jobs=1)
+    assert landed.rechecked == [2]
+    answer = landed.answer(2)
+    assert answer is not None and (answer.pr, answer.verdict) == (1, "already-merged")
+
+    builder.pr_branch(
+        3,
+        [("Read settings as UTF-8", {"settings.py": SETTINGS.replace(STUB, READ_UTF8)})],
+        start=base,
+    )
+    run(builder.path, "index", "--quiet")
+    proposed = sweep(builder.path, jobs=1)
+    assert 3 in proposed.rechecked
+    again = proposed.answer(3)
+    assert again is not None and again.verdict in ("already-merged", "duplicate")
