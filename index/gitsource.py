@@ -1012,6 +1012,9 @@ class BlobReader:
 _COMBINED_HUNK = re.compile(r"^@@@ -(\d+)(?:,(\d+))? -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@@")
 
 
+_COMBINED_OPTIONS = ("--cc", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-textconv")
+
+
 def merge_resolution(repo: git.Repo, merge: str) -> str:
     """What a two-parent merge wrote of its own, as a diff against its first parent: the
     lines of its result that neither parent had, and the lines both had that it dropped (a
@@ -1022,21 +1025,33 @@ def merge_resolution(repo: git.Repo, merge: str) -> str:
     its first-parent diff is what the other side's commits made, and they are that change."""
     try:
         combined = _decode(
-            repo.git.diff_tree(
-                "--cc",
-                "-p",
-                "-U0",
-                "--no-color",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--no-commit-id",
-                merge,
-                stdout_as_string=False,
-            )
+            repo.git.diff_tree(*_COMBINED_OPTIONS, "--no-commit-id", merge, stdout_as_string=False)
         )
     except git.GitCommandError:
         return ""
     return _own_lines_of_combined(combined)
+
+
+def merge_resolutions(repo: git.Repo, merges: Sequence[str]) -> dict[str, str]:
+    """`merge_resolution` of each merge through one `git diff-tree --stdin --cc` process: a
+    history with thousands of merges that name no PR would otherwise start a git per merge.
+
+    git prints each merge's id before its combined diff and nothing for a merge with none
+    (it only brought the other side in): "" for that one. Raises `git.GitCommandError` where
+    git failed (a missing object), so the caller can read each merge on its own."""
+    if not merges:
+        return {}
+    process = repo.git.diff_tree(
+        "--stdin", *_COMBINED_OPTIONS, as_process=True, istream=git.cmd.PIPE
+    )
+    feed(process, "".join(f"{merge}\n" for merge in dict.fromkeys(merges)).encode())
+    resolutions = dict.fromkeys(merges, "")
+    for merge, body in _pair_bodies(_read_ahead(_whole_lines(_reads(process.stdout, _BLOCK)))):
+        if merge is None:
+            process.wait()  # before the last merge: git may have died inside its diff
+        else:
+            resolutions[merge] = _own_lines_of_combined(_decode(body))
+    return resolutions
 
 
 def _own_lines_of_combined(combined: str) -> str:

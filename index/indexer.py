@@ -59,12 +59,25 @@ from index.stored_diff import StoredChange, parse_read_in_part, parse_stored
 # A merge subject that names a PR in any way (`#N`, `pr/N`, `Merge branch 'hotfix/#6464-x'`):
 # the PR's landing by name, recorded as it is.
 _NAMES_A_PR = re.compile(r"(?:#|(?<![\w.])(?:pr|pull|merge)[-/_]?)\d+", re.IGNORECASE)
+
 MAX_PR_COMMITS = 5000  # a PR head that needs a longer walk to reach a branch is not a PR diff
 BATCH = 100  # changes per transaction: an interrupted run loses at most this much work
 
 # (phase, done, total or None): called after each batch and at each finishing step.
 Progress = Callable[[str, int, "int | None"], None]
 _T = TypeVar("_T")
+
+
+def _brings_a_branch(commit: gitsource.LoggedCommit) -> bool:
+    """A merge that names no PR and syncs no branch: `_index_brought` records what it brought
+    instead of it, and of it only its conflict resolution's own lines."""
+    subject = commit.message.partition("\n")[0]
+    return (
+        len(commit.parents) > 1
+        and landing_pr(subject)[0] is None
+        and not BRANCH_SYNC.match(subject)
+        and not _NAMES_A_PR.search(subject)
+    )
 
 
 @dataclass
@@ -177,6 +190,8 @@ class Indexer:
         self._tested_open: set[int] | None = None  # PRs a test merge shows open (`_git_state`)
         self._targets: list[str] = []
         self._known: set[str] = set()  # commits of the target's history indexed already
+        # Unnamed merges' own lines (`_index_brought`), read for a batch of commits at once.
+        self._resolutions: dict[str, str] = {}
         self.own_commits_filled = False  # PRs of an older index got their own commits
         # Target commits by file count, for PRs read in part (`_may_have_landed_whole`).
         self._commits_by_file_count: dict[int, list[int]] | None = None
@@ -295,6 +310,7 @@ class Indexer:
     def _write_landed(
         self, commits: list[gitsource.LoggedCommit], target: str, merged_numbers: set[int]
     ) -> None:
+        self._read_resolutions(commits)
         for commit in commits:
             self._index_landed(commit, target, merged_numbers)
         self._dispatch()
@@ -346,7 +362,7 @@ class Indexer:
         if number is None and len(commit.parents) > 1 and BRANCH_SYNC.match(subject):
             self.summary.skipped["branch sync merge"] += 1
             return
-        if number is None and len(commit.parents) > 1 and not _NAMES_A_PR.search(subject):
+        if _brings_a_branch(commit):
             self._index_brought(commit, target, merged_numbers, (*reached, commit.parents[0]))
             return
         if number is not None and number in merged_numbers:
@@ -419,11 +435,22 @@ class Indexer:
             # A snapshot that lacks an object of the merged branch: what was read is kept,
             # the rest of that branch is unknown (as a target's history is cut there).
             self.summary.skipped["merged branch unreadable"] += 1
+        self._read_resolutions(brought)  # of the merges among them, brought in turn
         for commit in brought:
             self._index_landed(commit, target, merged_numbers, reached)
-        own = gitsource.merge_resolution(self.repo, merge.sha)
+        own = self._resolutions.pop(merge.sha, None)
+        if own is None:
+            own = gitsource.merge_resolution(self.repo, merge.sha)
         if own:
             self._index_landed(replace(merge, parents=merge.parents[:1], diff=own), target, set())
+
+    def _read_resolutions(self, commits: list[gitsource.LoggedCommit]) -> None:
+        """The own lines of the merges among `commits` that `_index_brought` will record,
+        through one git process: a git per merge costs minutes on a history of thousands."""
+        merges = [c.sha for c in commits if _brings_a_branch(c) and c.sha not in self._resolutions]
+        # A missing object stops git: each merge is then read on its own (`_index_brought`).
+        with contextlib.suppress(git.GitCommandError):
+            self._resolutions.update(gitsource.merge_resolutions(self.repo, merges))
 
     def _proposed_change(self, target_parent: str, head: str) -> tuple[str, str] | None:
         """(fork point, diff) of a merged branch's own change, None if it has none."""

@@ -75,6 +75,8 @@ class SharedReads:
     max_chars: int = SHARED_TEXT_CHARS
     texts: OrderedDict[str, tuple[FileText | None, int]] = field(default_factory=OrderedDict)
     ranges: dict[tuple[str, ...], set[str]] = field(default_factory=dict)
+    # Each range's patch ids with when the first commit of each was made.
+    range_made: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     chars: int = 0
     blobs_read: int = 0  # blobs read from git, each at most once while it is kept
     answers: GitAnswers | None = None
@@ -124,17 +126,19 @@ class Replayer:
         change: Change,
         history: QueryHistory,
         settings: Settings,
-        landed_patches: Callable[[set[str]], set[str]] | None = None,
+        landed_patches: Callable[[set[str]], Mapping[str, str | None]] | None = None,
         shared: SharedReads | None = None,
     ) -> None:
         self._repo = repo
         self._shared = shared if shared is not None else SharedReads(repo)
         self._git = self._shared.git()
         self._settings = settings
-        self._landed_patches = landed_patches  # which of these patches some merged change has
+        # Which of these patches some merged change has, and when the first of those landed.
+        self._landed_patches = landed_patches
         self._on_target: bool | None = None
         self._own_commits: set[str] | None = None  # this change's own commits, once read
         self._patches = self._shared.ranges  # by range: the same for every query
+        self._range_made = self._shared.range_made  # `_range_patches`, by range too
         self._blobs = gitsource.BlobReader(repo)
         self._history = history
         self._files = [f for f in change.files if f.hunks and f.status != "binary"][:MAX_FILES]
@@ -292,7 +296,9 @@ class Replayer:
         mistake (its range then starts at what that merge brought, and the revert reads as
         undoing the target's work). Its head holding this change proves
         nothing about its work. Only the commits touching those files are read, however long
-        the range: the copy that brought this change may be hundreds of commits down."""
+        the range: the copy that brought this change may be hundreds of commits down. A commit
+        whose patch a merged change has is a copy only if that change landed before the commit
+        was made: one made first is the original, its later landing the copy."""
         paths = sorted({h.path for h in result.hunks if h.turned})
         if not paths:
             return False
@@ -303,7 +309,7 @@ class Replayer:
             listed = self._git.log(
                 "--no-merges",
                 f"--max-count={MAX_RANGE_COMMITS}",
-                "--format=%H%x1f%P%x1f%s",
+                "--format=%H%x1f%P%x1f%cI%x1f%s",
                 f"{start}..{head}",
                 "--",
                 *paths,
@@ -311,12 +317,13 @@ class Replayer:
         except git.GitCommandError:
             return False
         touching = [
-            line.split("\x1f", 2) for line in listed.splitlines() if line.count("\x1f") == 2
+            line.split("\x1f", 3) for line in listed.splitlines() if line.count("\x1f") == 3
         ]
-        if not touching or not own_line - {sha for sha, _, _ in touching}:
+        if not touching or not own_line - {sha for sha, *_ in touching}:
             return False  # nothing but these commits: its own change, or proposed again
         maybe_own: list[tuple[str, str]] = []
-        for sha, parents, subject in touching:
+        made: dict[str, str] = {}  # when each commit was last written (a rebase rewrites it)
+        for sha, parents, committed, subject in touching:
             named, _ = landing_pr(subject)
             if sha not in own_line or _SQUASHED_MERGE.match(subject):
                 continue  # merged in from another branch, or a merge squashed into one commit
@@ -325,6 +332,7 @@ class Replayer:
             if subject.startswith('Revert "Merge') and self._reverts_within(sha, start, head):
                 continue  # undoes a merge its own branch took by mistake: undoes, makes nothing
             maybe_own.append((sha, parents.split()[0] if parents else ""))
+            made[sha] = committed
         if not maybe_own:
             return True
         if self._landed_patches is None or len(maybe_own) > MAX_RANGE_COMMITS:
@@ -332,7 +340,12 @@ class Replayer:
         patches = self._commit_patches([pair for pair in maybe_own if pair[1]])
         if len(patches) < len(maybe_own):
             return False  # a commit whose patch is unknown (a root, an empty one) may be its own
-        return set(patches.values()) <= self._landed_patches(set(patches.values()))
+        landed = self._landed_patches(set(patches.values()))
+        # A landing time unknown cannot show the commit came first: read as a copy.
+        return all(
+            patch in landed and not earlier(made[sha], landed[patch])
+            for sha, patch in patches.items()
+        )
 
     def _reverts_within(self, sha: str, start: str, head: str) -> bool:
         """The commit reverts one of `start..head` (git's "This reverts commit X")."""
@@ -357,6 +370,8 @@ class Replayer:
                 if not change.is_empty:
                     patches[sha] = change.patch_id
         except git.GitCommandError:
+            # A commit whose objects this clone lacks (a partial clone, an incomplete
+            # mirror): git stops there. The patches read before it are still what they are.
             pass
         return patches
 
@@ -400,17 +415,21 @@ class Replayer:
 
     def _via_target(self, candidate: ChangeEvidence, head: str) -> bool:
         """The open candidate's range holds copies of commits already merged (a rebase that
-        carried upstream commits along) beside its own, and the target already has this
-        change: the candidate's head has it from those copies, not from work of its own."""
+        carried upstream commits along; made after those landed) beside its own, and the
+        target already has this change: the candidate's head has it from those copies, not
+        from work of its own."""
         if self._landed_patches is None or not candidate.base_commit:
             return False
         if not self._done_on_target():
             return False
-        patches = self._range_patches(candidate.base_commit, head)
-        copies = self._landed_patches(patches)
+        made = self._range_patches(candidate.base_commit, head)
+        landed = self._landed_patches(set(made))
+        # A commit made before the merged change with its patch landed is the original, not
+        # a copy (`_not_its_own_work`).
+        copies = {patch for patch, when in landed.items() if not earlier(made[patch], when)}
         # A range that is nothing but such a copy is that change, proposed again: a duplicate
         # in its own right. Copies beside work of its own were carried along.
-        return bool(copies) and bool(patches - copies)
+        return bool(copies) and bool(made.keys() - copies)
 
     def _restores(self, start: str, landing: str, result: Replay) -> bool:
         """The candidate reverts a commit that came after this change started, and what turned
@@ -522,34 +541,36 @@ class Replayer:
             self._patches[key] = set(listed.splitlines())
         return self._patches[key]
 
-    def _range_patches(self, base: str, head: str) -> set[str]:
-        """Patch ids of the commits in `base..head` (the newest 100), read once per range."""
-        if (base, head) not in self._patches:
-            self._patches[base, head] = self._read_range_patches(base, head)
-        return self._patches[base, head]
+    def _range_patches(self, base: str, head: str) -> dict[str, str]:
+        """Patch ids of the commits in `base..head` (the newest 100), each with when the first
+        commit of it was made, read once per range."""
+        if (base, head) not in self._range_made:
+            self._range_made[base, head] = self._read_range_patches(base, head)
+        return self._range_made[base, head]
 
-    def _read_range_patches(self, base: str, head: str) -> set[str]:
+    def _read_range_patches(self, base: str, head: str) -> dict[str, str]:
         try:
-            listed = self._git.rev_list(
-                "--no-merges", "--parents", f"--max-count={MAX_RANGE_COMMITS}", f"{base}..{head}"
+            listed = self._git.log(
+                "--no-merges",
+                f"--max-count={MAX_RANGE_COMMITS}",
+                "--format=%H %P%x1f%cI",
+                f"{base}..{head}",
             )
         except git.GitCommandError:
-            return set()
-        pairs = [(line.split()[0], line.split()[1]) for line in listed.splitlines() if " " in line]
-        patches: set[str] = set()
-        try:
-            for _, diff in gitsource.diff_pairs(self._repo, pairs):
-                try:
-                    change, _ = parse_filtered(diff, self._settings)
-                except NotADiff:
-                    continue
-                if not change.is_empty:
-                    patches.add(change.patch_id)
-        except git.GitCommandError:
-            # A commit whose objects this clone lacks (a partial clone, an incomplete
-            # mirror): git stops there. The patches read before it are still what they are.
-            pass
-        return patches
+            return {}
+        made: dict[str, str] = {}
+        pairs: list[tuple[str, str]] = []
+        for line in listed.splitlines():
+            shas, _, committed = line.partition("\x1f")
+            sha, *parents = shas.split() or [""]
+            if parents:  # a root commit has no patch to compare
+                pairs.append((sha, parents[0]))
+                made[sha] = committed
+        first: dict[str, str] = {}
+        for sha, patch in self._commit_patches(pairs).items():
+            if patch not in first or earlier(made[sha], first[patch]):
+                first[patch] = made[sha]
+        return first
 
     def _done_on_target(self) -> bool:
         """This change, replayed at the tip of its branch: is it (partly) there already?"""

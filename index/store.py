@@ -24,6 +24,7 @@ from index.errors import (
 from index.file_holders import processes_holding
 from index.hunk_symbols import header_kind
 from index.line_sets import LineSet
+from index.metadata import instant_or_zero
 from index.packed import pack_counts, packed_words, squeeze, unpack_counts, unsqueeze
 from index.rarity import LineCounts
 from index.schema import (
@@ -963,19 +964,28 @@ class IndexStore:
                 return True
         return False
 
-    def landed_patches(self, patch_ids: set[str]) -> set[str]:
-        """Which of these patches a merged change in the index has (a rebased copy of it)."""
+    def landed_patches(self, patch_ids: set[str]) -> dict[str, str | None]:
+        """Which of these patches a merged change in the index has (a rebased copy of it), each
+        with when the first such change landed: a commit made before then is the original, and
+        the landing its copy. None where one such change's landing time is unknown."""
         if not patch_ids:
-            return set()
+            return {}
         marks = ",".join("?" * len(patch_ids))
-        return {
-            patch
-            for (patch,) in self.rows(
-                f"SELECT DISTINCT patch_id FROM changes WHERE state = 'merged' "
-                f"AND patch_id IN ({marks})",
-                list(patch_ids),
+        first: dict[str, str | None] = {}
+        for patch, merged_at in self.rows(
+            f"SELECT patch_id, merged_at FROM changes WHERE state = 'merged' "
+            f"AND patch_id IN ({marks})",
+            list(patch_ids),
+        ):
+            known = first.get(patch, merged_at)
+            # Stored times carry their own offsets (GitHub's `Z`, git's `+02:00`): compared as
+            # instants, not as text.
+            first[patch] = (
+                None
+                if known is None or merged_at is None
+                else min(known, merged_at, key=instant_or_zero)
             )
-        }
+        return first
 
     def change_row(self, number: int) -> dict[str, Any] | None:
         found = self.query("SELECT * FROM changes WHERE number = ?", (number,))

@@ -110,6 +110,38 @@ def test_a_branch_whose_commits_that_made_the_change_are_not_its_own_did_not_mak
         assert any("not its own work" in r for r in reasons_about(found, number)), _debug(found)
 
 
+def test_an_open_pr_whose_commit_another_pr_landed_later_made_the_change(
+    builder: RepoBuilder,
+):
+    """#71 asks the offload strategy, then logs the stages. Later #73 lands a copy of #71's
+    fix (cherry-picked: the same patch, written after #71's commit) and nothing of its own.
+    #72, from before that landing, makes the same fix later. #71's commit came first: it is
+    the original, #73's landing the copy, so #71 made the change #72 repeats."""
+    start = builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder.pr_branch(
+        71,
+        [
+            ("Ask the offload strategy", {PIPELINE_PY: fixed}),
+            ("Log the stages", {"pipelines/log.py": "LOG = 1\n"}),
+        ],
+    )
+    original = builder.head("refs/pull/71/head^")
+    builder.pr_branch(73, [])
+    builder.checkout("pr-73")
+    builder.git("cherry-pick", original)
+    builder.git("update-ref", "refs/pull/73/head", builder.head())
+    builder.merge_pr(73)
+    builder.pr_branch(72, [("Use the offload strategy", {PIPELINE_PY: fixed})], start=start)
+    for number in (71, 72, 73):
+        builder.delete_pr_branch(number)
+    index_with(builder, [{"number": n, "createdAt": OPENED} for n in (71, 72, 73)])
+
+    found = check_json(builder, "--pr", "72")
+    assert 71 in deciding(found), _debug(found)
+    assert not any("not its own work" in r for r in reasons_about(found, 71)), _debug(found)
+
+
 def test_the_same_version_number_written_by_a_release_is_no_part_of_a_proposal(
     builder: RepoBuilder,
 ):
