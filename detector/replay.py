@@ -442,10 +442,9 @@ def _replay_file(
             blocks = _Blocks.of(hunk, versions.base if versions else None)
             if memo is not None and versions:
                 memo[id(hunk)] = blocks
+        moves = _moves_only(hunk, moved)
         weight = sum(
-            1
-            for line in hunk.lines
-            if not line.trivial and (line.hash not in kept or line.hash in moved)
+            1 for line in hunk.lines if not line.trivial and (line.hash not in kept or moves)
         )
         state_before: HunkState
         state_after: HunkState
@@ -459,14 +458,10 @@ def _replay_file(
         else:
             state_before = _state(blocks, before, file, place=place)
             state_after = _state(blocks, after, file, since=before, place=place)
-            if (
-                state_after != "there"
-                and _moves_only(hunk, moved)
-                and _move_made(blocks, before, after, place)
-            ):
+            if state_after != "there" and moves and _move_made(blocks, before, after, place):
                 state_after = "there"
         how: How = ""
-        if state_after == "there" and (_fresh(hunk, before) or _moves_only(hunk, moved)):
+        if state_after == "there" and (_fresh(hunk, before) or moves):
             how = "identical"
         elif (
             state_after == "conflict"
@@ -691,19 +686,28 @@ def _other_pins(
 
 def _moved_lines(file: FileChange) -> set[int]:
     """The lines the change moves within the file: removed by one of its hunks and added by
-    another (a line re-indented in place is removed and added by the same hunk).
+    another, both hunks doing nothing but that (a block that stands whole in a new place; a
+    line re-indented in place is removed and added by one hunk, and a line taken into a
+    rewritten block elsewhere is part of that rewrite).
 
     A move is a change of its own (a reorder is a fix: a check put before another), so its
     lines carry weight; and its hunks are done only where the lines stand in their new place
     after the candidate, never because the same text is still in the file, where it was."""
+    hunks = [[line for line in hunk.lines if not line.trivial] for hunk in file.hunks]
+    candidates = _across_hunks(hunks)
+    moving = [lines if all(line.hash in candidates for line in lines) else [] for lines in hunks]
+    return _across_hunks(moving)
+
+
+def _across_hunks(hunks: Sequence[Sequence[ChangedLine]]) -> set[int]:
+    """Lines removed by one of `hunks` and added by another."""
     removed: dict[int, set[int]] = {}
     added: dict[int, set[int]] = {}
-    for at, hunk in enumerate(file.hunks):
-        for line in hunk.lines:
-            if not line.trivial:
-                (removed if line.side == "-" else added).setdefault(line.hash, set()).add(at)
+    for at, lines in enumerate(hunks):
+        for line in lines:
+            (removed if line.side == "-" else added).setdefault(line.hash, set()).add(at)
     return {
-        line for line, hunks in removed.items() if line in added and len(hunks | added[line]) > 1
+        line for line, where in removed.items() if line in added and len(where | added[line]) > 1
     }
 
 
