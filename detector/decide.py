@@ -108,6 +108,8 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
         return nearby(signals)
     if signals.port and not signals.on_target:
         return nearby(signals)  # the same change made on purpose for another release line
+    if signals.takes_over and not signals.on_target:
+        return nearby(signals)  # it says it takes the candidate's work over: not a repeat
     if signals.same_author and not signals.on_target:
         # The author's own earlier PR: a follow-up, a port to another branch or a resubmission
         # they already know about; telling them it is a duplicate helps nobody.
@@ -156,6 +158,7 @@ Override = Literal[
     "reverts",
     "backport",
     "port",
+    "takes-over",
     "same-author",
     "undone",
     "other-line",
@@ -191,6 +194,15 @@ def overriding_rule(
         return "backport"  # a backport repeats a change on purpose
     if signals.port:
         return "port"  # so does a port to another release line, said as such
+    if signals.takes_over:
+        # This change says it takes the candidate's work over ("Carry #N"): it carries that
+        # work on, it does not repeat it.
+        return "takes-over"
+    if signals.taken_over and not _refuses_takeover(landed, proof):
+        # The candidate says it takes this change over: who wrote it, whose commits made it
+        # and what else its branch carries are what a takeover is; the replay says how much
+        # of this change went on there (`proven_verdict`).
+        return None
     if signals.same_author and not landed:
         # The author's own open PR is one they know; their own *merged* change is worth
         # naming: the target has it, proven.
@@ -252,6 +264,17 @@ def overriding_rule(
     return None
 
 
+def _refuses_takeover(landed: bool, proof: Proof) -> bool:
+    """What a candidate that says it takes this change over still cannot be: this change's
+    own landing, a change after it landed (a follow-up "finishing" merged work), one undone
+    since, or a landing on another line or of what its head does not hold."""
+    return bool(
+        proof.own_landing
+        or proof.after_query
+        or (landed and (proof.in_query_base or proof.other_line or proof.unlanded))
+    )
+
+
 def proven_verdict(
     signals: Signals,
     candidate_state: str,
@@ -272,7 +295,12 @@ def proven_verdict(
     replay = proof.replay
     # The same accounting the reasons print: an identical patch decides only where the
     # candidate's landing kept it (a merge whose conflict resolution threw it away did not).
-    if HunkCount.of(replay, signals.same_patch).whole:
+    count = HunkCount.of(replay, signals.same_patch)
+    if signals.taken_over and count.done:
+        # It took this change over, and some of it went on there: this change's work is done
+        # there (landed) or goes on there; what the takeover left out is not work to do.
+        return "already-merged" if landed else "covered"
+    if count.whole:
         if landed:
             return "already-merged"
         return "covered" if is_inside_larger(signals) else "duplicate"
