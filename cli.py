@@ -179,6 +179,8 @@ def check(
         if not nothing_to_compare(error):
             raise
         click.echo(f"prdup: {error}", err=True)  # a normal situation, not an error: exit 0
+        if output == "json":
+            click.echo(render.nothing_to_compare_json(str(error)))
         return
     for warning in result.warnings:
         click.echo(f"prdup: warning: {warning}", err=True)

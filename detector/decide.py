@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from detector.evidence import Proof, Signals, Verdict
+from detector.pins import at_least
 from detector.replay import HunkCount
 
 WEIGHTS_FILE = Path(__file__).with_name("weights.json")
@@ -173,6 +174,7 @@ Override = Literal[
     "unlanded",
     "others-work",
     "restores",
+    "other-version",
 ]
 
 
@@ -224,6 +226,8 @@ def overriding_rule(
         return "others-work"  # its branch's commits that did it are someone else's
     if proof.restores:
         return "restores"  # a revert brings back what something earlier had made
+    if competing_bump(proof, landed):
+        return "other-version"  # the same package pinned to another version: competing bumps
     if not landed and not signals.same_patch and signals.candidate_coverage < THRESHOLDS.sweeping:
         # An unmerged branch of which this change is a sliver: a branch that squashed or
         # merged the target in carries everything; it proves nothing about this change.
@@ -307,6 +311,16 @@ def proven_verdict(
         # same change, as "contained" means elsewhere; there is no landing to rebase onto.
         return "covered" if is_inside_larger(signals) else "duplicate"
     return nearby(signals)
+
+
+def competing_bump(proof: Proof, landed: bool) -> bool:
+    """The candidate pins a package this change pins to another version: two bumps of one
+    dependency compete, neither is the other. A landed bump at least as high as this one's
+    is no competitor: it supersedes this bump (that case is not decided here)."""
+    competing = proof.replay.competing_pins
+    if not competing:
+        return False
+    return not (landed and all(at_least(pin.theirs, pin.ours) for pin in competing))
 
 
 def is_contained(signals: Signals) -> bool:

@@ -87,6 +87,7 @@ _OVERRIDE_REASONS = {
         "change: it came from there"
     ),
     "takes-over": _TAKES_OVER,
+    "other-version": "{other} pins {pins}: another version, a competing change, not this one",
 }
 MAX_REPLAYS = 8  # candidates replayed per check: the few that could decide
 PROVEN_SCORE = 0.95  # a claim the replay proved is shown whatever the shared share
@@ -547,6 +548,7 @@ def _replay_reasons(
             line=proof.other_line,
             share=_percent(s.candidate_coverage),
             came=came,
+            pins=_pins_text(replay),
         )
         return
     taken_over = s.taken_over and rule is None
@@ -578,6 +580,13 @@ def _replay_reasons(
         shown = ", ".join(count.residual[:4])
         more = f" and {len(count.residual) - 4} more" if len(count.residual) > 4 else ""
         yield f"not in {other}: {shown}{more}"
+
+
+def _pins_text(replay: Replay) -> str:
+    """`filelock ==3.20.1 (this change: ==3.20.3)`, for each package pinned otherwise."""
+    return ", ".join(
+        f"{pin.package} {pin.theirs} (this change: {pin.ours})" for pin in replay.competing_pins
+    )
 
 
 def _hunks_there(count: HunkCount, replay: Replay, decides: bool) -> str:

@@ -20,6 +20,7 @@ from functools import partial
 from typing import Generic, Literal, TypeVar, cast
 
 from detector.model import Change, ChangedLine, FileChange, Hunk, is_trivial, normalise_line
+from detector.pins import CompetingPin, competing_pins, is_manifest
 from detector.text import STOP_WORDS
 
 T = TypeVar("T")
@@ -55,6 +56,15 @@ _DOCS_PATH = re.compile(
     re.IGNORECASE,
 )
 
+# A pip requirements or constraints file: its pins are what a bump changes, wherever it sits
+# and however it is named (`test-requirements.txt` is neither a test nor a document). Other
+# manifests (`pyproject.toml`, `package.json`, `go.mod`) are code by their names already; under
+# a test folder they are a fixture's.
+_DEPENDENCY_MANIFEST = re.compile(
+    r"(^|/)([^/]*[-_.])?(requirements|constraints)([-_.][^/]*)?\.(txt|in)$"
+    r"|(^|/)requirements/[^/]*\.(txt|in)$",
+    re.IGNORECASE,
+)
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
@@ -175,7 +185,10 @@ def names(text: str) -> set[str]:
 
 
 def file_kind(path: str) -> FileKind:
-    """Tests, docs and changelog entries go with a fix; the fix itself is in the code."""
+    """Tests, docs and changelog entries go with a fix; the fix itself is in the code, and so
+    is a dependency manifest's pin: a bump not made is the change not made."""
+    if _DEPENDENCY_MANIFEST.search(path):
+        return "code"
     if _TEST_PATH.search(path):
         return "test"
     if _DOCS_PATH.search(path):
@@ -202,7 +215,7 @@ class HunkReplay:
     path: str
     first_line: int  # on the query's new side, for "what remains"
     last_line: int
-    weight: int  # changed lines that carry code: not trivial, not only moved or re-indented
+    weight: int  # changed lines that carry code: not trivial, not only re-indented in place
     kind: FileKind
     new_file: bool
     before: HunkState
@@ -214,6 +227,8 @@ class HunkReplay:
     # It only removes lines, and the candidate removed every one of them that says something
     # (whatever the context around them became): for an identical patch, it kept this hunk.
     removal_made: bool = False
+    # Packages it pins that the candidate pinned to another version: a competing bump.
+    other_pins: tuple[CompetingPin, ...] = ()
 
     @property
     def turned(self) -> bool:
@@ -284,6 +299,11 @@ class Replay:
             and (self.imports_only or self.versions_only or any(h.anchors for h in self.deciding))
             and self.done_share >= PARTIAL_SHARE
         )
+
+    @property
+    def competing_pins(self) -> tuple[CompetingPin, ...]:
+        """Packages this change pins to one version and the candidate to another."""
+        return tuple(pin for hunk in self.hunks for pin in hunk.other_pins)
 
     @property
     def already_before(self) -> bool:
@@ -474,6 +494,7 @@ def _replay_file(
     kept = {line.hash for line in file.changed_lines if line.side == "-"} & {
         line.hash for line in file.changed_lines if line.side == "+"
     }
+    moved = _moved_lines(file)
     kind = file_kind(file.path)
     before = FileText.of(versions.before) if versions else None
     after = FileText.of(versions.after) if versions else None
@@ -484,7 +505,10 @@ def _replay_file(
             blocks = _Blocks.of(hunk, versions.base if versions else None)
             if memo is not None and versions:
                 memo[id(hunk)] = blocks
-        weight = sum(1 for line in hunk.lines if not line.trivial and line.hash not in kept)
+        moves = _moves_only(hunk, moved)
+        weight = sum(
+            1 for line in hunk.lines if not line.trivial and (line.hash not in kept or moves)
+        )
         state_before: HunkState
         state_after: HunkState
         # An import's place is its file's import block, in whatever order a project sorts it.
@@ -497,8 +521,10 @@ def _replay_file(
         else:
             state_before = _state(blocks, before, file, place=place)
             state_after = _state(blocks, after, file, since=before, place=place)
+            if state_after != "there" and moves and _move_made(blocks, before, after, place):
+                state_after = "there"
         how: How = ""
-        if state_after == "there" and _fresh(hunk, before):
+        if state_after == "there" and (_fresh(hunk, before) or moves):
             how = "identical"
         elif (
             state_after == "conflict"
@@ -532,6 +558,7 @@ def _replay_file(
             versions_only=_versions_only(hunk),
             comments_only=_comments_only(hunk),
             removal_made=_removal_made(hunk, before, after),
+            other_pins=_other_pins(file.path, hunk, before, after),
         )
         results.append((replayed, blocks, before, after))
     return results
@@ -729,6 +756,69 @@ def _keeps_deleted(blocks: _Blocks, written: Iterable[str]) -> bool:
         "\n".join(blocks.added + blocks.before_context + blocks.after_context)
     )
     return bool(deleted & names("\n".join(written)))
+
+
+def _other_pins(
+    path: str, hunk: Hunk, before: FileText | None, after: FileText | None
+) -> tuple[CompetingPin, ...]:
+    """The packages this hunk pins that the candidate re-pinned to another version."""
+    if before is None or after is None or not hunk.added or not is_manifest(path):
+        return ()
+    return competing_pins(path, (line.text for line in hunk.added), before.lines, after.lines)
+
+
+def _moved_lines(file: FileChange) -> set[int]:
+    """The lines the change moves within the file: removed by one of its hunks and added by
+    another, both hunks doing nothing but that (a block that stands whole in a new place; a
+    line re-indented in place is removed and added by one hunk, and a line taken into a
+    rewritten block elsewhere is part of that rewrite).
+
+    A move is a change of its own (a reorder is a fix: a check put before another), so its
+    lines carry weight; and its hunks are done only where the lines stand in their new place
+    after the candidate, never because the same text is still in the file, where it was."""
+    hunks = [[line for line in hunk.lines if not line.trivial] for hunk in file.hunks]
+    candidates = _across_hunks(hunks)
+    moving = [lines if all(line.hash in candidates for line in lines) else [] for lines in hunks]
+    return _across_hunks(moving)
+
+
+def _across_hunks(hunks: Sequence[Sequence[ChangedLine]]) -> set[int]:
+    """Lines removed by one of `hunks` and added by another."""
+    removed: dict[int, set[int]] = {}
+    added: dict[int, set[int]] = {}
+    for at, lines in enumerate(hunks):
+        for line in lines:
+            (removed if line.side == "-" else added).setdefault(line.hash, set()).add(at)
+    return {
+        line for line, where in removed.items() if line in added and len(where | added[line]) > 1
+    }
+
+
+def _moves_only(hunk: Hunk, moved: set[int]) -> bool:
+    """Every line the hunk changes (trivial ones aside) is moved, here or from here: what it
+    adds was in the file before the candidate, so standing at the hunk's place after it (one
+    more there than before, as `_state` counts) is what shows the candidate made the move."""
+    lines = [line for line in hunk.lines if not line.trivial]
+    return bool(lines) and all(line.hash in moved for line in lines)
+
+
+def _move_made(
+    blocks: _Blocks, before: FileText | None, after: FileText | None, place: _Lazy[_Place | None]
+) -> bool:
+    """The candidate made this move's hunk: one fewer of its pre-image and one more of its
+    result at its place. (The pre-image of a move's addition is its two neighbours joined,
+    which a function repeated further up the file may also have: found there, it does not
+    say the move is not made.)"""
+    if before is None or after is None:
+        return False
+    for pre, post, offset in blocks.variants():
+        if (
+            after.count(pre) < before.count(pre)
+            and _says_something(post)
+            and _found_at_place(post, offset, len(blocks.added), after, before, place)
+        ):
+            return True
+    return False
 
 
 def _removal_made(hunk: Hunk, before: FileText | None, after: FileText | None) -> bool:

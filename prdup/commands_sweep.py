@@ -82,22 +82,23 @@ def sweep(
     otherwise, 2 on errors.
     """
     from index.config import load_settings
-    from prdup.sweep import stderr_progress
+    from prdup.progress import sweep_progress
     from prdup.sweep import sweep as run_sweep
 
     settings = load_settings(work_tree(repo_path), min_score=min_score, fail_on=fail_on)
     if out_path is not None:
         check_writable(out_path)  # before the sweep, which can take minutes
-    result = run_sweep(
-        repo_path,
-        db_path,
-        min_score=settings.min_score,
-        jobs=jobs,
-        limit=limit,
-        full=full,
-        progress=stderr_progress,
-        settings=settings,
-    )
+    with sweep_progress() as progress:
+        result = run_sweep(
+            repo_path,
+            db_path,
+            min_score=settings.min_score,
+            jobs=jobs,
+            limit=limit,
+            full=full,
+            progress=progress,
+            settings=settings,
+        )
     pulls_url = None
     if output == "html":
         pulls_url = _pulls_url(github_repo or _imported_repository(repo_path, db_path))
@@ -398,21 +399,22 @@ def dashboard(
     from prdup.cli_support import job_summary, step_outputs
     from prdup.dashboard import sync_dashboard
     from prdup.github import GitHubClient
-    from prdup.sweep import stderr_progress
+    from prdup.progress import sweep_progress
     from prdup.sweep import sweep as run_sweep
 
     github_repo = github_repo or os.environ.get("GITHUB_REPOSITORY")
     if not github_repo:
         raise click.UsageError("give --github OWNER/REPO (or set GITHUB_REPOSITORY)")
     settings = load_settings(work_tree(repo_path), min_score=min_score)
-    result = run_sweep(
-        repo_path,
-        db_path,
-        min_score=settings.min_score,
-        jobs=jobs,
-        progress=stderr_progress,
-        settings=settings,
-    )
+    with sweep_progress() as progress:
+        result = run_sweep(
+            repo_path,
+            db_path,
+            min_score=settings.min_score,
+            jobs=jobs,
+            progress=progress,
+            settings=settings,
+        )
     run = sync_dashboard(
         GitHubClient(github_repo),
         result,

@@ -1,8 +1,9 @@
-"""Progress of a long `prdup index` run on stderr, for a person and for a CI log alike.
+"""Progress of a long `prdup index` or `prdup sweep` run on stderr, for a person and for a
+CI log alike.
 
 On a terminal, a live `rich` bar per phase (the history of each target, the PR refs, the
-finishing steps); otherwise a plain line every few seconds, so a log shows the run moving.
-Results never go here: stdout stays for them.
+finishing steps) or the sweep's refreshed count; otherwise a plain line every few seconds, so a
+log shows the run moving. Results never go here: stdout stays for them.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import IO, Any
 
 PLAIN_EVERY = 5.0  # seconds between plain lines
@@ -24,9 +27,14 @@ class IndexProgress:
     """
 
     def __init__(
-        self, stream: IO[str] | None = None, live: bool | None = None, every: float = PLAIN_EVERY
+        self,
+        stream: IO[str] | None = None,
+        live: bool | None = None,
+        every: float = PLAIN_EVERY,
+        command: str = "index",
     ) -> None:
         self.stream = stream or sys.stderr
+        self.command = command
         self.live = self.stream.isatty() if live is None else live
         self.every = every
         self._bar: Any = None
@@ -85,7 +93,8 @@ class IndexProgress:
             if new_phase:
                 self._phase_start = (now, done)
             self._state = (phase, done, total)
-            if new_phase or now - self._last_plain >= self.every:
+            finished = total is not None and done == total  # a log shows the phase ended
+            if new_phase or finished or now - self._last_plain >= self.every:
                 self._print(now)
 
     def _beat(self) -> None:
@@ -100,10 +109,38 @@ class IndexProgress:
         assert self._state is not None
         phase, done, total = self._state
         count = f"{done}/{total}" if total is not None else (str(done) if done else "")
-        line = f"prdup index: {phase} {count}".rstrip()
+        line = f"prdup {self.command}: {phase} {count}".rstrip()
         line += _pace(now - self._phase_start[0], done - self._phase_start[1], done, total)
         print(line, file=self.stream, flush=True)
         self._last_plain = now
+
+
+SweepReport = Callable[[int, int], None]
+
+
+@contextmanager
+def sweep_progress(
+    stream: IO[str] | None = None, live: bool | None = None, every: float = PLAIN_EVERY
+) -> Iterator[SweepReport]:
+    """The sweep's `(done, total)` callback: `swept 120/400 PRs` refreshed on a terminal;
+    otherwise plain lines every few seconds, from the start (reading the index before the
+    first PR is checked can take minutes), so a sweep in CI or in the background is seen moving."""
+    stream = stream or sys.stderr
+    if stream.isatty() if live is None else live:
+
+        def refresh(done: int, total: int) -> None:
+            end = "\n" if done == total else ""
+            print(f"\r\033[Kswept {done}/{total} PRs", end=end, file=stream, flush=True)
+
+        yield refresh
+        return
+    with IndexProgress(stream=stream, live=False, every=every, command="sweep") as plain:
+        plain("reading the index", 0, None)
+
+        def report(done: int, total: int) -> None:
+            plain("checking open PRs", done, total)
+
+        yield report
 
 
 def _pace(elapsed: float, moved: int, done: int, total: int | None) -> str:

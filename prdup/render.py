@@ -70,6 +70,21 @@ def to_json(info: QueryInfo, findings: Sequence[Finding], warnings: Sequence[str
     )
 
 
+def nothing_to_compare_json(note: str) -> str:
+    """The JSON document of a check with nothing to compare (an empty or binary-only change, a
+    PR without a diff): a consumer reading stdout always gets a document, never empty output."""
+    return json.dumps(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "query": None,
+            "findings": [],
+            "warnings": [],
+            "nothing_to_compare": note,
+        },
+        indent=2,
+    )
+
+
 def _describe(info: QueryInfo) -> str:
     against = f" against {info.target}" if info.target else ""
     if info.kind == "pr":

@@ -61,7 +61,6 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
-import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
@@ -805,10 +804,3 @@ def _prepare(
     with IndexStore(db_path, create=False) as store:
         batch = Batch.read(store, query_ids, snapshot)
     return _Matcher(db_path=db_path, batch=batch, source=source)
-
-
-def stderr_progress(done: int, total: int) -> None:
-    """`swept 120/400 PRs` on one refreshed line, only when stderr is a terminal."""
-    if sys.stderr.isatty():
-        end = "\n" if done == total else ""
-        print(f"\r\033[Kswept {done}/{total} PRs", end=end, file=sys.stderr, flush=True)

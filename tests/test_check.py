@@ -407,6 +407,36 @@ def test_nothing_to_compare_is_one_line_and_exit_0(story: RepoBuilder, args, std
     assert message in err and len(err.strip().splitlines()) == 1
 
 
+def test_a_pr_without_a_diff_still_gets_a_json_document(story: RepoBuilder):
+    # PR 30 is a single root commit sharing no history with main: indexed without a diff.
+    story.git("checkout", "-q", "--orphan", "site")
+    story.git("rm", "-rqf", ".")
+    story.git("update-ref", "refs/pull/30/head", story.commit("Publish the site", {"i.html": "x"}))
+    story.checkout("main")
+    story.git("branch", "-q", "-D", "site")
+    run(story.path, "index", "--quiet")
+    code, out, err = run(story.path, "check", "--pr", "30", "--format", "json")
+    document = json.loads(out)
+    assert code == 0
+    assert document["findings"] == []
+    assert "PR #30 is in the index without a diff" in document["nothing_to_compare"]
+    assert "without a diff" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (["check", "--diff", "-"], BINARY_PATCH, "only binary changes"),
+        (["check", "main"], None, "has no commits that main lacks"),
+    ],
+)
+def test_nothing_to_compare_in_json_is_a_document(story: RepoBuilder, args, stdin, message):
+    run(story.path, "index", "--quiet")
+    code, out, _ = run(story.path, *args, "--format", "json", input=stdin)
+    assert code == 0
+    assert message in json.loads(out)["nothing_to_compare"]
+
+
 def test_missing_index_says_how_to_build_it(story: RepoBuilder):
     code, _, err = run(story.path, "check", "contributor")
     assert code == 2

@@ -465,6 +465,9 @@ def test_file_kinds():
     assert file_kind(".changes/v1.6/BUG FIXES-20231107-101134.yaml") == "docs"
     assert file_kind("docs/index.rst") == "docs"
     assert file_kind("lib/ansible/module.py") == "code"
+    assert file_kind("test-requirements.txt") == "code"  # its pins are the change
+    assert file_kind("requirements/docs.txt") == "code"
+    assert file_kind("tests/fixtures/package.json") == "test"
 
 
 def test_an_open_pr_carrying_a_copy_of_a_merged_commit_is_no_duplicate_of_it(
@@ -1161,3 +1164,143 @@ def test_a_branch_that_reverts_its_own_commit_is_not_a_revert_of_earlier_work(
 
     _, found = check_json(builder.path, "--pr", "70")
     assert (71, "duplicate") in deciding(found)
+
+
+FLAKE8_CONFIG = """[flake8]
+max-line-length = 99
+exclude = build,docs
+extend-ignore = E128,E203,E501
+per-file-ignores = tests/*: E402
+"""
+LINT_PINS = """attrs>=18.0
+flake8==3.9.2
+flake8-bugbear==22.3.20
+flake8-pyi>=20.5
+lxml>=4.4.0
+pytest>=6.2.0
+"""
+
+
+def test_a_version_bump_in_a_requirements_file_is_the_change_not_a_test(builder: RepoBuilder):
+    """PR 11 bumps flake8 in test-requirements.txt and adds an ignore to setup.cfg for it; the
+    merged PR 10 adds the same ignore but keeps the old pins. The bump is the change: #11 is
+    partly done by #10, never already done with its bump "still to do"."""
+    builder.commit("Lint setup", {"setup.cfg": FLAKE8_CONFIG, "test-requirements.txt": LINT_PINS})
+    base = builder.head()
+    config = FLAKE8_CONFIG.replace("E128,E203,E501", "E128,E203,E501,B023")
+    builder.pr_branch(10, [("Update the flake8 setup", {"setup.cfg": config})])
+    builder.merge_pr(10, how="squash")
+    pins = (
+        LINT_PINS.replace("flake8==3.9.2", "flake8==5.0.4")
+        .replace("flake8-bugbear==22.3.20", "flake8-bugbear==22.7.1")
+        .replace("flake8-pyi>=20.5", "flake8-pyi>=22.7.0")
+    )
+    builder.pr_branch(
+        11,
+        [("Update flake8 to 5.0.4", {"setup.cfg": config, "test-requirements.txt": pins})],
+        start=base,
+    )
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "11")
+    first = found[0]
+    assert (first["pr"], first["verdict"]) == (10, "partly-merged")
+    assert first["residual"] == ["test-requirements.txt (lines 2-4)"]
+
+
+JOIN = """def meet_types(s, t):
+    s = true_or_false(s)
+    t = true_or_false(t)
+
+    if isinstance(s, AnyType):
+        return s
+
+    return s.accept(TypeMeetVisitor(t))
+
+
+def join_types(s, t):
+    s = true_or_false(s)
+    t = true_or_false(t)
+
+    if isinstance(s, AnyType):
+        return s
+
+    if isinstance(s, ErasedType):
+        return t
+
+    if isinstance(s, UnionType) and not isinstance(t, UnionType):
+        s, t = t, s
+
+    if isinstance(s, NoneType) and not isinstance(t, NoneType):
+        s, t = t, s
+
+    return t.accept(TypeJoinVisitor(s))
+"""
+SWAP = """    if isinstance(s, UnionType) and not isinstance(t, UnionType):
+        s, t = t, s
+
+"""
+ERASE = """def erase_last_known_values(t):
+    return t.accept(LastKnownValueEraser())
+
+
+class LastKnownValueEraser(TypeTranslator):
+    def visit_instance(self, t):
+        if not t.last_known_value and not t.args:
+            return t
+        return t.copy_modified(args=[a.accept(self) for a in t.args], last_known_value=None)
+"""
+ERASE_FIX = (
+    ERASE
+    + """
+    def visit_union_type(self, t):
+        new = cast(UnionType, super().visit_union_type(t))
+        instances = [item for item in new.items if isinstance(item, Instance)]
+        if len(instances) > 1:
+            return make_simplified_union(new.items)
+        return new
+"""
+)
+
+
+def _moved_swap(text: str) -> str:
+    """join_types with the Union swap put above the Any check (the first fix of two)."""
+    head, tail = text.split("def join_types", 1)
+    tail = tail.replace(SWAP, "").replace(
+        "    if isinstance(s, AnyType):", SWAP + "    if isinstance(s, AnyType):", 1
+    )
+    return head + "def join_types" + tail
+
+
+def test_a_moved_block_is_done_only_where_it_stands_in_its_new_place(builder: RepoBuilder):
+    """PR 11 makes two fixes: it moves join_types's Union swap above the Any check, and
+    simplifies unions when erasing last known values. The merged PR 12 takes only the second
+    ("one of the fixes extracted from #11"): the swap still stands where it was, below, so #11
+    is partly done, the move still to do. PR 13, merged, makes both: that is #11 done."""
+    builder.commit("Joins and erasure", {"join.py": JOIN, "erasetype.py": ERASE})
+    base = builder.head()
+    builder.pr_branch(
+        12, [("Simplify unions when erasing last known values", {"erasetype.py": ERASE_FIX})]
+    )
+    builder.merge_pr(12, how="squash")
+    fixes = {"join.py": _moved_swap(JOIN), "erasetype.py": ERASE_FIX}
+    builder.pr_branch(11, [("Fix two bugs with enum value attributes", fixes)], start=base)
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "11")
+    first = found[0]
+    assert (first["pr"], first["verdict"]) == (12, "partly-merged")
+    assert first["residual"] == ["join.py (lines 15-17, line 23)"]
+
+
+def test_a_candidate_that_made_the_same_move_did_it(builder: RepoBuilder):
+    builder.commit("Joins and erasure", {"join.py": JOIN, "erasetype.py": ERASE})
+    base = builder.head()
+    moved = _moved_swap(JOIN).replace("def join_types(s, t):", "def join_types(s, t):  # s | t")
+    builder.pr_branch(13, [("Fix the joins of unions", {"join.py": moved})])
+    builder.merge_pr(13, how="squash")
+    builder.pr_branch(11, [("Swap unions first", {"join.py": _moved_swap(JOIN)})], start=base)
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "11")
+    assert (found[0]["pr"], found[0]["verdict"]) == (13, "already-merged")

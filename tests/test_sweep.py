@@ -436,6 +436,37 @@ def test_two_processes_find_what_one_finds(
     assert two == one
 
 
+def test_sweep_without_a_terminal_prints_plain_progress_lines(backlog: RepoBuilder):
+    """A sweep in CI or in the background (stderr not a terminal) says it is moving, as
+    `prdup index` does: a line when a step starts, every few seconds, and when it ends."""
+    run(backlog.path, "index", "--quiet")
+    code, _, err = run(backlog.path, "sweep", "--format", "json", "--jobs", "1")
+    assert code in (0, 1)
+    lines = err.splitlines()
+    assert "prdup sweep: reading the index" in lines
+    checked = [line for line in lines if line.startswith("prdup sweep: checking open PRs ")]
+    assert checked[0].startswith("prdup sweep: checking open PRs 1/")
+    done, total = checked[-1].split()[-1].split("/")
+    assert done == total
+
+
+def test_plain_sweep_progress_beats_while_the_index_is_read():
+    import io
+    import time
+
+    from prdup.progress import sweep_progress
+
+    stream = io.StringIO()
+    with sweep_progress(stream=stream, every=0.05) as report:
+        time.sleep(1.2)
+        report(1, 2)
+        report(2, 2)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "prdup sweep: reading the index"
+    assert any(line.startswith("prdup sweep: reading the index (") for line in lines)
+    assert lines[-1].startswith("prdup sweep: checking open PRs 2/2")
+
+
 def test_sweep_without_an_index_is_an_error(builder: RepoBuilder):
     builder.commit("Add the parsers", {"parser.py": PARSER})
     code, _, err = run(builder.path, "sweep")

@@ -1,0 +1,88 @@
+"""Two changes that pin the same package to different versions compete; neither is the other.
+
+`filelock==3.20.1` and `filelock==3.20.3` written over the same `filelock==3.20.0` share the
+removed line and, in a regenerated requirements file, most of the rest: the versions decide.
+"""
+
+from __future__ import annotations
+
+from detector.pins import at_least, competing_pins, pin
+from tests.repo_builder import RepoBuilder
+from tests.test_replay_verdicts import check_json, index
+
+PINS = """attrs==23.1.0
+coverage==7.4.0
+filelock==3.20.0
+iniconfig==2.0.0
+pytest==8.0.0
+pluggy==1.4.0
+tomli==2.0.1
+zipp==3.17.0
+"""
+
+
+def _bump(filelock: str) -> str:
+    return (
+        PINS.replace("attrs==23.1.0", "attrs==23.2.0")
+        .replace("filelock==3.20.0", f"filelock=={filelock}")
+        .replace("pytest==8.0.0", "pytest==8.1.0")
+        .replace("tomli==2.0.1", "tomli==2.3.0")
+    )
+
+
+def test_two_prs_bumping_one_package_to_different_versions_overlap(builder: RepoBuilder):
+    """PR 20 and PR 21 refresh the same test requirements; #20 takes filelock to 3.20.1, #21
+    to 3.20.3. Every other line agrees, yet neither is a duplicate of the other."""
+    builder.commit("Test requirements", {"test-requirements.txt": PINS})
+    builder.pr_branch(20, [("Bump filelock to 3.20.1", {"test-requirements.txt": _bump("3.20.1")})])
+    builder.pr_branch(21, [("Bump filelock to 3.20.3", {"test-requirements.txt": _bump("3.20.3")})])
+    index(builder)
+
+    for query, other, ours, theirs in ((21, 20, "3.20.3", "3.20.1"), (20, 21, "3.20.1", "3.20.3")):
+        _, found = check_json(builder.path, "--pr", str(query))
+        finding = next(f for f in found if f["pr"] == other)
+        assert finding["verdict"] == "overlap"
+        assert f"#{other} pins filelock =={theirs} (this change: =={ours})" in " ".join(
+            finding["reasons"]
+        )
+
+
+def test_the_same_bump_is_still_a_duplicate(builder: RepoBuilder):
+    builder.commit("Test requirements", {"test-requirements.txt": PINS})
+    builder.pr_branch(20, [("Bump filelock", {"test-requirements.txt": _bump("3.20.3")})])
+    builder.pr_branch(21, [("Bump filelock again", {"test-requirements.txt": _bump("3.20.3")})])
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "21")
+    assert (found[0]["pr"], found[0]["verdict"]) == (20, "duplicate")
+
+
+def test_pins_in_the_manifests_read():
+    assert pin("test-requirements.txt", "filelock==3.20.3") == ("filelock", "==3.20.3")
+    assert pin("requirements.txt", "tomli>=1.1.0; python_version<'3.11'") == ("tomli", ">=1.1.0")
+    assert pin("pyproject.toml", '    "typing_extensions>=4.6.0",') == (
+        "typing-extensions",
+        ">=4.6.0",
+    )
+    assert pin("setup.py", '        "mypy_extensions>=1.0.0",') == ("mypy-extensions", ">=1.0.0")
+    assert pin("package.json", '    "lodash": "^4.17.21",') == ("lodash", "^4.17.21")
+    assert pin("package.json", '  "version": "1.2.3",') is None  # the project's own version
+    assert pin("go.mod", "\tgolang.org/x/net v0.17.0 // indirect") == (
+        "golang.org/x/net",
+        "v0.17.0",
+    )
+    assert pin("Cargo.toml", 'serde = { version = "1.0", features = ["derive"] }') == (
+        "serde",
+        "1.0",
+    )
+    assert pin("mypy/checker.py", "x == 1") is None  # code is no manifest
+    assert pin("requirements.txt", "# via -r mypy-requirements.txt") is None
+
+
+def test_a_candidate_that_did_not_repin_the_package_does_not_compete():
+    before = ["filelock==3.20.0", "attrs==23.1.0"]
+    bumped = ["filelock==3.20.1", "attrs==23.1.0"]
+    assert competing_pins("requirements.txt", ["filelock==3.20.3"], before, bumped)
+    assert not competing_pins("requirements.txt", ["filelock==3.20.3"], before, before)
+    assert not competing_pins("requirements.txt", ["filelock==3.20.1"], before, bumped)
+    assert at_least("==3.20.3", "==3.20.1") and not at_least("==3.20.1", "==3.20.3")
