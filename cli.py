@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from prdup.cli_support import (
+from commands.support import (
     EXIT_FINDINGS,
     PR_NUMBER,
     db_option,
@@ -24,7 +24,7 @@ from prdup.cli_support import (
     repo_option,
     step_outputs,
 )
-from prdup.cli_support import work_tree as _work_tree
+from commands.support import work_tree as _work_tree
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -236,8 +236,8 @@ def _check_for_ci(
 
         click.echo(to_sarif(result.query, shown, result.change))
         return
+    from commands.support import job_summary
     from prdup.annotations import to_workflow_commands
-    from prdup.cli_support import job_summary
 
     click.echo(to_workflow_commands(result.query, shown, result.change))
     job_summary(render.to_markdown(result.query, shown))
@@ -309,16 +309,16 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
 
 
 # --- commands defined in other modules are registered below, one line each ---
-from prdup.commands_bot import comment, pr_refspecs, prune_cache  # noqa: E402
+from commands.bot import comment, pr_refspecs, prune_cache  # noqa: E402
 
 main.add_command(comment)
 main.add_command(pr_refspecs)
 main.add_command(prune_cache)
-from prdup.commands_sweep import dashboard, sweep  # noqa: E402
+from commands.sweep import dashboard, sweep  # noqa: E402
 
 main.add_command(sweep)
 main.add_command(dashboard)
-from prdup.commands_hook import pre_push  # noqa: E402
+from commands.hook import pre_push  # noqa: E402
 
 main.add_command(pre_push)
 

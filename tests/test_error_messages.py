@@ -256,7 +256,7 @@ def test_a_bug_is_one_line_and_exit_2_never_a_finding():
     import click
     from click.testing import CliRunner
 
-    from prdup.cli_support import handles_errors
+    from commands.support import handles_errors
 
     @click.command()
     @handles_errors

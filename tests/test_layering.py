@@ -1,4 +1,5 @@
-"""The layers hold: every SQL statement lives in `index/`; `prdup/` and `cli.py` hold none.
+"""The layers hold: every SQL statement lives in `index/`; `prdup/`, `commands/` and `cli.py`
+hold none, and the library (`prdup/`) imports no click: the command line is a skin.
 
 Read from the sources themselves (Python's own parser), so a query written anywhere else
 fails here, whatever its shape: a string literal with SQL in it, or a call that runs one.
@@ -13,7 +14,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LIBRARY = sorted((ROOT / "prdup").glob("*.py")) + [ROOT / "cli.py"]
+LIBRARY = (
+    sorted((ROOT / "prdup").glob("*.py"))
+    + sorted((ROOT / "commands").glob("*.py"))
+    + [ROOT / "cli.py"]
+)
 SQL = re.compile(
     r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|BEGIN|COMMIT|ROLLBACK)\b"
     r"[\s\S]*\b(FROM|INTO|SET|TABLE|INDEX|WHERE|VALUES|IMMEDIATE|TRANSACTION|mmap|=)"
@@ -67,3 +72,33 @@ def test_the_scan_finds_sql_where_there_is_some(tmp_path: Path):
     found = sql_in(sample)
     assert {int(where.split(":")[1]) for where in found} == {1, 3, 4, 5, 6}, found
     assert sql_in(ROOT / "index" / "sweep_cache.py")  # where SQL belongs, it is seen
+
+
+def click_in(path: Path) -> list[str]:
+    """Where a file imports click (at its top or inside a function)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        else:
+            continue
+        if any(name == "click" or name.startswith("click.") for name in names):
+            found.append(f"{path.name}:{node.lineno}")
+        if any(name == "commands" or name.startswith("commands.") for name in names):
+            found.append(f"{path.name}:{node.lineno}: imports the command line")
+    return found
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "prdup").glob("*.py")), ids=lambda path: path.name)
+def test_the_library_imports_no_click(path: Path):
+    assert click_in(path) == []
+
+
+def test_the_click_scan_sees_an_import(tmp_path: Path):
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import click\ndef f():\n    from click import echo\n    from commands import sweep\n"
+    )
+    assert [where.split(":")[1] for where in click_in(sample)] == ["1", "3", "4"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-OWN = {"index", "detector", "prdup", "cli", "tests", "bench"}
+OWN = {"index", "detector", "prdup", "commands", "cli", "tests", "bench"}
 
 
 def _name(requirement: str) -> str:
@@ -44,6 +44,7 @@ def package_sources() -> list[Path]:
         *(ROOT / "index").rglob("*.py"),
         *(ROOT / "detector").glob("*.py"),
         *(ROOT / "prdup").glob("*.py"),
+        *(ROOT / "commands").glob("*.py"),
         ROOT / "cli.py",
     ]
 

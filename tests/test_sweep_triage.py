@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from commands.sweep import to_text
 from detector.evidence import RemainingHunk
 from detector.grouping import Group
-from prdup.commands_sweep import to_text
 from prdup.sweep import PullInfo, SweepResult, SweepStats, SweptFinding
 from tests.repo_builder import RepoBuilder, run_cli
 

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from index.config import Settings
-from prdup.cli_support import (
+from commands.support import (
     EXIT_FINDINGS,
     db_option,
     fail_on_option,
@@ -20,6 +19,7 @@ from prdup.cli_support import (
     repo_option,
     work_tree,
 )
+from index.config import Settings
 from prdup.escaping import inline, terminal
 
 if TYPE_CHECKING:  # the sweep engine is imported when the command runs: `prdup check` starts fast
@@ -395,8 +395,8 @@ def dashboard(
     """
     import os
 
+    from commands.support import job_summary, step_outputs
     from index.config import load_settings
-    from prdup.cli_support import job_summary, step_outputs
     from prdup.dashboard import sync_dashboard
     from prdup.github import GitHubClient
     from prdup.progress import sweep_progress

@@ -1,6 +1,6 @@
 """What every prdup command shares: exit codes, one-line errors, the settings' work tree.
 
-Its own module so command modules (`commands_bot`, `commands_sweep`) can import it at the top
+Its own module so the command modules (`commands.bot`, `commands.sweep`) can import it at the top
 without importing `cli` (which imports them to register their commands).
 """
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from prdup.cli_support import (
+from commands.support import (
     PR_NUMBER,
     db_option,
     fail_on_option,

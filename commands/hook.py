@@ -15,8 +15,7 @@ from pathlib import Path
 
 import click
 
-from index.errors import IndexMissing, MissingRevision
-from prdup.cli_support import (
+from commands.support import (
     EXIT_FINDINGS,
     db_option,
     fail_on_option,
@@ -26,6 +25,7 @@ from prdup.cli_support import (
     repo_option,
     work_tree,
 )
+from index.errors import IndexMissing, MissingRevision
 
 ZERO_SHA = "0" * 40
 
