@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from detector.evidence import Proof, Signals, Verdict
-from detector.replay import HunkCount
+from detector.replay import HunkCount, Leftover
 
 WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 FEATURES = (
@@ -107,9 +107,12 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
         return nearby(signals)
     if signals.port and not signals.on_target:
         return nearby(signals)  # the same change made on purpose for another release line
+    if signals.resubmitted:
+        # The author's same work opened again later: this one is the copy to close.
+        return "duplicate"
     if signals.same_author and not signals.on_target:
-        # The author's own earlier PR: a follow-up, a port to another branch or a resubmission
-        # they already know about; telling them it is a duplicate helps nobody.
+        # The author's own earlier PR: a follow-up, a port to another branch, or the one their
+        # resubmission replaces (that earlier PR is the one to close, not this one).
         return nearby(signals)
     if not (signals.same_patch or signals.on_target) and signals.file_overlap == 0:
         # The shared lines sit in other files (an import, a docblock line): not the same change.
@@ -189,6 +192,10 @@ def overriding_rule(
         return "backport"  # a backport repeats a change on purpose
     if signals.port:
         return "port"  # so does a port to another release line, said as such
+    if signals.resubmitted and not landed:
+        # The same work by the same author, opened again later: of the two open PRs this one is
+        # to close, whatever else holds its commits (the newer one carries them, as it should).
+        return None
     if signals.same_author and not landed:
         # The author's own open PR is one they know; their own *merged* change is worth
         # naming: the target has it, proven.
@@ -273,6 +280,11 @@ def proven_verdict(
             return "already-merged"
         return "covered" if is_inside_larger(signals) else "duplicate"
     if replay.partial and landed:
+        tip = proof.tip
+        if tip is not None and Leftover.of(replay, tip.replay, tip.gone).done_on_tip(replay):
+            # What this landing left is on the branch's tip anyway, put there by other
+            # changes (git's own evidence: the lines are there): done, across those changes.
+            return "already-merged"
         return "partly-merged"
     if replay.partial and replay.done_share >= THRESHOLDS.contained:
         # An open PR that already makes most of this change (what remains is listed): the

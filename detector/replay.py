@@ -366,6 +366,48 @@ class HunkCount:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Leftover:
+    """The hunks a landing did not do, sorted by what the branch's tip says of them."""
+
+    still: tuple[HunkReplay, ...]  # not on the tip either: still to do
+    on_tip: tuple[HunkReplay, ...]  # on the tip anyway: another change made them
+    gone: tuple[HunkReplay, ...]  # in files the tip no longer has: nothing left to apply
+
+    @classmethod
+    def of(cls, landed: Replay, tip: Replay | None, gone: frozenset[str] = frozenset()) -> Leftover:
+        """Split what `landed` left by `tip` (the change replayed at its branch's tip from its
+        own base): a hunk is on the tip where its result is there at its place, or, removing
+        lines only, where they are gone; a hunk of a file the tip no longer has (and the
+        change does not add) has nothing left to apply to."""
+        at_tip = {(h.path, h.first_line, h.last_line): h for h in tip.hunks} if tip else {}
+        still: list[HunkReplay] = []
+        on_tip: list[HunkReplay] = []
+        deleted: list[HunkReplay] = []
+        for hunk in landed.hunks:
+            if not hunk.weight or hunk.turned:
+                continue
+            there = at_tip.get((hunk.path, hunk.first_line, hunk.last_line))
+            if hunk.path in gone and not hunk.new_file:
+                deleted.append(hunk)
+            elif there is not None and (there.after == "there" or there.removal_made):
+                on_tip.append(hunk)
+            else:
+                still.append(hunk)
+        return cls(tuple(still), tuple(on_tip), tuple(deleted))
+
+    def done_on_tip(self, landed: Replay) -> bool:
+        """Every hunk that carries the change is done by the landing or on the tip, and the tip
+        holds some: the change is done, across the landing and what else put the rest there."""
+        carrying = {id(h) for h in landed.deciding}
+        return bool(self.on_tip) and not any(id(h) in carrying for h in (*self.still, *self.gone))
+
+
+def places(hunks: Iterable[HunkReplay]) -> tuple[str, ...]:
+    """Hunks as places, file by file ("a.py (lines 3-5, line 9)", "b.py (new file)")."""
+    return Replay._places(hunks)
+
+
 def replay(
     change: Change,
     versions: Mapping[str, FileVersions],

@@ -6,7 +6,7 @@ import math
 import re
 
 from detector.decide import THRESHOLDS
-from detector.evidence import ChangeEvidence, LineWeights, Signals
+from detector.evidence import OPEN_STATES, ChangeEvidence, LineWeights, Signals
 from detector.text import cosine
 
 # PR numbers: duplicates are mostly opened while the original is fresh. Proximity falls by this
@@ -37,6 +37,7 @@ def measure(
         (query.removed - query.kept) & (candidate.added - candidate.kept)
     )
     share = THRESHOLDS.rare_line_share
+    resubmission = is_resubmission(query, candidate)
     distinctive_removed = any(weights.is_rare(h, share) for h in shared_removed)
     return Signals(
         removed_in_candidate=_ratio(removed_weight, query_removed),
@@ -59,12 +60,35 @@ def measure(
         recent_overlap=_proximity(reference_number, candidate.number)
         * _ratio(removed_weight + added_weight, query_removed + query_added),
         same_author=bool(query.identities & candidate.identities),
+        resubmitted=resubmission and _opened_before(query, candidate),
+        resubmits=resubmission and _opened_before(candidate, query),
         distinctive_removed=distinctive_removed,
         distinctive_shared=distinctive_removed
         or any(weights.is_rare(h, share) for h in shared_added),
         backport=is_backport(query.branch, candidate.branch),
         port=is_port(query, candidate),
     )
+
+
+def is_resubmission(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
+    """Two open PRs by one author with the same head commit or the same patch, for the same
+    branch: the author proposed the same work twice."""
+    same_work = bool(
+        (query.head_commit and query.head_commit == candidate.head_commit)
+        or (query.patch_id and query.patch_id == candidate.patch_id)
+    )
+    return bool(
+        same_work
+        and query.identities & candidate.identities
+        and query.state in OPEN_STATES
+        and candidate.state in OPEN_STATES
+        and query.branch == candidate.branch
+    )
+
+
+def _opened_before(first: ChangeEvidence, second: ChangeEvidence) -> bool:
+    """`first` was opened before `second`: by PR number, which GitHub hands out in order."""
+    return first.number is not None and second.number is not None and first.number < second.number
 
 
 # Branches that hold the newest line of development; release lines are named by version.
