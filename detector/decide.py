@@ -273,6 +273,12 @@ def proven_verdict(
         return nearby(signals)
     landed = candidate_state == "merged"
     replay = proof.replay
+    if signals.resubmitted and not landed:
+        return "duplicate"  # the same work proposed again later by its author: close this one
+    if landed and replay.superseded:
+        # A dependency bump whose lines the candidate bumped higher since: nothing of it is
+        # left to apply, the target is past it.
+        return "already-merged"
     # The same accounting the reasons print: an identical patch decides only where the
     # candidate's landing kept it (a merge whose conflict resolution threw it away did not).
     if HunkCount.of(replay, signals.same_patch).whole:

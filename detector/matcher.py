@@ -282,6 +282,8 @@ def remaining_hunks(replay: Replay, tip: TipReplay | None = None) -> tuple[Remai
         if tip is not None
         else [h for h in replay.hunks if h.weight and not h.turned]
     )
+    if replay.superseded:
+        hunks = [h for h in hunks if not h.superseded_by]
     return tuple(RemainingHunk(h.path, h.first_line, h.last_line, h.new_file) for h in hunks)
 
 
@@ -289,6 +291,10 @@ def _still_to_do(proof: Proof, same_patch: bool) -> tuple[str, ...]:
     """What the replay's hunk count leaves, less what the branch's tip holds anyway."""
     count = HunkCount.of(proof.replay, same_patch)
     tip = proof.tip
+    if proof.replay.superseded:
+        return places(
+            h for h in proof.replay.hunks if h.weight and not h.turned and not h.superseded_by
+        )
     if tip is None or count.whole:
         return count.residual
     return places(Leftover.of(proof.replay, tip.replay, tip.gone).still)
@@ -377,9 +383,14 @@ def _is_self(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
     return bool(query.commit and candidate.commit == query.commit)
 
 
-def _same_head(query: Query, candidate: ChangeEvidence) -> bool:
+def _same_work(query: Query, candidate: ChangeEvidence, s: Signals) -> str:
+    """How two changes are one piece of work resubmitted, in words."""
     head = query.change.head_commit
-    return bool(head and head == candidate.head_commit)
+    if head and head == candidate.head_commit:
+        return "the same head commit"
+    if s.same_patch:
+        return "the same patch"
+    return "the same lines of the same files rewritten again"
 
 
 def _finding(
@@ -481,15 +492,13 @@ def _reasons(
         )
     if s.resubmitted and verdict in DECIDING_VERDICTS:
         yield (
-            f"resubmitted by the same author as {other} (the same "
-            f"{'head commit' if _same_head(query, candidate) else 'patch'}): "
+            f"resubmitted by the same author as {other} ({_same_work(query, candidate, s)}): "
             f"close this one, {other} is the newer"
         )
     elif s.resubmits and verdict not in DECIDING_VERDICTS:
         yield (
-            f"this change resubmits {other} (the same author, the same "
-            f"{'head commit' if _same_head(query, candidate) else 'patch'}): "
-            f"{other} is the one to close"
+            f"this change resubmits {other} (the same author, "
+            f"{_same_work(query, candidate, s)}): {other} is the one to close"
         )
     elif s.same_author and verdict not in DECIDING_VERDICTS:
         yield f"{other} is by the same author: a follow-up or a resubmission, not a duplicate"
@@ -556,7 +565,9 @@ def _replay_reasons(
         return
     if turned and proof.carries_query and not merged:
         yield f"{other}'s branch carries this change's own commits"
-    if count.total:
+    if replay.superseded and verdict == "already-merged":
+        yield from _superseded_reasons(other, replay, where)
+    elif count.total:
         yield f"replayed {where}: {_hunks_there(count, replay, verdict in DECIDING_VERDICTS)}"
     if s.same_patch and count.total and not count.whole and not replay.already_before:
         yield (
@@ -570,6 +581,18 @@ def _replay_reasons(
         shown = ", ".join(residual[:4])
         more = f" and {len(residual) - 4} more" if len(residual) > 4 else ""
         yield f"not in {other}, still to do: {shown}{more}"
+
+
+def _superseded_reasons(other: str, replay: Replay, where: str) -> Iterable[str]:
+    """A bump the candidate bumped higher: each of its lines, and what the candidate wrote."""
+    bumps = [h for h in replay.hunks if h.superseded_by]
+    lines = list(dict.fromkeys(line for h in bumps for line in h.superseded_by))
+    shown = ", ".join(f"`{line}`" for line in lines[:3])
+    more = f" and {len(lines) - 3} more" if len(lines) > 3 else ""
+    yield (
+        f"superseded by {other} (the same package bumped again, to a later version: "
+        f"{shown}{more}), replayed {where}: {', '.join(places(bumps)[:4])}"
+    )
 
 
 def _tip_reasons(other: str, replay: Replay, tip: TipReplay, verdict: str) -> Iterable[str]:

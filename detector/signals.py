@@ -71,11 +71,12 @@ def measure(
 
 
 def is_resubmission(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
-    """Two open PRs by one author with the same head commit or the same patch, for the same
-    branch: the author proposed the same work twice."""
+    """Two open PRs by one author for the same branch with the same head commit, the same patch,
+    or rewriting the same lines of the same files: the author proposed the same work twice."""
     same_work = bool(
         (query.head_commit and query.head_commit == candidate.head_commit)
         or (query.patch_id and query.patch_id == candidate.patch_id)
+        or rewrites_the_same_lines(query, candidate)
     )
     return bool(
         same_work
@@ -83,6 +84,17 @@ def is_resubmission(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
         and query.state in OPEN_STATES
         and candidate.state in OPEN_STATES
         and query.branch == candidate.branch
+    )
+
+
+def rewrites_the_same_lines(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
+    """Both replace exactly the same lines of exactly the same files, each in its own way (a
+    bot rewriting one generated block again, an author's second attempt at one fix)."""
+    return bool(
+        query.removed
+        and query.removed == candidate.removed
+        and query.files == candidate.files
+        and not (query.truncated or candidate.truncated)
     )
 
 

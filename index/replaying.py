@@ -188,7 +188,12 @@ class Replayer:
         the candidate's change as it was replayed (`_span`)."""
         history = self._history
         reached_after = False
-        if not (result.complete or result.partial or candidate.patch_id == self._patch_id):
+        if not (
+            result.complete
+            or result.partial
+            or result.superseded
+            or candidate.patch_id == self._patch_id
+        ):
             return Proof(replay=result)
         in_base = other_line = None
         carries = False
