@@ -83,6 +83,7 @@ class ChangeEvidence:
     # needs), and these are the weights of the whole sides, precomputed at index time.
     removed_total: float | None = None
     added_total: float | None = None
+    file_count: int | None = None  # how many files it changes, where `files` may hold fewer
 
     @property
     def identities(self) -> frozenset[str]:

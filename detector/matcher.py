@@ -390,7 +390,7 @@ def _same_work(query: Query, candidate: ChangeEvidence, s: Signals) -> str:
         return "the same head commit"
     if s.same_patch:
         return "the same patch"
-    return "the same lines of the same files rewritten again"
+    return "the same lines of the same files rewritten again, by a bot"
 
 
 def _finding(

@@ -37,7 +37,9 @@ def measure(
         (query.removed - query.kept) & (candidate.added - candidate.kept)
     )
     share = THRESHOLDS.rare_line_share
-    resubmission = is_resubmission(query, candidate)
+    # A bot rewriting its block again: every line this change removes, the candidate removes.
+    same_removed = bool(query.removed) and _ratio(removed_weight, query_removed) >= SAME_SIDE
+    resubmission = is_resubmission(query, candidate, same_removed)
     distinctive_removed = any(weights.is_rare(h, share) for h in shared_removed)
     return Signals(
         removed_in_candidate=_ratio(removed_weight, query_removed),
@@ -70,13 +72,16 @@ def measure(
     )
 
 
-def is_resubmission(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
-    """Two open PRs by one author for the same branch with the same head commit, the same patch,
-    or rewriting the same lines of the same files: the author proposed the same work twice."""
+def is_resubmission(
+    query: ChangeEvidence, candidate: ChangeEvidence, same_removed: bool = False
+) -> bool:
+    """Two open PRs by one author for the same branch with the same head commit or the same
+    patch, or a bot's two PRs rewriting the same lines of the same files: the same work
+    proposed twice."""
     same_work = bool(
         (query.head_commit and query.head_commit == candidate.head_commit)
         or (query.patch_id and query.patch_id == candidate.patch_id)
-        or rewrites_the_same_lines(query, candidate)
+        or (same_removed and is_bot(query.author) and rewrites_the_same_files(query, candidate))
     )
     return bool(
         same_work
@@ -87,13 +92,24 @@ def is_resubmission(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
     )
 
 
-def rewrites_the_same_lines(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
-    """Both replace exactly the same lines of exactly the same files, each in its own way (a
-    bot rewriting one generated block again, an author's second attempt at one fix)."""
-    return bool(
-        query.removed
-        and query.removed == candidate.removed
-        and query.files == candidate.files
+def is_bot(author: str | None) -> bool:
+    """A bot's account or git name (`dependabot[bot]`, `sponsors-bot`): it rewrites what it
+    generates from scratch, so its later PR over the same lines replaces the earlier one."""
+    return bool(author and _BOT.search(author))
+
+
+_BOT = re.compile(r"(?:\[bot\]|\bbot)$", re.IGNORECASE)
+
+
+def rewrites_the_same_files(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
+    """Both change exactly the same files (and the candidate removes this change's lines,
+    `measure` checks): a bot's block rewritten again. A candidate's evidence may hold only
+    what it shares, so its file count is the index's."""
+    count = candidate.file_count if candidate.file_count is not None else len(candidate.files)
+    return (
+        bool(query.files)
+        and query.files <= candidate.files
+        and count == len(query.files)
         and not (query.truncated or candidate.truncated)
     )
 
@@ -102,6 +118,8 @@ def _opened_before(first: ChangeEvidence, second: ChangeEvidence) -> bool:
     """`first` was opened before `second`: by PR number, which GitHub hands out in order."""
     return first.number is not None and second.number is not None and first.number < second.number
 
+
+SAME_SIDE = 0.999  # a share of line weight that is all of it, floating point aside
 
 # Branches that hold the newest line of development; release lines are named by version.
 _DEVELOPMENT_BRANCHES = frozenset({"main", "master", "trunk", "develop", "development", "default"})

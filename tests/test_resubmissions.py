@@ -207,7 +207,7 @@ def test_bot_prs_rewriting_one_block_are_one_group_keeping_the_newest(builder: R
     assert first is not None and first["verdict"] == "duplicate" and first["pr"] in (31, 32)
     assert (
         f"resubmitted by the same author as #{first['pr']} (the same lines of the same files "
-        f"rewritten again): close this one, #{first['pr']} is the newer"
+        f"rewritten again, by a bot): close this one, #{first['pr']} is the newer"
     ) in first["reasons"]
     data = sweep_json(builder.path)
     groups = {g["keep"]: sorted(m["pr"] for m in g["members"]) for g in data["groups"]}
