@@ -107,6 +107,8 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
         return nearby(signals)
     if signals.port and not signals.on_target:
         return nearby(signals)  # the same change made on purpose for another release line
+    if signals.takes_over and not signals.on_target:
+        return nearby(signals)  # it says it takes the candidate's work over: not a repeat
     if signals.resubmitted:
         # The author's same work opened again later: this one is the copy to close.
         return "duplicate"
@@ -158,6 +160,7 @@ Override = Literal[
     "reverts",
     "backport",
     "port",
+    "takes-over",
     "same-author",
     "undone",
     "other-line",
@@ -192,9 +195,18 @@ def overriding_rule(
         return "backport"  # a backport repeats a change on purpose
     if signals.port:
         return "port"  # so does a port to another release line, said as such
+    if signals.takes_over:
+        # This change says it takes the candidate's work over ("Carry #N"): it carries that
+        # work on, it does not repeat it.
+        return "takes-over"
     if signals.resubmitted and not landed:
         # The same work by the same author, opened again later: of the two open PRs this one is
         # to close, whatever else holds its commits (the newer one carries them, as it should).
+        return None
+    if signals.taken_over and not _refuses_takeover(landed, proof):
+        # The candidate says it takes this change over: who wrote it, whose commits made it
+        # and what else its branch carries are what a takeover is; the replay says how much
+        # of this change went on there (`proven_verdict`).
         return None
     if signals.same_author and not landed:
         # The author's own open PR is one they know; their own *merged* change is worth
@@ -255,6 +267,17 @@ def overriding_rule(
     return None
 
 
+def _refuses_takeover(landed: bool, proof: Proof) -> bool:
+    """What a candidate that says it takes this change over still cannot be: this change's
+    own landing, a change after it landed (a follow-up "finishing" merged work), one undone
+    since, or a landing on another line or of what its head does not hold."""
+    return bool(
+        proof.own_landing
+        or proof.after_query
+        or (landed and (proof.in_query_base or proof.other_line or proof.unlanded))
+    )
+
+
 def proven_verdict(
     signals: Signals,
     candidate_state: str,
@@ -281,7 +304,12 @@ def proven_verdict(
         return "already-merged"
     # The same accounting the reasons print: an identical patch decides only where the
     # candidate's landing kept it (a merge whose conflict resolution threw it away did not).
-    if HunkCount.of(replay, signals.same_patch).whole:
+    count = HunkCount.of(replay, signals.same_patch)
+    if signals.taken_over and count.done:
+        # It took this change over, and some of it went on there: this change's work is done
+        # there (landed) or goes on there; what the takeover left out is not work to do.
+        return "already-merged" if landed else "covered"
+    if count.whole:
         if landed:
             return "already-merged"
         return "covered" if is_inside_larger(signals) else "duplicate"

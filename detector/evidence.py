@@ -74,6 +74,8 @@ class ChangeEvidence:
     symbols: frozenset[tuple[str, str]] = frozenset()  # (path, qualified name)
     hunks: frozenset[int] = frozenset()
     issues: frozenset[str] = frozenset()
+    # The PRs its title or description says it takes over ("Carry #12", "Finishes #12").
+    takes_over: frozenset[int] = frozenset()
     patch_id: str | None = None
     # Stored cut (a huge change: the lines of its first files only); its whole size is unknown.
     truncated: bool = False
@@ -249,6 +251,8 @@ class Signals:
     on_target: bool = False  # replayed: the candidate's landing put this change on the target
     backport: bool = False  # this change is for an older release line than the candidate's
     port: bool = False  # for another branch than the candidate, and one says it ports a change
+    takes_over: bool = False  # this change says it takes over the candidate ("Carry #N")
+    taken_over: bool = False  # the candidate says it takes over this change
     replayed: bool = False  # this change's hunks were replayed at the candidate
     replay_done: float = 0.0  # of the hunks that carry the change, the share the candidate did
     replay_complete: bool = False  # ...all of them

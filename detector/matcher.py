@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 
 MAX_LINES_SHOWN = 5
 RECENT_GAP = 100  # PR numbers: "opened shortly before" in the reasons
+_TAKES_OVER = (
+    "this change takes over {other} (its title or description says so): it carries that "
+    "work on, it does not repeat it"
+)
+_TAKEN_OVER = "{other} takes over this change (its title or description says so)"
 # The reason a rule overriding the replay gives (the rules are `decide.overriding_rule`'s; the
 # others, a revert, a backport or the same author, have reasons of their own below).
 _OVERRIDE_REASONS = {
@@ -82,6 +87,7 @@ _OVERRIDE_REASONS = {
         "{other}'s branch carries copies of merged commits, and the target already has this "
         "change: it came from there"
     ),
+    "takes-over": _TAKES_OVER,
 }
 MAX_REPLAYS = 8  # candidates replayed per check: the few that could decide
 PROVEN_SCORE = 0.95  # a claim the replay proved is shown whatever the shared share
@@ -99,6 +105,11 @@ class Query:
     reference_number: int | None = None  # "now" in PR numbers, for proximity
     # Some of this PR's own commits are on the target as copies (the index's record).
     landed_in_part: PartLanded | None = None
+    # What a hunk header of this change may be called in reasons, by (path, header symbol): the
+    # headers that define what they name (`def load`, not `module Rails` or a call), and the
+    # section titles of documents (not the nearest line of prose git's header quotes).
+    definitions: frozenset[tuple[str, str]] = frozenset()
+    sections: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
 
 def match(
@@ -258,6 +269,13 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
     score = finding.score
     if verdict == "already-merged":
         signals = replace(signals, on_target=True)
+    # What the candidate did not do is still to do, unless it took this change over (and
+    # left the rest out on purpose).
+    still_to_do = verdict in DECIDING_VERDICTS and not (
+        signals.taken_over
+        and decide.overriding_rule(signals, candidate.state, proof, query.change.state, direct)
+        is None
+    )
     if verdict in ("already-merged", "duplicate", "covered"):
         score = max(score, PROVEN_SCORE)
     elif verdict == "partly-merged":
@@ -268,8 +286,8 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         score=score,
         signals=signals,
         reasons=tuple(_reasons(query, candidate, signals, verdict, proof)),
-        residual=_still_to_do(proof, signals.same_patch) if verdict in DECIDING_VERDICTS else (),
-        remaining=remaining_hunks(replay, proof.tip) if verdict in DECIDING_VERDICTS else (),
+        residual=_still_to_do(proof, signals.same_patch) if still_to_do else (),
+        remaining=remaining_hunks(replay, proof.tip) if still_to_do else (),
     )
 
 
@@ -410,9 +428,7 @@ def _finding(
         shared_removed=_texts(shared_removed, query.line_text, weights),
         shared_added=_texts(shared_added, query.line_text, weights),
         shared_files=tuple(sorted(query.change.files & candidate.files)),
-        shared_symbols=tuple(
-            sorted({name for path, name in query.change.symbols & candidate.symbols})
-        ),
+        shared_symbols=shared_places(query, candidate),
     )
 
 
@@ -465,17 +481,25 @@ def _reasons(
         yield f"{other} adds {_percent(s.added_in_candidate)} of the lines this change adds"
     if s.reverts >= decide.THRESHOLDS.reverting:
         yield f"this change undoes {other}: it restores what {other} removed or drops what it added"
-    if verdict == "covered" or (verdict == "already-merged" and decide.is_inside_larger(s)):
+    if s.takes_over and proof is None:
+        yield _TAKES_OVER.format(other=other)
+    if s.taken_over and proof is None:
+        yield _TAKEN_OVER.format(other=other)
+    contained = verdict == "covered" or (verdict == "already-merged" and decide.is_inside_larger(s))
+    # A takeover's replay says what went on there, not how much of it the takeover holds.
+    if contained and not (s.taken_over and proof is not None):
         share = _percent(s.query_coverage)
         yield f"{share} of this change is contained in {other}, a larger change"
     elif s.candidate_coverage >= 0.7 and s.query_coverage < 0.7 and not s.candidate_cut:
         yield f"this change includes {_percent(s.candidate_coverage)} of {other}"
     if s.candidate_cut and (s.query_coverage or s.candidate_coverage):
         yield f"{other} is too large to be indexed whole: only the lines of its first files count"
-    if s.symbol_overlap:
-        names = sorted({name for _, name in query.change.symbols & candidate.symbols})
-        yield f"changes the same code: {', '.join(names[:4])}"
-    elif s.file_overlap:
+    code, sections = _shared_names(query, candidate) if s.symbol_overlap else ((), ())
+    if code:
+        yield f"changes the same code: {', '.join(code[:4])}"
+    if sections:
+        yield f"changes the same section: {', '.join(sections[:4])}"
+    if s.file_overlap and not (code or sections):
         files = sorted(query.change.files & candidate.files)
         yield f"changes the same files: {', '.join(files[:4])}"
     if s.backport and verdict not in DECIDING_VERDICTS:
@@ -522,6 +546,25 @@ def _reasons(
         )
 
 
+def _shared_names(
+    query: Query, candidate: ChangeEvidence
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The definitions both change (by name), and the document sections (by title and file)
+    where both change a line under the same header; other shared headers name nothing."""
+    shared = query.change.symbols & candidate.symbols
+    code = sorted({name for path, name in shared if (path, name) in query.definitions})
+    sections = sorted(
+        {f"{query.sections[place]} ({place[0]})" for place in shared if place in query.sections}
+    )
+    return tuple(code), tuple(sections)
+
+
+def shared_places(query: Query, candidate: ChangeEvidence) -> tuple[str, ...]:
+    """The shared definitions and document sections, as the reasons name them."""
+    code, sections = _shared_names(query, candidate)
+    return (*code, *sections)
+
+
 def _gap(query: Query, candidate: ChangeEvidence) -> int | None:
     if query.reference_number is None or candidate.number is None:
         return None
@@ -563,6 +606,9 @@ def _replay_reasons(
             came=came,
         )
         return
+    taken_over = s.taken_over and rule is None
+    if taken_over:
+        yield _TAKEN_OVER.format(other=other)
     if turned and proof.carries_query and not merged:
         yield f"{other}'s branch carries this change's own commits"
     if replay.superseded and verdict == "already-merged":
@@ -574,6 +620,13 @@ def _replay_reasons(
             f"{other} has this very patch, but it is not all there {where}: what did not keep "
             "the change did not make it"
         )
+    if taken_over and verdict in DECIDING_VERDICTS:
+        if not count.whole:
+            yield (
+                f"the other {count.total - count.done} hunk(s) are what {other} left out or "
+                "rewrote when it took this change over, not work still to do"
+            )
+        return  # nothing is still to do: the rest was the takeover's to keep or leave
     if proof.tip is not None and verdict in DECIDING_VERDICTS and not count.whole:
         yield from _tip_reasons(other, proof.replay, proof.tip, verdict)
     residual = _still_to_do(proof, s.same_patch)

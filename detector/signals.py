@@ -69,6 +69,8 @@ def measure(
         or any(weights.is_rare(h, share) for h in shared_added),
         backport=is_backport(query.branch, candidate.branch),
         port=is_port(query, candidate),
+        takes_over=candidate.number is not None and candidate.number in query.takes_over,
+        taken_over=query.number is not None and query.number in candidate.takes_over,
     )
 
 

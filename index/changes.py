@@ -11,9 +11,10 @@ import git
 from detector.model import Change, FileChange, NotADiff, parse_patch
 from index import gitsource
 from index.config import Settings
+from index.doc_sections import DocumentHunk, is_document, section_titles
 from index.gitsource import BlobReader
-from index.hunk_symbols import header_symbol
-from index.store import HEADER_SYMBOL, SymbolRow
+from index.hunk_symbols import header_kind, header_symbol
+from index.store import IndexStore, SymbolRow
 from index.stored_diff import CUT
 
 if TYPE_CHECKING:
@@ -144,7 +145,8 @@ def header_symbols(
             if name is None:
                 continue
             names[(file_index, hunk_index)] = name
-            rows.update(SymbolRow(file.path, name, HEADER_SYMBOL, line.side) for line in hunk.lines)
+            kind = header_kind(file.path, hunk.section)
+            rows.update(SymbolRow(file.path, name, kind, line.side) for line in hunk.lines)
     return rows, names
 
 
@@ -192,3 +194,47 @@ def extract_symbols(
             for file_index, request in symbol_requests(change, settings).items()
         }
     return assemble(change, answers, settings)
+
+
+def document_sections(
+    change: Change, blobs: BlobReader | None, settings: Settings
+) -> dict[tuple[str, str], str]:
+    """(path, header symbol) -> the title of the section each document hunk sits in, read
+    from the file's version on the side the hunk changes (one read per file)."""
+    if not settings.symbols:
+        return {}
+    hunks: list[DocumentHunk] = []
+    for file in change.files:
+        if not is_document(file.path):
+            continue
+        for hunk in file.hunks:
+            symbol = header_symbol(file.path, hunk.section)
+            if symbol is None:
+                continue
+            on_new = file.new_blob is not None or file.old_blob is None
+            blob = file.new_blob if on_new else file.old_blob
+            line = hunk.new_start if on_new else hunk.old_start
+            hunks.append(DocumentHunk(file.path, symbol, blob or "", max(line, 1)))
+
+    def read(blob: str) -> bytes | None:
+        if not blob or blobs is None:
+            return None
+        return blobs.read(blob, settings.max_file_bytes)
+
+    return section_titles(hunks, read)
+
+
+def indexed_document_sections(
+    store: IndexStore,
+    blobs: BlobReader,
+    change_id: int,
+    head: str,
+    shared: frozenset[tuple[str, str]],
+    settings: Settings,
+) -> dict[tuple[str, str], str]:
+    """`document_sections` for an indexed change, for the (path, symbol) pairs in `shared`
+    only: its document files are read at `head` when some candidate shares a header there."""
+    from index.lookup import document_hunks
+
+    hunks = document_hunks(store, change_id, head, shared)
+    return section_titles(hunks, lambda spec: blobs.read(spec, settings.max_file_bytes))

@@ -16,6 +16,14 @@ from pathlib import Path, PurePosixPath
 ATTRIBUTES_FILE = Path(__file__).with_name("data") / "diff.gitattributes"
 MAX_SYMBOL = 120
 
+# The kind a symbol row records: a header line that defines what it names (a function, a
+# method, a class), or one that names no definition (a namespace opened above the hunk, a
+# call at the first column, the nearest line of prose). Only a definition is named to a
+# maintainer as "the same code". Rows written before kinds were told apart say
+# `HEADER_SYMBOL` ("hunk-header").
+DEFINITION = "definition"
+CONTEXT = "context"
+
 # Paths whose hunk headers are declaration lines of a programming language (a git driver's,
 # or JavaScript's first-column lines under git's default rule): a name is read out of them.
 # Other headers (a Markdown heading, a test-data case name) are kept as they are.
@@ -30,9 +38,21 @@ _CODE_SUFFIXES = frozenset(
 
 # A definition keyword, then the name it introduces (Go methods: the receiver comes first).
 _KEYWORD_NAME = re.compile(
-    r"(?:^|[\s;{])(?:def|fn|func|function|fun|sub|proc|class|struct|union|enum|module|"
+    r"(?:^|[\s;{])(def|fn|func|function|fun|sub|proc|class|struct|union|enum|module|"
     r"interface|trait|impl|type|namespace|object|record|protocol|extension|defmodule|defp?)"
     r"\s+(?:\([^)]*\)\s*)?(?:self\.)?([A-Za-z_$][\w$]*(?:(?:::|\.)[A-Za-z_$][\w$]*)*)"
+)
+# Keywords that open a namespace: the hunk sits somewhere in a module's body, and its name
+# (`module ActiveSupport`) says nothing of what the change edits.
+_NAMESPACE_KEYWORDS = frozenset({"module", "namespace", "defmodule"})
+# What a keyword is followed by in an anonymous class (`moduleFor('x', class extends Base {`).
+_ANONYMOUS = frozenset({"extends", "implements"})
+# Suffixes whose hunk headers come from git's default rule (any line starting at the first
+# column with a letter), not from a driver that matches definitions: a name read before a
+# parenthesis there is as often a call (`describe('x', () => {`, `export default
+# Component.extend({`) as a definition, so only a definition keyword names one.
+_NO_DRIVER_SUFFIXES = frozenset(
+    {".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".scala", ".swift", ".dart", ".lua"}
 )
 # Otherwise the (qualified) name just before the first parenthesis: C, C++, Java, C# methods.
 _CALLABLE_NAME = re.compile(r"([A-Za-z_$~][\w$]*(?:(?:::|\.)~?[A-Za-z_$][\w$]*)*)\s*\(")
@@ -53,7 +73,8 @@ def attribute_environment() -> dict[str, str]:
 
 
 @lru_cache(maxsize=4096)
-def _is_code(path: str) -> bool:
+def is_code(path: str) -> bool:
+    """A source file of a language whose hunk headers name definitions."""
     return PurePosixPath(path).suffix.lower() in _CODE_SUFFIXES
 
 
@@ -66,18 +87,38 @@ def header_symbol(path: str, section: str) -> str | None:
     text = section.strip()
     if not text:
         return None
-    if not _is_code(path):
+    if not is_code(path):
         return text[:MAX_SYMBOL]
     return _name_in(text)
 
 
-@lru_cache(maxsize=65536)
+def header_kind(path: str, section: str) -> str:
+    """`DEFINITION` when the header defines the name `header_symbol` reads (`def load(self):`,
+    `class Loader`, a C function's signature under git's driver), else `CONTEXT`: a module or
+    namespace line, a call, a line of prose or data."""
+    text = section.strip()
+    if not text or not is_code(path):
+        return CONTEXT
+    keyword, name = _named_in(text)
+    if name is None or keyword in _NAMESPACE_KEYWORDS or name in _ANONYMOUS:
+        return CONTEXT
+    if keyword is None and PurePosixPath(path).suffix.lower() in _NO_DRIVER_SUFFIXES:
+        return CONTEXT
+    return DEFINITION
+
+
 def _name_in(header: str) -> str | None:
+    return _named_in(header)[1]
+
+
+@lru_cache(maxsize=65536)
+def _named_in(header: str) -> tuple[str | None, str | None]:
+    """(the definition keyword, or None for a name read before a parenthesis; the name)."""
     found = _KEYWORD_NAME.search(header)
     if found:
-        return found.group(1)[:MAX_SYMBOL]
+        return found.group(1), found.group(2)[:MAX_SYMBOL]
     for match in _CALLABLE_NAME.finditer(header):
         name = match.group(1)
         if name not in _NOT_NAMES:
-            return name[:MAX_SYMBOL]
-    return None
+            return None, name[:MAX_SYMBOL]
+    return None, None

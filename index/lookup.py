@@ -16,7 +16,10 @@ from detector.evidence import ChangeEvidence, LineWeights, PartLanded, PrCommit
 from detector.matcher import Query
 from detector.model import Change, FileChange
 from detector.text import weigh
-from index.store import IndexStore, SymbolRow
+from index.doc_sections import DocumentHunk, is_document
+from index.hunk_symbols import DEFINITION, is_code
+from index.metadata import taken_over
+from index.store import HEADER_SYMBOL, IndexStore, SymbolRow
 
 _COMMIT_ID = re.compile(r"^[0-9a-f]{7,40}$")
 
@@ -111,8 +114,10 @@ def query_from_change(
     author: str | None = None,
     author_email: str | None = None,
     branch: str | None = None,
+    sections: Mapping[tuple[str, str], str] | None = None,
 ) -> Query:
-    """Evidence for a change that is not (necessarily) in the index: a branch or a patch."""
+    """Evidence for a change that is not (necessarily) in the index: a branch or a patch;
+    `sections` titles its document hunks (`index.changes.document_sections`)."""
     from detector.text import tokenize
 
     removed: set[int] = set()
@@ -147,11 +152,18 @@ def query_from_change(
         symbols=frozenset((s.path, s.qualified) for s in symbols),
         hunks=frozenset(hunks),
         issues=frozenset(issues),
+        takes_over=frozenset(taken_over(text)),
         patch_id=None if change.is_empty else change.patch_id,
         terms=weigh(text, idf_table(store, tokenize(text))),
         code_terms=code_vector_of(store, count_words(line_text.values())),
     )
-    return Query(change=evidence, line_text=line_text, line_place=line_place)
+    return Query(
+        change=evidence,
+        line_text=line_text,
+        line_place=line_place,
+        definitions=frozenset((s.path, s.qualified) for s in symbols if s.kind == DEFINITION),
+        sections=sections or {},
+    )
 
 
 def _kept_in(file: FileChange) -> set[int]:
@@ -182,7 +194,36 @@ def query_from_index(store: IndexStore, number: int) -> Query | None:
         line_text=line_text,
         line_place=line_place,
         landed_in_part=part_landed(store, row["id"]),
+        definitions=definitions_of(store, row["id"]),
     )
+
+
+def definitions_of(store: IndexStore, change_id: int) -> frozenset[tuple[str, str]]:
+    """A change's (path, symbol) pairs whose hunk header defines the name. Rows written before
+    kinds were told apart count for the source files a language names, as they did then."""
+    return frozenset(
+        (path, name)
+        for path, name, kind in store.rows(
+            "SELECT path, qualified, kind FROM symbols WHERE change_id = ?", (change_id,)
+        )
+        if kind == DEFINITION or (kind == HEADER_SYMBOL and is_code(path))
+    )
+
+
+def document_hunks(
+    store: IndexStore, change_id: int, head: str, shared: frozenset[tuple[str, str]]
+) -> list[DocumentHunk]:
+    """The hunks of an indexed change in documents whose header is among `shared` (path,
+    symbol), each to be read at `head` (the change's own commit) on its new side."""
+    found: list[DocumentHunk] = []
+    for path, symbol, new_start in store.rows(
+        "SELECT f.path, h.symbol, h.new_start FROM hunks h JOIN files f ON f.id = h.file_id "
+        "WHERE h.change_id = ? AND h.symbol IS NOT NULL ORDER BY h.id",
+        (change_id,),
+    ):
+        if (path, symbol) in shared and is_document(path):
+            found.append(DocumentHunk(path, symbol, f"{head}:{path}", max(new_start, 1)))
+    return found
 
 
 def part_landed(store: IndexStore, change_id: int) -> PartLanded | None:
@@ -445,6 +486,7 @@ def load_evidence(
             symbols=frozenset(symbols[cid]),
             hunks=frozenset(hunks[cid]),
             issues=frozenset(issues[cid]),
+            takes_over=takes_over(rows[cid]),
             patch_id=rows[cid]["patch_id"],
             truncated=bool(rows[cid].get("truncated")),
             terms=terms[cid],
@@ -456,6 +498,12 @@ def load_evidence(
         for cid in ids
         if cid in rows
     ]
+
+
+def takes_over(row: Mapping[str, Any]) -> frozenset[int]:
+    """The PRs an indexed change's title or description says it takes over (not itself)."""
+    named = taken_over(f"{row['title'] or ''}\n{row['body'] or ''}")
+    return frozenset(n for n in named if n != row["number"])
 
 
 def branch_of(row: Mapping[str, Any]) -> str | None:

@@ -23,6 +23,37 @@ _CLOSING = re.compile(
 _URL_REFERENCE = re.compile(r"https?://[^/\s]+/([\w.-]+/[\w.-]+)/(?:issues|pull)/(\d+)")
 
 
+# What maintainers and contributors write when a PR takes over another one's work (moby's
+# "Carry #123", symfony's "Replaces #123" and "Continuation of #123", "Finishes #123"),
+# then the PRs it names: `#N`, `PR #N`, a pull request's URL, a list of them.
+_TAKEOVER = re.compile(
+    r"\b(?:carr(?:y|ies|ying)(?:\s+(?:of|over))?|finish(?:es|ing)?|take[sn]?\s+over|taking\s+over"
+    r"|took\s+over|supersed(?:e|es|ing)|replac(?:e|es|ing)|replacement\s+(?:for|of)"
+    r"|continu(?:es|ing)|continuation\s+of|(?:rebased\s+version|resubmission|redo)\s+of"
+    r"|rebase[sd]?(?:\s+of)?"
+    r"|resubmits?|redoes|revives?)\b"
+    r"[\s:]+(?:the\s+)?(?:(?:pr|pull\s+request)\s*)?"
+    r"((?:#\d+|https?://\S+/pull/\d+)(?:(?:\s*[,&+]\s*|\s+and\s+)(?:#\d+|https?://\S+/pull/\d+))*)",
+    re.IGNORECASE,
+)
+_PR_NUMBER = re.compile(r"(?:#|/pull/)(\d+)")
+
+
+def taken_over(text: str | None) -> tuple[int, ...]:
+    """The PRs a PR's title or description says it takes over ("Carry #12", "Finishes #12",
+    "Replaces #12 and #14", "Continuation of https://github.com/o/r/pull/12"): their work goes
+    on in it. A reference to a PR that was merged is a follow-up; the matcher tells them apart.
+    """
+    if not text:
+        return ()
+    found = [
+        int(number)
+        for match in _TAKEOVER.finditer(text)
+        for number in _PR_NUMBER.findall(match.group(1))
+    ]
+    return tuple(dict.fromkeys(found))
+
+
 @dataclass(frozen=True, slots=True)
 class PullMetadata:
     number: int

@@ -22,6 +22,7 @@ from index.errors import (
     NotAnIndex,
 )
 from index.file_holders import processes_holding
+from index.hunk_symbols import header_kind
 from index.line_sets import LineSet
 from index.packed import pack_counts, packed_words, squeeze, unpack_counts, unsqueeze
 from index.rarity import LineCounts
@@ -47,7 +48,9 @@ CHANGE_CHILDREN = (
     "change_words",
     "part_landings",
 )
-HEADER_SYMBOL = "hunk-header"  # the kind of a symbol named by git's hunk header
+# The kind of a symbol named by git's hunk header in rows written before a definition was
+# told from other headers (`index.hunk_symbols.DEFINITION`, `CONTEXT`).
+HEADER_SYMBOL = "hunk-header"
 
 
 @dataclass(frozen=True, slots=True)
@@ -1128,9 +1131,9 @@ class _Rows:
                     )
                 )
                 if hunk.symbol:
+                    kind = header_kind(file.path, hunk.section)
                     symbols.update(
-                        (change_id, file.path, hunk.symbol, HEADER_SYMBOL, side)
-                        for side in hunk.sides
+                        (change_id, file.path, hunk.symbol, kind, side) for side in hunk.sides
                     )
             if file.removed:
                 self.line_sets.append((change_id, file_id, "-", line_sets.pack(file.removed)))

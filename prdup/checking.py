@@ -18,8 +18,15 @@ from detector.matcher import Query, match, settle, worth_replaying
 from detector.model import Change, NotADiff
 from index import gitsource, identity, lookup
 from index.candidates import CandidateEngine
-from index.changes import extract_symbols, parse_filtered, whole_patch_id
+from index.changes import (
+    document_sections,
+    extract_symbols,
+    indexed_document_sections,
+    parse_filtered,
+    whole_patch_id,
+)
 from index.config import Settings
+from index.doc_sections import is_document
 from index.errors import (
     BadDiff,
     ForeignIndex,
@@ -170,7 +177,17 @@ def check_change(
     symbols, hunk_symbols = extract_symbols(change, blobs, settings)
     issues = linked_issues(f"{title}\n{body}")
     query = lookup.query_from_change(
-        store, change, symbols, hunk_symbols, title, body, issues, author, author_email, info.target
+        store,
+        change,
+        symbols,
+        hunk_symbols,
+        title,
+        body,
+        issues,
+        author,
+        author_email,
+        info.target,
+        sections=document_sections(change, blobs, settings),
     )
     history = QueryHistory(base=info.base, head=info.head, line_tip=tip, line_name=info.target)
     return match_query(
@@ -199,6 +216,7 @@ def match_query(
     history: Callable[[], QueryHistory] | None = None,
     load_change: Callable[[], Change | None] | None = None,
     deciding_only: bool = False,
+    titled: Callable[[Query, list[ChangeEvidence]], Query] | None = None,
 ) -> list[Finding]:
     """The one path from a query to findings, for `check`, the bot and `sweep`: candidates from
     the engine, the target probe (with `change` and the target's `tip`), the matcher, then the
@@ -206,7 +224,8 @@ def match_query(
     `load_change` to read it only when some candidate is worth replaying).
 
     `deciding_only` (the sweep's) reads only the candidates whose finding could decide: the
-    deciding findings are the same, the others may be missing.
+    deciding findings are the same, the others may be missing. `titled` names the document
+    sections the query shares with the candidates (read from git only when some are shared).
     """
     store = engine.store
     reference = info.number if info.number is not None else lookup.newest_number(store) + 1
@@ -219,6 +238,8 @@ def match_query(
         probe = probe_target(repo, store, change, info.base, tip, found.weights)
         query = replace(query, probe=probe)
     candidates = found.candidates
+    if titled is not None:
+        query = titled(query, candidates)
     if repo is not None:
         candidates = with_whole_patches(
             repo, store, settings, query.change, candidates, engine.whole_patch_ids
@@ -518,8 +539,32 @@ def match_pr(
         history=lambda: pr_history(row, tip or pr_line_tip(repo, row, target), target),
         load_change=lambda: pr_change(repo, row, settings),
         deciding_only=deciding_only,
+        titled=lambda query, candidates: _titled(
+            repo, engine.store, row, settings, query, candidates
+        ),
     )
     return findings, change
+
+
+def _titled(
+    repo: git.Repo,
+    store: IndexStore,
+    row: Mapping[str, Any],
+    settings: Settings,
+    query: Query,
+    candidates: list[ChangeEvidence],
+) -> Query:
+    """The query with the titles of the document sections it shares a header with some
+    candidate in, read from the PR's own commit (the index keeps no file text)."""
+    mine = frozenset(place for place in query.change.symbols if is_document(place[0]))
+    shared = frozenset(place for c in candidates for place in c.symbols & mine)
+    _, head = pr_span(row)
+    if not shared or head is None or query.sections:
+        return query
+    sections = indexed_document_sections(
+        store, gitsource.BlobReader(repo), row["id"], head, shared, settings
+    )
+    return replace(query, sections=sections)
 
 
 def with_change(
@@ -578,7 +623,14 @@ def _whole_query(
         patch_id=whole.change.patch_id,
         truncated=False,
     )
-    return replace(query, change=evidence, line_text=whole.line_text, line_place=whole.line_place)
+    return replace(
+        query,
+        change=evidence,
+        line_text=whole.line_text,
+        line_place=whole.line_place,
+        definitions=whole.definitions,
+        sections=document_sections(change, gitsource.BlobReader(repo), settings),
+    )
 
 
 def pr_change(repo: git.Repo, row: Mapping[str, Any], settings: Settings) -> Change | None:

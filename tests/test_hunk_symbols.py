@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from index.hunk_symbols import header_symbol
+from index.doc_sections import headings, section_at
+from index.hunk_symbols import CONTEXT, DEFINITION, header_kind, header_symbol
 from index.indexer import index_repository
+from index.metadata import taken_over
 from tests.repo_builder import RepoBuilder
 
 # (path, source before, the line a PR changes, what it becomes, the enclosing definition)
@@ -142,3 +144,59 @@ def test_a_repository_s_own_attributes_still_decide(builder: RepoBuilder, db_pat
 )
 def test_header_symbol_reads_the_defined_name(path: str, header: str, symbol: str | None):
     assert header_symbol(path, header) == symbol
+
+
+@pytest.mark.parametrize(
+    ("path", "header", "kind"),
+    [
+        ("a.rb", "def self.build(options)", DEFINITION),
+        ("a.rb", "class Cache < Base", DEFINITION),
+        ("a.rb", "module ActiveSupport", CONTEXT),  # a namespace around the hunk
+        ("a.cpp", "namespace detail {", CONTEXT),
+        ("a.c", "static int grow_buffer(struct buf *b, size_t need)", DEFINITION),
+        ("a.js", "function render(props) {", DEFINITION),
+        ("a.js", "export default Component.extend({", CONTEXT),  # git's default rule: a call
+        ("a.js", "describe('the cache', function () {", CONTEXT),
+        ("a.js", "moduleFor('Helpers', class extends RenderingTestCase {", CONTEXT),
+        ("README.md", "## Install", CONTEXT),  # a document: named by its section instead
+        ("docs/guide.rst", "Run the installer with the default options.", CONTEXT),
+    ],
+)
+def test_only_a_header_that_defines_its_name_is_a_definition(path: str, header: str, kind: str):
+    assert header_kind(path, header) == kind
+
+
+def test_a_documents_sections_are_its_titles_of_every_kind():
+    text = (
+        "Intro.\n\nGuide\n=====\n\nText.\n\n## Install ##\n\n```sh\n# not a title\n```\n"
+        "Usage\n-----\n\n== Options\n\n.. note::\n   ------\n"
+    )
+    assert headings(text) == [(3, "Guide"), (8, "Install"), (13, "Usage"), (16, "Options")]
+    assert [section_at(headings(text), n) for n in (1, 3, 12, 15)] == [
+        None,
+        "Guide",
+        "Install",
+        "Usage",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("Carry #123", (123,)),
+        ("Finishes #12.", (12,)),
+        ("carries PR #5 and #6", (5, 6)),
+        ("This replaces #1, #2", (1, 2)),
+        ("Continuation of https://github.com/o/r/pull/77", (77,)),
+        ("Supersedes #8", (8,)),
+        ("Take over #10", (10,)),
+        ("Rebased version of #9", (9,)),
+        ("Rebase #13393 + #13478", (13393, 13478)),  # ember.js #13490
+        ("Rebased on #12", ()),  # built on it
+        ("Fixes #3", ()),  # an issue it closes
+        ("Replaced by #4", ()),  # the other way round
+        ("Based on #11", ()),  # stacked on it, not taking it over
+    ],
+)
+def test_a_takeover_is_read_from_what_people_write(text: str, numbers: tuple[int, ...]):
+    assert taken_over(text) == numbers

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from prdup.github_import import import_metadata
 from tests.fake_github import FakeGitHub
 from tests.repo_builder import RepoBuilder, run_cli, run_in
 from tests.test_bot import REPO, ROOT, TOKEN, build_story
+from tests.workflow_expressions import evaluate, truthy
 
 SHA_PIN = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
 
@@ -416,3 +418,158 @@ def test_the_index_says_whether_it_changed_also_on_the_same_tip(
     assert changed() == "changed=false"  # nothing new: no new cache entry
     origin.pr_branch(30, [("A new PR", {"NEW.md": "new\n"})])  # the default branch did not move
     assert changed() == "changed=true"
+
+
+# ------------------------------------------------------------------- commands nobody may give
+
+REFUSED_MARKER = "<!-- prdup:command-refused -->"
+
+
+def _workflow() -> dict:
+    return yaml.safe_load((ROOT / "examples" / "workflows" / "prdup.yml").read_text())
+
+
+def _comment_event(body: str, association: str, *, action: str = "created", state: str = "open"):
+    """The `github` context of a reply on open PR 21, as an issue_comment event has it."""
+    return {
+        "event_name": "issue_comment",
+        "repository": REPO,
+        "event": {
+            "action": action,
+            "issue": {"number": 21, "state": state, "pull_request": {"url": "…/pulls/21"}},
+            "comment": {
+                "body": body,
+                "author_association": association,
+                "user": {"login": "someone", "type": "User"},
+            },
+        },
+    }
+
+
+def _jobs_that_run(github_context: dict) -> set[str]:
+    """The workflow's jobs whose `if:` holds for this event, as the runner evaluates them."""
+    return {
+        name
+        for name, job in _workflow()["jobs"].items()
+        if truthy(evaluate(job.get("if", "true"), {"github": github_context}))
+    }
+
+
+def test_expressions_evaluate_as_github_documents_them():
+    """The evaluator the job tests rely on: case-insensitive, null for what is missing, `||`
+    giving an operand."""
+    context = {"github": {"event": {"comment": {"body": "Hi\n/PRDUP not-duplicate 12"}}}}
+    assert evaluate("contains(github.event.comment.body, '/prdup')", context) is True
+    assert evaluate("github.event.issue.pull_request", context) is None
+    assert evaluate("github.event.issue.state == 'open'", context) is False
+    assert evaluate("github.event.pull_request.state || 'closed'", context) == "closed"
+    assert evaluate("contains(fromJSON('[\"OWNER\", \"MEMBER\"]'), 'member')", {}) is True
+    assert evaluate("!null && 1 == '1' && 'Bot' != 'bot'", {}) is False
+
+
+def test_a_command_runs_the_bot_for_a_maintainer_and_the_answer_for_anyone_else():
+    command = "/prdup not-duplicate #20"
+    for maintainer in ("OWNER", "MEMBER", "COLLABORATOR"):
+        assert _jobs_that_run(_comment_event(command, maintainer)) == {"prdup"}
+    for stranger in ("NONE", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR"):
+        assert _jobs_that_run(_comment_event(command, stranger)) == {"refused"}
+    # An ordinary comment, a closed PR, a deleted command, another bot: no run at all.
+    assert _jobs_that_run(_comment_event("LGTM, thanks!", "NONE")) == set()
+    assert _jobs_that_run(_comment_event(command, "NONE", state="closed")) == set()
+    assert _jobs_that_run(_comment_event(command, "NONE", action="deleted")) == set()
+    by_a_bot = _comment_event(command, "NONE")
+    by_a_bot["event"]["comment"]["user"]["type"] = "Bot"
+    assert _jobs_that_run(by_a_bot) == set()
+    # A pull request's own events are the bot's alone.
+    opened = {
+        "event_name": "pull_request_target",
+        "event": {"action": "opened", "pull_request": {"number": 21, "state": "open"}},
+    }
+    assert _jobs_that_run(opened) == {"prdup"}
+
+
+def test_the_answer_job_holds_nothing_but_a_token_that_may_comment():
+    job = _workflow()["jobs"]["refused"]
+    assert job["permissions"] == {"pull-requests": "write"}
+    [step] = job["steps"]
+    assert "uses" not in step  # no checkout, no install
+    assert "${{" not in step["run"]  # the comment reaches the script through env only
+    assert step["env"]["COMMENT_BODY"] == "${{ github.event.comment.body }}"
+    # Not the bot's group: an answer must never cancel a maintainer's run in progress.
+    assert job["concurrency"]["group"] != _workflow()["jobs"]["prdup"]["concurrency"]["group"]
+
+
+@pytest.fixture
+def actions_github() -> Iterator[FakeGitHub]:
+    """GitHub where comments posted with the job's token are by github-actions[bot]."""
+    with FakeGitHub(REPO, viewer="github-actions[bot]") as server:
+        server.add_pull(21, author="contributor21")
+        yield server
+
+
+def _answer(github: FakeGitHub, tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
+    """Run the refused job's step as the runner would, on a reply `body` to PR 21."""
+    if shutil.which("jq") is None or shutil.which("curl") is None:
+        pytest.fail("the step needs jq and curl, as GitHub's runners have them")
+    [step] = _workflow()["jobs"]["refused"]["steps"]
+    literal = {k: str(v) for k, v in step["env"].items() if "${{" not in str(v)}
+    event = {"GITHUB_TOKEN": TOKEN, "REPO": REPO, "PR": "21", "COMMENT_BODY": body}
+    assert set(literal) | set(event) == set(step["env"])
+    return subprocess.run(
+        ["bash", "-e", "-c", step["run"]],
+        cwd=tmp_path,
+        env={"PATH": os.environ["PATH"], "GITHUB_API_URL": github.url, **literal, **event},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_a_refused_command_gets_one_answer_per_pull_request(
+    actions_github: FakeGitHub, tmp_path: Path
+):
+    actions_github.add_comment(21, "/prdup not-duplicate #20", author="contributor21")
+    first = _answer(actions_github, tmp_path, "/prdup not-duplicate #20")
+
+    [_, answer] = actions_github.comments_on(21)
+    assert answer["user"] == "github-actions[bot]"
+    assert answer["body"].startswith(REFUSED_MARKER + "\n")
+    text = answer["body"]
+    assert "owners, members and collaborators" in text and "ask a maintainer" in text
+    assert "`prdup: not a duplicate`" in text  # what a maintainer can do instead
+    assert not re.search(r"(?im)^\s*/prdup", text)  # the answer is no command itself
+    assert "answered on #21" in first.stdout
+
+    # Someone else tries again, in another case and on a later line: no second answer.
+    again = _answer(actions_github, tmp_path, "Please!\n/PRDUP not-duplicate 20")
+    assert len(actions_github.comments_on(21)) == 2
+    assert "already has the answer" in again.stdout
+    assert len(actions_github.requests_to(method="POST")) == 1
+
+
+def test_an_earlier_answer_counts_only_when_the_bot_wrote_it(
+    actions_github: FakeGitHub, tmp_path: Path
+):
+    # A stranger copying the marker cannot silence the answer for everyone after them; the
+    # answer is found on any page of a long thread.
+    actions_github.add_comment(21, REFUSED_MARKER + "\nshh", author="mallory")
+    for n in range(120):
+        actions_github.add_comment(21, f"chatter {n}", author="bystander")
+    _answer(actions_github, tmp_path, "/prdup not-duplicate #20")
+    assert len(actions_github.comments_on(21)) == 122
+
+    _answer(actions_github, tmp_path, "/prdup not-duplicate #20")
+    assert len(actions_github.comments_on(21)) == 122
+    pages = {r.query.get("page") for r in actions_github.requests_to(method="GET")}
+    assert pages == {"1", "2"}
+
+
+def test_prdup_mentioned_mid_line_is_no_command_and_gets_no_answer(
+    actions_github: FakeGitHub, tmp_path: Path
+):
+    done = _answer(actions_github, tmp_path, "Does `/prdup not-duplicate` work for me too?")
+    assert "not a /prdup command" in done.stdout
+    assert actions_github.requests == []  # not one request
+    # The job's `if:` lets it start (it cannot read lines); the script stops it at once.
+    mid_line = _comment_event("Does `/prdup not-duplicate` work for me too?", "NONE")
+    assert _jobs_that_run(mid_line) == {"refused"}

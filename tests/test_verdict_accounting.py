@@ -34,8 +34,9 @@ HUNKS = re.compile(r"(\d+) of (\d+) hunk\(s\)|all (\d+) hunk\(s\)")
 def assert_reasons_agree(found: list[dict]) -> None:
     """The invariant over findings: a deciding verdict never says "0 of N" hunks, "k of N"
     comes only with a verdict that says a part is done (partly-merged, or an open PR that
-    makes most of the change), and "all N" lists no code as still to do unless it says how
-    many hunks of tests, docs or comments are left."""
+    makes most of the change) or a takeover (which lists nothing as still to do), and "all N"
+    lists no code as still to do unless it says how many hunks of tests, docs or comments are
+    left."""
     for finding in found:
         if finding["verdict"] not in ("already-merged", "duplicate", "covered", "partly-merged"):
             continue
@@ -47,6 +48,10 @@ def assert_reasons_agree(found: list[dict]) -> None:
                 continue
             assert done != "0", finding
             assert int(done) < int(total), finding
+            if "takes over this change" in text:
+                # A takeover did the part it kept: the rest is no work still to do.
+                assert not finding["residual"] and "not work still to do" in text, finding
+                continue
             assert finding["verdict"] != "already-merged" and finding["residual"], finding
 
 
