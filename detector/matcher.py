@@ -655,7 +655,12 @@ def _tip_reasons(other: str, replay: Replay, tip: TipReplay, verdict: str) -> It
         since = list(
             dict.fromkeys(tip.landed_by.get((h.path, h.first_line), "") for h in left.on_tip)
         )
-        named = [label for label in since if label]
+        # The landing's own commit, named by its sha where its subject names no PR, is `other`.
+        named = list(
+            dict.fromkeys(
+                other if replay.commit.startswith(label) else label for label in since if label
+            )
+        )
         others = [label for label in named if label != other]
         shown = ", ".join(places(left.on_tip)[:4])
         more = f" and {len(left.on_tip) - 4} more" if len(left.on_tip) > 4 else ""
