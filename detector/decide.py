@@ -16,7 +16,7 @@ from typing import Literal
 
 from detector.evidence import Proof, Signals, Verdict
 from detector.pins import at_least
-from detector.replay import HunkCount
+from detector.replay import HunkCount, Leftover
 
 WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 FEATURES = (
@@ -110,9 +110,12 @@ def verdict(signals: Signals, candidate_state: str, score: float = 0.0) -> Verdi
         return nearby(signals)  # the same change made on purpose for another release line
     if signals.takes_over and not signals.on_target:
         return nearby(signals)  # it says it takes the candidate's work over: not a repeat
+    if signals.resubmitted:
+        # The author's same work opened again later: this one is the copy to close.
+        return "duplicate"
     if signals.same_author and not signals.on_target:
-        # The author's own earlier PR: a follow-up, a port to another branch or a resubmission
-        # they already know about; telling them it is a duplicate helps nobody.
+        # The author's own earlier PR: a follow-up, a port to another branch, or the one their
+        # resubmission replaces (that earlier PR is the one to close, not this one).
         return nearby(signals)
     if not (signals.same_patch or signals.on_target) and signals.file_overlap == 0:
         # The shared lines sit in other files (an import, a docblock line): not the same change.
@@ -198,6 +201,10 @@ def overriding_rule(
         # This change says it takes the candidate's work over ("Carry #N"): it carries that
         # work on, it does not repeat it.
         return "takes-over"
+    if signals.resubmitted and not landed:
+        # The same work by the same author, opened again later: of the two open PRs this one is
+        # to close, whatever else holds its commits (the newer one carries them, as it should).
+        return None
     if signals.taken_over and not _refuses_takeover(landed, proof):
         # The candidate says it takes this change over: who wrote it, whose commits made it
         # and what else its branch carries are what a takeover is; the replay says how much
@@ -293,6 +300,12 @@ def proven_verdict(
         return nearby(signals)
     landed = candidate_state == "merged"
     replay = proof.replay
+    if signals.resubmitted and not landed:
+        return "duplicate"  # the same work proposed again later by its author: close this one
+    if landed and replay.superseded:
+        # A dependency bump whose lines the candidate bumped higher since: nothing of it is
+        # left to apply, the target is past it.
+        return "already-merged"
     # The same accounting the reasons print: an identical patch decides only where the
     # candidate's landing kept it (a merge whose conflict resolution threw it away did not).
     count = HunkCount.of(replay, signals.same_patch)
@@ -305,6 +318,11 @@ def proven_verdict(
             return "already-merged"
         return "covered" if is_inside_larger(signals) else "duplicate"
     if replay.partial and landed:
+        tip = proof.tip
+        if tip is not None and Leftover.of(replay, tip.replay, tip.gone).done_on_tip(replay):
+            # What this landing left is on the branch's tip anyway, put there by other
+            # changes (git's own evidence: the lines are there): done, across those changes.
+            return "already-merged"
         return "partly-merged"
     if replay.partial and replay.done_share >= THRESHOLDS.contained:
         # An open PR that already makes most of this change (what remains is listed): the

@@ -85,6 +85,7 @@ class ChangeEvidence:
     # needs), and these are the weights of the whole sides, precomputed at index time.
     removed_total: float | None = None
     added_total: float | None = None
+    file_count: int | None = None  # how many files it changes, where `files` may hold fewer
 
     @property
     def identities(self) -> frozenset[str]:
@@ -241,6 +242,10 @@ class Signals:
     proximity: float = 0.0  # 1 for the PR just before this one, 0.2 less per tenfold gap
     recent_overlap: float = 0.0  # proximity x query coverage: recent *and* sharing code
     same_author: bool = False
+    # The same author's open PRs with the same head commit or patch: one is a resubmission of
+    # the other, and the older is the one to close (the newer is the one they keep working on).
+    resubmitted: bool = False  # the candidate is this change resubmitted later
+    resubmits: bool = False  # this change resubmits the candidate, an earlier open PR
     distinctive_removed: bool = False  # a shared removed line is rare: specific to few changes
     distinctive_shared: bool = False  # a shared line on either side is rare
     on_target: bool = False  # replayed: the candidate's landing put this change on the target
@@ -331,3 +336,18 @@ class Proof:
     # Unmerged, and the commits of its range that touch what turned are none of its own:
     # copies of commits already on a target, merged in from other branches, a squashed merge.
     not_own: bool = False
+    # A landing that did a part: the change replayed at its branch's tip (from its own base),
+    # so what another change put there since, or before, is not listed as still to do.
+    tip: TipReplay | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TipReplay:
+    """The change replayed at the tip of the branch it is for, from its own base: which of the
+    hunks a landing left are on that branch anyway, and which commit put each there."""
+
+    replay: Replay
+    branch: str  # the branch's name, for the reasons
+    gone: frozenset[str] = frozenset()  # files the change edits that the tip no longer has
+    # (path, first line) of a hunk -> the commit that put it there: "#135" or a short sha
+    landed_by: Mapping[tuple[str, int], str] = field(default_factory=dict)

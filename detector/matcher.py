@@ -23,8 +23,9 @@ from detector.evidence import (
     RemainingHunk,
     Signals,
     TargetProbe,
+    TipReplay,
 )
-from detector.replay import HunkCount, Replay
+from detector.replay import HunkCount, Leftover, Replay, places
 from detector.signals import measure, shared_lines
 
 if TYPE_CHECKING:
@@ -286,24 +287,42 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         score=score,
         signals=signals,
         reasons=tuple(_reasons(query, candidate, signals, verdict, proof)),
-        residual=HunkCount.of(replay, signals.same_patch).residual if still_to_do else (),
-        remaining=remaining_hunks(replay) if still_to_do else (),
+        residual=_still_to_do(proof, signals.same_patch) if still_to_do else (),
+        remaining=remaining_hunks(replay, proof.tip) if still_to_do else (),
     )
 
 
-def remaining_hunks(replay: Replay) -> tuple[RemainingHunk, ...]:
+def remaining_hunks(replay: Replay, tip: TipReplay | None = None) -> tuple[RemainingHunk, ...]:
     """The hunks `Replay.residual` names, as values: those carrying changed lines that the
-    candidate did not do (the sweep reports them file by file, line by line)."""
-    return tuple(
-        RemainingHunk(h.path, h.first_line, h.last_line, h.new_file)
-        for h in replay.hunks
-        if h.weight and not h.turned
+    candidate did not do (the sweep reports them file by file, line by line), less those the
+    branch's tip holds anyway or that touch files it no longer has."""
+    hunks = (
+        Leftover.of(replay, tip.replay, tip.gone).still
+        if tip is not None
+        else [h for h in replay.hunks if h.weight and not h.turned]
     )
+    if replay.superseded:
+        hunks = [h for h in hunks if not h.superseded_by]
+    return tuple(RemainingHunk(h.path, h.first_line, h.last_line, h.new_file) for h in hunks)
+
+
+def _still_to_do(proof: Proof, same_patch: bool) -> tuple[str, ...]:
+    """What the replay's hunk count leaves, less what the branch's tip holds anyway."""
+    count = HunkCount.of(proof.replay, same_patch)
+    tip = proof.tip
+    if proof.replay.superseded:
+        return places(
+            h for h in proof.replay.hunks if h.weight and not h.turned and not h.superseded_by
+        )
+    if tip is None or count.whole:
+        return count.residual
+    return places(Leftover.of(proof.replay, tip.replay, tip.gone).still)
 
 
 def rank(findings: Iterable[Finding], reference: int | None = None) -> list[Finding]:
     """Best evidence first: deciding findings, the whole change proven (an identical patch or a
-    complete replay) before a part of it; among those "already done" before an open duplicate,
+    complete replay, or the target holding it across landings) before a part of it; among
+    those "already done" before an open duplicate, one landing that did it all before several,
     an identical patch before a replay, and among identical patches the original (the one that
     landed, then the earliest). Then by score, where scores within a hundredth are a tie that
     the stronger verdict breaks, then a PR opened before this one (`reference`, its number:
@@ -315,6 +334,7 @@ def rank(findings: Iterable[Finding], reference: int | None = None) -> list[Find
             not f.decides,
             _evidence_tier(f),
             VERDICT_ORDER[f.verdict] if f.decides else 0,
+            _across(f),
             not f.signals.same_patch,
             *_original_first(f),
             -round(f.score, 2),
@@ -332,13 +352,28 @@ def _evidence_tier(finding: Finding) -> int:
         return 2
     if s.same_patch or s.replay_complete or not s.replayed:
         return 0
+    if finding.verdict == "already-merged":
+        return 0  # the whole change is on the target: its landing and others made it
     return 1
+
+
+def _across(finding: Finding) -> bool:
+    """Done across changes (this landing did a part, others the rest): ranked after a landing
+    that did the whole change on its own."""
+    s = finding.signals
+    return (
+        finding.verdict == "already-merged"
+        and s.replayed
+        and not (s.replay_complete or s.same_patch)
+    )
 
 
 def _original_first(finding: Finding) -> tuple[int, int]:
     if not finding.signals.same_patch:
         return (0, 0)
-    return (finding.candidate.state != "merged", finding.candidate.number or 0)
+    number = finding.candidate.number or 0
+    # Of the same author's resubmissions, the newest is the one kept.
+    return (finding.candidate.state != "merged", -number if finding.signals.resubmitted else number)
 
 
 def fold_identical(findings: list[Finding]) -> list[Finding]:
@@ -360,9 +395,21 @@ def fold_identical(findings: list[Finding]) -> list[Finding]:
 
 
 def _is_self(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
-    if query.number is not None and candidate.number == query.number:
-        return True
+    """The query itself: the same PR, or (for a branch or commit) the same commit. Two PRs
+    with one head commit are two PRs (one resubmits the other)."""
+    if query.number is not None and candidate.number is not None:
+        return candidate.number == query.number
     return bool(query.commit and candidate.commit == query.commit)
+
+
+def _same_work(query: Query, candidate: ChangeEvidence, s: Signals) -> str:
+    """How two changes are one piece of work resubmitted, in words."""
+    head = query.change.head_commit
+    if head and head == candidate.head_commit:
+        return "the same head commit"
+    if s.same_patch:
+        return "the same patch"
+    return "the same lines of the same files rewritten again, by a bot"
 
 
 def _finding(
@@ -468,7 +515,17 @@ def _reasons(
             f"{other} {landed} {candidate.branch}, this change is for {query.change.branch}, "
             "and one ports the other: a port, not a duplicate"
         )
-    if s.same_author and verdict not in DECIDING_VERDICTS:
+    if s.resubmitted and verdict in DECIDING_VERDICTS:
+        yield (
+            f"resubmitted by the same author as {other} ({_same_work(query, candidate, s)}): "
+            f"close this one, {other} is the newer"
+        )
+    elif s.resubmits and verdict not in DECIDING_VERDICTS:
+        yield (
+            f"this change resubmits {other} (the same author, "
+            f"{_same_work(query, candidate, s)}): {other} is the one to close"
+        )
+    elif s.same_author and verdict not in DECIDING_VERDICTS:
         yield f"{other} is by the same author: a follow-up or a resubmission, not a duplicate"
     if s.file_overlap == 0 and (s.query_coverage or s.candidate_coverage):
         yield f"the lines shared with {other} are in other files"
@@ -556,7 +613,9 @@ def _replay_reasons(
         yield _TAKEN_OVER.format(other=other)
     if turned and proof.carries_query and not merged:
         yield f"{other}'s branch carries this change's own commits"
-    if count.total:
+    if replay.superseded and verdict == "already-merged":
+        yield from _superseded_reasons(other, replay, where)
+    elif count.total:
         yield f"replayed {where}: {_hunks_there(count, replay, verdict in DECIDING_VERDICTS)}"
     if s.same_patch and count.total and not count.whole and not replay.already_before:
         yield (
@@ -570,9 +629,12 @@ def _replay_reasons(
                 "rewrote when it took this change over, not work still to do"
             )
         return  # nothing is still to do: the rest was the takeover's to keep or leave
-    if count.residual and verdict in DECIDING_VERDICTS:
-        shown = ", ".join(count.residual[:4])
-        more = f" and {len(count.residual) - 4} more" if len(count.residual) > 4 else ""
+    if proof.tip is not None and verdict in DECIDING_VERDICTS and not count.whole:
+        yield from _tip_reasons(other, proof.replay, proof.tip, verdict)
+    residual = _still_to_do(proof, s.same_patch)
+    if residual and verdict in DECIDING_VERDICTS:
+        shown = ", ".join(residual[:4])
+        more = f" and {len(residual) - 4} more" if len(residual) > 4 else ""
         yield f"not in {other}, still to do: {shown}{more}"
     elif count.residual and count.done:
         # A part is there, too little to decide: say which part is not (the same line added
@@ -587,6 +649,54 @@ def _pins_text(replay: Replay) -> str:
     return ", ".join(
         f"{pin.package} {pin.theirs} (this change: {pin.ours})" for pin in replay.competing_pins
     )
+
+
+def _superseded_reasons(other: str, replay: Replay, where: str) -> Iterable[str]:
+    """A bump the candidate bumped higher: each of its lines, and what the candidate wrote."""
+    bumps = [h for h in replay.hunks if h.superseded_by]
+    lines = list(dict.fromkeys(line for h in bumps for line in h.superseded_by))
+    shown = ", ".join(f"`{line}`" for line in lines[:3])
+    more = f" and {len(lines) - 3} more" if len(lines) > 3 else ""
+    yield (
+        f"superseded by {other} (the same package bumped again, to a later version: "
+        f"{shown}{more}), replayed {where}: {', '.join(places(bumps)[:4])}"
+    )
+
+
+def _tip_reasons(other: str, replay: Replay, tip: TipReplay, verdict: str) -> Iterable[str]:
+    """What of the rest the branch's tip holds anyway, and since which commits."""
+    left = Leftover.of(replay, tip.replay, tip.gone)
+    if left.on_tip:
+        since = list(
+            dict.fromkeys(tip.landed_by.get((h.path, h.first_line), "") for h in left.on_tip)
+        )
+        # The landing's own commit, named by its sha where its subject names no PR, is `other`.
+        named = list(
+            dict.fromkeys(
+                other if replay.commit.startswith(label) else label for label in since if label
+            )
+        )
+        others = [label for label in named if label != other]
+        shown = ", ".join(places(left.on_tip)[:4])
+        more = f" and {len(left.on_tip) - 4} more" if len(left.on_tip) > 4 else ""
+        if verdict == "already-merged" and others:
+            yield f"already done across {_and([other, *others])}: the rest is on {tip.branch}"
+        there = f" (first there at {_and(named)})" if named else ""
+        yield f"already on {tip.branch}{there}, so not still to do: {shown}{more}"
+    if left.gone:
+        files = sorted({h.path for h in left.gone})
+        more = f" and {len(files) - 4} more" if len(files) > 4 else ""
+        yield (
+            f"not in {other}, in files {tip.branch} no longer has (nothing to apply): "
+            f"{', '.join(files[:4])}{more}"
+        )
+
+
+def _and(names: Sequence[str], most: int = 4) -> str:
+    """`#1, #2 and #3`; past `most` names, `#1, #2, #3, #4 and 5 more`."""
+    if len(names) > most:
+        return f"{', '.join(names[:most])} and {len(names) - most} more"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _hunks_there(count: HunkCount, replay: Replay, decides: bool) -> str:

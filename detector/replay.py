@@ -229,6 +229,9 @@ class HunkReplay:
     removal_made: bool = False
     # Packages it pins that the candidate pinned to another version: a competing bump.
     other_pins: tuple[CompetingPin, ...] = ()
+    # It bumps dependency versions, and the candidate bumped the same lines to higher versions:
+    # the candidate's line for each (`"lodash": "^4.17.21",`). The bump is superseded.
+    superseded_by: tuple[str, ...] = ()
 
     @property
     def turned(self) -> bool:
@@ -310,6 +313,17 @@ class Replay:
         """Every carrying hunk was there before the candidate: something earlier did it."""
         hunks = self.deciding
         return bool(hunks) and all(h.before == "there" for h in hunks)
+
+    @property
+    def superseded(self) -> bool:
+        """Every hunk that carries the change bumps versions the candidate bumped higher (or
+        is done by it), and one at least is such a bump: a dependency bumped again later."""
+        hunks = self.deciding
+        return (
+            bool(hunks)
+            and any(h.superseded_by for h in hunks)
+            and all(h.turned or h.superseded_by for h in hunks)
+        )
 
     @property
     def same_names(self) -> bool:
@@ -400,6 +414,48 @@ class HunkCount:
             by_identity=by_identity,
             residual=replayed.residual_after if by_identity else replayed.residual,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Leftover:
+    """The hunks a landing did not do, sorted by what the branch's tip says of them."""
+
+    still: tuple[HunkReplay, ...]  # not on the tip either: still to do
+    on_tip: tuple[HunkReplay, ...]  # on the tip anyway: another change made them
+    gone: tuple[HunkReplay, ...]  # in files the tip no longer has: nothing left to apply
+
+    @classmethod
+    def of(cls, landed: Replay, tip: Replay | None, gone: frozenset[str] = frozenset()) -> Leftover:
+        """Split what `landed` left by `tip` (the change replayed at its branch's tip from its
+        own base): a hunk is on the tip where its result is there at its place, or, removing
+        lines only, where they are gone; a hunk of a file the tip no longer has (and the
+        change does not add) has nothing left to apply to."""
+        at_tip = {(h.path, h.first_line, h.last_line): h for h in tip.hunks} if tip else {}
+        still: list[HunkReplay] = []
+        on_tip: list[HunkReplay] = []
+        deleted: list[HunkReplay] = []
+        for hunk in landed.hunks:
+            if not hunk.weight or hunk.turned:
+                continue
+            there = at_tip.get((hunk.path, hunk.first_line, hunk.last_line))
+            if hunk.path in gone and not hunk.new_file:
+                deleted.append(hunk)
+            elif there is not None and (there.after == "there" or there.removal_made):
+                on_tip.append(hunk)
+            else:
+                still.append(hunk)
+        return cls(tuple(still), tuple(on_tip), tuple(deleted))
+
+    def done_on_tip(self, landed: Replay) -> bool:
+        """Every hunk that carries the change is done by the landing or on the tip, and the tip
+        holds some: the change is done, across the landing and what else put the rest there."""
+        carrying = {id(h) for h in landed.deciding}
+        return bool(self.on_tip) and not any(id(h) in carrying for h in (*self.still, *self.gone))
+
+
+def places(hunks: Iterable[HunkReplay]) -> tuple[str, ...]:
+    """Hunks as places, file by file ("a.py (lines 3-5, line 9)", "b.py (new file)")."""
+    return Replay._places(hunks)
 
 
 def replay(
@@ -542,6 +598,11 @@ def _replay_file(
             and _same_code(hunk, blocks, before, after, place, kept, kind)
         ):
             how = "same-code"
+        superseded_by = (
+            _superseding(hunk, before, after)
+            if state_before == "new" and state_after == "conflict" and before and after
+            else ()
+        )
         added = [line.number for line in hunk.lines if line.side == "+"]
         first = added[0] if added else max(1, hunk.new_start)  # a removal at the top: line 1
         replayed = HunkReplay(
@@ -559,6 +620,7 @@ def _replay_file(
             comments_only=_comments_only(hunk),
             removal_made=_removal_made(hunk, before, after),
             other_pins=_other_pins(file.path, hunk, before, after),
+            superseded_by=superseded_by,
         )
         results.append((replayed, blocks, before, after))
     return results
@@ -1132,6 +1194,58 @@ def _imports_only(hunk: Hunk) -> bool:
     """Every line the hunk changes (trivial ones aside) imports something."""
     lines = [line.text for line in hunk.lines if not line.trivial]
     return bool(lines) and all(_IMPORT.match(text) for text in lines)
+
+
+_VERSION_TOKEN = re.compile(_VERSION_NUMBER, re.IGNORECASE)
+
+
+def _version(text: str) -> tuple[int, ...] | None:
+    """The first version number a line holds, as numbers (`^4.17.21` -> (4, 17, 21))."""
+    found = _VERSION_TOKEN.search(text)
+    if found is None:
+        return None
+    return tuple(
+        int(part) for part in re.findall(r"\d+", found.group().split("-")[0].split("+")[0])
+    )
+
+
+def _bump_key(text: str) -> str | None:
+    """A dependency line with its versions masked (`"lodash": "^#",`), if it is one: a line
+    holding a version and a name, and not the project's own version or a release heading
+    (those name a release, and a later one is another release, not the same bump)."""
+    text = text.strip()
+    if _VERSION_LINE.match(text) or not _VERSION_TOKEN.search(text):
+        return None
+    masked = _VERSION_TOKEN.sub("#", text)
+    return masked if re.search(r"[A-Za-z]{2}", masked) else None
+
+
+def _superseding(hunk: Hunk, before: FileText, after: FileText) -> tuple[str, ...]:
+    """The candidate's lines that supersede this hunk, where it is nothing but dependency
+    bumps (each removed line and its added line the same but for the versions) and the
+    candidate replaced each of those lines with a higher version than this hunk's: the same
+    package bumped again. Empty otherwise."""
+    removed = [line.text.strip() for line in hunk.removed if not line.trivial]
+    added = [line.text.strip() for line in hunk.added if not line.trivial]
+    if not added or len(removed) != len(added):
+        return ()
+    written = {
+        key: line
+        for line in after.lines
+        if (key := _bump_key(line)) is not None and line.rstrip() not in before.where
+    }
+    still = {line.strip() for line in after.lines}
+    found: list[str] = []
+    for old, new in zip(removed, added, strict=True):
+        key = _bump_key(new)
+        if key is None or key != _bump_key(old) or old == new or old in still:
+            return ()
+        theirs = written.get(key)
+        mine, later = _version(new), _version(theirs or "")
+        if theirs is None or mine is None or later is None or later <= mine:
+            return ()
+        found.append(theirs.strip())
+    return tuple(found)
 
 
 def _versions_only(hunk: Hunk) -> bool:

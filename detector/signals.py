@@ -6,7 +6,7 @@ import math
 import re
 
 from detector.decide import THRESHOLDS
-from detector.evidence import ChangeEvidence, LineWeights, Signals
+from detector.evidence import OPEN_STATES, ChangeEvidence, LineWeights, Signals
 from detector.text import cosine
 
 # PR numbers: duplicates are mostly opened while the original is fresh. Proximity falls by this
@@ -37,6 +37,9 @@ def measure(
         (query.removed - query.kept) & (candidate.added - candidate.kept)
     )
     share = THRESHOLDS.rare_line_share
+    # A bot rewriting its block again: every line this change removes, the candidate removes.
+    same_removed = bool(query.removed) and _ratio(removed_weight, query_removed) >= SAME_SIDE
+    resubmission = is_resubmission(query, candidate, same_removed)
     distinctive_removed = any(weights.is_rare(h, share) for h in shared_removed)
     return Signals(
         removed_in_candidate=_ratio(removed_weight, query_removed),
@@ -59,6 +62,8 @@ def measure(
         recent_overlap=_proximity(reference_number, candidate.number)
         * _ratio(removed_weight + added_weight, query_removed + query_added),
         same_author=bool(query.identities & candidate.identities),
+        resubmitted=resubmission and _opened_before(query, candidate),
+        resubmits=resubmission and _opened_before(candidate, query),
         distinctive_removed=distinctive_removed,
         distinctive_shared=distinctive_removed
         or any(weights.is_rare(h, share) for h in shared_added),
@@ -68,6 +73,55 @@ def measure(
         taken_over=query.number is not None and query.number in candidate.takes_over,
     )
 
+
+def is_resubmission(
+    query: ChangeEvidence, candidate: ChangeEvidence, same_removed: bool = False
+) -> bool:
+    """Two open PRs by one author for the same branch with the same head commit or the same
+    patch, or a bot's two PRs rewriting the same lines of the same files: the same work
+    proposed twice."""
+    same_work = bool(
+        (query.head_commit and query.head_commit == candidate.head_commit)
+        or (query.patch_id and query.patch_id == candidate.patch_id)
+        or (same_removed and is_bot(query.author) and rewrites_the_same_files(query, candidate))
+    )
+    return bool(
+        same_work
+        and query.identities & candidate.identities
+        and query.state in OPEN_STATES
+        and candidate.state in OPEN_STATES
+        and query.branch == candidate.branch
+    )
+
+
+def is_bot(author: str | None) -> bool:
+    """A bot's account or git name (`dependabot[bot]`, `sponsors-bot`): it rewrites what it
+    generates from scratch, so its later PR over the same lines replaces the earlier one."""
+    return bool(author and _BOT.search(author))
+
+
+_BOT = re.compile(r"(?:\[bot\]|\bbot)$", re.IGNORECASE)
+
+
+def rewrites_the_same_files(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
+    """Both change exactly the same files (and the candidate removes this change's lines,
+    `measure` checks): a bot's block rewritten again. A candidate's evidence may hold only
+    what it shares, so its file count is the index's."""
+    count = candidate.file_count if candidate.file_count is not None else len(candidate.files)
+    return (
+        bool(query.files)
+        and query.files <= candidate.files
+        and count == len(query.files)
+        and not (query.truncated or candidate.truncated)
+    )
+
+
+def _opened_before(first: ChangeEvidence, second: ChangeEvidence) -> bool:
+    """`first` was opened before `second`: by PR number, which GitHub hands out in order."""
+    return first.number is not None and second.number is not None and first.number < second.number
+
+
+SAME_SIDE = 0.999  # a share of line weight that is all of it, floating point aside
 
 # Branches that hold the newest line of development; release lines are named by version.
 _DEVELOPMENT_BRANCHES = frozenset({"main", "master", "trunk", "develop", "development", "default"})

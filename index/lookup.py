@@ -493,6 +493,7 @@ def load_evidence(
             code_terms=code_terms[cid],
             removed_total=rows[cid].get("removed_weight") if shared_with is not None else None,
             added_total=rows[cid].get("added_weight") if shared_with is not None else None,
+            file_count=rows[cid].get("file_count"),
         )
         for cid in ids
         if cid in rows

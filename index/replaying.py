@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import git
 
-from detector.evidence import ChangeEvidence, Landing, Proof
+from detector.evidence import ChangeEvidence, Landing, Proof, TipReplay
 from detector.model import Change, FileChange, NotADiff
-from detector.replay import FileText, FileVersions, Replay, replay
+from detector.replay import FileText, FileVersions, HunkReplay, Leftover, Replay, replay
 from index import gitsource
 from index.changes import parse_filtered
 from index.config import Settings
@@ -162,7 +162,90 @@ class Replayer:
             f for f in self._files if not touched or f.path in touched or f.old_path in touched
         ]
         result = replay(self._change, self._versions(files, before, after), after, self._blocks)
-        return self._placed(candidate, before, after, result)
+        proof = self._placed(candidate, before, after, result)
+        if candidate.state == "merged" and result.partial and not proof.after_query:
+            proof = replace(proof, tip=self._at_tip(result))
+        return proof
+
+    def _at_tip(self, landed: Replay) -> TipReplay | None:
+        """This change replayed at its branch's tip, for the hunks a landing left: another
+        change may have made them since (or before), or the tip no longer has their file.
+        Not for a change whose own commits the tip may hold (merged, or its head reachable)."""
+        history = self._history
+        tip, base = history.line_tip, history.base
+        if not (tip and base) or history.merged:
+            return None
+        if history.head and gitsource.is_ancestor(self._repo, history.head, tip):
+            return None
+        left = {h.path for h in landed.hunks if h.weight and not h.turned}
+        files = [f for f in self._files if f.path in left]
+        if not files:
+            return None
+        versions = self._versions(files, None, tip)
+        at_tip = replay(Change(files=tuple(files)), versions, tip, self._blocks)
+        gone = frozenset(
+            f.path for f in files if versions[f.path].after is None and f.status != "added"
+        )
+        on_tip = Leftover.of(landed, at_tip, gone).on_tip
+        return TipReplay(
+            replay=at_tip,
+            branch=history.line_name or "the target",
+            gone=gone,
+            landed_by=self._landed_by(on_tip, files, base, tip),
+        )
+
+    def _landed_by(
+        self, hunks: Iterable[HunkReplay], files: list[FileChange], base: str, tip: str
+    ) -> dict[tuple[str, int], str]:
+        """The first commit of the branch's first-parent line after this change's base whose
+        version holds each hunk (found by bisection), as its PR ("#135") or its short sha."""
+        hunks = list(hunks)
+        paths = sorted({h.path for h in hunks})
+        if not hunks:
+            return {}
+        try:
+            line = self._repo.git.rev_list(
+                "--first-parent", "--reverse", f"{base}..{tip}", "--", *paths
+            ).split()
+        except git.GitCommandError:
+            return {}
+        by_file = [f for f in files if f.path in paths]
+        replays: dict[str, dict[tuple[str, int], HunkReplay]] = {}
+
+        def there(hunk: HunkReplay, commit: str) -> bool:
+            if commit not in replays:
+                done = replay(
+                    Change(files=tuple(by_file)),
+                    self._versions(by_file, None, commit),
+                    commit,
+                    self._blocks,
+                )
+                replays[commit] = {(h.path, h.first_line): h for h in done.hunks}
+            found = replays[commit].get((hunk.path, hunk.first_line))
+            return found is not None and (found.after == "there" or found.removal_made)
+
+        landed: dict[tuple[str, int], str] = {}
+        for hunk in hunks:
+            low, high = 0, len(line) - 1
+            if high < 0 or not there(hunk, line[high]):
+                continue
+            while low < high:  # the first commit of the line that holds it
+                middle = (low + high) // 2
+                if there(hunk, line[middle]):
+                    high = middle
+                else:
+                    low = middle + 1
+            landed[hunk.path, hunk.first_line] = self._commit_label(line[low])
+        return landed
+
+    def _commit_label(self, commit: str) -> str:
+        """A target commit as its PR where its subject names it (`Title (#135)`), else its sha."""
+        try:
+            subject = self._repo.git.log("-1", "--format=%s", commit)
+        except git.GitCommandError:
+            return commit[:10]
+        number, _ = landing_pr(subject)
+        return f"#{number}" if number is not None else commit[:10]
 
     def _span(self, candidate: ChangeEvidence) -> tuple[str, str] | None:
         if candidate.state == "merged":
@@ -187,7 +270,12 @@ class Replayer:
         the candidate's change as it was replayed (`_span`)."""
         history = self._history
         reached_after = False
-        if not (result.complete or result.partial or candidate.patch_id == self._patch_id):
+        if not (
+            result.complete
+            or result.partial
+            or result.superseded
+            or candidate.patch_id == self._patch_id
+        ):
             return Proof(replay=result)
         in_base = other_line = None
         carries = False

@@ -1,0 +1,118 @@
+"""What a partly done PR still has to do is read against the target's tip, not only against the
+landing that did a part: work that landed through another PR, or in a file main deleted since,
+is not "still to do".
+
+The story: stats.py's four functions and a helper module.
+- #1 (open) rounds `mean` and `median` the same way: #2 makes the `mean` edit and is squash-
+  merged, then #3 makes the `median` edit and is squash-merged. #1 is done, across #2 and #3.
+- #10 (open) rounds `mean` and `median`, checks `spread`'s input and tidies legacy.py;
+  #2 and #3 landed the first two edits, and main deleted legacy.py since: only the `spread`
+  check is still to do.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.repo_builder import RepoBuilder, run_cli
+
+STATS = "".join(
+    f"def {name}(values):\n"
+    f"    ordered = sorted(values)\n"
+    f"    {name}_result = ordered[len(ordered) // 2] + 0\n"
+    f"    count = len(ordered)\n"
+    f"    return {name}_result, count\n\n\n"
+    for name in ("mean", "median", "spread", "extent")
+)
+LEGACY = "def old_mean(values):\n    total = sum(values)\n    return total / len(values)\n"
+
+
+def rounded(text: str, name: str) -> str:
+    """`name`'s result rounded to two places, and named so: one hunk of stats.py."""
+    return text.replace(
+        f"    {name}_result = ordered[len(ordered) // 2] + 0\n",
+        f"    {name}_result = round(ordered[len(ordered) // 2], 2)\n"
+        f"    {name}_result = float({name}_result)\n",
+    )
+
+
+def checked(text: str) -> str:
+    return text.replace(
+        "def spread(values):\n",
+        "def spread(values):\n    if not values:\n        raise ValueError('spread of nothing')\n",
+    )
+
+
+@pytest.fixture
+def across(builder: RepoBuilder) -> RepoBuilder:
+    builder.commit("Add stats", {"stats.py": STATS, "legacy.py": LEGACY})
+    base = builder.head()
+    both = rounded(rounded(STATS, "mean"), "median")
+    builder.pr_branch(1, [("Round mean and median", {"stats.py": both})])
+    tidy = LEGACY.replace("    total = sum(values)\n", "    total = float(sum(values))\n")
+    builder.pr_branch(
+        10,
+        [("Round, check, tidy", {"stats.py": checked(both), "legacy.py": tidy})],
+        start=base,
+    )
+    builder.pr_branch(2, [("Round the mean", {"stats.py": rounded(STATS, "mean")})], start=base)
+    builder.merge_pr(2, how="squash")
+    builder.pr_branch(3, [("Round the median", {"stats.py": both})])
+    builder.merge_pr(3, how="squash")
+    builder.commit("Drop the legacy module", {"legacy.py": None})
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+    return builder
+
+
+def sweep_json(repo: Path) -> dict:
+    code, out, err = run_cli(repo, "sweep", "--format", "json", "--exit-zero")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def check_first(repo: Path, number: int) -> dict:
+    code, out, err = run_cli(repo, "check", "--pr", str(number), "--format", "json")
+    assert code in (0, 1), err
+    return json.loads(out)["findings"][0]
+
+
+def test_work_landed_across_two_prs_is_already_done(across: RepoBuilder):
+    first = check_first(across.path, 1)
+    assert (first["verdict"], first["pr"]) in {("already-merged", 2), ("already-merged", 3)}
+    other = 5 - first["pr"]
+    assert (
+        f"already done across #{first['pr']} and #{other}: the rest is on main"
+        in (first["reasons"])
+    )
+    assert first["remaining"] == []
+    data = sweep_json(across.path)
+    [done] = [d for d in data["already_done"] if d["pr"] == 1]
+    assert done["by"] == first["pr"]
+
+
+def test_still_to_do_leaves_out_what_main_holds_and_files_it_deleted(across: RepoBuilder):
+    first = check_first(across.path, 10)
+    assert first["verdict"] == "partly-merged" and first["pr"] in (2, 3)
+    after = across.git("show", "refs/pull/10/head:stats.py").splitlines()
+    line = after.index("    if not values:") + 1
+    assert first["remaining"] == [
+        {"path": "stats.py", "first_line": line, "last_line": line + 1, "new_file": False}
+    ]
+    reasons = first["reasons"]
+    other = 5 - first["pr"]
+    assert f"already on main (first there at #{other}), so not still to do: stats.py (lines " in (
+        " ".join(reasons)
+    )
+    assert f"not in #{first['pr']}, in files main no longer has (nothing to apply): legacy.py" in (
+        reasons
+    )
+    data = sweep_json(across.path)
+    [partly] = [p for p in data["partly_done"] if p["pr"] == 10]
+    assert partly["by"] == first["pr"]
+    assert partly["remaining"] == [
+        {"path": "stats.py", "lines": [[line, line + 1]], "new_file": False}
+    ]

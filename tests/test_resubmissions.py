@@ -1,0 +1,214 @@
+"""Same-author resubmissions and superseded bumps: two open PRs by one author with the same
+head commit or the same patch leave one PR to close, the older; the newer is the one kept. A
+dependency bump whose lines a later merged PR bumped higher is already done.
+
+The story: units.py's converter.
+- Ann opens #3 (refuse a missing distance), then opens the same patch again as #4 from the
+  same base: #3 is to close, resubmitted as #4.
+- Bob's branch is opened twice, as #7 and #8, with one head commit: #7 is to close.
+- Cy opens #10, a follow-up on his own #9 that keeps #9's fix and adds to it: no claim, as
+  before (an author's own earlier open PR is a follow-up, not a duplicate).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.repo_builder import RepoBuilder, run_cli
+
+UNITS = (
+    "KILOMETRES_PER_MILE = 1.609344\n\n\ndef miles_to_kilometres(miles):\n"
+    "    return miles * KILOMETRES_PER_MILE\n"
+)
+CONVERT = UNITS.replace(
+    "    return miles * KILOMETRES_PER_MILE\n",
+    "    if miles is None:\n        raise ValueError('no distance given')\n"
+    "    return miles * KILOMETRES_PER_MILE\n",
+)
+BOB = CONVERT.replace("no distance given", "the distance is missing")
+CY = CONVERT.replace("no distance given", "miles is required")
+
+
+@pytest.fixture
+def resubmitted(builder: RepoBuilder) -> RepoBuilder:
+    builder.commit("Add units", {"units.py": UNITS})
+    base = builder.head()
+    builder.pr_branch(3, [("Refuse a missing distance", {"units.py": CONVERT})], author="Ann")
+    builder.pr_branch(4, [("Raise on None miles", {"units.py": CONVERT})], start=base, author="Ann")
+    head = builder.pr_branch(7, [("Refuse no miles", {"units.py": BOB})], author="Bob")
+    builder.git("update-ref", "refs/pull/8/head", head)  # the same branch opened again
+    builder.pr_branch(9, [("Require miles", {"units.py": CY})], author="Cy")
+    follow_up = CY.replace(
+        "    return miles * KILOMETRES_PER_MILE\n",
+        "    if miles < 0:\n        raise ValueError('a distance is never negative')\n"
+        "    return miles * KILOMETRES_PER_MILE\n",
+    )
+    builder.pr_branch(
+        10,
+        [("Require miles", {"units.py": CY}), ("And positive", {"units.py": follow_up})],
+        author="Cy",
+    )
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+    return builder
+
+
+def sweep_json(repo: Path) -> dict:
+    code, out, err = run_cli(repo, "sweep", "--format", "json", "--exit-zero")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def check_first(repo: Path, number: int) -> dict | None:
+    code, out, err = run_cli(repo, "check", "--pr", str(number), "--format", "json")
+    assert code in (0, 1), err
+    findings = json.loads(out)["findings"]
+    return findings[0] if findings else None
+
+
+def test_the_older_of_two_identical_patches_by_one_author_is_to_close(resubmitted: RepoBuilder):
+    first = check_first(resubmitted.path, 3)
+    assert first is not None
+    assert (first["pr"], first["verdict"]) == (4, "duplicate")
+    assert (
+        "resubmitted by the same author as #4 (the same patch): close this one, #4 is the newer"
+        in first["reasons"]
+    )
+    newer = check_first(resubmitted.path, 4)
+    assert newer is not None and (newer["pr"], newer["verdict"]) == (3, "overlap")
+    assert (
+        "this change resubmits #3 (the same author, the same patch): #3 is the one to close"
+        in newer["reasons"]
+    )
+
+
+def test_two_prs_with_one_head_commit_are_one_group_keeping_the_newer(resubmitted: RepoBuilder):
+    first = check_first(resubmitted.path, 7)
+    assert first is not None and (first["pr"], first["verdict"]) == (8, "duplicate")
+    assert any("the same head commit" in reason for reason in first["reasons"])
+    data = sweep_json(resubmitted.path)
+    groups = {g["keep"]: [(m["pr"], m["against"]) for m in g["members"]] for g in data["groups"]}
+    assert groups == {4: [(4, None), (3, 4)], 8: [(8, None), (7, 8)]}
+    answers = {p["pr"]: (p["class"], p["finding"]["pr"]) for p in data["prs"]}
+    assert answers[3] == ("duplicate", 4) and answers[7] == ("duplicate", 8)
+    # Each answer is the finding `check --pr N` shows first (the one engine).
+    for number in (3, 4, 7, 8, 9, 10):
+        first = check_first(resubmitted.path, number)
+        swept = next((p for p in data["prs"] if p["pr"] == number), None)
+        assert (swept and swept["finding"]["pr"]) == (first and first["pr"])
+
+
+def test_an_authors_follow_up_on_their_own_open_pr_is_no_claim(resubmitted: RepoBuilder):
+    """#10 keeps #9's fix and adds to it: not the same patch, so no resubmission either way."""
+    for number in (9, 10):
+        first = check_first(resubmitted.path, number)
+        assert first is None or first["verdict"] in ("overlap", "related")
+    code, out, _ = run_cli(resubmitted.path, "check", "--pr", "9", "--format", "json")
+    [other] = [f for f in json.loads(out)["findings"] if f["pr"] == 10]
+    assert other["verdict"] == "overlap"
+    assert (
+        "#10 is by the same author: a follow-up or a resubmission, not a duplicate"
+        in (other["reasons"])
+    )
+
+
+PACKAGE = (
+    '{\n  "name": "widget",\n  "version": "1.2.0",\n  "dependencies": {\n'
+    '    "left-pad": "^1.1.0",\n    "lodash": "^4.17.15",\n    "moment": "^2.29.1"\n  }\n}\n'
+)
+
+
+def bumped(text: str, package: str, old: str, new: str) -> str:
+    return text.replace(f'"{package}": "^{old}"', f'"{package}": "^{new}"')
+
+
+@pytest.fixture
+def bumps(builder: RepoBuilder) -> RepoBuilder:
+    """A bot bumps lodash to 4.17.19 (#20, left open), then to 4.17.21 (#21, merged); it
+    bumps moment to 2.29.4 (#22, open) and a person bumps it to 2.29.2 (#23, merged): a lower
+    version, so #22 is not superseded. #24 bumps lodash to 4.17.19 and adds a dependency:
+    more than a bump, so not superseded either."""
+    builder.commit("Add the package", {"package.json": PACKAGE})
+    base = builder.head()
+    bot = {"author": "dependabot[bot]", "email": "bot@example.com"}
+    lodash_19 = bumped(PACKAGE, "lodash", "4.17.15", "4.17.19")
+    builder.pr_branch(20, [("Bump lodash to 4.17.19", {"package.json": lodash_19})], **bot)
+    builder.pr_branch(
+        21,
+        [
+            (
+                "Bump lodash to 4.17.21",
+                {"package.json": bumped(PACKAGE, "lodash", "4.17.15", "4.17.21")},
+            )
+        ],
+        **bot,
+    )
+    builder.merge_pr(21, how="squash")
+    moment = bumped(PACKAGE, "moment", "2.29.1", "2.29.4")
+    builder.pr_branch(22, [("Bump moment to 2.29.4", {"package.json": moment})], start=base, **bot)
+    builder.pr_branch(
+        23, [("moment 2.29.2", {"package.json": bumped(PACKAGE, "moment", "2.29.1", "2.29.2")})]
+    )
+    builder.merge_pr(23, how="squash")
+    more = lodash_19.replace(
+        '"left-pad": "^1.1.0",', '"left-pad": "^1.1.0",\n    "leven": "^3.1.0",'
+    )
+    builder.pr_branch(24, [("lodash and leven", {"package.json": more})], start=base)
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+    return builder
+
+
+def test_a_dependency_bumped_again_later_is_already_done(bumps: RepoBuilder):
+    first = check_first(bumps.path, 20)
+    assert first is not None and (first["pr"], first["verdict"]) == (21, "already-merged")
+    assert first["reasons"][0].startswith(
+        'superseded by #21 (the same package bumped again, to a later version: `"lodash": '
+        '"^4.17.21",`)'
+    )
+    assert first["remaining"] == []
+    done = {d["pr"]: d["by"] for d in sweep_json(bumps.path)["already_done"]}
+    assert done == {20: 21}
+
+
+def test_a_bump_to_a_lower_version_or_with_more_work_is_not_superseded(bumps: RepoBuilder):
+    for number in (22, 24):
+        first = check_first(bumps.path, number)
+        assert first is None or first["verdict"] not in ("already-merged", "duplicate")
+
+
+README = (
+    "# widget\n\nA small widget.\n\n## Sponsors\n\n<!-- sponsors -->\n"
+    "- Acme\n- Globex\n<!-- /sponsors -->\n\n## Licence\n\nMIT\n"
+)
+
+
+def sponsors(*names: str) -> str:
+    block = "".join(f"- {name}\n" for name in names)
+    return README.replace("- Acme\n- Globex\n", block)
+
+
+def test_bot_prs_rewriting_one_block_are_one_group_keeping_the_newest(builder: RepoBuilder):
+    """A bot rewrites the sponsor block three times, none merged: one group, the newest kept.
+    A person's PR rewriting the same block is not the bot's resubmission."""
+    builder.commit("Add the readme", {"README.md": README})
+    base = builder.head()
+    bot = {"author": "sponsors-bot", "email": "sponsors-bot@example.com"}
+    for number, names in ((30, ("Acme", "Initech")), (31, ("Initech",)), (32, ("Umbrella",))):
+        builder.pr_branch(
+            number, [("Update the sponsors", {"README.md": sponsors(*names)})], start=base, **bot
+        )
+    builder.pr_branch(33, [("Thank Hooli", {"README.md": sponsors("Hooli")})], start=base)
+    assert run_cli(builder.path, "index", "--quiet")[0] == 0
+    first = check_first(builder.path, 30)
+    assert first is not None and first["verdict"] == "duplicate" and first["pr"] in (31, 32)
+    assert (
+        f"resubmitted by the same author as #{first['pr']} (the same lines of the same files "
+        f"rewritten again, by a bot): close this one, #{first['pr']} is the newer"
+    ) in first["reasons"]
+    data = sweep_json(builder.path)
+    groups = {g["keep"]: sorted(m["pr"] for m in g["members"]) for g in data["groups"]}
+    assert groups == {32: [30, 31, 32]}
