@@ -187,6 +187,9 @@ class Indexer:
         # PR number -> (merge, its date): a merge of its head that names no PR (`_landing_merges`)
         self._unnamed_merges: dict[int, tuple[str, str]] = {}
         self._counted_as: dict[int, str] = {}  # PR number -> the state this run counted it in
+        # PRs the index held before this run: only those can be "unchanged" (a first run's
+        # merged PRs, found in the history before their refs are read, are new).
+        self._known_before = frozenset(store.heads_by_number())
         self._tested_open: set[int] | None = None  # PRs a test merge shows open (`_git_state`)
         self._targets: list[str] = []
         self._known: set[str] = set()  # commits of the target's history indexed already
@@ -482,7 +485,8 @@ class Indexer:
         for pull in refs:
             head, state = known.get(pull.number, (None, ""))
             if state == "merged" or head == pull.head:
-                self.summary.unchanged += 1
+                if pull.number in self._known_before:
+                    self.summary.unchanged += 1
                 if state == "merged" and head is None:
                     landed_heads.append((pull.number, pull.head))
                 continue
