@@ -97,6 +97,15 @@ class IndexProgress:
             if new_phase or finished or now - self._last_plain >= self.every:
                 self._print(now)
 
+    def begin(self, phase: str) -> None:
+        """Start `phase` without a line: the heartbeat says it only if it lasts (a run that
+        fails at once shows its one-line error alone)."""
+        with self._lock:
+            now = time.monotonic()
+            self._phase_start = (now, 0)
+            self._state = (phase, 0, None)
+            self._last_plain = now
+
     def _beat(self) -> None:
         """Between reports, say every `every` seconds that the phase is still under way."""
         while not self._stop.wait(self.every):
@@ -123,8 +132,8 @@ def sweep_progress(
     stream: IO[str] | None = None, live: bool | None = None, every: float = PLAIN_EVERY
 ) -> Iterator[SweepReport]:
     """The sweep's `(done, total)` callback: `swept 120/400 PRs` refreshed on a terminal;
-    otherwise plain lines every few seconds, from the start (reading the index before the
-    first PR is checked can take minutes), so a sweep in CI or in the background is seen moving."""
+    otherwise plain lines every few seconds, also while the index is read before the first PR
+    is checked (it can take minutes), so a sweep in CI or in the background is seen moving."""
     stream = stream or sys.stderr
     if stream.isatty() if live is None else live:
 
@@ -135,7 +144,7 @@ def sweep_progress(
         yield refresh
         return
     with IndexProgress(stream=stream, live=False, every=every, command="sweep") as plain:
-        plain("reading the index", 0, None)
+        plain.begin("reading the index")
 
         def report(done: int, total: int) -> None:
             plain("checking open PRs", done, total)
