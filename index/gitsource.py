@@ -19,6 +19,7 @@ from typing import Any
 
 import git
 
+from detector.signals import is_bot
 from index.decoding import as_utf8, decode_text
 from index.diff_budget import SHA_LINE, ListedFile, PairBudget, kept_files
 from index.errors import EmptyRepository, MissingRevision, NotAGitRepository
@@ -766,6 +767,24 @@ def commit_texts(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, s
         texts[sha] = (author, date, message.strip())
     process.wait()
     return texts
+
+
+def people_below(repo: git.Repo, heads: Iterable[str], targets: Sequence[str]) -> dict[str, str]:
+    """For PR heads a bot wrote (pre-commit.ci's fixes on top of a person's branch): the
+    nearest author below each head, among the PR's own commits (not on a target), who is not
+    a bot. A head with no such commit is left out."""
+    found: dict[str, str] = {}
+    for head in heads:
+        try:
+            names = repo.git.log(
+                "--no-merges", "--max-count=50", "--format=%an", head, "--not", *targets, "--"
+            ).splitlines()
+        except git.GitCommandError:
+            continue
+        person = next((name for name in names if name and not is_bot(name)), None)
+        if person is not None:
+            found[head] = person
+    return found
 
 
 def commit_dates(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, str, str]]:

@@ -22,6 +22,7 @@ import git
 
 from detector.evidence import identities
 from detector.model import NotADiff
+from detector.signals import is_bot
 from index import gitsource, identity
 from index.changes import whole_patch_id
 from index.code_model import code_word_counter, fill_code_words
@@ -499,6 +500,12 @@ class Indexer:
         self._head_texts = gitsource.commit_texts(
             self.repo, [pull.head for pull in todo if self._untitled(pull.number)]
         )
+        # A PR is its author's, not the bot's that pushed fixes on top of it: the same-author
+        # rules (a follow-up, a resubmission) ask who wrote the work.
+        bots = [head for head, (author, _, _) in self._head_texts.items() if is_bot(author)]
+        for head, person in gitsource.people_below(self.repo, bots, targets).items():
+            _, date, message = self._head_texts[head]
+            self._head_texts[head] = (person, date, message)
         forks = ForkPoints(self.repo, targets, [pull.head for pull in todo])
         pairs: list[tuple[str, str]] = []
         plan: dict[str, list[tuple[gitsource.PullRef, str, str]]] = {}

@@ -115,6 +115,39 @@ def test_an_authors_follow_up_on_their_own_open_pr_is_no_claim(resubmitted: Repo
     )
 
 
+def test_a_bots_fixes_on_top_leave_the_pr_its_authors(resubmitted: RepoBuilder):
+    """pre-commit.ci pushed a formatting commit on top of Cy's follow-up: the PR is still
+    Cy's (its author is read below the bot's commit), so it is his follow-up, not a claim."""
+    follow_up = resubmitted.pr_branch(
+        11,
+        [
+            ("Require miles", {"units.py": CY}),
+            ("And positive", {"units.py": CY.replace("return miles", "return abs(miles)")}),
+        ],
+        author="Cy",
+    )
+    resubmitted.checkout("pr-11", follow_up)
+    resubmitted._author = "pre-commit-ci[bot]"
+    try:
+        resubmitted.commit(
+            "[pre-commit.ci] auto fixes",
+            {"units.py": CY.replace("return miles", "return abs(miles)") + "\n"},  # a blank line
+        )
+    finally:
+        resubmitted._author = "Test Author"
+    resubmitted.git("update-ref", "refs/pull/11/head", resubmitted.head())
+    resubmitted.checkout("main")
+    code, _, err = run_cli(resubmitted.path, "index", "--quiet")
+    assert code == 0, err
+    code, out, _ = run_cli(resubmitted.path, "check", "--pr", "9", "--format", "json")
+    [other] = [f for f in json.loads(out)["findings"] if f["pr"] == 11]
+    assert other["verdict"] == "overlap"
+    assert (
+        "#11 is by the same author: a follow-up or a resubmission, not a duplicate"
+        in (other["reasons"])
+    )
+
+
 PACKAGE = (
     '{\n  "name": "widget",\n  "version": "1.2.0",\n  "dependencies": {\n'
     '    "left-pad": "^1.1.0",\n    "lodash": "^4.17.15",\n    "moment": "^2.29.1"\n  }\n}\n'
