@@ -1382,10 +1382,13 @@ def _code(lines: Sequence[str], path: str) -> list[str]:
 
 
 def _trailing_comment(path: str) -> re.Pattern[str]:
+    """How a comment starts in this file (a pip requirements file's comments start with `#`)."""
     name = path.rsplit("/", 1)[-1]
     if _BOTH_COMMENTS.search(name):
         return _HASH_OR_SLASH_COMMENT
-    return _HASH_COMMENT if _HASH_COMMENTS.search(name) else _SLASH_COMMENT
+    if _HASH_COMMENTS.search(name) or _DEPENDENCY_MANIFEST.search(path):
+        return _HASH_COMMENT
+    return _SLASH_COMMENT
 
 
 def _brought_elsewhere(before: FileText, after: FileText, replacement: Sequence[str]) -> set[str]:

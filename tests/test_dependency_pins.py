@@ -86,3 +86,43 @@ def test_a_candidate_that_did_not_repin_the_package_does_not_compete():
     assert not competing_pins("requirements.txt", ["filelock==3.20.3"], before, before)
     assert not competing_pins("requirements.txt", ["filelock==3.20.1"], before, bumped)
     assert at_least("==3.20.3", "==3.20.1") and not at_least("==3.20.1", "==3.20.3")
+
+
+def test_a_comment_on_a_pin_is_no_part_of_a_marker_written_on_it(builder: RepoBuilder):
+    """#30 keeps tomli for every Python and says why in a comment that mentions
+    `--python-version`; #31 limits tomli to `python_version<'3.11'`. The comment's words are
+    not the marker's names: #31 is not done by #30 (mypy #15504 against #15589)."""
+    builder.commit(
+        "Test requirements", {"test-requirements.txt": "setuptools>=65\nsix\ntomli>=1.1.0\n"}
+    )
+    builder.pr_branch(
+        30,
+        [
+            (
+                "Remove six",
+                {
+                    "test-requirements.txt": "setuptools>=65\n"
+                    "tomli>=1.1.0  # needed even on py311+ so the self check passes with "
+                    "--python-version 3.7\n"
+                },
+            )
+        ],
+    )
+    builder.merge_pr(30, how="squash")
+    builder.pr_branch(
+        31,
+        [
+            (
+                "Only install tomli where it is needed",
+                {
+                    "test-requirements.txt": "setuptools>=65\nsix\n"
+                    "tomli>=1.1.0; python_version<'3.11'\n"
+                },
+            )
+        ],
+        start="HEAD~1",
+    )
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "31")
+    assert all(f["verdict"] not in ("already-merged", "duplicate", "covered") for f in found), found
