@@ -1,7 +1,8 @@
 """Exit codes a CI job can gate on: only the verdicts `--fail-on` names fail (exit 1).
 
-The story: Ada opens two PRs making the same cache fix (her own earlier PR is an `overlap`,
-worth reading, not a failure); Bob's PR repeats Carol's landed pipeline fix (`already-merged`).
+The story: Ada opens two PRs making the same cache fix (for her newer PR the earlier one is an
+`overlap`, worth reading, not a failure; the earlier is a resubmission's `duplicate`, to
+close); Bob's PR repeats Carol's landed pipeline fix (`already-merged`).
 """
 
 from __future__ import annotations
@@ -79,8 +80,13 @@ def test_the_sweep_exits_by_the_verdicts_it_shows(story: RepoBuilder):
     done = [entry["pr"] for entry in json.loads(out)["already_done"]]
     assert done == [41] and code == 1, err
 
-    code, _, err = run_cli(story.path, "sweep", "--format", "json", "--fail-on", "duplicate")
-    assert code == 0, err  # no duplicate group: Ada's two PRs are her own resubmission
+    code, out, err = run_cli(story.path, "sweep", "--format", "json", "--fail-on", "duplicate")
+    # Ada's two PRs are one patch resubmitted: the older, #30, is to close into #31.
+    groups = {g["keep"]: [m["pr"] for m in g["members"]] for g in json.loads(out)["groups"]}
+    assert groups == {31: [31, 30]} and code == 1, err
+
+    code, _, err = run_cli(story.path, "sweep", "--format", "json", "--fail-on", "covered")
+    assert code == 0, err  # nothing is covered by an open PR
 
 
 def test_the_pre_push_hook_blocks_only_on_a_failing_verdict(story: RepoBuilder):
