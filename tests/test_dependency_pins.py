@@ -126,3 +126,11 @@ def test_a_comment_on_a_pin_is_no_part_of_a_marker_written_on_it(builder: RepoBu
 
     _, found = check_json(builder.path, "--pr", "31")
     assert all(f["verdict"] not in ("already-merged", "duplicate", "covered") for f in found), found
+
+
+def test_a_release_is_at_least_its_pre_release():
+    assert at_least("3.20.3", "3.20.1") and not at_least("3.20.1", "3.20.3")
+    assert at_least("v0.31.0", "v0.31.0-rc1") and not at_least("v0.31.0-rc1", "v0.31.0")
+    assert at_least("v2.3.4", "v2.3.4-0.20260102150405-0123456789ab")  # a Go pseudo-version
+    assert at_least("1.0.0", "1.0.0b1") and not at_least("1.0.0b1", "1.0.0")
+    assert at_least("^4.17.21", "^4.17.21") and at_least("2.0", "1.9.9")
