@@ -205,8 +205,8 @@ def _is_repository_folder(rev: str) -> bool:
 
 def _read_patch(diff_file: str) -> str:
     """The patch's text; a missing file or a closed standard input (a CI step's) says so."""
-    from index.decoding import decode_text
     from index.errors import BadDiff
+    from index.git import decode_text
 
     if diff_file == "-":
         stdin = sys.stdin.buffer if sys.stdin is not None else None

@@ -29,10 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from index import gitsource  # noqa: E402
+from index.git import gitsource  # noqa: E402
 from index.indexer import index_repository  # noqa: E402
-from index.line_postings import PENDING  # noqa: E402
-from index.store import IndexStore  # noqa: E402
+from index.storage import IndexStore  # noqa: E402
+from index.storage.line_postings import PENDING  # noqa: E402
 
 
 def percentile(values: list[float], share: float) -> float:

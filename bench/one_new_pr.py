@@ -33,7 +33,7 @@ def without_pr(db: Path, copy: Path, number: int) -> None:
     source.backup(target)
     source.close()
     target.close()
-    from index.store import IndexStore
+    from index.storage import IndexStore
 
     with IndexStore(copy) as store:
         row = store.change_row(number)

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from index import gitsource  # noqa: E402
 from index.config import Settings, load_settings  # noqa: E402
-from index.diff_budget import PairBudget  # noqa: E402
+from index.git import gitsource  # noqa: E402
+from index.git.diff_budget import PairBudget  # noqa: E402
 from index.indexer import line_limit  # noqa: E402
 
 NO_LIMIT = 1 << 62

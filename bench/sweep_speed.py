@@ -109,10 +109,10 @@ def forget_newest(db: Path) -> int:
 
 def verify(db: Path, count: int, repo_path: Path | None = None) -> None:
     from detector.evidence import DECIDING_VERDICTS
-    from index import gitsource
-    from index.candidates import CandidateEngine
     from index.config import Settings
-    from index.store import IndexStore
+    from index.git import gitsource
+    from index.questions.candidates import CandidateEngine
+    from index.storage import IndexStore
     from prdup.checking import match_pr, pr_info
 
     repo = gitsource.open_repository(repo_path) if repo_path is not None else None

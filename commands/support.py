@@ -127,7 +127,7 @@ _OUTPUT_VALUE = re.compile(r"[\w\[\], .:-]*")
 
 def work_tree(path: Path) -> Path | None:
     try:
-        from index.gitsource import open_repository
+        from index.git import open_repository
 
         repo = open_repository(path)
         return None if repo.bare else Path(repo.working_tree_dir or path)

@@ -213,7 +213,8 @@ def shares_code(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
 
     Without a target probe, `decide.verdict` gives a deciding verdict only to pairs that do
     (its rules and its score threshold alike); a replay can also prove a pair that shares only
-    a file and its names (`index.candidates.could_decide` says which pairs the sweep matches).
+    a file and its names (`index.questions.candidates.could_decide` says which pairs the sweep
+    matches).
     """
     return bool(
         (query.patch_id and query.patch_id == candidate.patch_id)

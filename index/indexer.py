@@ -3,7 +3,7 @@
 Merged PRs come from each target branch's first-parent history; open and closed PRs from PR refs
 (`refs/pull/N/head`, `refs/remotes/*/pr/N`). Changes are written a batch per transaction, so
 an interrupted run leaves a consistent index and the next run resumes where it stopped. Each
-hunk's symbol is the function or class git's own hunk header names (`index.hunk_symbols`): no
+hunk's symbol is the function or class git's own hunk header names (`index.git.hunk_symbols`): no
 file is parsed at index time.
 """
 
@@ -23,13 +23,24 @@ import git
 from detector.evidence import identities
 from detector.model import NotADiff
 from detector.signals import is_bot
-from index import gitsource, identity
-from index.changes import whole_patch_id
-from index.code_model import code_word_counter, fill_code_words
 from index.config import Settings
-from index.diff_budget import ListedFile, PairBudget
 from index.errors import EmptyRepository
-from index.landing_branches import LandingBranch, landing_branches
+from index.git import gitsource
+from index.git.diff_budget import ListedFile, PairBudget
+from index.git.landing_branches import LandingBranch, landing_branches
+from index.git.rebase_landings import (
+    MAX_OWN_COMMITS,
+    LineMerges,
+    OwnCommit,
+    PartLanding,
+    RebaseLanding,
+    TargetCommit,
+    UnlandedPull,
+    decode_own_commits,
+    encode_own_commits,
+    find_landings,
+)
+from index.git.stored_diff import StoredChange, parse_read_in_part, parse_stored
 from index.metadata import (
     BRANCH_SYNC,
     MERGED_BRANCH,
@@ -42,20 +53,10 @@ from index.metadata import (
     load_prs_json,
     names_pr,
 )
-from index.rebase_landings import (
-    MAX_OWN_COMMITS,
-    LineMerges,
-    OwnCommit,
-    PartLanding,
-    RebaseLanding,
-    TargetCommit,
-    UnlandedPull,
-    decode_own_commits,
-    encode_own_commits,
-    find_landings,
-)
-from index.store import ChangeRecord, IndexStore, PartLandingRow, default_db_path
-from index.stored_diff import StoredChange, parse_read_in_part, parse_stored
+from index.questions.changes import whole_patch_id
+from index.storage import identity
+from index.storage.code_model import code_word_counter, fill_code_words
+from index.storage.store import ChangeRecord, IndexStore, PartLandingRow, default_db_path
 
 # A merge subject that names a PR in any way (`#N`, `pr/N`, `Merge branch 'hotfix/#6464-x'`):
 # the PR's landing by name, recorded as it is.
@@ -587,7 +588,7 @@ class Indexer:
         self, pairs: list[tuple[str, str]], plan: dict[str, list]
     ) -> Iterator[gitsource.PairDiff]:
         """Diffs of every (head, base) pair through `git diff-tree --stdin`, each read up to
-        its line limit (`index.diff_budget`): when git is stopped inside a pair past it, or
+        its line limit (`index.git.diff_budget`): when git is stopped inside a pair past it, or
         stops at an unreadable blob (that pair is then tried alone), the stream restarts after
         that pair."""
         remaining = list(dict.fromkeys(pairs))
@@ -677,7 +678,7 @@ class Indexer:
             self._counted_as[pull.number] = record.state
 
     def _may_have_landed_whole(self, listed: tuple[ListedFile, ...]) -> bool:
-        """Whether a PR read only in part (`index.diff_budget`) needs its whole diff after
+        """Whether a PR read only in part (`index.git.diff_budget`) needs its whole diff after
         all: its patch identity is what finds a landing by rebase (`match_rebased`), and a
         landed commit with its patch changes the same files."""
         paths = {file.path for file in listed if not self.settings.is_ignored(file.path)}
@@ -811,7 +812,7 @@ class Indexer:
         self, record: ChangeRecord, diff: str, listed: tuple[ListedFile, ...] | None = None
     ) -> bool:
         """Parse a change's diff and queue it for writing; False if unparseable. `listed`
-        names every file of a diff git was stopped printing (`index.diff_budget`)."""
+        names every file of a diff git was stopped printing (`index.git.diff_budget`)."""
         limit = self._line_limit(record)
         try:
             if listed is None:
@@ -984,7 +985,7 @@ class Indexer:
     def match_rebased_commits(
         self, found: list[RebaseLanding], merges: Mapping[int, TargetCommit]
     ) -> set[int]:
-        """PRs landed by rebase or cherry-pick (`index.rebase_landings`): each is recorded
+        """PRs landed by rebase or cherry-pick (`index.git.rebase_landings`): each is recorded
         merged at the target commit that completes it, or at the merge in the target's history
         that names it (a merge tool's rebase onto a maintained branch, merged up), and the
         target's copies of its commits, which are its change, stop being direct commits of
@@ -1523,7 +1524,7 @@ def _parents_first(commits: list[str], graph: Mapping[str, tuple[str, ...]]) -> 
 
 
 def _dated_own_commits(repo: git.Repo, forks: ForkPoints, heads: list[str]) -> dict[str, str]:
-    """head -> its own commits with their author dates, encoded (`index.rebase_landings`);
+    """head -> its own commits with their author dates, encoded (`index.git.rebase_landings`);
     "" for a head a branch holds or that has too many. One git call for every date."""
     own = {head: forks.own_commits(head) for head in heads}
     dates = gitsource.commit_dates(

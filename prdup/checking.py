@@ -16,17 +16,7 @@ import git
 from detector.evidence import ChangeEvidence, Finding
 from detector.matcher import Query, match, settle, worth_replaying
 from detector.model import Change, NotADiff
-from index import gitsource, identity, lookup
-from index.candidates import CandidateEngine
-from index.changes import (
-    document_sections,
-    extract_symbols,
-    indexed_document_sections,
-    parse_filtered,
-    whole_patch_id,
-)
 from index.config import Settings
-from index.doc_sections import is_document
 from index.errors import (
     BadDiff,
     ForeignIndex,
@@ -34,11 +24,27 @@ from index.errors import (
     MissingRevision,
     UnknownPullRequest,
 )
+from index.git import gitsource
+from index.git.doc_sections import is_document
+from index.git.stored_diff import CUT
 from index.metadata import linked_issues
-from index.probe import probe_target
-from index.replaying import QueryHistory, Replayer, SharedReads, landing_candidates, prove_all
-from index.store import IndexStore, default_db_path
-from index.stored_diff import CUT
+from index.questions import lookup, probe_target
+from index.questions.candidates import CandidateEngine
+from index.questions.changes import (
+    document_sections,
+    extract_symbols,
+    indexed_document_sections,
+    parse_filtered,
+    whole_patch_id,
+)
+from index.questions.replaying import (
+    QueryHistory,
+    Replayer,
+    SharedReads,
+    landing_candidates,
+    prove_all,
+)
+from index.storage import IndexStore, default_db_path, identity
 
 
 @dataclass(frozen=True, slots=True)

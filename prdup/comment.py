@@ -10,7 +10,7 @@ Three parts, each usable alone:
 * dismissals: a reply ``/prdup not-duplicate #N`` or the label ``prdup: not a duplicate`` is
   recorded in the index's ``dismissals`` table, so that pair is never reported again; each run
   records the PR's commands and label as they are now, so a deleted or hidden command and a
-  removed label take back what they said (see `index.dismissals`).
+  removed label take back what they said (see `index.github.dismissals`).
 
 Which findings the bot reports: only those that *decide* (already-merged, duplicate, covered) at
 or above ``min_score``. An "overlap" never triggers a comment, however high its score: a bot that
@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import Literal
 
 from detector.evidence import Finding
-from index import dismissals, gitsource
 from index.config import Settings
-from index.dismissals import Dismissal
 from index.errors import IndexMissing, PrdupError, UnknownPullRequest
-from index.store import IndexStore, default_db_path
+from index.git import gitsource
+from index.github import dismissals
+from index.github.dismissals import Dismissal
+from index.storage import IndexStore, default_db_path
 from prdup.checking import CheckResult, check, with_change
 from prdup.escaping import code_line, fence_for, inline, plain, reason_markdown
 from prdup.github import Comment, GitHubClient, PullRequestMeta, WriteForbidden

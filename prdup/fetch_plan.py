@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from detector.evidence import OPEN_STATES
-from index.gitsource import pull_head_refspec
-from index.store import IndexStore
+from index.git.gitsource import pull_head_refspec
+from index.storage import IndexStore
 from prdup.comment import index_path
 from prdup.github import GitHubClient
 from prdup.github_import import watermark_key

@@ -1,7 +1,8 @@
 """`prdup index --github OWNER/REPO`: pull-request metadata and dismissals from GitHub's API.
 
 GitHub is the record of what maintainers decided; the index only remembers it. Each import
-reads two listings, each incrementally and each kept page by page (see `index.github_record`):
+reads two listings, each incrementally and each kept page by page (see
+`index.github.github_record`):
 
 * pull requests, most recently updated first, down to the newest update the previous import
   saw: titles, states and bodies for the indexer, and the `prdup: not a duplicate` label
@@ -21,12 +22,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from index import dismissals, gitsource
 from index.config import Settings, load_settings
-from index.github_record import GitHubRecord, ImportedPull, PullListing, imported_repositories
+from index.git import gitsource
+from index.github import dismissals
+from index.github.github_record import (
+    GitHubRecord,
+    ImportedPull,
+    PullListing,
+    imported_repositories,
+)
 from index.indexer import IndexSummary, Progress, index_repository
 from index.metadata import PullMetadata
-from index.store import IndexStore
+from index.storage import IndexStore
 from prdup.comment import (
     COMMAND_PATTERN,
     has_not_duplicate_label,

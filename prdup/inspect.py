@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from index import gitsource
 from index.errors import PrdupError, UnknownPullRequest
-from index.rebase_landings import decode_own_commits
-from index.store import IndexStore, default_db_path
+from index.git import gitsource
+from index.git.rebase_landings import decode_own_commits
+from index.storage import IndexStore, default_db_path
 
 
 def describe_pr(repo_path: str | Path, db_path: str | Path | None, number: int) -> dict[str, Any]:

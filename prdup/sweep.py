@@ -4,11 +4,11 @@ what a maintainer acts on: already done, duplicate groups, partly done, related 
 An "unmerged" PR (its state unknown: no GitHub metadata) is swept as an open one.
 
 Each open PR goes through `prdup check --pr N`'s own path (`prdup.checking.match_pr`: the
-candidate engine of `index.candidates`, `detector.matcher.match`, the replay), without the target
-probe, and keeps its findings in check's order: every deciding one, and the first few that make
-no claim (for the related class). Its answer is the first at or above the threshold, the
-finding `check --pr N` shows first. The engine reads the lines every swept PR shares once for
-the whole sweep, each candidate's evidence once per process, and only the candidates that
+candidate engine of `index.questions.candidates`, `detector.matcher.match`, the replay), without
+the target probe, and keeps its findings in check's order: every deciding one, and the first few
+that make no claim (for the related class). Its answer is the first at or above the threshold,
+the finding `check --pr N` shows first. The engine reads the lines every swept PR shares once
+for the whole sweep, each candidate's evidence once per process, and only the candidates that
 could decide; replays share what they read from git per process (`replaying.SharedReads`).
 Classes and groups are `detector.grouping`'s.
 
@@ -81,11 +81,12 @@ from detector.grouping import (
     group_by_kept,
     triage_class,
 )
-from index import candidates, gitsource, identity, lookup, replaying, sweep_cache
-from index.candidates import Batch, CandidateEngine, ChangeRow, read_change_rows
 from index.config import Settings
 from index.errors import PrdupError
-from index.store import IndexStore
+from index.git import gitsource
+from index.questions import candidates, lookup, replaying, sweep_cache
+from index.questions.candidates import Batch, CandidateEngine, ChangeRow, read_change_rows
+from index.storage import IndexStore, identity
 from prdup import checking
 from prdup.checking import match_pr, open_index, pr_info
 from prdup.lifetime import die_with_parent, signals_held

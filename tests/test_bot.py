@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from index.indexer import index_repository
-from index.schema import MIGRATIONS, _dismissals_from_github
-from index.store import IndexStore
+from index.storage.schema import MIGRATIONS, _dismissals_from_github
+from index.storage.store import IndexStore
 from prdup.checking import check
 from prdup.comment import (
     MARKER,

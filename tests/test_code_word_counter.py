@@ -7,7 +7,7 @@ from pathlib import Path
 
 from detector.code_words import count_words, most_used
 from detector.model import line_hash
-from index.code_model import code_word_counter
+from index.storage.code_model import code_word_counter
 
 TRICKY = [
     "def resolve_offload(config): return config.enable_cpu_offload",
@@ -29,7 +29,8 @@ TRICKY = [
 def _own_source_lines() -> list[str]:
     """Every distinct normalised line of prdup's own Python sources: real code of every kind."""
     lines: dict[str, None] = {}
-    for path in sorted(Path(__file__).resolve().parents[1].glob("*/*.py")):
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted([*root.glob("*/*.py"), *root.glob("index/*/*.py")]):
         for line in path.read_text().splitlines():
             lines.setdefault(" ".join(line.split()), None)
     return list(lines)

@@ -11,9 +11,9 @@ import pytest
 
 from detector.text import weigh
 from index.indexer import index_repository
-from index.lookup import TERM_WEIGHT, TERM_WEIGHT_JOINS
 from index.metadata import PullMetadata
-from index.store import IndexStore
+from index.questions.lookup import TERM_WEIGHT, TERM_WEIGHT_JOINS
+from index.storage.store import IndexStore
 from tests.repo_builder import RepoBuilder
 from tests.test_index import _busy_history, postings, postings_of_lines, rows
 

@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 from index.config import Settings
-from index.diff_budget import PairBudget
-from index.gitsource import DIFF_OPTIONS, _reads, _whole_lines
+from index.git.diff_budget import PairBudget
+from index.git.gitsource import DIFF_OPTIONS, _reads, _whole_lines
 from index.indexer import index_repository
 from tests.repo_builder import RepoBuilder
 from tests.test_index import change, rows

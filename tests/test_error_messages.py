@@ -190,7 +190,7 @@ def test_every_table_the_schema_creates_counts_as_prdup_s():
     first run stopped early look like another program's database."""
     import re
 
-    from index import schema
+    from index.storage import schema
 
     source = Path(schema.__file__).read_text()
     created = set(re.findall(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)", source))
@@ -201,7 +201,7 @@ def test_a_full_disk_is_called_so_and_the_index_stays_usable(repo: RepoBuilder, 
     """SQLite's "database or disk is full" (here from a page limit, as a full disk gives it) is no
     damaged index: the batch is rolled back and what was written before stays."""
     from index.errors import IndexDiskFull
-    from index.store import IndexStore
+    from index.storage.store import IndexStore
 
     assert run_cli(repo.path, "index", "--quiet")[0] == 0
     store = IndexStore(db_path)

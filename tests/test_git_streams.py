@@ -7,8 +7,8 @@ import io
 import sqlite3
 from pathlib import Path
 
-from index import gitsource
-from index.gitsource import (
+from index.git import gitsource
+from index.git.gitsource import (
     Framing,
     LoggedCommit,
     UnreadCommit,

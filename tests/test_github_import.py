@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from index.store import IndexStore
+from index.storage.store import IndexStore
 from prdup.github import GitHubClient
 from prdup.github_import import import_metadata
 from tests.fake_github import EPOCH, FakeGitHub, iso

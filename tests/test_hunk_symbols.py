@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from index.doc_sections import headings, section_at
-from index.hunk_symbols import CONTEXT, DEFINITION, header_kind, header_symbol
+from index.git.doc_sections import headings, section_at
+from index.git.hunk_symbols import CONTEXT, DEFINITION, header_kind, header_symbol
 from index.indexer import index_repository
 from index.metadata import taken_over
 from tests.repo_builder import RepoBuilder

@@ -44,7 +44,7 @@ def rows(db: Path, sql: str, params: tuple = ()) -> list[tuple]:
 def as_line_rows(conn: sqlite3.Connection, table: str) -> None:
     """`table` (change_id, file_id, side, hash): the index's line sets, a row per line, so that
     tests say in SQL what they expect of the lines."""
-    from index.line_sets import expand
+    from index.storage.line_sets import expand
 
     conn.execute(f"CREATE TABLE {table} (change_id INT, file_id INT, side TEXT, hash INT)")
     sets = conn.execute("SELECT change_id, file_id, side, hashes FROM line_sets").fetchall()
@@ -563,7 +563,7 @@ def _busy_history(builder: RepoBuilder) -> RepoBuilder:
 
 def postings(db: Path) -> list[tuple[int, list[int]]]:
     """`line_changes` decoded: each hash with its entries, sorted."""
-    from index.line_postings import unpack
+    from index.storage.line_postings import unpack
 
     return [
         (h, sorted(unpack(blob)))
@@ -633,7 +633,7 @@ def test_author_emails_are_recorded_and_filled_in_for_old_rows(history: RepoBuil
 def _code_words(db: Path) -> dict[int, list[tuple[str, int]]]:
     """Each change's packed code words, most used first."""
     found = {}
-    from index.packed import unsqueeze
+    from index.storage.packed import unsqueeze
 
     for change_id, packed in rows(db, "SELECT change_id, words FROM change_words"):
         parts = unsqueeze(packed).split(" ")
@@ -704,7 +704,7 @@ def test_first_run_builds_lookup_indexes_at_its_end_even_after_an_interruption(
 ):
     """A first run appends rows without the lookup indexes; stopped half-way, the next run
     builds them, resumes, and ends with the rows of a run that was never stopped."""
-    from index.schema import LOOKUP_INDEXES
+    from index.storage.schema import LOOKUP_INDEXES
 
     repo = _busy_history(builder).path
     whole, stopped = tmp_path / "whole.db", tmp_path / "stopped.db"

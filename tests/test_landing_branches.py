@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from index.git.landing_branches import MIN_LANDINGS
 from index.indexer import index_repository
-from index.landing_branches import MIN_LANDINGS
 from tests.repo_builder import RepoBuilder
 
 

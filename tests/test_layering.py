@@ -1,5 +1,6 @@
 """The layers hold: every SQL statement lives in `index/`; `prdup/`, `commands/` and `cli.py`
-hold none, and the library (`prdup/`) imports no click: the command line is a skin.
+hold none, and the library (`prdup/`) imports no click: the command line is a skin. Inside
+`index/`, each room imports only the rooms below it, and no module imports itself back.
 
 Read from the sources themselves (Python's own parser), so a query written anywhere else
 fails here, whatever its shape: a string literal with SQL in it, or a call that runs one.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,7 +73,7 @@ def test_the_scan_finds_sql_where_there_is_some(tmp_path: Path):
     )
     found = sql_in(sample)
     assert {int(where.split(":")[1]) for where in found} == {1, 3, 4, 5, 6}, found
-    assert sql_in(ROOT / "index" / "sweep_cache.py")  # where SQL belongs, it is seen
+    assert sql_in(ROOT / "index" / "questions" / "sweep_cache.py")  # where SQL belongs, it is seen
 
 
 def click_in(path: Path) -> list[str]:
@@ -102,3 +104,148 @@ def test_the_click_scan_sees_an_import(tmp_path: Path):
         "import click\ndef f():\n    from click import echo\n    from commands import sweep\n"
     )
     assert [where.split(":")[1] for where in click_in(sample)] == ["1", "3", "4"]
+
+
+# index/'s rooms, each with the rooms it may import (docs/design.md, "Rooms of index/"). Any
+# room may import the shared modules at the top of index/; none imports the indexer, which
+# imports them all. `detector/` imports nothing of index/.
+ROOM_IMPORTS: dict[str, frozenset[str]] = {
+    "git": frozenset(),
+    "storage": frozenset({"git"}),
+    "github": frozenset({"git", "storage"}),
+    "questions": frozenset({"git", "storage"}),
+}
+# index/__init__.py, errors.py, config.py and metadata.py
+SHARED = frozenset({"__init__", "errors", "config", "metadata"})
+
+
+def index_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) for each module of index/ a file imports: at its top, under
+    `TYPE_CHECKING` or inside a function. `from index.git import gitsource` names the module
+    `index.git.gitsource`; one of a room's public names (`from index.storage import IndexStore`)
+    names the room, `index.storage`."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "index"]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module.split(".")[0] != "index":
+                continue
+            for alias in node.names:
+                dotted = f"{node.module}.{alias.name}"
+                is_module = (ROOT / f"{dotted.replace('.', '/')}.py").exists()
+                found.append((node.lineno, dotted if is_module else node.module))
+    return found
+
+
+def room_of(module: str) -> str:
+    """`index.git.gitsource` -> `git`; `index.config` -> `config`; `index` -> `__init__`."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def room_breaches(path: Path, room: str) -> list[str]:
+    """Where a file of `room` imports what its room may not: a room above or beside it, the
+    indexer, or (from a shared module or `detector/`) any room at all."""
+    allowed = ROOM_IMPORTS.get(room, frozenset()) | {room} | SHARED
+    if room in SHARED or room == "detector":
+        allowed = SHARED if room in SHARED else frozenset()
+    return [
+        f"{path.name}:{line}: imports {module}"
+        for line, module in index_imports(path)
+        if room_of(module) not in allowed
+    ]
+
+
+def _room_files() -> list[tuple[Path, str]]:
+    files = [
+        (path, path.parent.name)
+        for room in ROOM_IMPORTS
+        for path in (ROOT / "index" / room).glob("*.py")
+    ]
+    files += [(ROOT / "index" / f"{name}.py", name) for name in sorted(SHARED)]
+    files += [(path, "detector") for path in (ROOT / "detector").glob("*.py")]
+    return sorted(files)
+
+
+@pytest.mark.parametrize(
+    ("path", "room"), _room_files(), ids=lambda value: getattr(value, "name", value)
+)
+def test_each_room_imports_only_the_rooms_below_it(path: Path, room: str):
+    assert room_breaches(path, room) == []
+
+
+def test_every_module_of_index_sits_in_a_room():
+    loose = {path.stem for path in (ROOT / "index").glob("*.py")}
+    assert loose == {"indexer", *SHARED}
+    rooms = {path.parent.name for path in (ROOT / "index").glob("*/__init__.py")}
+    assert rooms == set(ROOM_IMPORTS)
+
+
+def circles(root: Path) -> list[list[str]]:
+    """Modules of `root`/index that import themselves back through others (imports inside
+    functions and under `TYPE_CHECKING` count: they are the same dependency, only later)."""
+    graph: dict[str, set[str]] = {}
+    for path in (root / "index").rglob("*.py"):
+        module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        graph[module] = {imported for _, imported in index_imports(path) if imported != module}
+    found: list[list[str]] = []
+    state: dict[str, str] = {}
+
+    def visit(module: str, trail: list[str]) -> None:
+        state[module] = "open"
+        for imported in sorted(graph.get(module, ())):
+            if state.get(imported) == "open":
+                found.append([*trail[trail.index(imported) :], imported])
+            elif imported not in state:
+                visit(imported, [*trail, imported])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    return found
+
+
+def test_no_module_of_index_imports_itself_back():
+    assert circles(ROOT) == []
+
+
+def test_the_import_scans_see_a_forbidden_import(tmp_path: Path, monkeypatch):
+    """Both scans are not blind: a room importing a room above it, at its top, under
+    `TYPE_CHECKING` or inside a function, and the circle `changes`, `store`, `stored_diff`."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from index.git import gitsource\n"
+        "from index.storage.packed import pack_ints\n"
+        "from index import errors, indexer\n"
+        "if TYPE_CHECKING:\n"
+        "    from index.questions.lookup import Scope\n"
+        "def f():\n"
+        "    from index.questions.changes import parse_filtered\n"
+        "    import index.github.dismissals\n"
+        "    from index.github import GitHubRecord\n"
+    )
+    found = room_breaches(sample, "storage")
+    assert [int(where.split(":")[1]) for where in found] == [4, 6, 8, 9, 10], found
+    assert [int(where.split(":")[1]) for where in room_breaches(sample, "git")] == [
+        3, 4, 6, 8, 9, 10
+    ]  # fmt: skip
+
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)  # where index_imports looks
+    for where, text in {
+        "questions/changes.py": "from index.storage.store import IndexStore\n",
+        "storage/store.py": "from index.git.stored_diff import CUT\n",
+        "git/stored_diff.py": "def f():\n    from index.questions.changes import parse_filtered\n",
+    }.items():
+        (tmp_path / "index" / where).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "index" / where).write_text(text)
+    assert circles(tmp_path) == [
+        [
+            "index.git.stored_diff",
+            "index.questions.changes",
+            "index.storage.store",
+            "index.git.stored_diff",
+        ]
+    ]

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from detector.model import line_hash
 from index.config import Settings
+from index.git.stored_diff import parse_stored
 from index.indexer import index_repository
-from index.probe import _landings_from_index
-from index.store import ChangeRecord, IndexStore
-from index.stored_diff import parse_stored
+from index.questions.probe import _landings_from_index
+from index.storage.store import ChangeRecord, IndexStore
 from tests.repo_builder import RepoBuilder
 from tests.test_index import _busy_history, postings, postings_of_lines, rows
 from tests.test_upgrade import LAYOUT_OF_A_ROW_PER_LINE, _as_line_rows
@@ -137,7 +137,11 @@ def test_an_upgrade_killed_half_way_is_applied_again_when_next_opened(
     target.close()
 
     opener = subprocess.Popen(
-        [sys.executable, "-c", f"from index.store import IndexStore; IndexStore({str(killed)!r})"],
+        [
+            sys.executable,
+            "-c",
+            f"from index.storage.store import IndexStore; IndexStore({str(killed)!r})",
+        ],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )

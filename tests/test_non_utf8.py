@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from index.decoding import decode_text
+from index.git.decoding import decode_text
 from tests.repo_builder import RepoBuilder, run_cli
 
 # A French program kept in Latin-1, as old sources often are.

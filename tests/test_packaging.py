@@ -77,6 +77,32 @@ def test_the_tests_import_only_what_the_test_extra_declares():
     assert undeclared == {}
 
 
+def test_every_file_a_package_reads_is_shipped_with_it():
+    """A file beside the code (git's attributes file, the report's template, the weights) is in
+    the wheel only when `package-data` names it; the packages are every folder with an
+    `__init__.py` under the ones `packages.find` includes."""
+    find = PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert find == ["index*", "detector*", "prdup*", "commands*"]
+    declared = PYPROJECT["tool"]["setuptools"]["package-data"]
+    packages = {
+        ".".join(init.parent.relative_to(ROOT).parts): init.parent
+        for top in ("index", "detector", "prdup", "commands")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    unshipped = []
+    for name, folder in packages.items():
+        patterns = [*declared.get("*", []), *declared.get(name, [])]
+        for path in folder.rglob("*"):
+            inner = path.relative_to(folder)
+            if path.is_dir() or path.suffix in {".py", ".pyc"} or "__pycache__" in inner.parts:
+                continue
+            if any((folder / part / "__init__.py").exists() for part in inner.parents[:-1]):
+                continue  # a sub-package's own file: its own entry says
+            if not any(inner.match(pattern) for pattern in patterns):
+                unshipped.append(f"{name}: {inner}")
+    assert unshipped == []
+
+
 def test_the_license_the_metadata_names_is_shipped():
     assert PYPROJECT["project"]["license"] == "MIT"
     assert PYPROJECT["project"]["license-files"] == ["LICENSE"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from index.indexer import index_repository
-from index.schema import MIGRATIONS, _state_and_title_sources
+from index.storage.schema import MIGRATIONS, _state_and_title_sources
 from tests.repo_builder import RepoBuilder, run_cli
 from tests.test_index import change, rows
 

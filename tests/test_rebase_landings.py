@@ -357,7 +357,7 @@ def test_a_pr_whose_authors_commit_landed_but_not_the_commit_it_carries_is_not_l
 def test_a_landing_in_several_goes_replays_only_the_run_that_completes_it():
     """Copies of a PR's three commits landed as c1, then someone else's x, then c2 and c3: the
     landed change replayed is the run c2, c3 (from c2's parent), never a range holding x."""
-    from index.rebase_landings import (
+    from index.git.rebase_landings import (
         OwnCommit,
         TargetCommit,
         UnlandedPull,

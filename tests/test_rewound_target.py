@@ -9,7 +9,7 @@ from typing import Any
 
 from index.indexer import index_repository
 from index.metadata import PullMetadata
-from index.store import IndexStore
+from index.storage.store import IndexStore
 from tests.repo_builder import RepoBuilder
 from tests.test_derived import DERIVED
 from tests.test_index import PIPELINE, rows

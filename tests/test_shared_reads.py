@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from detector.replay import FileText
-from index import gitsource
-from index.candidates import CandidateEngine
 from index.config import Settings
-from index.replaying import SharedReads
-from index.store import IndexStore, default_db_path
+from index.git import gitsource
+from index.questions.candidates import CandidateEngine
+from index.questions.replaying import SharedReads
+from index.storage.store import IndexStore, default_db_path
 from prdup.checking import match_pr, pr_info
 from prdup.sweep import sweep
 from tests.repo_builder import RepoBuilder

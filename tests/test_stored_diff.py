@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from index import gitsource
 from index.config import Settings
-from index.stored_diff import (
+from index.git import gitsource
+from index.git.stored_diff import (
     StoredChange,
     _parse_fast,
     _parse_file,
     _Unusual,
-    from_model,
     parse_stored,
 )
+from index.questions.changes import from_model
 from tests.repo_builder import RepoBuilder
 
 PYTHON = "def f(x):\n    if x:\n        return None\n    y = x * 2\n    return y\n"

@@ -24,7 +24,7 @@ from detector.evidence import DECIDING_VERDICTS, ChangeEvidence, LineWeights
 from detector.grouping import Link, Pull, answers, done_answers, group_by_kept, shares_code
 from detector.matcher import Query, match
 from index.config import Settings
-from index.store import IndexStore
+from index.storage.store import IndexStore
 from prdup import sweep as sweep_module
 from prdup.checking import _check_pr
 from prdup.sweep import sweep

@@ -1,4 +1,4 @@
-"""Tests for index.symbols: changed line -> qualified name of the enclosing definition."""
+"""Tests for index.git.symbols: changed line -> qualified name of the enclosing definition."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from index.symbols import (
+from index.git.symbols import (
     KINDS,
     MAX_SOURCE_BYTES,
     Definition,
@@ -683,7 +683,7 @@ def brute_force(defs: list[Definition], line: int) -> Definition | None:
 
 
 def test_enclosing_symbols_matches_brute_force_on_a_real_file() -> None:
-    path = REPO_ROOT / "index" / "symbols.py"
+    path = REPO_ROOT / "index" / "git" / "symbols.py"
     source = path.read_bytes()
     defs = definitions(str(path), source)
     assert len(defs) > 20
@@ -784,7 +784,7 @@ def test_parsers_are_safe_across_threads() -> None:
 def test_import_is_lazy() -> None:
     """Importing the module must not load tree-sitter grammars (latency-sensitive path)."""
     code = (
-        "import sys, index.symbols as s\n"
+        "import sys, index.git.symbols as s\n"
         "loaded = lambda: sorted(m for m in sys.modules if m.startswith('tree_sitter'))\n"
         "print(loaded())\n"
         "s.definitions('a.go', b'package p\\nfunc F() {}\\n')\n"

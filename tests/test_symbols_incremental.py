@@ -1,4 +1,4 @@
-"""Tests for index.symbols.SymbolExtractor: cached, incremental, range-restricted lookups.
+"""Tests for index.git.symbols.SymbolExtractor: cached, incremental, range-restricted lookups.
 
 Every answer must equal what the one-shot ``enclosing_symbols`` gives on each side, so the
 tests replay chains of edited file versions and compare the two for every line.
@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from index.symbols import Definition, SymbolExtractor, enclosing_symbols
+from index.git.symbols import Definition, SymbolExtractor, enclosing_symbols
 from tests.test_symbols import (
     CPP,
     GO,
@@ -186,7 +186,7 @@ def mutate(source: bytes, rng: random.Random, snippets: list[str]) -> bytes:
 def valid_chain(path: str, source: bytes, kind: str, steps: int, seed: str) -> list[bytes]:
     """Versions that all parse without errors (rejection sampling over random edits), so
     the incremental path is exercised rather than the fresh reparses of broken files."""
-    from index.symbols import _parser, language_for_path
+    from index.git.symbols import _parser, language_for_path
 
     language = language_for_path(path)
     assert language is not None
@@ -242,9 +242,9 @@ def test_valid_edit_chains_are_parsed_incrementally(path: str, source: bytes, ki
 
 def test_a_real_file_edited_many_times() -> None:
     """This repository's own symbols.py: big, with classes, nested functions, decorators."""
-    path = REPO_ROOT / "index" / "symbols.py"
-    versions = valid_chain("index/symbols.py", path.read_bytes(), "py", 25, "real")
-    replay("index/symbols.py", versions, every_line=False)
+    path = REPO_ROOT / "index" / "git" / "symbols.py"
+    versions = valid_chain("index/git/symbols.py", path.read_bytes(), "py", 25, "real")
+    replay("index/git/symbols.py", versions, every_line=False)
 
 
 @pytest.mark.parametrize(("path", "source", "kind"), SAMPLES)
@@ -503,10 +503,10 @@ def test_header_switching_between_c_and_cpp() -> None:
 def extract_with(
     extractor_factory: Callable[[], SymbolExtractor | None],
 ) -> list[tuple[object, object]]:
-    """Run index.changes.extract_symbols over a small history, one extractor or none."""
+    """Run index.questions.changes.extract_symbols over a small history, one extractor or none."""
     from detector.model import parse_patch
-    from index.changes import extract_symbols
     from index.config import Settings
+    from index.questions.changes import extract_symbols
 
     rng = random.Random(11)
     versions = [PYTHON]

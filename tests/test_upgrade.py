@@ -10,9 +10,9 @@ from pathlib import Path
 
 from index.indexer import index_repository
 from index.metadata import PullMetadata
-from index.packed import unsqueeze
-from index.schema import SCHEMA_VERSION
-from index.store import IndexStore
+from index.storage.packed import unsqueeze
+from index.storage.schema import SCHEMA_VERSION
+from index.storage.store import IndexStore
 from tests.repo_builder import RepoBuilder, run_cli
 from tests.test_index import (
     ROWS_TO_COMPARE,

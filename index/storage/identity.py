@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import git
 
-from index import gitsource
 from index.errors import ForeignIndex
-from index.store import IndexStore
+from index.git import gitsource
+from index.storage.store import IndexStore
 
 ROOTS = "root_commits"  # meta: the roots of the indexed history, sorted, comma-separated
 CUT = "shallow_cut"  # meta: where the history read was cut (a shallow clone's boundary), or ""

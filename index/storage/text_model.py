@@ -30,7 +30,7 @@ from itertools import groupby
 from operator import itemgetter
 
 from detector.text import tokenize
-from index.packed import pack_counts, unpack_counts
+from index.storage.packed import pack_counts, unpack_counts
 
 TERMS_PER_CHANGE = 40
 _TEXTS = "SELECT id, coalesce(title, '') || '\n' || coalesce(body, '') FROM changes"

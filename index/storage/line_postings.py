@@ -24,9 +24,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from index import line_sets
-from index.line_sets import LineRow
-from index.packed import pack_ints, unpack_ints
+from index.storage import line_sets
+from index.storage.line_sets import LineRow
+from index.storage.packed import pack_ints, unpack_ints
 
 PENDING = "line_changes_pending"  # meta key: `line_changes` not built yet
 _CHUNK = 500  # hashes per `IN (...)` list

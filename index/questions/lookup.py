@@ -16,10 +16,10 @@ from detector.evidence import ChangeEvidence, LineWeights, PartLanded, PrCommit
 from detector.matcher import Query
 from detector.model import Change, FileChange
 from detector.text import weigh
-from index.doc_sections import DocumentHunk, is_document
-from index.hunk_symbols import DEFINITION, is_code
+from index.git.doc_sections import DocumentHunk, is_document
+from index.git.hunk_symbols import DEFINITION, is_code
 from index.metadata import taken_over
-from index.store import HEADER_SYMBOL, IndexStore, SymbolRow
+from index.storage.store import HEADER_SYMBOL, IndexStore, SymbolRow
 
 _COMMIT_ID = re.compile(r"^[0-9a-f]{7,40}$")
 
@@ -31,8 +31,8 @@ TEXT_CANDIDATES = 40
 CODE_WORD_CANDIDATES = 20
 COMMON_CODE_WORD = 0.05  # a word in more than this share of changes retrieves nothing
 _CHUNK = 500
-# A change's text vector is stored as term frequencies (`index.text_model`): its weight under
-# the current idf, the value `detector.text.weigh` gives for its text.
+# A change's text vector is stored as term frequencies (`index.storage.text_model`): its weight
+# under the current idf, the value `detector.text.weigh` gives for its text.
 TERM_WEIGHT = "t.tf * i.idf / n.norm"
 TERM_WEIGHT_JOINS = (
     "JOIN term_idf i ON i.term = t.term JOIN text_norms n ON n.change_id = t.change_id"
@@ -117,7 +117,7 @@ def query_from_change(
     sections: Mapping[tuple[str, str], str] | None = None,
 ) -> Query:
     """Evidence for a change that is not (necessarily) in the index: a branch or a patch;
-    `sections` titles its document hunks (`index.changes.document_sections`)."""
+    `sections` titles its document hunks (`index.questions.changes.document_sections`)."""
     from detector.text import tokenize
 
     removed: set[int] = set()
@@ -227,7 +227,7 @@ def document_hunks(
 
 
 def part_landed(store: IndexStore, change_id: int) -> PartLanded | None:
-    """A PR's landing in part as the index recorded it (`index.rebase_landings`), if any."""
+    """A PR's landing in part as the index recorded it (`index.git.rebase_landings`), if any."""
     rows = store.part_landing(change_id)
     if not rows:
         return None

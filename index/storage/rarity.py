@@ -23,8 +23,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from index import line_postings, line_sets
-from index.line_sets import LineSet
+from index.storage import line_postings, line_sets
+from index.storage.line_sets import LineSet
 
 SCALE = 4294967296.0  # 2**32: ln(df + 1) to within 1e-10 per line, sums far below 2**63
 

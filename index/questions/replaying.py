@@ -18,10 +18,10 @@ import git
 from detector.evidence import ChangeEvidence, Landing, Proof, TipReplay
 from detector.model import Change, FileChange, NotADiff
 from detector.replay import FileText, FileVersions, HunkReplay, Leftover, Replay, replay
-from index import gitsource
-from index.changes import parse_filtered
 from index.config import Settings
+from index.git import gitsource
 from index.metadata import earlier, landing_pr, names_pr
+from index.questions.changes import parse_filtered
 
 MAX_FILE_BYTES = 2_000_000
 MAX_FILES = 60  # a change of more files is replayed on its first 60 (the rest stays residual)

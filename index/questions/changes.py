@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING
 import git
 
 from detector.model import Change, FileChange, NotADiff, parse_patch
-from index import gitsource
 from index.config import Settings
-from index.doc_sections import DocumentHunk, is_document, section_titles
-from index.gitsource import BlobReader
-from index.hunk_symbols import header_kind, header_symbol
-from index.store import IndexStore, SymbolRow
-from index.stored_diff import CUT
+from index.git import gitsource
+from index.git.doc_sections import DocumentHunk, is_document, section_titles
+from index.git.gitsource import BlobReader
+from index.git.hunk_symbols import header_kind, header_symbol
+from index.git.stored_diff import CUT, StoredChange, stored_from_change
+from index.storage.store import IndexStore, SymbolRow
 
 if TYPE_CHECKING:
-    from index.symbols import Definition, SymbolExtractor
+    from index.git.symbols import Definition, SymbolExtractor
 
 LANGUAGE_FREE = ""
 
@@ -66,6 +66,12 @@ def parse_filtered(diff_text: str, settings: Settings) -> tuple[Change, bool]:
     return change, truncated
 
 
+def from_model(diff: str, settings: Settings) -> StoredChange:
+    """The stored form through the diff model (unidiff), for diffs the fast path does not read."""
+    change, truncated = parse_filtered(diff, settings)
+    return stored_from_change(change, truncated)
+
+
 @dataclass(frozen=True, slots=True)
 class FileRequest:
     """What finding one file's changed definitions with tree-sitter needs (for `check`)."""
@@ -87,7 +93,7 @@ FileAnswer = tuple["dict[int, Definition] | None", "dict[int, Definition] | None
 
 def symbol_requests(change: Change, settings: Settings) -> dict[int, FileRequest]:
     """One request per file (by index in `change.files`) that a grammar can read."""
-    from index.symbols import language_for_path
+    from index.git.symbols import language_for_path
 
     if not settings.symbols:
         return {}
@@ -186,7 +192,7 @@ def extract_symbols(
     answers: dict[int, FileAnswer] = {}
     if blobs is not None:
         if extractor is None:
-            from index.symbols import SymbolExtractor
+            from index.git.symbols import SymbolExtractor
 
             extractor = SymbolExtractor()
         answers = {
@@ -234,7 +240,7 @@ def indexed_document_sections(
 ) -> dict[tuple[str, str], str]:
     """`document_sections` for an indexed change, for the (path, symbol) pairs in `shared`
     only: its document files are read at `head` when some candidate shares a header there."""
-    from index.lookup import document_hunks
+    from index.questions.lookup import document_hunks
 
     hunks = document_hunks(store, change_id, head, shared)
     return section_titles(hunks, lambda spec: blobs.read(spec, settings.max_file_bytes))

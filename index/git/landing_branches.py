@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import git
 
-from index import gitsource
+from index.git import gitsource
 from index.metadata import BRANCH_SYNC, PullMetadata, landing_pr
 
 MIN_LANDINGS = 5

@@ -30,8 +30,8 @@ from detector.model import (
     patch_identity,
 )
 from index.config import Settings
-from index.diff_budget import ListedFile
-from index.hunk_symbols import header_symbol
+from index.git.diff_budget import ListedFile
+from index.git.hunk_symbols import header_symbol
 
 _DEV_NULL = "/dev/null"
 _from_bytes = int.from_bytes
@@ -126,7 +126,7 @@ _LISTED_STATUS = {"A": "added", "C": "added", "D": "removed", "R": "renamed"}
 def parse_read_in_part(
     diff: str, listed: Iterable[ListedFile], settings: Settings, limit: int
 ) -> StoredChange:
-    """A change git was stopped printing once past `limit` changed lines (`index.diff_budget`):
+    """A change git was stopped printing once past `limit` changed lines (`index.git.diff_budget`):
     the files printed in full are read as `parse_stored` reads them, the others are named from
     git's listing of the change's files, cut (a file whose diff was not printed shows as
     modified, added, removed or renamed, never binary). Its patch identity is unknown."""
@@ -356,14 +356,6 @@ def _hunk(
         content_hash=line_hash(content),
         sides=("-" if old_length else "") + ("+" if new_length else ""),
     )
-
-
-def from_model(diff: str, settings: Settings) -> StoredChange:
-    """The stored form through the diff model (unidiff), for diffs the fast path does not read."""
-    from index.changes import parse_filtered
-
-    change, truncated = parse_filtered(diff, settings)
-    return stored_from_change(change, truncated)
 
 
 def stored_from_change(change: Change, truncated: bool = False) -> StoredChange:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from index import lookup
-from index.store import IndexStore
+from index.questions import lookup
+from index.storage.store import IndexStore
 
 
 @dataclass(frozen=True, slots=True)

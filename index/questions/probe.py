@@ -15,9 +15,9 @@ import git
 
 from detector.evidence import Landing, LineWeights, TargetProbe
 from detector.model import Change, FileChange, line_hash, normalise_line
-from index import gitsource
+from index.git import gitsource
 from index.metadata import BRANCH_SYNC, landing_pr
-from index.store import IndexStore
+from index.storage.store import IndexStore
 
 MAX_FILE_BYTES = 2_000_000
 MAX_LANDINGS = 3

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from detector.evidence import identities
-from index.gitsource import HistoryCommit
+from index.git.gitsource import HistoryCommit
 from index.metadata import earlier, instant_or_zero, landing_pr
 
 MAX_OWN_COMMITS = 250  # a longer branch is not one PR's work (a fork's history, a wrong base)

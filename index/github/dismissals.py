@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from index.store import IndexStore
+from index.storage.store import IndexStore
 
 LABEL = "label"
 COMMAND = "command"

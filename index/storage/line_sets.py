@@ -3,7 +3,7 @@
 A row per line (change, file, side, hash) cost 26 bytes of ansible/ansible's index per line,
 and a tuple per line to write; a blob of 8-byte hashes per file and side costs about 10, and a
 tuple per file. Lines are read a change at a time (`check` reads its candidates' lines, rarity
-sums them per change); the other direction, changes by hash, is `index.line_postings`.
+sums them per change); the other direction, changes by hash, is `index.storage.line_postings`.
 
 Hashes are stored little-endian, 64-bit signed, in the order the diff gave them.
 """
@@ -15,7 +15,7 @@ import sys
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 
-from index.packed import pack_ints, unpack_ints
+from index.storage.packed import pack_ints, unpack_ints
 
 LineRow = tuple[int, int, str, int]  # change id, file id, side, line hash
 LineSet = tuple[int, int, str, bytes]  # change id, file id, side, packed hashes

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field, replace
 from detector.evidence import OPEN_STATES, ChangeEvidence, LineWeights
 from detector.grouping import shares_code
 from detector.matcher import Query
-from index import lookup
-from index.lookup import Scope
-from index.store import IndexStore
+from index.questions import lookup
+from index.questions.lookup import Scope
+from index.storage.store import IndexStore
 
 
 @dataclass(frozen=True, slots=True)

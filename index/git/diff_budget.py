@@ -23,7 +23,7 @@ from dataclasses import dataclass
 # unidiff's pattern, as the stored form reads a file's header.
 from unidiff.constants import RE_DIFF_GIT_HEADER
 
-from index.decoding import decode_text
+from index.git.decoding import decode_text
 
 SHA_LINE = re.compile(rb"^([0-9a-f]{40})\n", re.MULTILINE)
 # A pair's head (`diff-tree --stdin` prints it alone on a line) or a file's header.

@@ -13,7 +13,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable
 
-from index.packed import packed_words, unsqueeze
+from index.storage.packed import packed_words, unsqueeze
 
 
 class WordCounts:

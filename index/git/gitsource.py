@@ -20,10 +20,10 @@ from typing import Any
 import git
 
 from detector.signals import is_bot
-from index.decoding import as_utf8, decode_text
-from index.diff_budget import SHA_LINE, ListedFile, PairBudget, kept_files
 from index.errors import EmptyRepository, MissingRevision, NotAGitRepository
-from index.hunk_symbols import attribute_environment
+from index.git.decoding import as_utf8, decode_text
+from index.git.diff_budget import SHA_LINE, ListedFile, PairBudget, kept_files
+from index.git.hunk_symbols import attribute_environment
 
 # -U0: context lines make the same change look different on another base, so none are asked for.
 # --full-index: whole blob ids, so symbols can read the exact old and new file.

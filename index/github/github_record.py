@@ -16,10 +16,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from index import dismissals
-from index.dismissals import Dismissal
+from index.github import dismissals
+from index.github.dismissals import Dismissal
 from index.metadata import PullMetadata
-from index.store import IndexStore
+from index.storage.store import IndexStore
 
 _PULL_COLUMNS = (
     "number",

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from detector.code_words import WORDS_PER_CHANGE, code_vector, inverse_frequencies
 from detector.text import SNAKE, WORD, tokenize, tokenize_snakes
-from index.store import IndexStore
+from index.storage.store import IndexStore
 
 _BATCH = 400
 _CACHE_LIMIT = 400_000  # tokenised runs of each kind kept

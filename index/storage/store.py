@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from index import line_postings, line_sets, rarity
 from index.errors import (
     IndexCorrupt,
     IndexDiskFull,
@@ -21,13 +20,15 @@ from index.errors import (
     IndexReadOnly,
     NotAnIndex,
 )
-from index.file_holders import processes_holding
-from index.hunk_symbols import header_kind
-from index.line_sets import LineSet
+from index.git.hunk_symbols import header_kind
+from index.git.stored_diff import CUT, StoredChange
 from index.metadata import instant_or_zero
-from index.packed import pack_counts, packed_words, squeeze, unpack_counts, unsqueeze
-from index.rarity import LineCounts
-from index.schema import (
+from index.storage import line_postings, line_sets, rarity
+from index.storage.file_holders import processes_holding
+from index.storage.line_sets import LineSet
+from index.storage.packed import pack_counts, packed_words, squeeze, unpack_counts, unsqueeze
+from index.storage.rarity import LineCounts
+from index.storage.schema import (
     SCHEMA_VERSION,
     create_lookup_indexes,
     drop_lookup_indexes,
@@ -35,8 +36,7 @@ from index.schema import (
     migrate,
     recorded_version,
 )
-from index.stored_diff import CUT, StoredChange
-from index.word_counts import WordCounts
+from index.storage.word_counts import WordCounts
 
 DEFAULT_DB_NAME = "prdup.db"
 # The tables whose rows belong to one change (`change_id`): removed with it.
@@ -50,7 +50,7 @@ CHANGE_CHILDREN = (
     "part_landings",
 )
 # The kind of a symbol named by git's hunk header in rows written before a definition was
-# told from other headers (`index.hunk_symbols.DEFINITION`, `CONTEXT`).
+# told from other headers (`index.git.hunk_symbols.DEFINITION`, `CONTEXT`).
 HEADER_SYMBOL = "hunk-header"
 
 
@@ -99,7 +99,7 @@ class ChangeRecord:
     status: str = "indexed"  # "indexed" | "skipped" | "metadata-only"
     skip_reason: str | None = None
     truncated: bool = False
-    # A PR's own commits (on no branch when read), as `index.rebase_landings` encodes them.
+    # A PR's own commits (on no branch when read), as `index.git.rebase_landings` encodes them.
     own_commits: str | None = None
     landing_base: str | None = None  # where a landing of several commits starts
     issues: tuple[str, ...] = ()
@@ -353,7 +353,7 @@ class IndexStore:
         """Replace whatever the index held for this PR or commit, in one transaction.
 
         `code_words` (the change's most used identifiers, counted by the caller) marks it
-        counted; without them `index.code_model` counts it later from its stored lines.
+        counted; without them `index.storage.code_model` counts it later from its stored lines.
         """
         return self.save_changes([(record, change, code_words)])[0]
 
@@ -705,7 +705,7 @@ class IndexStore:
         return found
 
     def set_own_commits(self, own: Iterable[tuple[int, str]]) -> None:
-        """Record (change id, own commits as `index.rebase_landings` encodes them) pairs."""
+        """Record (change id, own commits as `index.git.rebase_landings` encodes them) pairs."""
         rows = [(text, change_id) for change_id, text in own]
         self._write(
             lambda: self.conn.executemany("UPDATE changes SET own_commits = ? WHERE id = ?", rows)
@@ -868,7 +868,7 @@ class IndexStore:
     def refresh_derived(self) -> None:
         """Rarity and the text model after a run that wrote something (or after one that was
         interrupted): only what moved when the counts were followed, else from scratch."""
-        from index.text_model import refresh_text_model  # only a run that wrote needs it
+        from index.storage.text_model import refresh_text_model  # only a run that wrote needs it
 
         counts = self.line_counts
 
@@ -889,7 +889,7 @@ class IndexStore:
 
     def add_dismissal(self, number: int, other: int, by: str | None, at: str | None) -> None:
         """One way, and backed by no GitHub fact (a script's): no label or comment takes it
-        back, and a fresh index does not have it. The bot's go through `index.dismissals`."""
+        back, and a fresh index does not have it. The bot's go through `index.github.dismissals`."""
         self._write(
             lambda: self.conn.execute(
                 "INSERT OR REPLACE INTO dismissals(number, other, by, at, source) "

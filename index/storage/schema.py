@@ -13,14 +13,14 @@ import itertools
 import sqlite3
 from collections.abc import Callable
 
-from index.packed import pack_counts, squeeze
+from index.storage.packed import pack_counts, squeeze
 
 Migration = Callable[[sqlite3.Connection], None]
 
 # Indexes keyed by values that arrive in random order (names, paths, words). Inserting rows
 # one batch at a time into them costs more than the rows themselves, so a run that starts from
 # an empty index drops them and sorts them in once at its end (the lines' lookup by hash is
-# built the same way: `index.line_postings`).
+# built the same way: `index.storage.line_postings`).
 LOOKUP_INDEXES = {
     "files_path": "files(path)",
     "symbols_name": "symbols(qualified, path)",
@@ -452,11 +452,11 @@ def _no_hunk_content_index(conn: sqlite3.Connection) -> None:
 
 def _packed_lines(conn: sqlite3.Connection) -> None:
     """A change's lines as one row per file and side with the hashes packed
-    (`index.line_sets`), and the changes of each line hash as one row per hash
-    (`index.line_postings`) instead of an SQL index: a row per line and its index entry took
+    (`index.storage.line_sets`), and the changes of each line hash as one row per hash
+    (`index.storage.line_postings`) instead of an SQL index: a row per line and its index entry took
     a third of a large index. A change's code words are stored compressed. An existing index
     is converted here, once."""
-    from index import line_postings, line_sets
+    from index.storage import line_postings, line_sets
 
     # Statements one by one, not a script: SQLite would commit a script's statements one by one.
     conn.execute(
@@ -470,7 +470,7 @@ def _packed_lines(conn: sqlite3.Connection) -> None:
         ) WITHOUT ROWID
         """
     )
-    # Each line hash's changes: `index.line_postings`.
+    # Each line hash's changes: `index.storage.line_postings`.
     conn.execute(
         "CREATE TABLE IF NOT EXISTS line_changes (hash INTEGER PRIMARY KEY, changes BLOB NOT NULL)"
     )
@@ -539,7 +539,7 @@ def _state_and_title_sources(conn: sqlite3.Connection) -> None:
 
 
 def _landings_in_part(conn: sqlite3.Connection) -> None:
-    """The commits of each PR that landed in part (`index.rebase_landings.PartLanding`): one
+    """The commits of each PR that landed in part (`index.git.rebase_landings.PartLanding`): one
     row per commit, in the PR's order, with the target commit that holds its patch (`copy`),
     or none where it is still to do. Rewritten whole by every run that looks for landings."""
     conn.execute(
