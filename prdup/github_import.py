@@ -67,6 +67,10 @@ class ImportCount:
     pull_pages: int = 0
     comments: int = 0
     comment_pages: int = 0
+    # Of them, those updated after the previous import's watermark: the listing repeats what
+    # was updated at the watermark itself (so a same-second update is never missed), and a
+    # repeat is no change that the index (or the CI cache holding it) should be saved for.
+    fresh: int = 0
 
     def __str__(self) -> str:
         return (
@@ -156,6 +160,7 @@ def _read_listing(
         record.save_pull_page([_imported(p) for p in kept], listing, ended)
         listed.update((p.number, pull_metadata(p)) for p in kept)
         count.pulls += len(kept)
+        count.fresh += sum(1 for p in kept if not (stop and p.updated_at == stop))
         count.pull_pages += 1
         progress("GitHub: pull requests", count.pulls, None)
 
@@ -186,13 +191,14 @@ def _read_comments(
     Each page is asked for from the latest update read so far rather than by page number:
     a comment edited meanwhile moves to the end of the listing and would shift the pages.
     """
-    since = record.comments_since
+    since = watermark = record.comments_since
     page = 0
     while True:
         comments = client.comments_page(since, page)
         newest = max([since or "", *(c.updated_at or "" for c in comments)]) or None
         record.save_comment_page(_commands(client, comments), newest)
         count.comments += len(comments)
+        count.fresh += sum(1 for c in comments if not (watermark and c.updated_at == watermark))
         count.comment_pages += 1
         progress("GitHub: comments", count.comments, None)
         if len(comments) < client.per_page:
@@ -302,7 +308,7 @@ def index_with_github(
         progress=progress,
         metadata=metadata,
     )
-    summary.imported = count.pulls + count.comments
+    summary.imported = count.fresh
     if failed is not None:
         raise ImportFailed(failed)
     record_labels(github_repo, repo_path, db_path, settings)

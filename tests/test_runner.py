@@ -420,6 +420,30 @@ def test_the_index_says_whether_it_changed_also_on_the_same_tip(
     assert changed() == "changed=true"
 
 
+def test_an_import_that_only_repeats_the_watermark_changes_nothing(
+    origin: RepoBuilder, github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """GitHub's listings repeat what was updated at the last import's watermark (the import
+    asks from it, so a same-second update is never missed): such a repeat is no change, and a
+    steady-state run saves no new cache entry."""
+    outputs = tmp_path / "outputs"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    monkeypatch.setenv("GITHUB_API_URL", github.url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    github.add_comment(21, "Looks right to me", created_at="2024-02-03T00:00:00Z")
+
+    def changed() -> str:
+        outputs.write_text("")
+        code, _, err = run_cli(origin.path, "index", "--github", REPO, "--quiet")
+        assert code == 0, err
+        return outputs.read_text().strip()
+
+    assert changed() == "changed=true"  # a first run
+    assert changed() == "changed=false"  # the PR and the comment at the watermark, read again
+    github.add_pull(22, "Now with a title", updated_at="2024-03-01T00:00:00Z")
+    assert changed() == "changed=true"
+
+
 # ------------------------------------------------------------------- commands nobody may give
 
 REFUSED_MARKER = "<!-- prdup:command-refused -->"
