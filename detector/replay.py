@@ -1229,6 +1229,8 @@ def _superseding(hunk: Hunk, before: FileText, after: FileText) -> tuple[str, ..
     added = [line.text.strip() for line in hunk.added if not line.trivial]
     if not added or len(removed) != len(added):
         return ()
+    if any(_bump_key(line) is None for line in added):
+        return ()  # not bumps only: no need to read the whole file for the candidate's bumps
     written = {
         key: line
         for line in after.lines

@@ -26,6 +26,7 @@ from index.questions.changes import parse_filtered
 MAX_FILE_BYTES = 2_000_000
 MAX_FILES = 60  # a change of more files is replayed on its first 60 (the rest stays residual)
 MAX_RANGE_COMMITS = 100  # of an open candidate's range, read for copies of merged commits
+LABELLED_HUNKS = 8  # hunks found on the tip whose first commit there is looked for (bisection)
 SHARED_TEXT_CHARS = 40_000_000  # file versions kept across the queries of a sweep, per process
 
 
@@ -209,23 +210,26 @@ class Replayer:
             ).split()
         except git.GitCommandError:
             return {}
-        by_file = [f for f in files if f.path in paths]
-        replays: dict[str, dict[tuple[str, int], HunkReplay]] = {}
+        by_path = {f.path: f for f in files if f.path in paths}
+        replays: dict[tuple[str, str], dict[tuple[str, int], HunkReplay]] = {}
 
         def there(hunk: HunkReplay, commit: str) -> bool:
-            if commit not in replays:
+            # A file replays on its own (a hunk's place is found within its file): one file
+            # at each commit the bisection visits, not the whole change.
+            if (commit, hunk.path) not in replays:
+                file = (by_path[hunk.path],)
                 done = replay(
-                    Change(files=tuple(by_file)),
-                    self._versions(by_file, None, commit),
+                    Change(files=file),
+                    self._versions(list(file), None, commit),
                     commit,
                     self._blocks,
                 )
-                replays[commit] = {(h.path, h.first_line): h for h in done.hunks}
-            found = replays[commit].get((hunk.path, hunk.first_line))
+                replays[commit, hunk.path] = {(h.path, h.first_line): h for h in done.hunks}
+            found = replays[commit, hunk.path].get((hunk.path, hunk.first_line))
             return found is not None and (found.after == "there" or found.removal_made)
 
         landed: dict[tuple[str, int], str] = {}
-        for hunk in hunks:
+        for hunk in hunks[:LABELLED_HUNKS]:  # the rest are said on the tip, without "first there"
             low, high = 0, len(line) - 1
             if high < 0 or not there(hunk, line[high]):
                 continue
