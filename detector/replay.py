@@ -662,9 +662,12 @@ class FileText:
             return []
         needle, joined = _needle(block), self._joined
         starts = []
+        line, counted = 0, 0
         at = joined.find(needle)
         while at != -1:
-            starts.append(joined.count("\n", 0, at))  # the newline before line k is the k-th
+            line += joined.count("\n", counted, at)  # the newline before line k is the k-th
+            counted = at
+            starts.append(line)
             at = joined.find(needle, at + 1)
         return starts
 
