@@ -26,7 +26,7 @@ from index.questions.changes import parse_filtered
 MAX_FILE_BYTES = 2_000_000
 MAX_FILES = 60  # a change of more files is replayed on its first 60 (the rest stays residual)
 MAX_RANGE_COMMITS = 100  # of an open candidate's range, read for copies of merged commits
-LABELLED_HUNKS = 8  # hunks found on the tip whose first commit there is looked for (bisection)
+LABELLED_FILES = 3  # files of hunks found on the tip whose first commit there is looked for
 SHARED_TEXT_CHARS = 40_000_000  # file versions kept across the queries of a sweep, per process
 
 
@@ -199,7 +199,8 @@ class Replayer:
         self, hunks: Iterable[HunkReplay], files: list[FileChange], base: str, tip: str
     ) -> dict[tuple[str, int], str]:
         """The first commit of the branch's first-parent line after this change's base whose
-        version holds each hunk (found by bisection), as its PR ("#135") or its short sha."""
+        version of a file holds that file's hunks (found by bisection), as its PR ("#135") or
+        its short sha."""
         hunks = list(hunks)
         paths = sorted({h.path for h in hunks})
         if not hunks:
@@ -211,35 +212,38 @@ class Replayer:
         except git.GitCommandError:
             return {}
         by_path = {f.path: f for f in files if f.path in paths}
-        replays: dict[tuple[str, str], dict[tuple[str, int], HunkReplay]] = {}
 
-        def there(hunk: HunkReplay, commit: str) -> bool:
+        def all_there(path: str, wanted: list[HunkReplay], commit: str) -> bool:
             # A file replays on its own (a hunk's place is found within its file): one file
             # at each commit the bisection visits, not the whole change.
-            if (commit, hunk.path) not in replays:
-                file = (by_path[hunk.path],)
-                done = replay(
-                    Change(files=file),
-                    self._versions(list(file), None, commit),
-                    commit,
-                    self._blocks,
-                )
-                replays[commit, hunk.path] = {(h.path, h.first_line): h for h in done.hunks}
-            found = replays[commit, hunk.path].get((hunk.path, hunk.first_line))
-            return found is not None and (found.after == "there" or found.removal_made)
+            file = (by_path[path],)
+            done = replay(
+                Change(files=file), self._versions(list(file), None, commit), commit, self._blocks
+            )
+            found = {(h.path, h.first_line): h for h in done.hunks}
+            return all(
+                (h := found.get((hunk.path, hunk.first_line))) is not None
+                and (h.after == "there" or h.removal_made)
+                for hunk in wanted
+            )
 
         landed: dict[tuple[str, int], str] = {}
-        for hunk in hunks[:LABELLED_HUNKS]:  # the rest are said on the tip, without "first there"
+        # One bisection per file, for the first files (the rest are said on the tip without
+        # "first there"): the first commit of the line whose version of the file holds all of
+        # its hunks found on the tip. The line's last commit has the tip's version: it holds them.
+        for path in paths[:LABELLED_FILES]:
+            wanted = [hunk for hunk in hunks if hunk.path == path]
             low, high = 0, len(line) - 1
-            if high < 0 or not there(hunk, line[high]):
-                continue
-            while low < high:  # the first commit of the line that holds it
+            if high < 0:
+                break
+            while low < high:
                 middle = (low + high) // 2
-                if there(hunk, line[middle]):
+                if all_there(path, wanted, line[middle]):
                     high = middle
                 else:
                     low = middle + 1
-            landed[hunk.path, hunk.first_line] = self._commit_label(line[low])
+            label = self._commit_label(line[low])
+            landed.update(((hunk.path, hunk.first_line), label) for hunk in wanted)
         return landed
 
     def _commit_label(self, commit: str) -> str:
