@@ -187,12 +187,15 @@ class Replayer:
         gone = frozenset(
             f.path for f in files if versions[f.path].after is None and f.status != "added"
         )
-        on_tip = Leftover.of(landed, at_tip, gone).on_tip
+        left_over = Leftover.of(landed, at_tip, gone)
+        # Which commits made the rest is looked for (by bisection, a replay at each step) only
+        # where it decides what is said: the whole change done across the landing and them.
+        across = left_over.done_on_tip(landed)
         return TipReplay(
             replay=at_tip,
             branch=history.line_name or "the target",
             gone=gone,
-            landed_by=self._landed_by(on_tip, files, base, tip),
+            landed_by=self._landed_by(left_over.on_tip, files, base, tip) if across else {},
         )
 
     def _landed_by(
