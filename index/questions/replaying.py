@@ -176,7 +176,7 @@ class Replayer:
         tip, base = history.line_tip, history.base
         if not (tip and base) or history.merged:
             return None
-        if history.head and gitsource.is_ancestor(self._repo, history.head, tip):
+        if history.head and self._git.is_ancestor(history.head, tip):
             return None
         left = {h.path for h in landed.hunks if h.weight and not h.turned}
         files = [f for f in self._files if f.path in left]
@@ -209,7 +209,7 @@ class Replayer:
         if not hunks:
             return {}
         try:
-            line = self._repo.git.rev_list(
+            line = self._git.rev_list(
                 "--first-parent", "--reverse", f"{base}..{tip}", "--", *paths
             ).split()
         except git.GitCommandError:
@@ -252,7 +252,7 @@ class Replayer:
     def _commit_label(self, commit: str) -> str:
         """A target commit as its PR where its subject names it (`Title (#135)`), else its sha."""
         try:
-            subject = self._repo.git.log("-1", "--format=%s", commit)
+            subject = self._git.log("-1", "--format=%s", commit)
         except git.GitCommandError:
             return commit[:10]
         number, _ = landing_pr(subject)
