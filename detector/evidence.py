@@ -303,6 +303,7 @@ class Finding:
     residual: tuple[str, ...] = ()  # what the candidate did not do, where it did a part
     remaining: tuple[RemainingHunk, ...] = ()  # the same, hunk by hunk, as values
     also_identical: tuple[int, ...] = ()  # later PRs with the identical patch, folded in here
+    also_opened_as: tuple[int, ...] = ()  # other PRs of the same head commit, folded in here
     # Where the checked PR landed in part: (its commit, the target commit with its patch).
     landed_commits: tuple[tuple[str, str], ...] = ()
 
