@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Literal
 
 from detector.evidence import Proof, Signals, Verdict
-from detector.pins import at_least
 from detector.replay import HunkCount, Leftover
+from detector.versions import at_least
 
 WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 FEATURES = (

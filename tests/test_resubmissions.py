@@ -303,3 +303,41 @@ def test_one_branch_opened_twice_is_one_finding_naming_the_pr_that_landed(builde
     assert found[0]["also_opened_as"] == [70]
     assert "also opened as #70 (the same head commit)" in found[0]["reasons"]
     assert 70 not in {f["pr"] for f in found}
+
+
+REQUIREMENTS = "requests==2.31.0\nfilelock==3.12.0  # pinned for py3.8\n"
+
+
+@pytest.fixture
+def pinned(builder: RepoBuilder) -> RepoBuilder:
+    """requirements.txt pins filelock, with a comment saying why. A bot bumps it to
+    3.13.0rc1 (#40, open), a person to 3.12.2 keeping the comment (#42, open); #41 bumps it to
+    3.13.0, the release, and drops the comment, and lands."""
+    builder.commit("Pin the requirements", {"requirements.txt": REQUIREMENTS})
+    base = builder.head()
+    bot = {"author": "dependabot[bot]", "email": "bot@example.com"}
+    rc = REQUIREMENTS.replace("filelock==3.12.0", "filelock==3.13.0rc1")
+    builder.pr_branch(40, [("Bump filelock to 3.13.0rc1", {"requirements.txt": rc})], **bot)
+    release = "requests==2.31.0\nfilelock==3.13.0\n"
+    builder.pr_branch(41, [("filelock 3.13.0", {"requirements.txt": release})], start=base)
+    builder.merge_pr(41, how="squash")
+    patch = REQUIREMENTS.replace("filelock==3.12.0", "filelock==3.12.2")
+    builder.pr_branch(42, [("filelock 3.12.2", {"requirements.txt": patch})], start=base)
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+    return builder
+
+
+def test_a_pre_release_bump_is_superseded_by_its_release(pinned: RepoBuilder):
+    first = check_first(pinned.path, 40)
+    assert first is not None and (first["pr"], first["verdict"]) == (41, "already-merged")
+    assert first["reasons"][0].startswith(
+        "superseded by #41 (the same package bumped again, to a later version: `filelock==3.13.0`)"
+    )
+
+
+def test_a_comment_after_a_pin_is_no_part_of_the_bump(pinned: RepoBuilder):
+    """#42 keeps the pin's comment, #41 dropped it: the same package bumped again all the same."""
+    first = check_first(pinned.path, 42)
+    assert first is not None and (first["pr"], first["verdict"]) == (41, "already-merged")
+    assert first["remaining"] == []
