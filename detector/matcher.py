@@ -402,11 +402,10 @@ def fold_reopened(findings: list[Finding]) -> list[Finding]:
     """One branch opened as several PRs (one head commit) is one change, so one finding: the
     PR that matters, "also opened as #Y", at its own place in the ranking.
 
-    The one named: a deciding finding before one that is not; then the PR that landed; then
-    one still open (the newest, as of an author's resubmissions the newer is kept); then the
-    first opened (the original of closed attempts). A twin is folded into a deciding finding
-    only where it decides or shares lines with this change itself: the sweep reads every such
-    candidate (`could_decide`), so its deciding findings stay `check`'s.
+    The one named: a deciding finding before one that is not; then the PR that landed (the
+    first); then one still open; then a closed one (the newest of each). A twin is folded into
+    a deciding finding only where it decides or shares lines with this change itself: the
+    sweep reads every such candidate (`could_decide`), so its deciding findings stay `check`'s.
     """
     twins: dict[str, list[Finding]] = {}
     for finding in findings:
@@ -430,14 +429,17 @@ def fold_reopened(findings: list[Finding]) -> list[Finding]:
 
 
 def _matters(finding: Finding) -> tuple[bool, int, int]:
-    """Of one branch's PRs, the one to name first (the smallest)."""
+    """Of one branch's PRs, the one to name first (the smallest): the first that landed, else
+    the newest (as ranking ties go to the newer PR: of an author's copies of one change, the
+    newest is more often the one meant, and the one kept open)."""
     state = finding.candidate.state
     number = finding.candidate.number or 0
-    if state == "merged":
-        return (not finding.decides, 0, number)
-    if state in OPEN_STATES:
-        return (not finding.decides, 1, -number)
-    return (not finding.decides, 2, number)
+    landed = state == "merged"
+    return (
+        not finding.decides,
+        0 if landed else 1 if state in OPEN_STATES else 2,
+        number if landed else -number,
+    )
 
 
 def _folds_into(twin: Finding, kept: Finding) -> bool:
