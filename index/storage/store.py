@@ -28,8 +28,6 @@ class IndexStore(IndexFile):
     """
 
     def __init__(self, path: str | Path, *, create: bool = True, timeout: float = 5.0) -> None:
-        """`create`: open to write (`prdup index`), creating the file if need be. Otherwise the
-        index must exist, and one that cannot be written is opened read-only (`read_only`)."""
         super().__init__(path, create=create, timeout=timeout)
         self.lines = LineRows(self)
         self.derived = DerivedRows(self, self.lines)
