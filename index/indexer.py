@@ -55,8 +55,10 @@ from index.metadata import (
 )
 from index.questions.changes import whole_patch_id
 from index.storage import identity
+from index.storage.change_rows import ChangeRecord
 from index.storage.code_model import code_word_counter, fill_code_words
-from index.storage.store import ChangeRecord, IndexStore, PartLandingRow, default_db_path
+from index.storage.landing_rows import PartLandingRow
+from index.storage.store import IndexStore, default_db_path
 
 # A merge subject that names a PR in any way (`#N`, `pr/N`, `Merge branch 'hotfix/#6464-x'`):
 # the PR's landing by name, recorded as it is.
@@ -191,7 +193,7 @@ class Indexer:
         self._counted_as: dict[int, str] = {}  # PR number -> the state this run counted it in
         # PRs the index held before this run: only those can be "unchanged" (a first run's
         # merged PRs, found in the history before their refs are read, are new).
-        self._known_before = frozenset(store.heads_by_number())
+        self._known_before = frozenset(store.changes.heads_by_number())
         self._tested_open: set[int] | None = None  # PRs a test merge shows open (`_git_state`)
         self._targets: list[str] = []
         self._known: set[str] = set()  # commits of the target's history indexed already
@@ -227,14 +229,14 @@ class Indexer:
         stop_at = last if last and gitsource.is_ancestor(self.repo, last, tip) else None
         if last and stop_at is None:  # rewound (force-pushed, reset): the history is read again
             self._drop_what_left(target, tip)
-        known = self.store.indexed_commits()
+        known = self.store.changes.indexed_commits()
         self._known = known  # also the commits merges brought in (`_index_brought`)
         if stop_at is None and known and last != "":  # "": read from the root (`identity`)
             # A target new to this index (or rewound): its line is read from where it leaves
             # the lines read before (a release line from where it was cut), not from its root.
-            stop_at = gitsource.first_parent_in(self.repo, tip, self.store.target_commits())
+            stop_at = gitsource.first_parent_in(self.repo, tip, self.store.changes.target_commits())
         merged_numbers = {
-            n for n, (_, state) in self.store.heads_by_number().items() if state == "merged"
+            n for n, (_, state) in self.store.changes.heads_by_number().items() if state == "merged"
         }
         self._landed_total = gitsource.count_first_parent(self.repo, tip, stop_at)
         self._landed_read = 0
@@ -287,20 +289,22 @@ class Indexer:
         )
         tips = [tip, *(branch.tip for branch in others if branch)]
         history = gitsource.reachable_commits(self.repo, tips)
-        left = [row for row in self.store.landed_on(target) if row["landing"] not in history]
+        left = [
+            row for row in self.store.landings.landed_on(target) if row["landing"] not in history
+        ]
         gone = {sha for row in left for sha in (row["landing"], row["head_sha"]) if sha}
-        stranded = self.store.unlanded_prs_based_on(gone)
+        stranded = self.store.landings.unlanded_prs_based_on(gone)
         removed = {row["id"]: row for row in [*left, *stranded]}
         if not removed:
             return
         numbers = {row["number"] for row in removed.values()}
-        for texts in self.store.pull_texts():
+        for texts in self.store.changes.pull_texts():
             if texts["number"] in numbers:
                 self._keep_imported(dict(texts))
         self._mark_changed()
         with self.store.batch():  # all of it or none: a rerun finds the rest again
             for change_id in removed:
-                self.store.delete_change(change_id)
+                self.store.changes.delete(change_id)
         if left:
             self.summary.rewound[target] += len(left)
 
@@ -346,7 +350,7 @@ class Indexer:
             skip_reason=why,
         )
         self._mark_changed()
-        self.store.save_change(record, None)
+        self.store.changes.save(record, None)
 
     def _index_landed(
         self,
@@ -471,7 +475,7 @@ class Indexer:
 
     def index_pull_refs(self, targets: list[str], only: set[int] | None = None) -> None:
         self._targets = targets
-        known = self.store.heads_by_number()
+        known = self.store.changes.heads_by_number()
         indexed = frozenset(head for head, _ in known.values() if head)
         refs, missing = gitsource.pull_refs(self.repo, indexed)
         if only is not None:
@@ -493,7 +497,7 @@ class Indexer:
                     landed_heads.append((pull.number, pull.head))
                 continue
             todo.append(pull)
-        self.store.set_heads(landed_heads)
+        self.store.changes.set_heads(landed_heads)
         if not todo:
             return
         # PRs that no metadata describes take their title from the head commit: read them all
@@ -576,12 +580,14 @@ class Indexer:
             same_head = {n for n, (m, _) in self._unnamed_merges.items() if m == merge}
             if number not in unlanded or landing_of.get(merge, set()) - same_head:
                 continue
-            self.store.update_metadata(number, {"merge_commit": merge, "merged_at": merged_at}, ())
+            self.store.changes.update_metadata(
+                number, {"merge_commit": merge, "merged_at": merged_at}, ()
+            )
             self._mark_changed()
             for row in self.store.query(
                 "SELECT id FROM changes WHERE kind = 'commit' AND sha = ?", (merge,)
             ):
-                self.store.delete_change(row["id"])
+                self.store.changes.delete(row["id"])
                 self.summary.commits -= min(1, self.summary.commits)
 
     def _pair_diffs(
@@ -629,7 +635,9 @@ class Indexer:
         )
         if not rows:
             return False
-        self.store.relabel_commit_as_pr(rows[0]["id"], pull.number, pull.head, "fast-forward")
+        self.store.changes.relabel_commit_as_pr(
+            rows[0]["id"], pull.number, pull.head, "fast-forward"
+        )
         self.summary.merged += 1
         self.summary.commits -= 1 if self.summary.commits else 0
         self._mark_changed()
@@ -670,7 +678,7 @@ class Indexer:
         if listed is None and (not diff or diff.isspace()):  # (strip() would copy a huge diff)
             record.status, record.skip_reason = "skipped", "empty diff"
             self._mark_changed()
-            self.store.save_change(record, None)
+            self.store.changes.save(record, None)
             self.summary.skipped["empty"] += 1
             return
         if self._stage(record, diff, listed):
@@ -685,9 +693,9 @@ class Indexer:
         if not paths:
             return False
         if self._commits_by_file_count is None:  # read once, after the targets' history
-            self._commits_by_file_count = self.store.commits_by_file_count()
+            self._commits_by_file_count = self.store.changes.commits_by_file_count()
         same_count = self._commits_by_file_count.get(len(paths), [])
-        return bool(same_count) and self.store.any_changes_exactly(same_count, paths)
+        return bool(same_count) and self.store.changes.any_changes_exactly(same_count, paths)
 
     def _save_missing_heads(self, pulls: list[gitsource.PullRef]) -> None:
         """Record why PRs never read were skipped: their head commit is not in the repository
@@ -707,7 +715,7 @@ class Indexer:
             if meta is not None:
                 _apply_metadata(record, meta, keep_state=False)
             self._mark_changed()
-            self.store.save_change(record, None)
+            self.store.changes.save(record, None)
 
     def _git_state(self, number: int, state: str) -> str:
         """The state git shows: "merged", else "open" where GitHub's test merge of the PR is
@@ -749,7 +757,7 @@ class Indexer:
             "AND source IN ('ref', 'fast-forward')"
         )
         texts = gitsource.commit_texts(self.repo, [row["head_sha"] for row in rows])
-        self.store.mark_commit_titles(
+        self.store.changes.mark_commit_titles(
             [
                 row["number"]
                 for row in rows
@@ -774,8 +782,8 @@ class Indexer:
         ]
         # Nothing derived (rarity, the text model) reads a state other than "merged"; the
         # sweep's cache notices a state that changed by itself.
-        self.store.set_states(changed)
-        self.summary.unknown_states = self.store.count_unknown_states()
+        self.store.changes.set_states(changed)
+        self.summary.unknown_states = self.store.changes.count_unknown_states()
 
     def _untitled(self, number: int) -> bool:
         meta = self.metadata.get(number)
@@ -803,7 +811,7 @@ class Indexer:
         if meta is not None:
             _apply_metadata(record, meta, keep_state=False)
         self._mark_changed()
-        self.store.save_change(record, None)
+        self.store.changes.save(record, None)
         self.summary.skipped[why] += 1
 
     # --- shared -----------------------------------------------------------------------------
@@ -822,7 +830,7 @@ class Indexer:
         except NotADiff:
             record.status, record.skip_reason = "skipped", "unparseable diff"
             self._mark_changed()
-            self.store.save_change(record, None)
+            self.store.changes.save(record, None)
             self.summary.skipped["unparseable diff"] += 1
             return False
         record.truncated = change.truncated
@@ -843,7 +851,7 @@ class Indexer:
             return
         staged, self._pending = self._pending, []
         items = [(record, change, self.most_used_words(change.texts)) for record, change in staged]
-        self.counted += self.store.save_changes(items)
+        self.counted += self.store.changes.save_many(items)
 
     def close(self) -> None:
         """Nothing to stop: kept for callers that close an indexer after a run."""
@@ -852,14 +860,14 @@ class Indexer:
         """Record PRs known from metadata alone (no ref fetched): text can still relate them."""
         if not self.metadata:
             return  # nothing to record, and reading every PR's row costs 0.2 s on ansible
-        known = self.store.heads_by_number()
+        known = self.store.changes.heads_by_number()
         for number, meta in self.metadata.items():
             if number in known:
                 fields = _metadata_fields(meta)
                 if known[number][1] == "merged":
                     fields.pop("state", None)  # git's evidence of landing beats a stale export
                     fields.pop("state_source", None)
-                self.store.update_metadata(
+                self.store.changes.update_metadata(
                     number, fields, linked_issues(meta.body) + linked_issues(meta.title)
                 )
                 continue
@@ -872,17 +880,17 @@ class Indexer:
             )
             _apply_metadata(record, meta, keep_state=False)
             self._mark_changed()
-            self.store.save_change(record, None)
+            self.store.changes.save(record, None)
             self.summary.metadata_only += 1
 
     def fill_author_emails(self) -> None:
         """E-mails of the changes' authors, from git, for every row that lacks one (new rows,
         and rows of an index made before the column existed)."""
-        wanted = self.store.commits_without_author_email()
+        wanted = self.store.changes.commits_without_author_email()
         if not wanted:
             return
         found = gitsource.author_emails(self.repo, [sha for _, sha in wanted])
-        self.store.set_author_emails((cid, found.get(sha, "")) for cid, sha in wanted)
+        self.store.changes.set_author_emails((cid, found.get(sha, "")) for cid, sha in wanted)
 
     def identify_landed_in_part(self) -> None:
         """Read whole, for its patch identity, a PR read only up to its line limit in an
@@ -892,12 +900,12 @@ class Indexer:
         if not self._landed_files:
             return
         found: list[tuple[int, str]] = []
-        for change_id, base, head, paths in self.store.prs_read_in_part():
+        for change_id, base, head, paths in self.store.changes.prs_read_in_part():
             if _files_key(paths) in self._landed_files:
                 patch_id = whole_patch_id(self.repo, self.settings, base, head)
                 if patch_id is not None:  # else it stays as read
                     found.append((change_id, patch_id))
-        self.store.set_patch_ids(found)
+        self.store.landings.set_patch_ids(found)
 
     def fill_own_commits(self, targets: list[str]) -> None:
         """Record the own commits of unlanded PRs read before an index recorded them (an index
@@ -910,7 +918,9 @@ class Indexer:
             return
         heads = list(dict.fromkeys(row["head_sha"] for row in rows))
         dated = _dated_own_commits(self.repo, ForkPoints(self.repo, targets, heads), heads)
-        self.store.set_own_commits((row["id"], dated.get(row["head_sha"], "")) for row in rows)
+        self.store.landings.set_own_commits(
+            (row["id"], dated.get(row["head_sha"], "")) for row in rows
+        )
         self.own_commits_filled = True
 
     def match_landings_off_the_line(self, targets: list[str]) -> None:
@@ -924,7 +934,7 @@ class Indexer:
             "WHERE kind = 'pr' AND status = 'indexed' AND merge_commit IS NULL"
         )
         if not unlanded:
-            self.store.set_part_landings([])
+            self.store.landings.set_in_part([])
             return
         closes = self._closing_refs()
         commits = [
@@ -1002,7 +1012,7 @@ class Indexer:
             )
             rows = [copy.change_id for copy in landed.copies if copy.change_id is not None]
             for change_id in rows:
-                self.store.delete_change(change_id)
+                self.store.changes.delete(change_id)
             self.summary.commits -= min(len(rows), self.summary.commits)
         self.summary.rebased += len(found)
         return {landed.number for landed in found}
@@ -1023,7 +1033,7 @@ class Indexer:
                         ids[part.number], position, own.sha, subject, files, landed, part.target
                     )
                 )
-        self.store.set_part_landings(rows)
+        self.store.landings.set_in_part(rows)
         self.summary.landed_in_part = len(parts)
 
     def _land_named(
@@ -1058,7 +1068,7 @@ class Indexer:
                 }
         ids = {row["number"]: row["id"] for row in unlanded}
         pr_lines: dict[int, set[tuple[str, int]]] = {}
-        for change_id, _, side, line_hash in self.store.line_rows([ids[n] for n in wanted]):
+        for change_id, _, side, line_hash in self.store.lines.rows_of([ids[n] for n in wanted]):
             pr_lines.setdefault(change_id, set()).add((side, line_hash))
         landed: set[int] = set()
         for number, found in wanted.items():
@@ -1090,7 +1100,7 @@ class Indexer:
     def _record_landing(
         self, number: int, landing: TargetCommit, source: str, start: str | None
     ) -> None:
-        self.store.update_metadata(
+        self.store.changes.update_metadata(
             number,
             {
                 "state": "merged",
@@ -1215,14 +1225,14 @@ class Indexer:
         """Whether git confirms that a commit closing a PR made its change (`match_closing`)."""
         if not _same_person(row):
             return False
-        lines = self.store.line_rows([row["pr_id"], row["commit_id"]])
+        lines = self.store.lines.rows_of([row["pr_id"], row["commit_id"]])
         of_pr = {(side, h) for change_id, _, side, h in lines if change_id == row["pr_id"]}
         if any((side, h) in of_pr for change_id, _, side, h in lines if change_id != row["pr_id"]):
             return True
         own_dates = {own.authored_at for own in decode_own_commits(row["own_commits"])}
         if row["authored_at"] not in own_dates:
             return False
-        paths = self.store.changed_paths([row["pr_id"], row["commit_id"]])
+        paths = self.store.changes.changed_paths([row["pr_id"], row["commit_id"]])
         return bool(paths.get(row["pr_id"], set()) & paths.get(row["commit_id"], set()))
 
     def _land_on_commits(self, source: str, rows: list) -> None:
@@ -1261,7 +1271,7 @@ class Indexer:
             # branch in): it landed as it was, not rebased.
             how = "fast-forward" if row["sha"] == row["pr_head"] else source
             self.summary.rebased += how == "rebase"
-            self.store.update_metadata(
+            self.store.changes.update_metadata(
                 row["number"],
                 {
                     "state": "merged",
@@ -1272,7 +1282,7 @@ class Indexer:
                 },
                 (),
             )
-            self.store.delete_change(commit_id)
+            self.store.changes.delete(commit_id)
             self._mark_changed()
 
 
@@ -1643,12 +1653,12 @@ def _start_over(store: IndexStore, indexer: Indexer) -> None:
     """Empty an index written by an older prdup, keeping what git cannot tell again (titles
     and dates imported from GitHub, closed states) as metadata for this run to apply; changes
     are then read from git as in a first run (its rows were derived differently: symbols)."""
-    for row in store.pull_texts():
+    for row in store.changes.pull_texts():
         number = row["number"]
         if number in indexer.metadata:
             continue  # metadata given to this run is newer
         indexer.metadata[number] = kept_metadata(row)
-    store.clear_changes()
+    store.changes.clear()
 
 
 def kept_metadata(row: Any) -> PullMetadata:
@@ -1776,8 +1786,8 @@ def index_repository(
         if store.get_meta("reread_all") == "1":
             report("rebuilding an index from an older prdup", 0, None)
             _start_over(store, indexer)
-        store.prepare_lookup_indexes()  # a first run builds them at its end
-        store.follow_counts()
+        store.lines.prepare_lookup_indexes()  # a first run builds them at its end
+        store.derived.follow_counts()
         for name in names:
             indexer.index_target(name)
         indexer.index_pull_refs(names, only_numbers)
@@ -1795,12 +1805,12 @@ def index_repository(
         indexer.derive_unknown_states(names)
         if indexer.changed:
             report("lookup indexes and code words", 0, None)
-        store.merge_line_texts()  # what counting old rows' words reads
+        store.lines.merge_texts()  # what counting old rows' words reads
         fill_code_words(store, indexer.counted)
-        store.build_lookup_indexes()
+        store.lines.build_lookup_indexes()
         if indexer.changed or store.get_meta("derived_stale") != "0":
             report("rarity and text model", 0, None)
-            store.refresh_derived()
+            store.derived.refresh()
         store.set_meta("targets", ",".join(names))
         store.set_meta("reread_all", "0")
         if named:  # say which long-lived lines the named targets leave out

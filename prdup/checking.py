@@ -97,7 +97,7 @@ def open_index(repo: git.Repo | None, db_path: str | Path | None) -> IndexStore:
 
 def unfinished_index(store: IndexStore) -> str:
     """What an index that no run finished holds: nothing, or what an interrupted run wrote."""
-    counts = store.counts()
+    counts = store.changes.counts()
     if not counts:
         return "the index is empty; run 'prdup index' first"
     merged = counts.get("pr:merged", 0)
@@ -292,7 +292,7 @@ def _may_be_the_same_patch(store: IndexStore, query: ChangeEvidence, cut: Change
         return False
     if not (cut.base_commit and cut.head_commit and cut.files == query.files):
         return False  # (a candidate's files are those it shares with the query)
-    row = store.change_row(cut.number)
+    row = store.changes.row(cut.number)
     return row is not None and row["file_count"] == len(query.files)
 
 
@@ -326,7 +326,7 @@ def prove(
                 if c.state != "merged" and c.number is not None and c.head_commit
             ],
         )
-    replayer = Replayer(repo, change, history, settings, store.landed_patches, shared)
+    replayer = Replayer(repo, change, history, settings, store.landings.landed_patches, shared)
     proofs = prove_all(replayer, [*chosen.values(), *unknown])
     return settle(query, findings, proofs, [(c, proofs[c.key]) for c in unknown if c.key in proofs])
 
@@ -460,7 +460,7 @@ def _check_pr(
     settings: Settings,
     before_number: int | None,
 ) -> CheckResult:
-    row = store.change_row(number)
+    row = store.changes.row(number)
     if row is None:
         raise UnknownPullRequest(
             f"PR #{number} is not in the index; fetch its ref and run 'prdup index'"
@@ -593,7 +593,7 @@ def with_change(
     repo = gitsource.open_repository(repo_path)
     store = open_index(repo, db_path)
     try:
-        row = store.change_row(result.query.number)
+        row = store.changes.row(result.query.number)
     finally:
         store.close()
     change = pr_change(repo, row, settings or Settings()) if row is not None else None

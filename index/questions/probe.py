@@ -132,12 +132,14 @@ def _landings_from_index(
     found = sorted(
         (
             (change_id, side, line)
-            for change_id, side, line in store.changes_with_lines(removed | added)
+            for change_id, side, line in store.lines.changes_with(removed | added)
             if line in (removed if side == "-" else added)
         ),
         key=lambda row: (row[1] == "+", row[2], row[0]),
     )
-    merged = store.ids_where({change_id for change_id, _, _ in found}, "c.state = 'merged'", ())
+    merged = store.changes.ids_where(
+        {change_id for change_id, _, _ in found}, "c.state = 'merged'", ()
+    )
     for change_id, side, line in found:
         if change_id not in merged:
             continue
