@@ -508,10 +508,11 @@ class Indexer:
             _, date, message = self._head_texts[head]
             self._head_texts[head] = (person, date, message)
         forks = ForkPoints(self.repo, targets, [pull.head for pull in todo])
+        forks.read_subjects()
         pairs: list[tuple[str, str]] = []
         plan: dict[str, list[tuple[gitsource.PullRef, str, str]]] = {}
         for pull in todo:
-            base, state = forks.base_of(pull.head)
+            base, state = forks.base_of(pull.head, pull.number)
             meta = self.metadata.get(pull.number)
             if base is None:
                 if not self._claim_fast_forward(pull):
@@ -1301,6 +1302,8 @@ class ForkPoints:
 
     def __init__(self, repo: git.Repo, targets: list[str], heads: list[str]) -> None:
         self.repo = repo
+        self.heads = list(dict.fromkeys(heads))
+        self._subjects: dict[str, str] = {}
         resolved = (gitsource.target_branch(repo, name, required=False) for name in targets)
         target_tips = list(dict.fromkeys(target.tip for target in resolved if target))
         tips = _branch_tips(repo, target_tips)
@@ -1325,19 +1328,40 @@ class ForkPoints:
         self.target_tips = target_tips
         self._landings: dict[str, str] | None = None  # built on first need: a walk of history
 
-    def base_of(self, head: str) -> tuple[str | None, str]:
-        """(base commit or None, state guessed from git: merged when a target contains head)."""
+    def read_subjects(self) -> None:
+        """The subjects of the heads and of the merges that brought them in (one git call),
+        for `base_of` to tell a PR's own landing from a merge of a whole branch."""
+        wanted = [*self.heads, *(self.merged_by[h] for h in self.heads if h in self.merged_by)]
+        self._subjects = gitsource.commit_subjects(self.repo, list(dict.fromkeys(wanted)))
+
+    def _names(self, sha: str) -> int | None:
+        """The PR a commit's subject says it lands, if any."""
+        return landing_pr(self._subjects.get(sha, ""))[0]
+
+    def base_of(self, head: str, number: int | None = None) -> tuple[str | None, str]:
+        """(base commit or None, state guessed from git: merged when a target contains head).
+
+        With `number` (the PR's) and `read_subjects` done: a merged head whose subject names
+        its own PR ("Merge 'v1.4.2' into 'v1.5.x' (#N)", "Fix (#N)") is the PR's landing, made
+        on its branch and pushed (a merge-up of release lines, a squash landed by
+        fast-forward), and its change is that commit's own; a merge that names another PR
+        ("Merge '1.5.x' into 'main' (#M)") brought the head's whole branch, not the PR."""
         state = "merged" if head in self.on_target else "unmerged"
         own_lines = self.first_parent.get(head, 0)
         if own_lines & ((1 << self.target_count) - 1):
             self._why[head] = "head is on a target's first-parent line (landed without a PR diff)"
             return None, state
+        parents = self.graph.get(head, ())
+        if number is not None and state == "merged" and parents and self._names(head) == number:
+            return parents[0], state
         # An unmerged head leaves the branches at its merge-base: the newest commit any branch
         # reaches. A head some branch already reaches (merged, or pushed as a branch of this
         # repository) is walked back to a first-parent line other than its own instead.
         stop_lines = ~own_lines
         unmerged = head not in self.on_branches
         merger = None if unmerged else self.merged_by.get(head)
+        if merger is not None and number is not None and self._names(merger) not in (None, number):
+            merger = None  # a merge of the branch the head landed on, named after another PR
         if merger is not None:
             # Merged by a merge commit (on whatever branch): the PR's change is what that merge
             # brought in, so its base is the merge-base with the merge's first parent.
@@ -1345,10 +1369,19 @@ class ForkPoints:
             if base and base != head:
                 return base, state
 
+        # A merged head on a branch's first-parent line that no merge brought in landed on that
+        # branch by fast-forward (a fix on a release line, later merged up): a merge on the
+        # line (another line merged into it) is the branch as it was before the PR, not its work.
+        landed_on_its_line = state == "merged" and merger is None and bool(own_lines)
+
         def stops(sha: str) -> bool:
             if unmerged:
                 return sha in self.on_branches
-            return bool(self.first_parent.get(sha, 0) & stop_lines)
+            lines = self.first_parent.get(sha, 0)
+            if lines & stop_lines:
+                return True
+            is_merge = len(self.graph.get(sha, ())) > 1
+            return landed_on_its_line and bool(lines & own_lines) and is_merge
 
         boundary: list[str] = []
         seen = {head}
