@@ -10,6 +10,7 @@ file is parsed at index time.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -22,7 +23,7 @@ import git
 
 from detector.evidence import identities
 from detector.model import NotADiff
-from detector.signals import is_bot
+from detector.signals import is_bot, release_line
 from index.config import Settings
 from index.errors import EmptyRepository
 from index.git import gitsource
@@ -184,6 +185,7 @@ class Indexer:
         self.batch_size = batch_size
         self._pending: list[tuple[ChangeRecord, StoredChange]] = []
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
+        self._lines: dict[str, str | None] = {}  # unmerged PR head -> the release line it is for
         self._own_commits: dict[str, str] = {}  # PR head -> its own commits, encoded
         self._landing_merges: dict[str, tuple[str, str]] = {}  # PR head -> its merge, its date
         # PR number -> (merge, its date): a merge of its head that names no PR (`_landing_merges`)
@@ -520,6 +522,8 @@ class Indexer:
                 continue
             pairs.append((pull.head, base))
             plan.setdefault(pull.head, []).append((pull, base, state))
+            if state != "merged":
+                self._lines[pull.head] = forks.release_line_of(base)
         self._own_commits = _dated_own_commits(self.repo, forks, list(plan))
         self._landing_merges, unnamed = _landing_merges(self.repo, forks, plan)
         self._unnamed_merges = {
@@ -646,6 +650,7 @@ class Indexer:
             head_sha=pull.head,
             base_sha=base,
             own_commits=self._own_commits.get(pull.head, ""),
+            fork_line=self._lines.get(pull.head) if state != "merged" else None,
         )
         landing = self._landing_merges.get(pull.head) if state == "merged" else None
         if landing is not None:
@@ -1305,8 +1310,11 @@ class ForkPoints:
         self.heads = list(dict.fromkeys(heads))
         self._subjects: dict[str, str] = {}
         resolved = (gitsource.target_branch(repo, name, required=False) for name in targets)
-        target_tips = list(dict.fromkeys(target.tip for target in resolved if target))
+        found = [target for target in resolved if target]
+        target_tips = list(dict.fromkeys(target.tip for target in found))
         tips = _branch_tips(repo, target_tips)
+        self._tip_names = _names_of_tips(repo, {target.tip: target.name for target in found})
+        self._tips = tips
         # Tags keep the history of release branches long deleted: a PR to one of them stops
         # at its tags instead of carrying the branch's commits back to where it left main.
         published = [*tips, *_tagged_commits(repo)]
@@ -1406,6 +1414,20 @@ class ForkPoints:
         if state == "merged":
             base = self._tightened(head, base)
         return base, state
+
+    def release_line_of(self, base: str) -> str | None:
+        """The release line a PR that left the branches at `base` is for, when git shows it:
+        `base` is on the first-parent line of one branch named as a release line (`1.4.x`,
+        `tokio-1.47.x`) and not on the default target's. A backport to it is then told from
+        the change it ports, without GitHub's metadata."""
+        lines = self.first_parent.get(base, 0)
+        if not lines or lines & 1:
+            return None
+        named: set[str] = set()
+        for position, tip in enumerate(self._tips):
+            if lines & (1 << position):
+                named |= {name for name in self._tip_names.get(tip, ()) if _is_release(name)}
+        return named.pop() if len(named) == 1 else None
 
     def target_merges(self, head: str) -> list[str]:
         """The merge commits a target holds that merged `head` (as a second parent), oldest
@@ -1588,6 +1610,25 @@ def _branch_tips(repo: git.Repo, target_tips: list[str]) -> list[str]:
     output = repo.git.for_each_ref("--format=%(objectname)", "refs/heads", "refs/remotes/origin")
     tips.extend(output.split())
     return list(dict.fromkeys(tips))
+
+
+def _names_of_tips(repo: git.Repo, targets: dict[str, str]) -> dict[str, set[str]]:
+    """Branch tip -> the branch names pointing at it (a remote's copy by its bare name)."""
+    names: dict[str, set[str]] = {tip: {name} for tip, name in targets.items()}
+    output = repo.git.for_each_ref(
+        "--format=%(objectname) %(refname)", "refs/heads", "refs/remotes/origin"
+    )
+    for line in output.splitlines():
+        sha, ref = line.split(" ", 1)
+        name = ref.removeprefix("refs/heads/").removeprefix("refs/remotes/origin/")
+        if name != "HEAD":
+            names.setdefault(sha, set()).add(name)
+    return names
+
+
+def _is_release(name: str) -> bool:
+    line = release_line(name)
+    return line is not None and line != (math.inf,)
 
 
 def _tagged_commits(repo: git.Repo) -> list[str]:

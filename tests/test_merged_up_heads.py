@@ -143,3 +143,37 @@ def test_a_branch_pushed_for_an_open_pr_is_no_landing_line(tmp_path: Path):
 
     assert summary.targets == ["main"]
     assert change(db, 8)["state"] == "unmerged"
+
+
+def test_an_open_backport_to_a_release_line_is_said_as_one_without_metadata(tmp_path: Path):
+    """PR 5 cherry-picks main's fix (#2) onto `tokio-1.4.x`, which has one landing of its own
+    and is not merged into main: the line is read, and PR 5 is a backport (its line lacks the
+    fix), not "already done in #2"."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"wait.py": TIMEOUT, "CHANGELOG.md": "# 1.4.0\n"})
+    builder.checkout("tokio-1.4.x", "main")
+    builder.checkout("main")
+    builder.pr_branch(2, [("Default the timeout", {"wait.py": FIXED})])
+    fix = builder.merge_pr(2, how="squash")
+    builder.delete_pr_branch(2)
+    builder.pr_branch(3, [("chore: prepare v1.4.1", {"CHANGELOG.md": "# 1.4.1\n"})],
+                      base="tokio-1.4.x")  # fmt: skip
+    builder.merge_pr(3, how="squash", base="tokio-1.4.x")
+    builder.delete_pr_branch(3)
+    builder.checkout("pr-5", "tokio-1.4.x")
+    builder.git("cherry-pick", fix)
+    builder.git("update-ref", "refs/pull/5/head", builder.head())
+    builder.checkout("main")
+    db = tmp_path / "index.db"
+
+    summary = index_repository(builder.path, db_path=db)
+
+    assert summary.targets == ["main", "tokio-1.4.x (1 PR landings of its own)"]
+    assert change(db, 3)["state"] == "merged"
+    assert change(db, 5)["fork_line"] == "tokio-1.4.x"
+    code, out, err = run_cli(
+        builder.path, "check", "--db", str(db), "--pr", "5", "--format", "json"
+    )
+    best = json.loads(out)["findings"][0]
+    assert best["pr"] == 2 and best["verdict"] not in {"already-merged", "duplicate"}, out
+    assert any("a backport, not a duplicate" in reason for reason in best["reasons"]), out

@@ -7,17 +7,20 @@ release, a `v0.x` line) has PRs of its own. GitHub's metadata names those branch
 branch's own first-parent line, the part the default branch does not hold (GitHub's
 `Merge pull request #N`, a `(#N)` squash, a merge tool's subject). A branch needs
 `MIN_LANDINGS` of them: a line maintainers land PRs on, not a feature branch that took a
-stacked PR or two.
+stacked PR or two; one is enough for a branch named as a release line (`1.4.x`,
+`tokio-1.47.x`), which its name says maintainers keep.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import git
 
+from detector.signals import release_line
 from index.git import gitsource
 from index.metadata import BRANCH_SYNC, PullMetadata, landing_pr
 
@@ -57,8 +60,15 @@ def landing_branches(
         counts, evidence = named, "metadata"
     else:
         counts, evidence = _landings_of_own(repo, tips, default), "history"
-    found = [LandingBranch(name, n, evidence) for name, n in counts.items() if n >= MIN_LANDINGS]
+    found = [LandingBranch(name, n, evidence) for name, n in counts.items() if n >= _needed(name)]
     return sorted(found, key=lambda branch: (-branch.landings, branch.name))
+
+
+def _needed(name: str) -> int:
+    """Landings that make a branch a line PRs land on: one for a branch named as a release
+    line (`1.4.x`, `tokio-1.47.x`: its name says maintainers keep it), else `MIN_LANDINGS`."""
+    line = release_line(name)
+    return 1 if line is not None and line != (math.inf,) else MIN_LANDINGS
 
 
 def _branch_tips(repo: git.Repo) -> dict[str, str]:
@@ -97,6 +107,8 @@ def _landings_of_own(repo: git.Repo, tips: dict[str, str], default: str) -> Coun
     held: dict[str, dict[str, int]] = {}  # branch -> its landing commits -> the PR each lands
     length: dict[str, int] = {}
     for name, tip in tips.items():
+        if tip in pr_heads and tip in commits and commits[tip][1] not in pr_heads[tip]:
+            continue  # a PR's branch (its head, no landing of it): work in progress, no line
         line: dict[str, int] = {}
         at: str | None = tip
         steps = 0
