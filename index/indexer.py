@@ -1335,6 +1335,7 @@ class ForkPoints:
         self._why: dict[str, str] = {}
         self.target_tips = target_tips
         self._landings: dict[str, str] | None = None  # built on first need: a walk of history
+        self._default_history: set[str] | None = None  # likewise: what the default branch holds
 
     def read_subjects(self) -> None:
         """The subjects of the heads and of the merges that brought them in (one git call),
@@ -1418,16 +1419,22 @@ class ForkPoints:
     def release_line_of(self, base: str) -> str | None:
         """The release line a PR that left the branches at `base` is for, when git shows it:
         `base` is on the first-parent line of one branch named as a release line (`1.4.x`,
-        `tokio-1.47.x`) and not on the default target's. A backport to it is then told from
-        the change it ports, without GitHub's metadata."""
+        `tokio-1.47.x`) and the default target does not hold it (a line merged up since
+        cannot be told from main's own history). A backport to it is then told from the
+        change it ports, without GitHub's metadata."""
         lines = self.first_parent.get(base, 0)
-        if not lines or lines & 1:
-            return None
+        if not lines or lines & 1 or base in self._on_default():
+            return None  # main's history: a rewritten first-parent line also passes here
         named: set[str] = set()
         for position, tip in enumerate(self._tips):
             if lines & (1 << position):
                 named |= {name for name in self._tip_names.get(tip, ()) if _is_release(name)}
         return named.pop() if len(named) == 1 else None
+
+    def _on_default(self) -> set[str]:
+        if self._default_history is None:
+            self._default_history = _reachable(self.graph, self.target_tips[:1])
+        return self._default_history
 
     def target_merges(self, head: str) -> list[str]:
         """The merge commits a target holds that merged `head` (as a second parent), oldest
