@@ -10,6 +10,7 @@ file is parsed at index time.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -22,7 +23,7 @@ import git
 
 from detector.evidence import identities
 from detector.model import NotADiff
-from detector.signals import is_bot
+from detector.signals import is_bot, release_line
 from index.config import Settings
 from index.errors import EmptyRepository
 from index.git import gitsource
@@ -186,6 +187,7 @@ class Indexer:
         self.batch_size = batch_size
         self._pending: list[tuple[ChangeRecord, StoredChange]] = []
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
+        self._lines: dict[str, str | None] = {}  # unmerged PR head -> the release line it is for
         self._own_commits: dict[str, str] = {}  # PR head -> its own commits, encoded
         self._landing_merges: dict[str, tuple[str, str]] = {}  # PR head -> its merge, its date
         # PR number -> (merge, its date): a merge of its head that names no PR (`_landing_merges`)
@@ -512,10 +514,11 @@ class Indexer:
             _, date, message = self._head_texts[head]
             self._head_texts[head] = (person, date, message)
         forks = ForkPoints(self.repo, targets, [pull.head for pull in todo])
+        forks.read_subjects()
         pairs: list[tuple[str, str]] = []
         plan: dict[str, list[tuple[gitsource.PullRef, str, str]]] = {}
         for pull in todo:
-            base, state = forks.base_of(pull.head)
+            base, state = forks.base_of(pull.head, pull.number)
             meta = self.metadata.get(pull.number)
             if base is None:
                 if not self._claim_fast_forward(pull):
@@ -523,6 +526,8 @@ class Indexer:
                 continue
             pairs.append((pull.head, base))
             plan.setdefault(pull.head, []).append((pull, base, state))
+            if state != "merged":
+                self._lines[pull.head] = forks.release_line_of(base)
         self._own_commits = _dated_own_commits(self.repo, forks, list(plan))
         self._landing_merges, unnamed = _landing_merges(self.repo, forks, plan)
         self._unnamed_merges = {
@@ -653,6 +658,7 @@ class Indexer:
             head_sha=pull.head,
             base_sha=base,
             own_commits=self._own_commits.get(pull.head, ""),
+            fork_line=self._lines.get(pull.head) if state != "merged" else None,
         )
         landing = self._landing_merges.get(pull.head) if state == "merged" else None
         if landing is not None:
@@ -1311,9 +1317,14 @@ class ForkPoints:
 
     def __init__(self, repo: git.Repo, targets: list[str], heads: list[str]) -> None:
         self.repo = repo
+        self.heads = list(dict.fromkeys(heads))
+        self._subjects: dict[str, str] = {}
         resolved = (gitsource.target_branch(repo, name, required=False) for name in targets)
-        target_tips = list(dict.fromkeys(target.tip for target in resolved if target))
+        found = [target for target in resolved if target]
+        target_tips = list(dict.fromkeys(target.tip for target in found))
         tips = _branch_tips(repo, target_tips)
+        self._tip_names = _names_of_tips(repo, {target.tip: target.name for target in found})
+        self._tips = tips
         # Tags keep the history of release branches long deleted: a PR to one of them stops
         # at its tags instead of carrying the branch's commits back to where it left main.
         published = [*tips, *_tagged_commits(repo)]
@@ -1334,20 +1345,42 @@ class ForkPoints:
         self._why: dict[str, str] = {}
         self.target_tips = target_tips
         self._landings: dict[str, str] | None = None  # built on first need: a walk of history
+        self._default_history: set[str] | None = None  # likewise: what the default branch holds
 
-    def base_of(self, head: str) -> tuple[str | None, str]:
-        """(base commit or None, state guessed from git: merged when a target contains head)."""
+    def read_subjects(self) -> None:
+        """The subjects of the heads and of the merges that brought them in (one git call),
+        for `base_of` to tell a PR's own landing from a merge of a whole branch."""
+        wanted = [*self.heads, *(self.merged_by[h] for h in self.heads if h in self.merged_by)]
+        self._subjects = gitsource.commit_subjects(self.repo, list(dict.fromkeys(wanted)))
+
+    def _names(self, sha: str) -> int | None:
+        """The PR a commit's subject says it lands, if any."""
+        return landing_pr(self._subjects.get(sha, ""))[0]
+
+    def base_of(self, head: str, number: int | None = None) -> tuple[str | None, str]:
+        """(base commit or None, state guessed from git: merged when a target contains head).
+
+        With `number` (the PR's) and `read_subjects` done: a merged head whose subject names
+        its own PR ("Merge 'v1.4.2' into 'v1.5.x' (#N)", "Fix (#N)") is the PR's landing, made
+        on its branch and pushed (a merge-up of release lines, a squash landed by
+        fast-forward), and its change is that commit's own; a merge that names another PR
+        ("Merge '1.5.x' into 'main' (#M)") brought the head's whole branch, not the PR."""
         state = "merged" if head in self.on_target else "unmerged"
         own_lines = self.first_parent.get(head, 0)
         if own_lines & ((1 << self.target_count) - 1):
             self._why[head] = "head is on a target's first-parent line (landed without a PR diff)"
             return None, state
+        parents = self.graph.get(head, ())
+        if number is not None and state == "merged" and parents and self._names(head) == number:
+            return parents[0], state
         # An unmerged head leaves the branches at its merge-base: the newest commit any branch
         # reaches. A head some branch already reaches (merged, or pushed as a branch of this
         # repository) is walked back to a first-parent line other than its own instead.
         stop_lines = ~own_lines
         unmerged = head not in self.on_branches
         merger = None if unmerged else self.merged_by.get(head)
+        if merger is not None and number is not None and self._names(merger) not in (None, number):
+            merger = None  # a merge of the branch the head landed on, named after another PR
         if merger is not None:
             # Merged by a merge commit (on whatever branch): the PR's change is what that merge
             # brought in, so its base is the merge-base with the merge's first parent.
@@ -1355,10 +1388,19 @@ class ForkPoints:
             if base and base != head:
                 return base, state
 
+        # A merged head on a branch's first-parent line that no merge brought in landed on that
+        # branch by fast-forward (a fix on a release line, later merged up): a merge on the
+        # line (another line merged into it) is the branch as it was before the PR, not its work.
+        landed_on_its_line = state == "merged" and merger is None and bool(own_lines)
+
         def stops(sha: str) -> bool:
             if unmerged:
                 return sha in self.on_branches
-            return bool(self.first_parent.get(sha, 0) & stop_lines)
+            lines = self.first_parent.get(sha, 0)
+            if lines & stop_lines:
+                return True
+            is_merge = len(self.graph.get(sha, ())) > 1
+            return landed_on_its_line and bool(lines & own_lines) and is_merge
 
         boundary: list[str] = []
         seen = {head}
@@ -1383,6 +1425,26 @@ class ForkPoints:
         if state == "merged":
             base = self._tightened(head, base)
         return base, state
+
+    def release_line_of(self, base: str) -> str | None:
+        """The release line a PR that left the branches at `base` is for, when git shows it:
+        `base` is on the first-parent line of one branch named as a release line (`1.4.x`,
+        `tokio-1.47.x`) and the default target does not hold it (a line merged up since
+        cannot be told from main's own history). A backport to it is then told from the
+        change it ports, without GitHub's metadata."""
+        lines = self.first_parent.get(base, 0)
+        if not lines or lines & 1 or base in self._on_default():
+            return None  # main's history: a rewritten first-parent line also passes here
+        named: set[str] = set()
+        for position, tip in enumerate(self._tips):
+            if lines & (1 << position):
+                named |= {name for name in self._tip_names.get(tip, ()) if _is_release(name)}
+        return named.pop() if len(named) == 1 else None
+
+    def _on_default(self) -> set[str]:
+        if self._default_history is None:
+            self._default_history = _reachable(self.graph, self.target_tips[:1])
+        return self._default_history
 
     def target_merges(self, head: str) -> list[str]:
         """The merge commits a target holds that merged `head` (as a second parent), oldest
@@ -1565,6 +1627,25 @@ def _branch_tips(repo: git.Repo, target_tips: list[str]) -> list[str]:
     output = repo.git.for_each_ref("--format=%(objectname)", "refs/heads", "refs/remotes/origin")
     tips.extend(output.split())
     return list(dict.fromkeys(tips))
+
+
+def _names_of_tips(repo: git.Repo, targets: dict[str, str]) -> dict[str, set[str]]:
+    """Branch tip -> the branch names pointing at it (a remote's copy by its bare name)."""
+    names: dict[str, set[str]] = {tip: {name} for tip, name in targets.items()}
+    output = repo.git.for_each_ref(
+        "--format=%(objectname) %(refname)", "refs/heads", "refs/remotes/origin"
+    )
+    for line in output.splitlines():
+        sha, ref = line.split(" ", 1)
+        name = ref.removeprefix("refs/heads/").removeprefix("refs/remotes/origin/")
+        if name != "HEAD":
+            names.setdefault(sha, set()).add(name)
+    return names
+
+
+def _is_release(name: str) -> bool:
+    line = release_line(name)
+    return line is not None and line != (math.inf,)
 
 
 def _tagged_commits(repo: git.Repo) -> list[str]:

@@ -608,7 +608,7 @@ def pr_line_tip(
 ) -> str | None:
     """The tip of the branch an indexed PR is for: a PR for another branch (a backport to
     `3.12`) is done only if that branch has it. With `tips`, each branch is resolved once."""
-    branch = row["base_ref"] or target
+    branch = row_branch(row, target)
     if not branch:
         return None
     if tips is not None and branch in tips:
@@ -618,6 +618,12 @@ def pr_line_tip(
     if tips is not None:
         tips[branch] = tip
     return tip
+
+
+def row_branch(row: Mapping[str, Any], target: str | None) -> str | None:
+    """The branch an indexed PR is for: GitHub's base branch, else the release line git shows
+    it left (a backport without metadata), else the check's target."""
+    return row["base_ref"] or row.get("fork_line") or target
 
 
 def pr_span(row: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -677,7 +683,7 @@ def pr_history(row: Mapping[str, Any], line_tip: str | None, target: str | None)
         base=base,
         head=head,
         line_tip=line_tip,
-        line_name=row["base_ref"] or target,
+        line_name=row_branch(row, target),
         merged=row["state"] == "merged",
         landing=row["merge_commit"] or (row["sha"] if row["state"] == "merged" else None),
         merged_at=row["merged_at"] if row["state"] == "merged" else None,

@@ -477,6 +477,16 @@ def pull_refs(
     a pruned fork) is reported, not fatal. Heads in `present` (read by an earlier run) are
     not asked about again.
     """
+    found = pull_head_refs(repo)
+    kinds = object_types(repo, [p.head for p in found.values() if p.head not in present])
+    kinds.update(dict.fromkeys(present, "commit"))
+    usable = [p for p in found.values() if kinds.get(p.head) == "commit"]
+    missing = [p for p in found.values() if kinds.get(p.head) != "commit"]
+    return sorted(usable, key=lambda p: p.number), sorted(missing, key=lambda p: p.number)
+
+
+def pull_head_refs(repo: git.Repo) -> dict[int, PullRef]:
+    """PR number -> its head ref, whether or not the object store holds the commit."""
     output = repo.git.for_each_ref("--format=%(refname) %(objectname)", "refs/pull", "refs/remotes")
     found: dict[int, PullRef] = {}
     for line in output.splitlines():
@@ -485,11 +495,7 @@ def pull_refs(
         if match:
             number = int(match.group(1) or match.group(2))
             found.setdefault(number, PullRef(number, ref, sha))
-    kinds = object_types(repo, [p.head for p in found.values() if p.head not in present])
-    kinds.update(dict.fromkeys(present, "commit"))
-    usable = [p for p in found.values() if kinds.get(p.head) == "commit"]
-    missing = [p for p in found.values() if kinds.get(p.head) != "commit"]
-    return sorted(usable, key=lambda p: p.number), sorted(missing, key=lambda p: p.number)
+    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -511,7 +511,7 @@ def branch_of(row: Mapping[str, Any]) -> str | None:
     """The branch a PR was proposed for, else the one a change landed on, when known (a target
     given as a commit id names no branch)."""
     landed = row["target"] if row["state"] == "merged" else None
-    return branch_name(row["base_ref"]) or branch_name(landed)
+    return branch_name(row["base_ref"]) or branch_name(landed) or row.get("fork_line")
 
 
 def branch_name(name: str | None) -> str | None:

@@ -48,6 +48,7 @@ class ChangeRecord:
     merge_commit: str | None = None
     target: str | None = None
     base_ref: str | None = None
+    fork_line: str | None = None  # an unmerged PR's release line, from git (`base_ref`: GitHub's)
     title: str | None = None
     body: str | None = None
     author: str | None = None
@@ -149,6 +150,7 @@ class ChangeRows:
             "merge_commit": record.merge_commit,
             "target": record.target,
             "base_ref": record.base_ref,
+            "fork_line": record.fork_line,
             "state": record.state,
             "state_source": record.state_source,
             "source": record.source,
