@@ -178,6 +178,7 @@ Override = Literal[
     "others-work",
     "restores",
     "other-version",
+    "picks-landing",
 ]
 
 
@@ -227,6 +228,8 @@ def overriding_rule(
         return "undone"  # made, and undone before this change started
     if landed and proof.other_line:
         return "other-line"  # made on another release line: a port
+    if landed and proof.picks_landing:
+        return "picks-landing"  # its commit picked onto a base without it: a port
     if landed and proof.unlanded:
         return "unlanded"  # what its head holds is not what landed, or not where
     if landed and proof.others_work:

@@ -337,6 +337,9 @@ class Proof:
     # Unmerged, and the commits of its range that touch what turned are none of its own:
     # copies of commits already on a target, merged in from other branches, a squashed merge.
     not_own: bool = False
+    # This unmerged change's own commits include a copy of the candidate's landing commit (its
+    # `Title (#M)` subject), on a base that lacks the landing: a port of it.
+    picks_landing: bool = False
     # A landing that did a part: the change replayed at its branch's tip (from its own base),
     # so what another change put there since, or before, is not listed as still to do.
     tip: TipReplay | None = None

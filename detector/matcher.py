@@ -52,6 +52,10 @@ _OVERRIDE_REASONS = {
         "so the change is not done"
     ),
     "other-line": "{other} landed on {line}, not on this change's branch: a port",
+    "picks-landing": (
+        "this change's branch picks {other}'s landing commit onto a base that lacks it: a port "
+        "of {other}, not a repeat"
+    ),
     "sliver": (
         "{other}'s branch has this change among much other work (it is {share} of {other}): "
         "carried along, not made there"

@@ -177,3 +177,34 @@ def test_an_open_backport_to_a_release_line_is_said_as_one_without_metadata(tmp_
     best = json.loads(out)["findings"][0]
     assert best["pr"] == 2 and best["verdict"] not in {"already-merged", "duplicate"}, out
     assert any("a backport, not a duplicate" in reason for reason in best["reasons"]), out
+
+
+def test_a_pick_of_a_landing_onto_a_merged_up_line_is_a_port(tmp_path: Path):
+    """`1.4.x` is merged up into main at each release, so git cannot tell that PR 5 is for
+    it; but PR 5's commit is main's squash of #2, picked with its subject, onto a base that
+    lacks it: a port of #2, not "already done in #2"."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"wait.py": TIMEOUT, "CHANGELOG.md": "# 1.4.0\n"})
+    builder.checkout("1.4.x", "main")
+    builder.commit("chore: prepare v1.4.1", {"CHANGELOG.md": "# 1.4.1\n"})
+    builder.checkout("main")
+    builder.pr_branch(2, [("Default the timeout", {"wait.py": FIXED})])
+    fix = builder.merge_pr(2, how="squash")
+    builder.delete_pr_branch(2)
+    builder.git("merge", "-q", "--no-ff", "1.4.x", "-m", "Merge '1.4.x' into 'main'")
+    builder.checkout("pr-5", "1.4.x")
+    builder.git("cherry-pick", fix)
+    builder.git("update-ref", "refs/pull/5/head", builder.head())
+    builder.checkout("main")
+    builder.git("branch", "-q", "-D", "pr-5")
+    db = tmp_path / "index.db"
+    index_repository(builder.path, db_path=db)
+
+    code, out, err = run_cli(
+        builder.path, "check", "--db", str(db), "--pr", "5", "--format", "json"
+    )
+
+    best = json.loads(out)["findings"][0]
+    assert best["pr"] == 2 and best["verdict"] not in {"already-merged", "duplicate"}, out
+    assert any("a port of #2" in reason for reason in best["reasons"]), out
+    assert code == 0, err

@@ -311,11 +311,13 @@ class Replayer:
             # same author, the same moment; reworded as they landed) is where this change
             # landed, recorded under another number.
             own_landing = self._lands_only_copies(before, after)
+        picks_landing = False
         if candidate.state == "merged":
             tip = history.line_tip
             on_line = bool(tip and self._git.is_ancestor(after, tip))
             if history.base:
                 in_base = self._git.is_ancestor(after, history.base)
+                picks_landing = not in_base and self._picks_landing(candidate)
             if history.landing and history.landing != after:
                 after_query = self._git.is_ancestor(history.landing, after)
             # A landing the index does not know (the query was merged by hand, or its commits
@@ -366,7 +368,24 @@ class Replayer:
             restores=restores,
             carries_landing=carries_landing,
             not_own=not_own,
+            picks_landing=picks_landing,
         )
+
+    def _picks_landing(self, candidate: ChangeEvidence) -> bool:
+        """This unmerged change's own range holds a commit whose subject lands the candidate
+        (`Title (#M)` cherry-picked, subject and all), on a base that lacks the candidate's
+        landing: it ports that landing to where it started (a backport to a release line
+        merged up later, whose base branch no metadata names), it does not repeat it."""
+        history = self._history
+        if candidate.number is None or history.merged or not (history.base and history.head):
+            return False
+        try:
+            subjects = self._git.log(
+                f"--max-count={MAX_RANGE_COMMITS}", "--format=%s", f"{history.base}..{history.head}"
+            )
+        except git.GitCommandError:
+            return False
+        return any(landing_pr(subject)[0] == candidate.number for subject in subjects.splitlines())
 
     def _carries_landing(self, candidate: ChangeEvidence, start: str, end: str) -> bool:
         """The candidate's change holds a commit whose subject lands this merged change (its
