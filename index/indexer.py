@@ -1883,6 +1883,10 @@ def index_repository(
         indexer.match_rebased()
         indexer.match_closing()
         indexer.land_by_unnamed_merges()
+        if indexer.changed or indexer.own_commits_filled:
+            # A PR that a later step found landed is merged, not landed in part: a first run
+            # and a later one record the same.
+            indexer.summary.landed_in_part = store.landings.drop_landed_in_part()
         indexer.derive_unknown_states(names)
         if indexer.changed:
             report("lookup indexes and code words", 0, None)

@@ -76,6 +76,19 @@ class LandingRows:
 
         self.file.write(action)
 
+    def drop_landed_in_part(self) -> int:
+        """Forget the landing in part of PRs that have landed since (a later step of the run
+        found their landing); returns how many PRs are still landed in part."""
+
+        def action() -> None:
+            self.conn.execute(
+                "DELETE FROM part_landings WHERE change_id IN (SELECT id FROM changes "
+                "WHERE state = 'merged' OR merge_commit IS NOT NULL)"
+            )
+
+        self.file.write(action)
+        return next(self.file.rows("SELECT count(DISTINCT change_id) FROM part_landings"))[0]
+
     def in_part(self, change_id: int) -> list[PartLandingRow]:
         """A PR's commits as its landing in part recorded them, in its order; [] for none."""
         return [
