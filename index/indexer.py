@@ -201,6 +201,8 @@ class Indexer:
         self._known: set[str] = set()  # commits of the target's history indexed already
         # Unnamed merges' own lines (`_index_brought`), read for a batch of commits at once.
         self._resolutions: dict[str, str] = {}
+        # A merge commit that lands a PR -> the e-mail of its branch's writer (`_credit_writer`)
+        self._writer_emails: dict[str, str] = {}
         self.own_commits_filled = False  # PRs of an older index got their own commits
         # Target commits by file count, for PRs read in part (`_may_have_landed_whole`).
         self._commits_by_file_count: dict[int, list[int]] | None = None
@@ -404,6 +406,8 @@ class Indexer:
             merged_at=commit.committed_at,
             issues=linked_issues(commit.message),
         )
+        if number is not None and len(commit.parents) > 1:
+            self._credit_writer(record, commit, meta)
         if meta is not None:
             _apply_metadata(record, meta, keep_state=True)
         diff = commit.diff
@@ -418,6 +422,21 @@ class Indexer:
             self.summary.merged += 1
         elif number is None and record.status == "indexed":
             self.summary.commits += 1
+
+    def _credit_writer(
+        self, record: ChangeRecord, merge: gitsource.LoggedCommit, meta: PullMetadata | None
+    ) -> None:
+        """A PR landed by a merge commit is its branch's writer's, opened when they started
+        it, not the merger's on the day of the merge: the same-author rules (a resubmission,
+        a follow-up, a landing matched by author) ask who wrote the work. Metadata that names
+        both says it better, and spares the git call."""
+        if meta is not None and meta.author and meta.created_at:
+            return
+        writer = gitsource.branch_writer(self.repo, merge.parents[1], merge.parents[0])
+        if writer is None:
+            return
+        record.author, record.created_at = writer.name, writer.started_at
+        self._writer_emails[merge.sha] = writer.email
 
     def _index_brought(
         self,
@@ -896,7 +915,15 @@ class Indexer:
         if not wanted:
             return
         found = gitsource.author_emails(self.repo, [sha for _, sha in wanted])
-        self.store.changes.set_author_emails((cid, found.get(sha, "")) for cid, sha in wanted)
+        emails = {cid: found.get(sha, "") for cid, sha in wanted}
+        if self._writer_emails:  # a merged branch's writer's, not its head commit's
+            for row in self.store.query(
+                "SELECT id, sha FROM changes "
+                "WHERE kind = 'pr' AND author_email IS NULL AND sha = merge_commit"
+            ):
+                if row["sha"] in self._writer_emails:
+                    emails[row["id"]] = self._writer_emails[row["sha"]]
+        self.store.changes.set_author_emails(emails.items())
 
     def identify_landed_in_part(self) -> None:
         """Read whole, for its patch identity, a PR read only up to its line limit in an

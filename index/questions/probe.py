@@ -198,8 +198,14 @@ def _landings_from_pickaxe(
         if BRANCH_SYNC.match(subject):
             continue  # carried the change from another branch; who made it is further down
         number, _ = landing_pr(subject)
-        if number is None and len(parents.split()) > 1:
+        merged = parents.split()
+        if number is None and len(merged) > 1:
             continue  # a merge that names no PR only brought the change: it did not make it
+        if len(merged) > 1:
+            # The merge of a PR names who merged it; the PR is its branch's writer's.
+            writer = gitsource.branch_writer(repo, merged[1], merged[0])
+            if writer is not None:
+                author, email = writer.name, writer.email
         landings.append(
             Landing(
                 commit=sha,
