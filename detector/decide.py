@@ -179,6 +179,7 @@ Override = Literal[
     "restores",
     "other-version",
     "picks-landing",
+    "sibling-port",
 ]
 
 
@@ -198,6 +199,8 @@ def overriding_rule(
         return "backport"  # a backport repeats a change on purpose
     if signals.port:
         return "port"  # so does a port to another release line, said as such
+    if proof.sibling_port:
+        return "sibling-port"  # the same landed commit picked onto two lines: two ports
     if signals.takes_over:
         # This change says it takes the candidate's work over ("Carry #N"): it carries that
         # work on, it does not repeat it.

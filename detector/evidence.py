@@ -340,6 +340,9 @@ class Proof:
     # This unmerged change's own commits include a copy of the candidate's landing commit (its
     # `Title (#M)` subject), on a base that lacks the landing: a port of it.
     picks_landing: bool = False
+    # This unmerged change and the unmerged candidate, from different bases, both pick the same
+    # landed commit: ports of it to two lines.
+    sibling_port: bool = False
     # A landing that did a part: the change replayed at its branch's tip (from its own base),
     # so what another change put there since, or before, is not listed as still to do.
     tip: TipReplay | None = None

@@ -52,6 +52,10 @@ _OVERRIDE_REASONS = {
         "so the change is not done"
     ),
     "other-line": "{other} landed on {line}, not on this change's branch: a port",
+    "sibling-port": (
+        "{other} picks the same landed commit onto another base: two ports of one change to "
+        "two lines, not one change opened twice"
+    ),
     "picks-landing": (
         "this change's branch picks {other}'s landing commit onto a base that lacks it: a port "
         "of {other}, not a repeat"

@@ -1400,6 +1400,10 @@ class ForkPoints:
         parents = self.graph.get(head, ())
         if number is not None and state == "merged" and parents and self._names(head) == number:
             return parents[0], state
+        if state == "merged" and len(parents) > 1 and self._merges_into_a_release_line(head):
+            # "Merge branch 'v1.20.x' into v1.23.x", pushed as a PR and landed as it is: its
+            # change is what the merge brought to the line, not the other line's history.
+            return parents[0], state
         # An unmerged head leaves the branches at its merge-base: the newest commit any branch
         # reaches. A head some branch already reaches (merged, or pushed as a branch of this
         # repository) is walked back to a first-parent line other than its own instead.
@@ -1452,6 +1456,16 @@ class ForkPoints:
         if state == "merged":
             base = self._tightened(head, base)
         return base, state
+
+    def _merges_into_a_release_line(self, head: str) -> bool:
+        """`head` is a merge on the first-parent line of a branch named as a release line,
+        whose first parent is on that line too: another line merged into this one."""
+        first = self.graph[head][0]
+        shared = self.first_parent.get(head, 0) & self.first_parent.get(first, 0)
+        return any(
+            shared & (1 << position) and any(map(_is_release, self._tip_names.get(tip, ())))
+            for position, tip in enumerate(self._tips)
+        )
 
     def release_line_of(self, base: str) -> str | None:
         """The release line a PR that left the branches at `base` is for, when git shows it:

@@ -62,12 +62,12 @@ def release_lines(builder: RepoBuilder) -> tuple[str, str]:
     return release, builder.head("1.1.x")
 
 
-def merge_up_pr(builder: RepoBuilder, number: int, release: str) -> str:
-    """PR `number`: a branch from `1.1.x` merging `release`, its subject naming the PR; landed
-    on `1.1.x` by fast-forward, and `1.1.x` merged into main."""
+def merge_up_pr(builder: RepoBuilder, number: int, release: str, subject: str = "") -> str:
+    """PR `number`: a branch from `1.1.x` merging `release`, its subject naming the PR unless
+    `subject` says otherwise; landed on `1.1.x` by fast-forward, and `1.1.x` merged into main."""
     builder.checkout(f"merge-{number}", "1.1.x")
-    builder.git("merge", "-q", "--no-ff", "-X", "ours", release, "-m",
-                f"Merge 'v1.0.1' into '1.1.x' (#{number})")  # fmt: skip
+    subject = subject or f"Merge 'v1.0.1' into '1.1.x' (#{number})"
+    builder.git("merge", "-q", "--no-ff", "-X", "ours", release, "-m", subject)
     head = builder.head()
     builder.git("update-ref", f"refs/pull/{number}/head", head)
     builder.checkout("1.1.x")
@@ -97,6 +97,18 @@ def test_a_merge_up_pr_named_in_its_own_head_is_that_merge_alone(tmp_path: Path)
     named = [finding["pr"] for finding in json.loads(out)["findings"]]
     assert 5 not in named, out
     assert named[:1] == [2], out
+
+
+def test_a_merge_up_pr_whose_subject_names_no_pr_is_that_merge_alone(tmp_path: Path):
+    builder = RepoBuilder(tmp_path / "repo")
+    release, line_tip = release_lines(builder)
+    head = merge_up_pr(builder, 5, release, "Merge branch '1.0.x' into 1.1.x")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert (change(db, 5)["head_sha"], change(db, 5)["base_sha"]) == (head, line_tip)
+    assert "wait.py" not in files_of(db, 5)
 
 
 def test_a_fix_landed_on_a_release_line_after_a_merge_up_is_its_own_commit(tmp_path: Path):
@@ -208,3 +220,35 @@ def test_a_pick_of_a_landing_onto_a_merged_up_line_is_a_port(tmp_path: Path):
     assert best["pr"] == 2 and best["verdict"] not in {"already-merged", "duplicate"}, out
     assert any("a port of #2" in reason for reason in best["reasons"]), out
     assert code == 0, err
+
+
+def test_one_fix_picked_onto_two_lines_is_two_ports_not_a_resubmission(tmp_path: Path):
+    """Ann picks main's fix (#2) onto `1.4.x` (#5) and onto `1.5.x` (#6), both lines merged up
+    into main: the same patch by the same author, but one port per line, not #6 opened again."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"wait.py": TIMEOUT, "CHANGELOG.md": "# 1.4.0\n"})
+    for line in ("1.4.x", "1.5.x"):
+        builder.checkout(line, "main")
+        builder.commit(f"chore: prepare {line}", {"CHANGELOG.md": f"# {line}\n"})
+    builder.checkout("main")
+    builder.pr_branch(2, [("Default the timeout", {"wait.py": FIXED})])
+    fix = builder.merge_pr(2, how="squash")
+    builder.delete_pr_branch(2)
+    for number, line in ((5, "1.4.x"), (6, "1.5.x")):
+        builder.git("merge", "-q", "--no-ff", "-X", "ours", line, "-m", f"Merge '{line}'")
+        builder.checkout(f"pick-{number}", line)
+        builder.git("cherry-pick", fix)
+        builder.git("update-ref", f"refs/pull/{number}/head", builder.head())
+        builder.checkout("main")
+        builder.git("branch", "-q", "-D", f"pick-{number}")
+    db = tmp_path / "index.db"
+    index_repository(builder.path, db_path=db)
+
+    code, out, err = run_cli(
+        builder.path, "check", "--db", str(db), "--pr", "6", "--format", "json"
+    )
+
+    found = json.loads(out)["findings"]
+    assert [f["pr"] for f in found if f["verdict"] in {"duplicate", "already-merged"}] == [], out
+    [about_5] = [f for f in found if f["pr"] == 5]
+    assert any("two ports of one change" in reason for reason in about_5["reasons"]), out
