@@ -24,6 +24,7 @@ PR_NUMBER = click.IntRange(min=1, max=2**63 - 1)
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 EXIT_RESUMABLE = 3  # GitHub's rate limit stopped an import; what it read is kept: run again
+EXIT_BROKEN_PIPE = 141  # the reader closed the pipe (128 + SIGPIPE, as a shell reports git)
 
 
 def _fail(message: str) -> None:
@@ -60,6 +61,11 @@ def handles_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         except KeyboardInterrupt as error:
             how = "stopped by SIGTERM" if isinstance(error, Terminated) else "interrupted"
             _fail(f"{how}; the index keeps every PR written so far")
+        except BrokenPipeError:
+            # The reader went away (`prdup show N | head`): stop quietly, as git does, and
+            # leave nothing for Python to flush into the closed pipe at exit.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(EXIT_BROKEN_PIPE)
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise  # click's own usage errors and exits: it prints and exits as documented
         except Exception as error:  # noqa: BLE001 - a bug must not look like a finding (exit 1)

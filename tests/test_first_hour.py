@@ -64,3 +64,31 @@ def test_an_unknown_prdup_variable_is_an_error_and_prdup_db_is_the_index(
     assert run_cli(repo.path, "index", "--quiet")[0] == 0
     assert (tmp_path / "shared.db").is_file()
     assert run_cli(repo.path, "show", "1")[0] == 0
+
+
+def test_output_piped_into_a_reader_that_stops_early_ends_quietly(builder: RepoBuilder):
+    """`prdup show N | head -3`: the reader closes the pipe; prdup stops as git does, with no
+    "internal error" (its output is larger than a pipe holds, so the write does fail)."""
+    import subprocess
+    import sys
+
+    builder.commit("Start", {"README.md": "hello\n"})
+    files: dict[str, str | bytes | None] = {
+        f"pkg/module_{i:04}.py": f"X = {i}\n" for i in range(1500)
+    }
+    builder.pr_branch(1, [("Add many modules", files)])
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+    root = Path(__file__).resolve().parent.parent
+    reader = subprocess.Popen(
+        [sys.executable, str(root / "cli.py"), "show", "1"],
+        cwd=builder.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    assert reader.stdout.read(100).startswith(b"#1 ")
+    reader.stdout.close()
+    err_text = reader.stderr.read().decode()
+    assert reader.wait() == 141, err_text
+    assert err_text == ""
