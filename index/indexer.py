@@ -150,8 +150,14 @@ class IndexSummary:
     def _unknown_states(self) -> str:
         if not self.unknown_states:
             return ""
+        # The index's count, said again only where it is not this run's "N unmerged".
+        which = (
+            "their states are unknown"
+            if self.unknown_states == self.unmerged
+            else f"{self.unknown_states} unmerged PRs' states are unknown"
+        )
         return (
-            f"; {self.unknown_states} unmerged PRs' states are unknown (git cannot tell open "
+            f"; {which} (git cannot tell open "
             "from closed; each is checked as open): GitHub's metadata tells them, "
             "prdup index --github OWNER/REPO, or --prs-json FILE from `gh pr list --state all "
             "--json number,title,body,state,createdAt,closedAt,mergedAt,headRefOid,baseRefName,"
