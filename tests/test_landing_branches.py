@@ -252,3 +252,42 @@ def test_a_forks_own_squash_carried_in_by_another_pr_does_not_land_the_pr_it_nam
 
     pr3 = change(db, 3)
     assert (pr3["state"], pr3["merge_commit"]) == ("unmerged", None)
+
+
+def test_a_line_whose_tip_a_later_pr_was_opened_from_is_still_read(tmp_path: Path):
+    """A PR opened later straight from `17.03.x`'s tip (its head is that merge) takes nothing
+    from the line: its landings are still the line's."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.checkout("17.03.x", "main")
+    land_on(builder, "17.03.x", range(10, 12))
+    builder.git("update-ref", "refs/pull/40/head", builder.head("17.03.x"))
+    builder.checkout("main")
+    builder.commit("Work on main", {"app.py": "VERSION = 2\n"})
+    db = tmp_path / "index.db"
+
+    summary = index_repository(builder.path, db_path=db)
+
+    assert summary.targets == ["main", "17.03.x (2 PR landings of its own)"]
+    assert change(db, 10)["state"] == "merged"
+
+
+def test_commits_naming_the_pr_a_branch_is_the_head_of_are_no_landings(tmp_path: Path):
+    """A contributor's branch in the repository holds PR 8's commits, each titled "(#8)" (its
+    earlier squashes re-applied), and one other PR's squash: one landing, not five."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.checkout("work/steal", "main")
+    for step in range(4):
+        builder.commit(f"rt: stealing step {step} (#8)", {"steal.py": f"STEP = {step}\n"})
+    builder.commit("test: drop a flaky task (#3)", {"test_steal.py": "FLAKY = False\n"})
+    builder.commit("wip: fast path", {"steal.py": "STEP = 9\n"})
+    builder.git("update-ref", "refs/pull/8/head", builder.head())
+    builder.checkout("main")
+    builder.commit("Work on main", {"app.py": "VERSION = 2\n"})
+    db = tmp_path / "index.db"
+
+    summary = index_repository(builder.path, db_path=db)
+
+    assert summary.targets == ["main"]
+    assert change(db, 8)["state"] == "unmerged"

@@ -107,8 +107,6 @@ def _landings_of_own(repo: git.Repo, tips: dict[str, str], default: str) -> Coun
     held: dict[str, dict[str, int]] = {}  # branch -> its landing commits -> the PR each lands
     length: dict[str, int] = {}
     for name, tip in tips.items():
-        if tip in pr_heads and tip in commits and commits[tip][1] not in pr_heads[tip]:
-            continue  # a PR's branch (its head, no landing of it): work in progress, no line
         line: dict[str, int] = {}
         at: str | None = tip
         steps = 0
