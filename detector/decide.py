@@ -180,6 +180,7 @@ Override = Literal[
     "other-version",
     "picks-landing",
     "sibling-port",
+    "opened-later",
 ]
 
 
@@ -265,6 +266,10 @@ def overriding_rule(
         # Its change holds this change's own squash or merge commit (or a copy of it): it
         # carries what landed, it did not make it.
         return "carries-landing"
+    if proof.opened_later and not landed:
+        # This change landed; the candidate was opened after it (GitHub numbers PRs in order):
+        # it repeats this change, it did not do it first.
+        return "opened-later"
     if proof.not_own and not landed:
         # A swollen range: the commits of it that touch this change's lines are copies of
         # merged work or came in from other branches. What a PR changed is its own work.

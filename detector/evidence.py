@@ -343,6 +343,8 @@ class Proof:
     # This unmerged change and the unmerged candidate, from different bases, both pick the same
     # landed commit: ports of it to two lines.
     sibling_port: bool = False
+    # This change landed and the unmerged candidate was opened after it (a higher PR number).
+    opened_later: bool = False
     # A landing that did a part: the change replayed at its branch's tip (from its own base),
     # so what another change put there since, or before, is not listed as still to do.
     tip: TipReplay | None = None

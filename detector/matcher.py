@@ -52,6 +52,10 @@ _OVERRIDE_REASONS = {
         "so the change is not done"
     ),
     "other-line": "{other} landed on {line}, not on this change's branch: a port",
+    "opened-later": (
+        "{other} was opened after this change (a later PR number), and this change landed: "
+        "{other} repeats it, it did not do it first"
+    ),
     "sibling-port": (
         "{other} picks the same landed commit onto another base: two ports of one change to "
         "two lines, not one change opened twice"

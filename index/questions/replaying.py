@@ -311,7 +311,7 @@ class Replayer:
             # same author, the same moment; reworded as they landed) is where this change
             # landed, recorded under another number.
             own_landing = self._lands_only_copies(before, after)
-        picks_landing = sibling_port = False
+        picks_landing = sibling_port = opened_later = False
         if candidate.state == "merged":
             tip = history.line_tip
             on_line = bool(tip and self._git.is_ancestor(after, tip))
@@ -350,9 +350,8 @@ class Replayer:
                 and candidate.number is not None
                 and candidate.number > history.number
             )
-            after_query = history.merged and (
-                earlier(history.merged_at, candidate.created_at) or opened_later
-            )
+            after_query = history.merged and earlier(history.merged_at, candidate.created_at)
+            opened_later = opened_later and history.merged
             carries = any(
                 self._git.is_ancestor(own, after)
                 for own in dict.fromkeys((history.head, history.landing))
@@ -380,6 +379,7 @@ class Replayer:
             not_own=not_own,
             picks_landing=picks_landing,
             sibling_port=sibling_port,
+            opened_later=opened_later,
         )
 
     def _landings_picked(self, start: str, end: str) -> set[int]:
