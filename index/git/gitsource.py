@@ -1017,15 +1017,21 @@ class BlobReader:
         self._repo = repo
 
     def read(self, blob: str, limit: int) -> bytes | None:
+        found = self.read_blob(blob, limit)
+        return found[1] if found is not None else None
+
+    def read_blob(self, blob: str, limit: int) -> tuple[str, bytes] | None:
+        """The blob's id and contents: `commit:path` names the same blob at every commit
+        where the file is unchanged, and its id says so."""
         try:
-            _sha, kind, size, data = self._repo.git.get_object_data(blob)
+            sha, kind, size, data = self._repo.git.get_object_data(blob)
         except (git.GitCommandError, ValueError):
             return None
         if kind != b"blob" or size > limit:
             return None
         # Its readers decode it as UTF-8: lines that are not are given to them as diffs read
         # them (Latin-1), so a replayed line is found in the file it was taken from.
-        return as_utf8(data)
+        return (sha.decode() if isinstance(sha, bytes) else str(sha)), as_utf8(data)
 
 
 _COMBINED_HUNK = re.compile(r"^@@@ -(\d+)(?:,(\d+))? -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@@")

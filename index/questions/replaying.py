@@ -9,6 +9,7 @@ decide.
 from __future__ import annotations
 
 import re
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -69,12 +70,18 @@ class GitAnswers:
 class SharedReads:
     """What replaying reads that does not depend on the query, kept from one query to the
     next (a sweep replays many PRs at the same landings): file versions at a commit, as
-    searchable text, the newest first up to `max_chars`; git's answers about commits; the
-    commits and patch ids of ranges. Every key names commits by sha."""
+    searchable text, the newest first up to `max_chars`, one text for a blob however many
+    commits hold it (what a replay works out about a file version is worked out once); git's
+    answers about commits; the commits and patch ids of ranges. Every key names commits by
+    sha."""
 
     repo: git.Repo
     max_chars: int = SHARED_TEXT_CHARS
     texts: OrderedDict[str, tuple[FileText | None, int]] = field(default_factory=OrderedDict)
+    # Each kept text by its blob's id (gone with the last `texts` entry holding it).
+    by_blob: weakref.WeakValueDictionary[str, FileText] = field(
+        default_factory=weakref.WeakValueDictionary
+    )
     ranges: dict[tuple[str, ...], set[str]] = field(default_factory=dict)
     # Each range's patch ids with when the first commit of each was made.
     range_made: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
@@ -87,15 +94,22 @@ class SharedReads:
             self.answers = GitAnswers(self.repo)
         return self.answers
 
-    def text(self, spec: str, read: Callable[[str], bytes | None]) -> FileText | None:
-        """The blob `commit:path` as text (None where there is none), read once."""
+    def text(self, spec: str, read: Callable[[str], tuple[str, bytes] | None]) -> FileText | None:
+        """The blob `commit:path` as text (None where there is none), read once; `read`
+        gives the blob's id and contents."""
         if spec in self.texts:
             self.texts.move_to_end(spec)
             return self.texts[spec][0]
-        data = read(spec)
+        found = read(spec)
         self.blobs_read += 1
-        size = len(data) if data is not None else 0
-        text = FileText(_lines(data)) if data is not None else None
+        size = len(found[1]) if found is not None else 0
+        text: FileText | None = None
+        if found is not None:
+            blob, data = found
+            text = self.by_blob.get(blob)
+            if text is None:
+                text = FileText(_lines(data))
+                self.by_blob[blob] = text
         self.texts[spec] = (text, size)
         self.chars += size
         while self.chars > self.max_chars and len(self.texts) > 1:
@@ -737,8 +751,8 @@ class Replayer:
                 return text
         return None
 
-    def _read(self, spec: str) -> bytes | None:
-        return self._blobs.read(spec, MAX_FILE_BYTES)
+    def _read(self, spec: str) -> tuple[str, bytes] | None:
+        return self._blobs.read_blob(spec, MAX_FILE_BYTES)
 
 
 def _lines(data: bytes) -> list[str]:
