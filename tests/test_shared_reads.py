@@ -101,12 +101,16 @@ def test_a_file_unchanged_between_commits_is_one_text(builder: RepoBuilder):
     def read(spec: str) -> tuple[str, bytes] | None:
         return blobs.read_blob(spec, 10_000)
 
-    old_a, new_a = shared.text("HEAD~1:a.py", read), shared.text("HEAD:a.py", read)
+    def text(spec: str) -> FileText | None:
+        return shared.text(spec, read, blobs.identify)
+
+    old_a, new_a = text("HEAD~1:a.py"), text("HEAD:a.py")
     assert old_a is not None and new_a is old_a and new_a.normalised["a = 1"] == 5
-    old_b, new_b = shared.text("HEAD~1:b.py", read), shared.text("HEAD:b.py", read)
+    old_b, new_b = text("HEAD~1:b.py"), text("HEAD:b.py")
     assert old_b is not None and new_b is not None and new_b is not old_b
     assert (old_b.lines, new_b.lines) == (["b = 2"], ["b = 3"])
-    assert shared.blobs_read == 4
+    assert text("HEAD:missing.py") is None
+    assert shared.blobs_read == 5 and shared.contents_read == 3  # a.py read once
 
 
 def test_a_line_found_once_is_where_the_map_puts_it():

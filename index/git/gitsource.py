@@ -1020,6 +1020,16 @@ class BlobReader:
         found = self.read_blob(blob, limit)
         return found[1] if found is not None else None
 
+    def identify(self, blob: str) -> tuple[str, int] | None:
+        """The blob's id and size, its contents unread (`git cat-file --batch-check`)."""
+        try:
+            sha, kind, size = self._repo.git.get_object_header(blob)
+        except (git.GitCommandError, ValueError):
+            return None
+        if kind != b"blob":
+            return None
+        return (sha.decode() if isinstance(sha, bytes) else str(sha)), int(size)
+
     def read_blob(self, blob: str, limit: int) -> tuple[str, bytes] | None:
         """The blob's id and contents: `commit:path` names the same blob at every commit
         where the file is unchanged, and its id says so."""

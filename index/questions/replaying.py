@@ -86,7 +86,8 @@ class SharedReads:
     # Each range's patch ids with when the first commit of each was made.
     range_made: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     chars: int = 0
-    blobs_read: int = 0  # blobs read from git, each at most once while it is kept
+    blobs_read: int = 0  # file versions looked up in git, each at most once while it is kept
+    contents_read: int = 0  # of those, the ones whose contents were read (no text kept)
     answers: GitAnswers | None = None
 
     def git(self) -> GitAnswers:
@@ -94,22 +95,32 @@ class SharedReads:
             self.answers = GitAnswers(self.repo)
         return self.answers
 
-    def text(self, spec: str, read: Callable[[str], tuple[str, bytes] | None]) -> FileText | None:
+    def text(
+        self,
+        spec: str,
+        read: Callable[[str], tuple[str, bytes] | None],
+        identify: Callable[[str], tuple[str, int] | None] | None = None,
+    ) -> FileText | None:
         """The blob `commit:path` as text (None where there is none), read once; `read`
-        gives the blob's id and contents."""
+        gives the blob's id and contents, `identify` its id and size alone: a blob whose text
+        is kept is not read again under another commit."""
         if spec in self.texts:
             self.texts.move_to_end(spec)
             return self.texts[spec][0]
-        found = read(spec)
         self.blobs_read += 1
-        size = len(found[1]) if found is not None else 0
-        text: FileText | None = None
-        if found is not None:
-            blob, data = found
-            text = self.by_blob.get(blob)
-            if text is None:
-                text = FileText(_lines(data))
-                self.by_blob[blob] = text
+        known = identify(spec) if identify is not None else None
+        text = self.by_blob.get(known[0]) if known is not None else None
+        size = known[1] if known is not None and text is not None else 0
+        if text is None:
+            found = read(known[0] if known is not None else spec)
+            if found is not None:
+                self.contents_read += 1
+                blob, data = found
+                size = len(data)
+                text = self.by_blob.get(blob)
+                if text is None:
+                    text = FileText(_lines(data))
+                    self.by_blob[blob] = text
         self.texts[spec] = (text, size)
         self.chars += size
         while self.chars > self.max_chars and len(self.texts) > 1:
@@ -746,7 +757,7 @@ class Replayer:
         """The file at `commit` (by its new path, else its old one), as text shared with the
         other queries' replays."""
         for path in dict.fromkeys((file.path, file.old_path)):
-            text = self._shared.text(f"{commit}:{path}", self._read)
+            text = self._shared.text(f"{commit}:{path}", self._read, self._blobs.identify)
             if text is not None:
                 return text
         return None
