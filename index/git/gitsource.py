@@ -12,6 +12,7 @@ import queue
 import re
 import secrets
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -940,6 +941,29 @@ def feed(process: git.cmd.Git.AutoInterrupt, payload: bytes) -> None:
 def diff_between(repo: git.Repo, base: str, head: str) -> str:
     """The diff of one change (a branch against its merge-base), for `prdup check`."""
     return _decode(repo.git.diff(base, head, *DIFF_OPTIONS, stdout_as_string=False))
+
+
+_FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+def diffs_between(repo: git.Repo, spans: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """`diff_between` of many (base, head) spans of commit ids through one `git diff-tree
+    --stdin` (the sweep's: a git process per PR cost more than its diff). A span git could
+    not diff (a missing object) is left out, as are those after it and a head given twice:
+    the caller asks `diff_between` for them."""
+    heads = Counter(head for _, head in spans)
+    pairs = [
+        (head, base)
+        for base, head in dict.fromkeys(spans)
+        if heads[head] == 1 and _FULL_SHA.match(head) and _FULL_SHA.match(base)
+    ]
+    found: dict[str, str] = {}
+    try:
+        # `git diff` prints the same diff; GitPython drops its output's last newline.
+        found.update((head, text.removesuffix("\n")) for head, text in diff_pairs(repo, pairs))
+    except git.GitCommandError:
+        return {(base, head): found[head] for head, base in pairs if head in found}
+    return {(base, head): found.get(head, "") for head, base in pairs}
 
 
 def count_first_parent(repo: git.Repo, tip: str, stop_at: str | None = None) -> int:
