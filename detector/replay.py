@@ -33,7 +33,7 @@ MIN_LOOSE_BLOCK = 3  # a pure addition found anywhere in the file needs this man
 MAX_DIFF_LINES = 1500  # a candidate's edit of a region is read with difflib up to this size
 ANCHOR_SEARCH = 200  # lines searched around a region for a line both versions have once
 BLOCK_SEARCH = 5000  # lines searched for a block's opening and closing lines
-COUNTED_LINES = 64  # normalised lines of a file counted one by one, before all are counted
+COUNTED_LINES = 64  # lines looked at to count normalised lines one by one, at least
 STRONG_CONTEXT = 3  # context lines that place a hunk on their own (fewer: its neighbours do)
 PARTIAL_SHARE = 0.25  # of the hunks that carry code, this much done: a real part is done
 SAME_CODE_SHARE = 0.7  # of a hunk's code lines, this many written by the candidate (as the
@@ -641,6 +641,7 @@ class FileText:
         self._where: dict[str, list[int]] | None = None
         self._normalised: Counter[str] | None = None
         self._counts: dict[str, int] = {}  # lines counted one by one, before `_normalised`
+        self._looked = 0  # lines looked at to count them one by one
         self._words: set[str] | None = None
 
     @classmethod
@@ -701,20 +702,22 @@ class FileText:
     def normalised_count(self, line: str) -> int:
         """How often the whitespace-normalised `line` occurs. A replay asks about a few lines
         of a large file: each is counted among the lines holding its longest word, found by
-        a scan of the text, until so many were asked that counting every line costs less."""
+        a scan of the text, until the lines looked at so cost about what counting every line
+        once costs (then every line is counted)."""
         if self._normalised is not None:
             return self._normalised[line]
         if line in self._counts:
             return self._counts[line]
         word = max(line.split(" "), key=len)
-        if not word or len(self._counts) >= COUNTED_LINES:
+        budget = max(COUNTED_LINES, len(self.lines) // 4)
+        if not word:
             return self._count_all()[line]
-        joined, found, seen = self._joined, 0, 0
+        joined, found = self._joined, 0
         at = joined.find(word)
         while at != -1:
             start, end = joined.rfind("\n", 0, at) + 1, joined.find("\n", at)
-            seen += 1
-            if seen > COUNTED_LINES:
+            self._looked += 1
+            if self._looked > budget:
                 return self._count_all()[line]
             found += " ".join(joined[start:end].split()) == line
             at = joined.find(word, end)
