@@ -702,7 +702,9 @@ class Replayer:
             tip, base = self._history.line_tip, self._history.base
             self._on_target = False
             if tip and base:
-                done = replay(self._change, self._versions(self._files, None, tip), tip)
+                done = replay(
+                    self._change, self._versions(self._files, None, tip), tip, self._blocks
+                )
                 self._on_target = done.complete or done.partial
         return self._on_target
 
