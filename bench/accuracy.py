@@ -208,8 +208,9 @@ def cutoff_targets(git_dir: Path, until: str) -> list[str]:
 
 
 def earlier_prs(findings: list[Finding], dup: int) -> list[Finding]:
-    """The PRs named, in order, before `dup`. Identical copies folded into one finding ("also
-    identical: #A, #B") are named right after it, as the finding names them."""
+    """The PRs named, in order, before `dup`. Identical copies and other PRs of the same head
+    folded into one finding ("also identical: #A, #B", "also opened as #C") are named right
+    after it, as the finding names them."""
     seen: set[int] = set()
     kept = []
     for finding in unfolded(findings):
@@ -225,9 +226,11 @@ def unfolded(findings: list[Finding]) -> list[Finding]:
     out = []
     for finding in findings:
         out.append(finding)
-        for number in getattr(finding, "also_identical", ()):
+        folded = (*getattr(finding, "also_identical", ()), *getattr(finding, "also_opened_as", ()))
+        for number in folded:
             copy = replace(finding.candidate, key=f"#{number}", number=number)
-            out.append(replace(finding, candidate=copy, also_identical=()))
+            cleared = {f: () for f in ("also_identical", "also_opened_as") if hasattr(finding, f)}
+            out.append(replace(finding, candidate=copy, **cleared))
     return out
 
 

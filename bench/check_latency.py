@@ -76,8 +76,8 @@ def shrink_copy(full: Path, small: Path, keep: int) -> None:
     conn.commit()
     conn.close()
     with IndexStore(small) as store:
-        store.refresh_derived()  # lines by hash, rarity and the text model, counted anew
-        store.rebuild_code_word_df()
+        store.derived.refresh()  # lines by hash, rarity and the text model, counted anew
+        store.derived.rebuild_code_word_df()
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ Run by hand (not a test), on a full index made by `bench/index_speed.py`:
     python bench/one_new_pr.py /path/to/mirror --db /tmp/mypy.db [--pr N] [--runs 3]
         [--checkout /path/to/another/checkout]
 
-Each run copies the index, takes the PR out (`IndexStore.delete_change`, then the derived data
+Each run copies the index, takes the PR out (`ChangeRows.delete`, then the derived data
 counted again without it, where this checkout keeps them between runs), and times
 `prdup index` on the copy as a subprocess: it reads that one PR and brings rarity, code words
 and the text model up to date. A run on the untouched index (nothing new) is timed beside it.
@@ -36,13 +36,13 @@ def without_pr(db: Path, copy: Path, number: int) -> None:
     from index.storage import IndexStore
 
     with IndexStore(copy) as store:
-        row = store.change_row(number)
+        row = store.changes.row(number)
         if row is None:
             raise SystemExit(f"#{number} is not in {db}")
-        store.delete_change(row["id"])
+        store.changes.delete(row["id"])
         if hasattr(store, "refresh_derived"):  # counts kept between runs: settle them again
-            store.refresh_derived()
-            store.rebuild_code_word_df()
+            store.derived.refresh()
+            store.derived.rebuild_code_word_df()
 
 
 def main() -> None:

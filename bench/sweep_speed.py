@@ -134,7 +134,7 @@ def verify(db: Path, count: int, repo_path: Path | None = None) -> None:
         sample = random.Random(7).sample(sorted(cached), min(count, len(cached)))
         differ = by_probe = findings = 0
         for number in sample:
-            row = store.change_row(number)
+            row = store.changes.row(number)
             assert row is not None
             info = pr_info(row, target)
             checked, _ = match_pr(CandidateEngine(store), repo, row, info, settings)

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Literal
 
 from detector.evidence import Proof, Signals, Verdict
-from detector.pins import at_least
 from detector.replay import HunkCount, Leftover
+from detector.versions import at_least
 
 WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 FEATURES = (
@@ -178,6 +178,8 @@ Override = Literal[
     "others-work",
     "restores",
     "other-version",
+    "picks-landing",
+    "sibling-port",
 ]
 
 
@@ -197,6 +199,8 @@ def overriding_rule(
         return "backport"  # a backport repeats a change on purpose
     if signals.port:
         return "port"  # so does a port to another release line, said as such
+    if proof.sibling_port:
+        return "sibling-port"  # the same landed commit picked onto two lines: two ports
     if signals.takes_over:
         # This change says it takes the candidate's work over ("Carry #N"): it carries that
         # work on, it does not repeat it.
@@ -227,6 +231,8 @@ def overriding_rule(
         return "undone"  # made, and undone before this change started
     if landed and proof.other_line:
         return "other-line"  # made on another release line: a port
+    if landed and proof.picks_landing:
+        return "picks-landing"  # its commit picked onto a base without it: a port
     if landed and proof.unlanded:
         return "unlanded"  # what its head holds is not what landed, or not where
     if landed and proof.others_work:

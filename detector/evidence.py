@@ -303,6 +303,7 @@ class Finding:
     residual: tuple[str, ...] = ()  # what the candidate did not do, where it did a part
     remaining: tuple[RemainingHunk, ...] = ()  # the same, hunk by hunk, as values
     also_identical: tuple[int, ...] = ()  # later PRs with the identical patch, folded in here
+    also_opened_as: tuple[int, ...] = ()  # other PRs of the same head commit, folded in here
     # Where the checked PR landed in part: (its commit, the target commit with its patch).
     landed_commits: tuple[tuple[str, str], ...] = ()
 
@@ -336,6 +337,12 @@ class Proof:
     # Unmerged, and the commits of its range that touch what turned are none of its own:
     # copies of commits already on a target, merged in from other branches, a squashed merge.
     not_own: bool = False
+    # This unmerged change's own commits include a copy of the candidate's landing commit (its
+    # `Title (#M)` subject), on a base that lacks the landing: a port of it.
+    picks_landing: bool = False
+    # This unmerged change and the unmerged candidate, from different bases, both pick the same
+    # landed commit: ports of it to two lines.
+    sibling_port: bool = False
     # A landing that did a part: the change replayed at its branch's tip (from its own base),
     # so what another change put there since, or before, is not listed as still to do.
     tip: TipReplay | None = None

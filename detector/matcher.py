@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from detector import decide
 from detector.evidence import (
     DECIDING_VERDICTS,
+    OPEN_STATES,
     VERDICT_ORDER,
     ChangeEvidence,
     Finding,
@@ -38,6 +39,7 @@ _TAKES_OVER = (
     "work on, it does not repeat it"
 )
 _TAKEN_OVER = "{other} takes over this change (its title or description says so)"
+_REOPENED = "{other} is this change's branch opened as another PR (the same head commit)"
 # The reason a rule overriding the replay gives (the rules are `decide.overriding_rule`'s; the
 # others, a revert, a backport or the same author, have reasons of their own below).
 _OVERRIDE_REASONS = {
@@ -50,6 +52,14 @@ _OVERRIDE_REASONS = {
         "so the change is not done"
     ),
     "other-line": "{other} landed on {line}, not on this change's branch: a port",
+    "sibling-port": (
+        "{other} picks the same landed commit onto another base: two ports of one change to "
+        "two lines, not one change opened twice"
+    ),
+    "picks-landing": (
+        "this change's branch picks {other}'s landing commit onto a base that lacks it: a port "
+        "of {other}, not a repeat"
+    ),
     "sliver": (
         "{other}'s branch has this change among much other work (it is {share} of {other}): "
         "carried along, not made there"
@@ -179,7 +189,9 @@ def settle(
             unknown = Finding("related", decide.score(signals), candidate, signals, ())
             settled.append(_proven(query, unknown, proof))
     kept = [f for f in settled if f.decides or _any_evidence(f.signals)]
-    return fold_identical(rank(fold_part_landing(query, kept), query.reference_number))
+    return fold_identical(
+        fold_reopened(rank(fold_part_landing(query, kept), query.reference_number))
+    )
 
 
 def fold_part_landing(query: Query, findings: list[Finding]) -> list[Finding]:
@@ -394,6 +406,55 @@ def fold_identical(findings: list[Finding]) -> list[Finding]:
     return [merged if f is first else f for f in findings if f not in copies]
 
 
+def fold_reopened(findings: list[Finding]) -> list[Finding]:
+    """One branch opened as several PRs (one head commit) is one change, so one finding: the
+    PR that matters, "also opened as #Y", at its own place in the ranking.
+
+    The one named: a deciding finding before one that is not; then the PR that landed (the
+    first); then one still open; then a closed one (the newest of each). A twin is folded into
+    a deciding finding only where it decides or shares lines with this change itself: the
+    sweep reads every such candidate (`could_decide`), so its deciding findings stay `check`'s.
+    """
+    twins: dict[str, list[Finding]] = {}
+    for finding in findings:
+        head = finding.candidate.head_commit
+        if head and finding.candidate.number is not None and not finding.landed_commits:
+            twins.setdefault(head, []).append(finding)
+    folded: dict[int, Finding] = {}
+    gone: set[int] = set()
+    for group in twins.values():
+        if len(group) < 2:
+            continue
+        kept = min(group, key=_matters)
+        others = [f for f in group if f is not kept and _folds_into(f, kept)]
+        if not others:
+            continue
+        numbers = tuple(sorted(f.candidate.number for f in others if f.candidate.number))
+        also = f"also opened as {_and([f'#{n}' for n in numbers])} (the same head commit)"
+        folded[id(kept)] = replace(kept, also_opened_as=numbers, reasons=(*kept.reasons, also))
+        gone.update(id(f) for f in others)
+    return [folded.get(id(f), f) for f in findings if id(f) not in gone]
+
+
+def _matters(finding: Finding) -> tuple[bool, int, int]:
+    """Of one branch's PRs, the one to name first (the smallest): the first that landed, else
+    the newest (as ranking ties go to the newer PR: of an author's copies of one change, the
+    newest is more often the one meant, and the one kept open)."""
+    state = finding.candidate.state
+    number = finding.candidate.number or 0
+    landed = state == "merged"
+    return (
+        not finding.decides,
+        0 if landed else 1 if state in OPEN_STATES else 2,
+        number if landed else -number,
+    )
+
+
+def _folds_into(twin: Finding, kept: Finding) -> bool:
+    s = twin.signals
+    return not kept.decides or twin.decides or s.same_patch or s.query_coverage > 0
+
+
 def _is_self(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
     """The query itself: the same PR, or (for a branch or commit) the same commit. Two PRs
     with one head commit are two PRs (one resubmits the other)."""
@@ -404,12 +465,17 @@ def _is_self(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
 
 def _same_work(query: Query, candidate: ChangeEvidence, s: Signals) -> str:
     """How two changes are one piece of work resubmitted, in words."""
-    head = query.change.head_commit
-    if head and head == candidate.head_commit:
+    if _same_head(query, candidate):
         return "the same head commit"
     if s.same_patch:
         return "the same patch"
     return "the same lines of the same files rewritten again, by a bot"
+
+
+def _same_head(query: Query, candidate: ChangeEvidence) -> bool:
+    """Two PRs of one head commit: one branch opened twice (reopened as a new PR)."""
+    head = query.change.head_commit
+    return bool(head and head == candidate.head_commit)
 
 
 def _finding(
@@ -468,6 +534,10 @@ def _reasons(
     proof: Proof | None = None,
 ) -> Iterable[str]:
     other = candidate.key
+    # One branch opened as another PR; a resubmission's own reason below says so itself.
+    reopened = _same_head(query, candidate) and not (s.resubmitted or s.resubmits)
+    if reopened:
+        yield _REOPENED.format(other=other)
     if proof is not None:
         yield from _replay_reasons(query, candidate, s, verdict, proof)
     if s.same_patch:
@@ -525,7 +595,7 @@ def _reasons(
             f"this change resubmits {other} (the same author, "
             f"{_same_work(query, candidate, s)}): {other} is the one to close"
         )
-    elif s.same_author and verdict not in DECIDING_VERDICTS:
+    elif s.same_author and verdict not in DECIDING_VERDICTS and not reopened:
         yield f"{other} is by the same author: a follow-up or a resubmission, not a duplicate"
     if s.file_overlap == 0 and (s.query_coverage or s.candidate_coverage):
         yield f"the lines shared with {other} are in other files"
@@ -611,7 +681,7 @@ def _replay_reasons(
     taken_over = s.taken_over and rule is None
     if taken_over:
         yield _TAKEN_OVER.format(other=other)
-    if turned and proof.carries_query and not merged:
+    if turned and proof.carries_query and not merged and not _same_head(query, candidate):
         yield f"{other}'s branch carries this change's own commits"
     if replay.superseded and verdict == "already-merged":
         yield from _superseded_reasons(other, replay, where)

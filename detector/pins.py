@@ -107,25 +107,3 @@ def competing_pins(
         if theirs and theirs != then.get(package, set()) and not theirs & versions:
             competing.append(CompetingPin(package, min(versions), min(theirs)))
     return tuple(competing)
-
-
-def at_least(version: str, other: str) -> bool:
-    """`version` is at least `other` (`3.20.3` >= `3.20.1`; operators aside). A pre-release
-    comes before its release (`v0.31.0-rc1`, Go's `v2.3.4-0.20260101...` pseudo-versions,
-    `1.0.0b1`), so the release lands what its pre-release pinned."""
-    return _order(version) >= _order(other)
-
-
-_RELEASE = re.compile(r"(\d+(?:\.\d+)*)(.*)")
-_PRE_RELEASE = re.compile(r"\s*(-|\.?(a|b|c|rc|alpha|beta|pre|preview|dev)\d*\b)", re.IGNORECASE)
-
-
-def _order(version: str) -> tuple[tuple[int, ...], int, tuple[int, ...]]:
-    """(release numbers, 0 for a pre-release and 1 for the release, the numbers after)."""
-    found = _RELEASE.search(version)
-    if found is None:
-        return ((), 1, ())
-    release = tuple(int(part) for part in found.group(1).split("."))
-    rest = found.group(2)
-    after = tuple(int(part) for part in re.findall(r"\d+", rest))
-    return (release, 0 if _PRE_RELEASE.match(rest) else 1, after)

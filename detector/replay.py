@@ -22,6 +22,7 @@ from typing import Generic, Literal, TypeVar, cast
 from detector.model import Change, ChangedLine, FileChange, Hunk, is_trivial, normalise_line
 from detector.pins import CompetingPin, competing_pins, is_manifest
 from detector.text import STOP_WORDS
+from detector.versions import VERSION_IN_TEXT, first_version
 
 T = TypeVar("T")
 HunkState = Literal["there", "new", "conflict"]
@@ -600,7 +601,7 @@ def _replay_file(
         ):
             how = "same-code"
         superseded_by = (
-            _superseding(hunk, before, after)
+            _superseding(hunk, before, after, file.path)
             if state_before == "new" and state_after == "conflict" and before and after
             else ()
         )
@@ -1248,54 +1249,46 @@ def _imports_only(hunk: Hunk) -> bool:
     return bool(lines) and all(_IMPORT.match(text) for text in lines)
 
 
-_VERSION_TOKEN = re.compile(_VERSION_NUMBER, re.IGNORECASE)
-
-
-def _version(text: str) -> tuple[int, ...] | None:
-    """The first version number a line holds, as numbers (`^4.17.21` -> (4, 17, 21))."""
-    found = _VERSION_TOKEN.search(text)
-    if found is None:
-        return None
-    return tuple(
-        int(part) for part in re.findall(r"\d+", found.group().split("-")[0].split("+")[0])
-    )
-
-
 def _bump_key(text: str) -> str | None:
     """A dependency line with its versions masked (`"lodash": "^#",`), if it is one: a line
     holding a version and a name, and not the project's own version or a release heading
     (those name a release, and a later one is another release, not the same bump)."""
     text = text.strip()
-    if _VERSION_LINE.match(text) or not _VERSION_TOKEN.search(text):
+    if _VERSION_LINE.match(text) or not VERSION_IN_TEXT.search(text):
         return None
-    masked = _VERSION_TOKEN.sub("#", text)
+    masked = VERSION_IN_TEXT.sub("#", text)
     return masked if re.search(r"[A-Za-z]{2}", masked) else None
 
 
-def _superseding(hunk: Hunk, before: FileText, after: FileText) -> tuple[str, ...]:
+def _superseding(hunk: Hunk, before: FileText, after: FileText, path: str) -> tuple[str, ...]:
     """The candidate's lines that supersede this hunk, where it is nothing but dependency
     bumps (each removed line and its added line the same but for the versions) and the
     candidate replaced each of those lines with a higher version than this hunk's: the same
-    package bumped again. Empty otherwise."""
-    removed = [line.text.strip() for line in hunk.removed if not line.trivial]
-    added = [line.text.strip() for line in hunk.added if not line.trivial]
+    package bumped again. Empty otherwise. A comment after a pin (`foo==1.2  # for py3.8`,
+    go.mod's `// indirect`) is no part of the bump: two bumps of one package compare without."""
+    trailing = _trailing_comment(path)
+    removed = [
+        _cut_comment(line.text, trailing).strip() for line in hunk.removed if not line.trivial
+    ]
+    added = [_cut_comment(line.text, trailing).strip() for line in hunk.added if not line.trivial]
     if not added or len(removed) != len(added):
         return ()
     if any(_bump_key(line) is None for line in added):
         return ()  # not bumps only: no need to read the whole file for the candidate's bumps
     written = {
-        key: line
+        key: code
         for line in after.lines
-        if (key := _bump_key(line)) is not None and line.rstrip() not in before.where
+        if (key := _bump_key(code := _cut_comment(line, trailing))) is not None
+        and line.rstrip() not in before.where
     }
-    still = {line.strip() for line in after.lines}
+    still = {_cut_comment(line, trailing).strip() for line in after.lines}
     found: list[str] = []
     for old, new in zip(removed, added, strict=True):
         key = _bump_key(new)
         if key is None or key != _bump_key(old) or old == new or old in still:
             return ()
         theirs = written.get(key)
-        mine, later = _version(new), _version(theirs or "")
+        mine, later = first_version(new), first_version(theirs or "")
         if theirs is None or mine is None or later is None or later <= mine:
             return ()
         found.append(theirs.strip())
@@ -1423,16 +1416,15 @@ def _code(lines: Sequence[str], path: str) -> list[str]:
     its line cut off (`#` in the languages that write it, where `//` divides; `//` and `/*`
     elsewhere; strings are read past, so `"http://x"` stays)."""
     trailing = _trailing_comment(path)
-    code = []
-    for line in lines:
-        if _COMMENT.match(line.strip()):
-            continue
-        for match in trailing.finditer(line):
-            if match.group("comment") is not None:
-                line = line[: match.start()]
-                break
-        code.append(line)
-    return code
+    return [_cut_comment(line, trailing) for line in lines if not _COMMENT.match(line.strip())]
+
+
+def _cut_comment(line: str, trailing: re.Pattern[str]) -> str:
+    """The line without the comment that follows its code, if one does."""
+    for match in trailing.finditer(line):
+        if match.group("comment") is not None:
+            return line[: match.start()]
+    return line
 
 
 def _trailing_comment(path: str) -> re.Pattern[str]:

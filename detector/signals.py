@@ -130,14 +130,17 @@ _RELEASE_LINE = re.compile(
     r"(\d+(?:[.\-_]\d+)*)(?:[.\-_]x)?$",
     re.IGNORECASE,
 )
+# A project's own name before a dotted version: `tokio-1.47.x`, `django-4.2` (not `fix-42`).
+_NAMED_RELEASE_LINE = re.compile(r"^[a-z][a-z0-9]*[-_](\d+\.\d+(?:\.\d+)*)(?:\.x)?$", re.I)
 
 
 def release_line(branch: str) -> tuple[float, ...] | None:
-    """Where a branch sits in release order: `3.12`, `8.3.x`, `release-1-13` and `lts-2-8` by
-    version, `main` last; None for any other name (`fix-42` is a topic, not release 42)."""
+    """Where a branch sits in release order: `3.12`, `8.3.x`, `release-1-13`, `lts-2-8` and
+    `tokio-1.47.x` by version, `main` last; None for any other name (`fix-42` is a topic, not
+    release 42)."""
     if branch in _DEVELOPMENT_BRANCHES:
         return (math.inf,)
-    match = _RELEASE_LINE.match(branch)
+    match = _RELEASE_LINE.match(branch) or _NAMED_RELEASE_LINE.match(branch)
     if match is None:
         return None
     return tuple(float(n) for n in re.split(r"[.\-_]", match.group(1)))

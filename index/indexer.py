@@ -10,6 +10,7 @@ file is parsed at index time.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -22,7 +23,7 @@ import git
 
 from detector.evidence import identities
 from detector.model import NotADiff
-from detector.signals import is_bot
+from detector.signals import is_bot, release_line
 from index.config import Settings
 from index.errors import EmptyRepository
 from index.git import gitsource
@@ -55,8 +56,10 @@ from index.metadata import (
 )
 from index.questions.changes import whole_patch_id
 from index.storage import identity
+from index.storage.change_rows import ChangeRecord
 from index.storage.code_model import code_word_counter, fill_code_words
-from index.storage.store import ChangeRecord, IndexStore, PartLandingRow, default_db_path
+from index.storage.landing_rows import PartLandingRow
+from index.storage.store import IndexStore, default_db_path
 
 # A merge subject that names a PR in any way (`#N`, `pr/N`, `Merge branch 'hotfix/#6464-x'`):
 # the PR's landing by name, recorded as it is.
@@ -184,6 +187,7 @@ class Indexer:
         self.batch_size = batch_size
         self._pending: list[tuple[ChangeRecord, StoredChange]] = []
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
+        self._lines: dict[str, str | None] = {}  # unmerged PR head -> the release line it is for
         self._own_commits: dict[str, str] = {}  # PR head -> its own commits, encoded
         self._landing_merges: dict[str, tuple[str, str]] = {}  # PR head -> its merge, its date
         # PR number -> (merge, its date): a merge of its head that names no PR (`_landing_merges`)
@@ -191,12 +195,14 @@ class Indexer:
         self._counted_as: dict[int, str] = {}  # PR number -> the state this run counted it in
         # PRs the index held before this run: only those can be "unchanged" (a first run's
         # merged PRs, found in the history before their refs are read, are new).
-        self._known_before = frozenset(store.heads_by_number())
+        self._known_before = frozenset(store.changes.heads_by_number())
         self._tested_open: set[int] | None = None  # PRs a test merge shows open (`_git_state`)
         self._targets: list[str] = []
         self._known: set[str] = set()  # commits of the target's history indexed already
         # Unnamed merges' own lines (`_index_brought`), read for a batch of commits at once.
         self._resolutions: dict[str, str] = {}
+        # A merge commit that lands a PR -> the e-mail of its branch's writer (`_credit_writer`)
+        self._writer_emails: dict[str, str] = {}
         self.own_commits_filled = False  # PRs of an older index got their own commits
         # Target commits by file count, for PRs read in part (`_may_have_landed_whole`).
         self._commits_by_file_count: dict[int, list[int]] | None = None
@@ -227,14 +233,14 @@ class Indexer:
         stop_at = last if last and gitsource.is_ancestor(self.repo, last, tip) else None
         if last and stop_at is None:  # rewound (force-pushed, reset): the history is read again
             self._drop_what_left(target, tip)
-        known = self.store.indexed_commits()
+        known = self.store.changes.indexed_commits()
         self._known = known  # also the commits merges brought in (`_index_brought`)
         if stop_at is None and known and last != "":  # "": read from the root (`identity`)
             # A target new to this index (or rewound): its line is read from where it leaves
             # the lines read before (a release line from where it was cut), not from its root.
-            stop_at = gitsource.first_parent_in(self.repo, tip, self.store.target_commits())
+            stop_at = gitsource.first_parent_in(self.repo, tip, self.store.changes.target_commits())
         merged_numbers = {
-            n for n, (_, state) in self.store.heads_by_number().items() if state == "merged"
+            n for n, (_, state) in self.store.changes.heads_by_number().items() if state == "merged"
         }
         self._landed_total = gitsource.count_first_parent(self.repo, tip, stop_at)
         self._landed_read = 0
@@ -287,20 +293,22 @@ class Indexer:
         )
         tips = [tip, *(branch.tip for branch in others if branch)]
         history = gitsource.reachable_commits(self.repo, tips)
-        left = [row for row in self.store.landed_on(target) if row["landing"] not in history]
+        left = [
+            row for row in self.store.landings.landed_on(target) if row["landing"] not in history
+        ]
         gone = {sha for row in left for sha in (row["landing"], row["head_sha"]) if sha}
-        stranded = self.store.unlanded_prs_based_on(gone)
+        stranded = self.store.landings.unlanded_prs_based_on(gone)
         removed = {row["id"]: row for row in [*left, *stranded]}
         if not removed:
             return
         numbers = {row["number"] for row in removed.values()}
-        for texts in self.store.pull_texts():
+        for texts in self.store.changes.pull_texts():
             if texts["number"] in numbers:
                 self._keep_imported(dict(texts))
         self._mark_changed()
         with self.store.batch():  # all of it or none: a rerun finds the rest again
             for change_id in removed:
-                self.store.delete_change(change_id)
+                self.store.changes.delete(change_id)
         if left:
             self.summary.rewound[target] += len(left)
 
@@ -346,7 +354,7 @@ class Indexer:
             skip_reason=why,
         )
         self._mark_changed()
-        self.store.save_change(record, None)
+        self.store.changes.save(record, None)
 
     def _index_landed(
         self,
@@ -398,6 +406,8 @@ class Indexer:
             merged_at=commit.committed_at,
             issues=linked_issues(commit.message),
         )
+        if number is not None and len(commit.parents) > 1:
+            self._credit_writer(record, commit, meta)
         if meta is not None:
             _apply_metadata(record, meta, keep_state=True)
         diff = commit.diff
@@ -412,6 +422,21 @@ class Indexer:
             self.summary.merged += 1
         elif number is None and record.status == "indexed":
             self.summary.commits += 1
+
+    def _credit_writer(
+        self, record: ChangeRecord, merge: gitsource.LoggedCommit, meta: PullMetadata | None
+    ) -> None:
+        """A PR landed by a merge commit is its branch's writer's, opened when they started
+        it, not the merger's on the day of the merge: the same-author rules (a resubmission,
+        a follow-up, a landing matched by author) ask who wrote the work. Metadata that names
+        both says it better, and spares the git call."""
+        if meta is not None and meta.author and meta.created_at:
+            return
+        writer = gitsource.branch_writer(self.repo, merge.parents[1], merge.parents[0])
+        if writer is None:
+            return
+        record.author, record.created_at = writer.name, writer.started_at
+        self._writer_emails[merge.sha] = writer.email
 
     def _index_brought(
         self,
@@ -471,7 +496,7 @@ class Indexer:
 
     def index_pull_refs(self, targets: list[str], only: set[int] | None = None) -> None:
         self._targets = targets
-        known = self.store.heads_by_number()
+        known = self.store.changes.heads_by_number()
         indexed = frozenset(head for head, _ in known.values() if head)
         refs, missing = gitsource.pull_refs(self.repo, indexed)
         if only is not None:
@@ -493,7 +518,7 @@ class Indexer:
                     landed_heads.append((pull.number, pull.head))
                 continue
             todo.append(pull)
-        self.store.set_heads(landed_heads)
+        self.store.changes.set_heads(landed_heads)
         if not todo:
             return
         # PRs that no metadata describes take their title from the head commit: read them all
@@ -508,10 +533,11 @@ class Indexer:
             _, date, message = self._head_texts[head]
             self._head_texts[head] = (person, date, message)
         forks = ForkPoints(self.repo, targets, [pull.head for pull in todo])
+        forks.read_subjects()
         pairs: list[tuple[str, str]] = []
         plan: dict[str, list[tuple[gitsource.PullRef, str, str]]] = {}
         for pull in todo:
-            base, state = forks.base_of(pull.head)
+            base, state = forks.base_of(pull.head, pull.number)
             meta = self.metadata.get(pull.number)
             if base is None:
                 if not self._claim_fast_forward(pull):
@@ -519,6 +545,8 @@ class Indexer:
                 continue
             pairs.append((pull.head, base))
             plan.setdefault(pull.head, []).append((pull, base, state))
+            if state != "merged":
+                self._lines[pull.head] = forks.release_line_of(base)
         self._own_commits = _dated_own_commits(self.repo, forks, list(plan))
         self._landing_merges, unnamed = _landing_merges(self.repo, forks, plan)
         self._unnamed_merges = {
@@ -576,12 +604,14 @@ class Indexer:
             same_head = {n for n, (m, _) in self._unnamed_merges.items() if m == merge}
             if number not in unlanded or landing_of.get(merge, set()) - same_head:
                 continue
-            self.store.update_metadata(number, {"merge_commit": merge, "merged_at": merged_at}, ())
+            self.store.changes.update_metadata(
+                number, {"merge_commit": merge, "merged_at": merged_at}, ()
+            )
             self._mark_changed()
             for row in self.store.query(
                 "SELECT id FROM changes WHERE kind = 'commit' AND sha = ?", (merge,)
             ):
-                self.store.delete_change(row["id"])
+                self.store.changes.delete(row["id"])
                 self.summary.commits -= min(1, self.summary.commits)
 
     def _pair_diffs(
@@ -629,7 +659,9 @@ class Indexer:
         )
         if not rows:
             return False
-        self.store.relabel_commit_as_pr(rows[0]["id"], pull.number, pull.head, "fast-forward")
+        self.store.changes.relabel_commit_as_pr(
+            rows[0]["id"], pull.number, pull.head, "fast-forward"
+        )
         self.summary.merged += 1
         self.summary.commits -= 1 if self.summary.commits else 0
         self._mark_changed()
@@ -645,6 +677,7 @@ class Indexer:
             head_sha=pull.head,
             base_sha=base,
             own_commits=self._own_commits.get(pull.head, ""),
+            fork_line=self._lines.get(pull.head) if state != "merged" else None,
         )
         landing = self._landing_merges.get(pull.head) if state == "merged" else None
         if landing is not None:
@@ -670,7 +703,7 @@ class Indexer:
         if listed is None and (not diff or diff.isspace()):  # (strip() would copy a huge diff)
             record.status, record.skip_reason = "skipped", "empty diff"
             self._mark_changed()
-            self.store.save_change(record, None)
+            self.store.changes.save(record, None)
             self.summary.skipped["empty"] += 1
             return
         if self._stage(record, diff, listed):
@@ -685,9 +718,9 @@ class Indexer:
         if not paths:
             return False
         if self._commits_by_file_count is None:  # read once, after the targets' history
-            self._commits_by_file_count = self.store.commits_by_file_count()
+            self._commits_by_file_count = self.store.changes.commits_by_file_count()
         same_count = self._commits_by_file_count.get(len(paths), [])
-        return bool(same_count) and self.store.any_changes_exactly(same_count, paths)
+        return bool(same_count) and self.store.changes.any_changes_exactly(same_count, paths)
 
     def _save_missing_heads(self, pulls: list[gitsource.PullRef]) -> None:
         """Record why PRs never read were skipped: their head commit is not in the repository
@@ -707,7 +740,7 @@ class Indexer:
             if meta is not None:
                 _apply_metadata(record, meta, keep_state=False)
             self._mark_changed()
-            self.store.save_change(record, None)
+            self.store.changes.save(record, None)
 
     def _git_state(self, number: int, state: str) -> str:
         """The state git shows: "merged", else "open" where GitHub's test merge of the PR is
@@ -749,7 +782,7 @@ class Indexer:
             "AND source IN ('ref', 'fast-forward')"
         )
         texts = gitsource.commit_texts(self.repo, [row["head_sha"] for row in rows])
-        self.store.mark_commit_titles(
+        self.store.changes.mark_commit_titles(
             [
                 row["number"]
                 for row in rows
@@ -774,8 +807,8 @@ class Indexer:
         ]
         # Nothing derived (rarity, the text model) reads a state other than "merged"; the
         # sweep's cache notices a state that changed by itself.
-        self.store.set_states(changed)
-        self.summary.unknown_states = self.store.count_unknown_states()
+        self.store.changes.set_states(changed)
+        self.summary.unknown_states = self.store.changes.count_unknown_states()
 
     def _untitled(self, number: int) -> bool:
         meta = self.metadata.get(number)
@@ -803,7 +836,7 @@ class Indexer:
         if meta is not None:
             _apply_metadata(record, meta, keep_state=False)
         self._mark_changed()
-        self.store.save_change(record, None)
+        self.store.changes.save(record, None)
         self.summary.skipped[why] += 1
 
     # --- shared -----------------------------------------------------------------------------
@@ -822,7 +855,7 @@ class Indexer:
         except NotADiff:
             record.status, record.skip_reason = "skipped", "unparseable diff"
             self._mark_changed()
-            self.store.save_change(record, None)
+            self.store.changes.save(record, None)
             self.summary.skipped["unparseable diff"] += 1
             return False
         record.truncated = change.truncated
@@ -843,7 +876,7 @@ class Indexer:
             return
         staged, self._pending = self._pending, []
         items = [(record, change, self.most_used_words(change.texts)) for record, change in staged]
-        self.counted += self.store.save_changes(items)
+        self.counted += self.store.changes.save_many(items)
 
     def close(self) -> None:
         """Nothing to stop: kept for callers that close an indexer after a run."""
@@ -852,14 +885,14 @@ class Indexer:
         """Record PRs known from metadata alone (no ref fetched): text can still relate them."""
         if not self.metadata:
             return  # nothing to record, and reading every PR's row costs 0.2 s on ansible
-        known = self.store.heads_by_number()
+        known = self.store.changes.heads_by_number()
         for number, meta in self.metadata.items():
             if number in known:
                 fields = _metadata_fields(meta)
                 if known[number][1] == "merged":
                     fields.pop("state", None)  # git's evidence of landing beats a stale export
                     fields.pop("state_source", None)
-                self.store.update_metadata(
+                self.store.changes.update_metadata(
                     number, fields, linked_issues(meta.body) + linked_issues(meta.title)
                 )
                 continue
@@ -872,17 +905,25 @@ class Indexer:
             )
             _apply_metadata(record, meta, keep_state=False)
             self._mark_changed()
-            self.store.save_change(record, None)
+            self.store.changes.save(record, None)
             self.summary.metadata_only += 1
 
     def fill_author_emails(self) -> None:
         """E-mails of the changes' authors, from git, for every row that lacks one (new rows,
         and rows of an index made before the column existed)."""
-        wanted = self.store.commits_without_author_email()
+        wanted = self.store.changes.commits_without_author_email()
         if not wanted:
             return
         found = gitsource.author_emails(self.repo, [sha for _, sha in wanted])
-        self.store.set_author_emails((cid, found.get(sha, "")) for cid, sha in wanted)
+        emails = {cid: found.get(sha, "") for cid, sha in wanted}
+        if self._writer_emails:  # a merged branch's writer's, not its head commit's
+            for row in self.store.query(
+                "SELECT id, sha FROM changes "
+                "WHERE kind = 'pr' AND author_email IS NULL AND sha = merge_commit"
+            ):
+                if row["sha"] in self._writer_emails:
+                    emails[row["id"]] = self._writer_emails[row["sha"]]
+        self.store.changes.set_author_emails(emails.items())
 
     def identify_landed_in_part(self) -> None:
         """Read whole, for its patch identity, a PR read only up to its line limit in an
@@ -892,12 +933,12 @@ class Indexer:
         if not self._landed_files:
             return
         found: list[tuple[int, str]] = []
-        for change_id, base, head, paths in self.store.prs_read_in_part():
+        for change_id, base, head, paths in self.store.changes.prs_read_in_part():
             if _files_key(paths) in self._landed_files:
                 patch_id = whole_patch_id(self.repo, self.settings, base, head)
                 if patch_id is not None:  # else it stays as read
                     found.append((change_id, patch_id))
-        self.store.set_patch_ids(found)
+        self.store.landings.set_patch_ids(found)
 
     def fill_own_commits(self, targets: list[str]) -> None:
         """Record the own commits of unlanded PRs read before an index recorded them (an index
@@ -910,7 +951,9 @@ class Indexer:
             return
         heads = list(dict.fromkeys(row["head_sha"] for row in rows))
         dated = _dated_own_commits(self.repo, ForkPoints(self.repo, targets, heads), heads)
-        self.store.set_own_commits((row["id"], dated.get(row["head_sha"], "")) for row in rows)
+        self.store.landings.set_own_commits(
+            (row["id"], dated.get(row["head_sha"], "")) for row in rows
+        )
         self.own_commits_filled = True
 
     def match_landings_off_the_line(self, targets: list[str]) -> None:
@@ -924,7 +967,7 @@ class Indexer:
             "WHERE kind = 'pr' AND status = 'indexed' AND merge_commit IS NULL"
         )
         if not unlanded:
-            self.store.set_part_landings([])
+            self.store.landings.set_in_part([])
             return
         closes = self._closing_refs()
         commits = [
@@ -1002,7 +1045,7 @@ class Indexer:
             )
             rows = [copy.change_id for copy in landed.copies if copy.change_id is not None]
             for change_id in rows:
-                self.store.delete_change(change_id)
+                self.store.changes.delete(change_id)
             self.summary.commits -= min(len(rows), self.summary.commits)
         self.summary.rebased += len(found)
         return {landed.number for landed in found}
@@ -1023,7 +1066,7 @@ class Indexer:
                         ids[part.number], position, own.sha, subject, files, landed, part.target
                     )
                 )
-        self.store.set_part_landings(rows)
+        self.store.landings.set_in_part(rows)
         self.summary.landed_in_part = len(parts)
 
     def _land_named(
@@ -1058,7 +1101,7 @@ class Indexer:
                 }
         ids = {row["number"]: row["id"] for row in unlanded}
         pr_lines: dict[int, set[tuple[str, int]]] = {}
-        for change_id, _, side, line_hash in self.store.line_rows([ids[n] for n in wanted]):
+        for change_id, _, side, line_hash in self.store.lines.rows_of([ids[n] for n in wanted]):
             pr_lines.setdefault(change_id, set()).add((side, line_hash))
         landed: set[int] = set()
         for number, found in wanted.items():
@@ -1090,7 +1133,7 @@ class Indexer:
     def _record_landing(
         self, number: int, landing: TargetCommit, source: str, start: str | None
     ) -> None:
-        self.store.update_metadata(
+        self.store.changes.update_metadata(
             number,
             {
                 "state": "merged",
@@ -1215,14 +1258,14 @@ class Indexer:
         """Whether git confirms that a commit closing a PR made its change (`match_closing`)."""
         if not _same_person(row):
             return False
-        lines = self.store.line_rows([row["pr_id"], row["commit_id"]])
+        lines = self.store.lines.rows_of([row["pr_id"], row["commit_id"]])
         of_pr = {(side, h) for change_id, _, side, h in lines if change_id == row["pr_id"]}
         if any((side, h) in of_pr for change_id, _, side, h in lines if change_id != row["pr_id"]):
             return True
         own_dates = {own.authored_at for own in decode_own_commits(row["own_commits"])}
         if row["authored_at"] not in own_dates:
             return False
-        paths = self.store.changed_paths([row["pr_id"], row["commit_id"]])
+        paths = self.store.changes.changed_paths([row["pr_id"], row["commit_id"]])
         return bool(paths.get(row["pr_id"], set()) & paths.get(row["commit_id"], set()))
 
     def _land_on_commits(self, source: str, rows: list) -> None:
@@ -1261,7 +1304,7 @@ class Indexer:
             # branch in): it landed as it was, not rebased.
             how = "fast-forward" if row["sha"] == row["pr_head"] else source
             self.summary.rebased += how == "rebase"
-            self.store.update_metadata(
+            self.store.changes.update_metadata(
                 row["number"],
                 {
                     "state": "merged",
@@ -1272,7 +1315,7 @@ class Indexer:
                 },
                 (),
             )
-            self.store.delete_change(commit_id)
+            self.store.changes.delete(commit_id)
             self._mark_changed()
 
 
@@ -1301,9 +1344,14 @@ class ForkPoints:
 
     def __init__(self, repo: git.Repo, targets: list[str], heads: list[str]) -> None:
         self.repo = repo
+        self.heads = list(dict.fromkeys(heads))
+        self._subjects: dict[str, str] = {}
         resolved = (gitsource.target_branch(repo, name, required=False) for name in targets)
-        target_tips = list(dict.fromkeys(target.tip for target in resolved if target))
+        found = [target for target in resolved if target]
+        target_tips = list(dict.fromkeys(target.tip for target in found))
         tips = _branch_tips(repo, target_tips)
+        self._tip_names = _names_of_tips(repo, {target.tip: target.name for target in found})
+        self._tips = tips
         # Tags keep the history of release branches long deleted: a PR to one of them stops
         # at its tags instead of carrying the branch's commits back to where it left main.
         published = [*tips, *_tagged_commits(repo)]
@@ -1324,20 +1372,46 @@ class ForkPoints:
         self._why: dict[str, str] = {}
         self.target_tips = target_tips
         self._landings: dict[str, str] | None = None  # built on first need: a walk of history
+        self._default_history: set[str] | None = None  # likewise: what the default branch holds
 
-    def base_of(self, head: str) -> tuple[str | None, str]:
-        """(base commit or None, state guessed from git: merged when a target contains head)."""
+    def read_subjects(self) -> None:
+        """The subjects of the heads and of the merges that brought them in (one git call),
+        for `base_of` to tell a PR's own landing from a merge of a whole branch."""
+        wanted = [*self.heads, *(self.merged_by[h] for h in self.heads if h in self.merged_by)]
+        self._subjects = gitsource.commit_subjects(self.repo, list(dict.fromkeys(wanted)))
+
+    def _names(self, sha: str) -> int | None:
+        """The PR a commit's subject says it lands, if any."""
+        return landing_pr(self._subjects.get(sha, ""))[0]
+
+    def base_of(self, head: str, number: int | None = None) -> tuple[str | None, str]:
+        """(base commit or None, state guessed from git: merged when a target contains head).
+
+        With `number` (the PR's) and `read_subjects` done: a merged head whose subject names
+        its own PR ("Merge 'v1.4.2' into 'v1.5.x' (#N)", "Fix (#N)") is the PR's landing, made
+        on its branch and pushed (a merge-up of release lines, a squash landed by
+        fast-forward), and its change is that commit's own; a merge that names another PR
+        ("Merge '1.5.x' into 'main' (#M)") brought the head's whole branch, not the PR."""
         state = "merged" if head in self.on_target else "unmerged"
         own_lines = self.first_parent.get(head, 0)
         if own_lines & ((1 << self.target_count) - 1):
             self._why[head] = "head is on a target's first-parent line (landed without a PR diff)"
             return None, state
+        parents = self.graph.get(head, ())
+        if number is not None and state == "merged" and parents and self._names(head) == number:
+            return parents[0], state
+        if state == "merged" and len(parents) > 1 and self._merges_into_a_release_line(head):
+            # "Merge branch 'v1.20.x' into v1.23.x", pushed as a PR and landed as it is: its
+            # change is what the merge brought to the line, not the other line's history.
+            return parents[0], state
         # An unmerged head leaves the branches at its merge-base: the newest commit any branch
         # reaches. A head some branch already reaches (merged, or pushed as a branch of this
         # repository) is walked back to a first-parent line other than its own instead.
         stop_lines = ~own_lines
         unmerged = head not in self.on_branches
         merger = None if unmerged else self.merged_by.get(head)
+        if merger is not None and number is not None and self._names(merger) not in (None, number):
+            merger = None  # a merge of the branch the head landed on, named after another PR
         if merger is not None:
             # Merged by a merge commit (on whatever branch): the PR's change is what that merge
             # brought in, so its base is the merge-base with the merge's first parent.
@@ -1345,10 +1419,19 @@ class ForkPoints:
             if base and base != head:
                 return base, state
 
+        # A merged head on a branch's first-parent line that no merge brought in landed on that
+        # branch by fast-forward (a fix on a release line, later merged up): a merge on the
+        # line (another line merged into it) is the branch as it was before the PR, not its work.
+        landed_on_its_line = state == "merged" and merger is None and bool(own_lines)
+
         def stops(sha: str) -> bool:
             if unmerged:
                 return sha in self.on_branches
-            return bool(self.first_parent.get(sha, 0) & stop_lines)
+            lines = self.first_parent.get(sha, 0)
+            if lines & stop_lines:
+                return True
+            is_merge = len(self.graph.get(sha, ())) > 1
+            return landed_on_its_line and bool(lines & own_lines) and is_merge
 
         boundary: list[str] = []
         seen = {head}
@@ -1373,6 +1456,36 @@ class ForkPoints:
         if state == "merged":
             base = self._tightened(head, base)
         return base, state
+
+    def _merges_into_a_release_line(self, head: str) -> bool:
+        """`head` is a merge on the first-parent line of a branch named as a release line,
+        whose first parent is on that line too: another line merged into this one."""
+        first = self.graph[head][0]
+        shared = self.first_parent.get(head, 0) & self.first_parent.get(first, 0)
+        return any(
+            shared & (1 << position) and any(map(_is_release, self._tip_names.get(tip, ())))
+            for position, tip in enumerate(self._tips)
+        )
+
+    def release_line_of(self, base: str) -> str | None:
+        """The release line a PR that left the branches at `base` is for, when git shows it:
+        `base` is on the first-parent line of one branch named as a release line (`1.4.x`,
+        `tokio-1.47.x`) and the default target does not hold it (a line merged up since
+        cannot be told from main's own history). A backport to it is then told from the
+        change it ports, without GitHub's metadata."""
+        lines = self.first_parent.get(base, 0)
+        if not lines or lines & 1 or base in self._on_default():
+            return None  # main's history: a rewritten first-parent line also passes here
+        named: set[str] = set()
+        for position, tip in enumerate(self._tips):
+            if lines & (1 << position):
+                named |= {name for name in self._tip_names.get(tip, ()) if _is_release(name)}
+        return named.pop() if len(named) == 1 else None
+
+    def _on_default(self) -> set[str]:
+        if self._default_history is None:
+            self._default_history = _reachable(self.graph, self.target_tips[:1])
+        return self._default_history
 
     def target_merges(self, head: str) -> list[str]:
         """The merge commits a target holds that merged `head` (as a second parent), oldest
@@ -1557,6 +1670,25 @@ def _branch_tips(repo: git.Repo, target_tips: list[str]) -> list[str]:
     return list(dict.fromkeys(tips))
 
 
+def _names_of_tips(repo: git.Repo, targets: dict[str, str]) -> dict[str, set[str]]:
+    """Branch tip -> the branch names pointing at it (a remote's copy by its bare name)."""
+    names: dict[str, set[str]] = {tip: {name} for tip, name in targets.items()}
+    output = repo.git.for_each_ref(
+        "--format=%(objectname) %(refname)", "refs/heads", "refs/remotes/origin"
+    )
+    for line in output.splitlines():
+        sha, ref = line.split(" ", 1)
+        name = ref.removeprefix("refs/heads/").removeprefix("refs/remotes/origin/")
+        if name != "HEAD":
+            names.setdefault(sha, set()).add(name)
+    return names
+
+
+def _is_release(name: str) -> bool:
+    line = release_line(name)
+    return line is not None and line != (math.inf,)
+
+
 def _tagged_commits(repo: git.Repo) -> list[str]:
     """The commits that tags name (annotated tags peeled; tags of trees or blobs left out)."""
     output = repo.git.for_each_ref(
@@ -1643,12 +1775,12 @@ def _start_over(store: IndexStore, indexer: Indexer) -> None:
     """Empty an index written by an older prdup, keeping what git cannot tell again (titles
     and dates imported from GitHub, closed states) as metadata for this run to apply; changes
     are then read from git as in a first run (its rows were derived differently: symbols)."""
-    for row in store.pull_texts():
+    for row in store.changes.pull_texts():
         number = row["number"]
         if number in indexer.metadata:
             continue  # metadata given to this run is newer
         indexer.metadata[number] = kept_metadata(row)
-    store.clear_changes()
+    store.changes.clear()
 
 
 def kept_metadata(row: Any) -> PullMetadata:
@@ -1776,8 +1908,8 @@ def index_repository(
         if store.get_meta("reread_all") == "1":
             report("rebuilding an index from an older prdup", 0, None)
             _start_over(store, indexer)
-        store.prepare_lookup_indexes()  # a first run builds them at its end
-        store.follow_counts()
+        store.lines.prepare_lookup_indexes()  # a first run builds them at its end
+        store.derived.follow_counts()
         for name in names:
             indexer.index_target(name)
         indexer.index_pull_refs(names, only_numbers)
@@ -1792,15 +1924,19 @@ def index_repository(
         indexer.match_rebased()
         indexer.match_closing()
         indexer.land_by_unnamed_merges()
+        if indexer.changed or indexer.own_commits_filled:
+            # A PR that a later step found landed is merged, not landed in part: a first run
+            # and a later one record the same.
+            indexer.summary.landed_in_part = store.landings.drop_landed_in_part()
         indexer.derive_unknown_states(names)
         if indexer.changed:
             report("lookup indexes and code words", 0, None)
-        store.merge_line_texts()  # what counting old rows' words reads
+        store.lines.merge_texts()  # what counting old rows' words reads
         fill_code_words(store, indexer.counted)
-        store.build_lookup_indexes()
+        store.lines.build_lookup_indexes()
         if indexer.changed or store.get_meta("derived_stale") != "0":
             report("rarity and text model", 0, None)
-            store.refresh_derived()
+            store.derived.refresh()
         store.set_meta("targets", ",".join(names))
         store.set_meta("reread_all", "0")
         if named:  # say which long-lived lines the named targets leave out

@@ -97,7 +97,7 @@ def open_index(repo: git.Repo | None, db_path: str | Path | None) -> IndexStore:
 
 def unfinished_index(store: IndexStore) -> str:
     """What an index that no run finished holds: nothing, or what an interrupted run wrote."""
-    counts = store.counts()
+    counts = store.changes.counts()
     if not counts:
         return "the index is empty; run 'prdup index' first"
     merged = counts.get("pr:merged", 0)
@@ -292,7 +292,7 @@ def _may_be_the_same_patch(store: IndexStore, query: ChangeEvidence, cut: Change
         return False
     if not (cut.base_commit and cut.head_commit and cut.files == query.files):
         return False  # (a candidate's files are those it shares with the query)
-    row = store.change_row(cut.number)
+    row = store.changes.row(cut.number)
     return row is not None and row["file_count"] == len(query.files)
 
 
@@ -326,7 +326,7 @@ def prove(
                 if c.state != "merged" and c.number is not None and c.head_commit
             ],
         )
-    replayer = Replayer(repo, change, history, settings, store.landed_patches, shared)
+    replayer = Replayer(repo, change, history, settings, store.landings.landed_patches, shared)
     proofs = prove_all(replayer, [*chosen.values(), *unknown])
     return settle(query, findings, proofs, [(c, proofs[c.key]) for c in unknown if c.key in proofs])
 
@@ -460,7 +460,7 @@ def _check_pr(
     settings: Settings,
     before_number: int | None,
 ) -> CheckResult:
-    row = store.change_row(number)
+    row = store.changes.row(number)
     if row is None:
         raise UnknownPullRequest(
             f"PR #{number} is not in the index; fetch its ref and run 'prdup index'"
@@ -595,7 +595,7 @@ def with_change(
     repo = gitsource.open_repository(repo_path)
     store = open_index(repo, db_path)
     try:
-        row = store.change_row(result.query.number)
+        row = store.changes.row(result.query.number)
     finally:
         store.close()
     change = pr_change(repo, row, settings or Settings()) if row is not None else None
@@ -610,7 +610,7 @@ def pr_line_tip(
 ) -> str | None:
     """The tip of the branch an indexed PR is for: a PR for another branch (a backport to
     `3.12`) is done only if that branch has it. With `tips`, each branch is resolved once."""
-    branch = row["base_ref"] or target
+    branch = row_branch(row, target)
     if not branch:
         return None
     if tips is not None and branch in tips:
@@ -620,6 +620,12 @@ def pr_line_tip(
     if tips is not None:
         tips[branch] = tip
     return tip
+
+
+def row_branch(row: Mapping[str, Any], target: str | None) -> str | None:
+    """The branch an indexed PR is for: GitHub's base branch, else the release line git shows
+    it left (a backport without metadata), else the check's target."""
+    return row["base_ref"] or row.get("fork_line") or target
 
 
 def pr_span(row: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -686,7 +692,7 @@ def pr_history(row: Mapping[str, Any], line_tip: str | None, target: str | None)
         base=base,
         head=head,
         line_tip=line_tip,
-        line_name=row["base_ref"] or target,
+        line_name=row_branch(row, target),
         merged=row["state"] == "merged",
         landing=row["merge_commit"] or (row["sha"] if row["state"] == "merged" else None),
         merged_at=row["merged_at"] if row["state"] == "merged" else None,

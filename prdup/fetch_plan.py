@@ -59,7 +59,7 @@ def plan_fetch(
         with IndexStore(path, create=False) as store:
             if store.get_meta("change_count"):
                 since = store.get_meta(watermark_key(github_repo))
-                known = store.heads_by_number()
+                known = store.changes.heads_by_number()
     if since is None:
         return FetchPlan((ALL_PULL_HEADS,), first_run=True)
     client = client or GitHubClient(github_repo)

@@ -19,11 +19,11 @@ def describe_pr(repo_path: str | Path, db_path: str | Path | None, number: int) 
         except PrdupError:
             raise
     with IndexStore(db_path, create=False) as store:
-        row = store.change_row(number)
+        row = store.changes.row(number)
         if row is None:
             raise UnknownPullRequest(f"PR #{number} is not in the index {db_path}")
-        contents = store.change_contents(row["id"])
-        part = store.part_landing(row["id"])
+        contents = store.changes.contents(row["id"])
+        part = store.landings.in_part(row["id"])
     description = {k: v for k, v in row.items() if k != "id"}
     # The PR's own commits (those no branch held when it was read), as shas.
     description["own_commits"] = [c.sha for c in decode_own_commits(row.get("own_commits"))]

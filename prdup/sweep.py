@@ -84,6 +84,7 @@ from detector.grouping import (
 from index.config import Settings
 from index.errors import PrdupError
 from index.git import gitsource
+from index.github import dismissals
 from index.questions import candidates, lookup, replaying, sweep_cache
 from index.questions.candidates import Batch, CandidateEngine, ChangeRow, read_change_rows
 from index.storage import IndexStore, identity
@@ -561,7 +562,7 @@ def matcher_fingerprint() -> str:
 def _fingerprints(store: IndexStore, numbers: Iterable[int]) -> dict[int, str]:
     """The matcher's fingerprint plus the PR's dismissals (`check` never names those)."""
     base = matcher_fingerprint()
-    dismissed = store.dismissals()
+    dismissed = dismissals.by_number(store)
     return {n: f"{base}:{','.join(map(str, dismissed.get(n, [])))}" for n in numbers}
 
 
@@ -700,7 +701,7 @@ class _Matcher:
         """`check --pr N`'s findings (no target probe), in its order: every deciding one, and
         the first few that make no claim and score at least `RELATED_FLOOR`."""
         engine = self.open()
-        row = engine.store.change_row(number)
+        row = engine.store.changes.row(number)
         assert row is not None
         source = self.source
         info = pr_info(row, source.target if source else None)

@@ -18,6 +18,7 @@ import jsonschema
 import pytest
 import yaml
 
+from index.github.dismissals import add_local
 from index.indexer import index_repository
 from index.storage.schema import MIGRATIONS, _dismissals_from_github
 from index.storage.store import IndexStore
@@ -250,7 +251,7 @@ def test_vanished_findings_can_delete_the_comment(
     index(story, db_path)
     assert comment_on_pull(client, 21, story.path, db_path).action == "created"
     with IndexStore(db_path) as store:
-        store.add_dismissal(21, 20, "maint", "2024-05-01T00:00:00Z")
+        add_local(store, 21, 20, "maint", "2024-05-01T00:00:00Z")
     server.clear_requests()
     run = comment_on_pull(client, 21, story.path, db_path, on_resolve="delete")
     assert run.action == "deleted"
@@ -885,8 +886,8 @@ def test_index_github_imports_titles_and_states_then_only_updated_prs(
         "/repos/octo/demo/issues/comments",
     ]
     with IndexStore(db_path) as store:
-        assert store.change_row(21)["title"] == "Drop the legacy flag, take two"
-        assert store.change_row(21)["state"] == "merged"
+        assert store.changes.row(21)["title"] == "Drop the legacy flag, take two"
+        assert store.changes.row(21)["state"] == "merged"
         assert store.get_meta(watermark_key(REPO)) == "2024-03-05T00:00:00Z"
 
 

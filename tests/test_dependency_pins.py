@@ -6,7 +6,8 @@ removed line and, in a regenerated requirements file, most of the rest: the vers
 
 from __future__ import annotations
 
-from detector.pins import at_least, competing_pins, pin
+from detector.pins import competing_pins, pin
+from detector.versions import at_least, first_version, version_key
 from tests.repo_builder import RepoBuilder
 from tests.test_replay_verdicts import check_json, index
 
@@ -134,3 +135,30 @@ def test_a_release_is_at_least_its_pre_release():
     assert at_least("v2.3.4", "v2.3.4-0.20260102150405-0123456789ab")  # a Go pseudo-version
     assert at_least("1.0.0", "1.0.0b1") and not at_least("1.0.0b1", "1.0.0")
     assert at_least("^4.17.21", "^4.17.21") and at_least("2.0", "1.9.9")
+
+
+def test_versions_sort_in_release_order():
+    """One order for pins and bumps: pre-releases by stage, then the release, then a
+    post-release; `1.0` is `1.0.0`."""
+    ordered = [
+        "1.0.0-0.3.7",
+        "1.0.0.dev1",
+        "1.0.0a1",
+        "1.0.0-alpha.2",
+        "1.0.0b1",
+        "1.0.0-beta.11",
+        "1.0.0-rc.1",
+        "1.0.0rc2",
+        "1.0.0",
+        "1.0.post1",
+        "1.0.1",
+        "v1.2.0",
+    ]
+    keys = [version_key(v) for v in ordered]
+    assert keys == sorted(keys)
+    assert len(set(keys)) == len(keys)
+    assert version_key("1.0") == version_key("1.0.0") and at_least("1.0", "1.0.0")
+    assert first_version('    "lodash": "^4.18.0-rc.2",') > first_version(
+        '"lodash": "^4.18.0-rc.1"'
+    )
+    assert first_version("filelock==3.13.0rc1  # for 3.99") == version_key("3.13.0rc1")

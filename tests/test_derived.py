@@ -46,9 +46,10 @@ def _recounted(db: Path, copy: Path) -> Path:
     source.close()
     target.close()
     with IndexStore(copy) as store:
-        assert store.line_counts is None  # not following a run: the refresh counts everything
-        store.refresh_derived()
-        store.rebuild_code_word_df()
+        # Not following a run: the refresh counts everything.
+        assert store.derived.line_counts is None
+        store.derived.refresh()
+        store.derived.rebuild_code_word_df()
     return copy
 
 
@@ -102,9 +103,9 @@ def test_a_run_that_adds_changes_updates_derived_data_as_a_recount_would(
     db = tmp_path / "index.db"
     index_repository(repo.path, db_path=db, metadata=FIRST_METADATA)
     with IndexStore(db) as store:  # what the next run sees: counts settled, so it follows them
-        store.prepare_lookup_indexes()
-        store.follow_counts()
-        assert store.line_counts is not None and store.word_counts is not None
+        store.lines.prepare_lookup_indexes()
+        store.derived.follow_counts()
+        assert store.derived.line_counts is not None and store.derived.word_counts is not None
     long_text = "SELECT term FROM term_tf WHERE change_id = ? ORDER BY term"
     pr3 = rows(db, "SELECT id FROM changes WHERE number = 3")[0]
     kept = rows(db, long_text, pr3)
@@ -136,9 +137,9 @@ def test_an_interrupted_run_is_followed_by_a_recount(builder: RepoBuilder, tmp_p
     index_repository(repo.path, db_path=db)
     with IndexStore(db) as store:
         store.set_meta("derived_stale", "1")  # as a run stopped after its first write leaves it
-        store.prepare_lookup_indexes()
-        store.follow_counts()
-        assert store.line_counts is None and store.word_counts is None
+        store.lines.prepare_lookup_indexes()
+        store.derived.follow_counts()
+        assert store.derived.line_counts is None and store.derived.word_counts is None
 
 
 def test_text_weights_read_by_check_are_those_weigh_gives(builder: RepoBuilder, tmp_path: Path):

@@ -151,8 +151,8 @@ def test_updates_during_the_wait_are_not_lost(repo: RepoBuilder, tmp_path: Path,
     assert index_from_github(repo, db) == (0, "")
 
     with IndexStore(db) as store:
-        assert store.change_row(120)["title"] == "Change 120, retitled"
-        assert store.change_row(1)["title"] == "Change 1"
+        assert store.changes.row(120)["title"] == "Change 120, retitled"
+        assert store.changes.row(1)["title"] == "Change 1"
         assert store.get_meta(f"github:{REPO}:updated_since") == "2024-01-31T00:00:00Z"
 
 

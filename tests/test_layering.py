@@ -76,6 +76,71 @@ def test_the_scan_finds_sql_where_there_is_some(tmp_path: Path):
     assert sql_in(ROOT / "index" / "questions" / "sweep_cache.py")  # where SQL belongs, it is seen
 
 
+# The tables the parts of `IndexStore` own (`store.changes`, `.lines`, `.derived`, `.landings`):
+# only `index/storage/` writes them. GitHub's records and the sweep's cache write their own.
+STORAGE_TABLES = frozenset(
+    {
+        *("changes", "files", "hunks", "symbols", "issue_refs"),
+        *("line_sets", "line_changes", "line_texts", "line_texts_pending"),
+        *("change_words", "code_word_df", "code_terms", "line_df", "rarity_sums"),
+        *("text_docs", "term_tf", "text_norms", "term_idf"),
+        "part_landings",
+    }
+)
+WRITES = re.compile(r"\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)")
+
+
+def _is_db_table(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "db"
+        and isinstance(node.slice, ast.Constant)
+    )
+
+
+def storage_writes(path: Path) -> list[str]:
+    """Where a file writes a table of the store's parts: in SQL, or through sqlite-utils."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            tables = WRITES.findall(node.value)
+        elif _is_db_table(node):  # sqlite-utils: `store.db["changes"].update(...)`
+            tables = [node.slice.value]  # type: ignore[attr-defined]
+        else:
+            continue
+        found += [f"{path.name}:{node.lineno}: writes {t}" for t in tables if t in STORAGE_TABLES]
+    return found
+
+
+OUTSIDE_STORAGE = sorted(
+    path
+    for path in [*(ROOT / "index").rglob("*.py"), *LIBRARY]
+    if "storage" not in path.relative_to(ROOT).parts
+)
+
+
+@pytest.mark.parametrize("path", OUTSIDE_STORAGE, ids=lambda path: str(path.relative_to(ROOT)))
+def test_only_the_store_writes_the_tables_its_parts_own(path: Path):
+    assert storage_writes(path) == []
+
+
+def test_the_write_scan_sees_a_write_to_a_part_s_table(tmp_path: Path):
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "def f(store, number):\n"
+        '    store.conn.execute("UPDATE changes SET state = ? WHERE number = ?", ("x", 1))\n'
+        '    store.conn.execute("INSERT OR IGNORE INTO line_texts(hash, text) VALUES (1, 2)")\n'
+        '    store.conn.execute(f"DELETE FROM part_landings WHERE change_id = {number}")\n'
+        '    store.db["changes"].update(1, {"title": "x"})\n'
+        '    store.conn.execute("DELETE FROM sweep_results WHERE number = ?", (number,))\n'
+        '    return "update the changes for a reader"\n'
+    )
+    found = storage_writes(sample)
+    assert [int(where.split(":")[1]) for where in found] == [2, 3, 4, 5], found
+    assert storage_writes(ROOT / "index" / "storage" / "change_rows.py")  # its owner is seen
+
+
 def click_in(path: Path) -> list[str]:
     """Where a file imports click (at its top or inside a function)."""
     found: list[str] = []

@@ -18,7 +18,8 @@ from index.config import Settings
 from index.git.stored_diff import parse_stored
 from index.indexer import index_repository
 from index.questions.probe import _landings_from_index
-from index.storage.store import ChangeRecord, IndexStore
+from index.storage.change_rows import ChangeRecord
+from index.storage.store import IndexStore
 from tests.repo_builder import RepoBuilder
 from tests.test_index import _busy_history, postings, postings_of_lines, rows
 from tests.test_upgrade import LAYOUT_OF_A_ROW_PER_LINE, _as_line_rows
@@ -39,7 +40,9 @@ def _commit(sha: str, state: str = "merged") -> ChangeRecord:
 
 
 def _save(store: IndexStore, sha: str, name: str, body: list[str], state: str = "merged") -> int:
-    return store.save_change(_commit(sha, state), parse_stored(_added_file(name, body), Settings()))
+    return store.changes.save(
+        _commit(sha, state), parse_stored(_added_file(name, body), Settings())
+    )
 
 
 def test_a_first_run_finished_by_another_run_is_followed_to_its_end(tmp_path: Path):
@@ -47,12 +50,12 @@ def test_a_first_run_finished_by_another_run_is_followed_to_its_end(tmp_path: Pa
     lookup by hash included; the first's later writes are followed from then on."""
     db = tmp_path / "index.db"
     first = IndexStore(db)
-    first.prepare_lookup_indexes()  # an empty index: its lookup by hash waits for the end
+    first.lines.prepare_lookup_indexes()  # an empty index: its lookup by hash waits for the end
     _save(first, "1", "a.py", ["alpha = compute_alpha()", "shared_line = 42"])
     second = IndexStore(db)
-    second.prepare_lookup_indexes()
-    second.follow_counts()
-    second.refresh_derived()  # a full count: the lookup is built
+    second.lines.prepare_lookup_indexes()
+    second.derived.follow_counts()
+    second.derived.refresh()  # a full count: the lookup is built
     second.close()
     _save(first, "2", "b.py", ["beta = compute_beta()", "shared_line = 42"])
     first.close()
@@ -70,14 +73,14 @@ def test_a_change_saved_twice_in_one_batch_or_deleted_leaves_no_entry_behind(tmp
             "b.py": ["shared_line = 42"],
             "c.py": ["delta = compute_delta()", "shared_line = 42"],
         }
-        store.save_changes(
+        store.changes.save_many(
             [
                 (_commit(sha), parse_stored(_added_file(name, body[name]), Settings()), None)
                 for sha, name in (("1", "a.py"), ("2", "b.py"), ("1", "c.py"))
             ]
         )
         assert postings(db) == postings_of_lines(db)
-        store.delete_change(rows(db, "SELECT id FROM changes WHERE sha = ?", ("2" * 40,))[0][0])
+        store.changes.delete(rows(db, "SELECT id FROM changes WHERE sha = ?", ("2" * 40,))[0][0])
     assert postings(db) == postings_of_lines(db)
     assert [len(entries) for _, entries in postings(db)] == [1, 1]  # delta, and the shared line
 
@@ -91,7 +94,7 @@ def test_changes_are_found_in_change_order_however_they_were_written(tmp_path: P
         second = _save(store, "2", "b.py", ["shared_line = 42"], state="open")
         _save(store, "1", "c.py", ["shared_line = 42"], state="open")  # its head moved
         (line,) = {h for h, _ in postings(db)}
-        assert [cid for cid, _, _ in store.changes_with_lines([line])] == [first, second]
+        assert [cid for cid, _, _ in store.lines.changes_with([line])] == [first, second]
 
 
 def test_landings_that_tie_are_taken_removed_lines_first(tmp_path: Path):
@@ -105,7 +108,7 @@ def test_landings_that_tie_are_taken_removed_lines_first(tmp_path: Path):
         _save(store, "b", "b.py", [added])
         removal = "diff --git a/a.py b/a.py\ndeleted file mode 100644\n--- a/a.py\n+++ /dev/null\n"
         removal += f"@@ -1 +0,0 @@\n-{removed}\n"
-        store.save_change(_commit("a"), parse_stored(removal, Settings()))
+        store.changes.save(_commit("a"), parse_stored(removal, Settings()))
         landings, _ = _landings_from_index(
             store, {line_hash(removed)}, {line_hash(added)}, {"a" * 40, "b" * 40}
         )

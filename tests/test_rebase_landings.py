@@ -550,3 +550,24 @@ def test_of_two_prs_with_the_same_commits_the_one_the_landing_closes_landed(tmp_
 
     assert (change(db, 31)["merge_commit"], change(db, 30)["merge_commit"]) == (copy, None)
     assert (change(db, 33)["merge_commit"], change(db, 32)["merge_commit"]) == (squash, None)
+
+
+def test_a_pr_landed_in_part_then_closed_by_a_commit_in_one_run_is_merged_only(
+    story: RepoBuilder, tmp_path: Path
+):
+    """Two of PR 5's commits are picked onto main, then a maintainer commits the rest saying
+    "Closes #5": a first run finds it merged and records no landing in part for it (a later
+    run, which reads only what changed, would drop such rows: both runs must agree)."""
+    first, second, _ = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.git("cherry-pick", first, second)
+    story.write({"config.py": STEP_3})
+    story.git("commit", "-q", "--author", "Contributor 5 <author@example.com>", "-m",
+              "Add dump() to the config reader\n\nCloses #5")  # fmt: skip
+    db = tmp_path / "index.db"
+
+    summary = index_repository(story.path, db_path=db)
+
+    assert (change(db, 5)["state"], change(db, 5)["source"]) == ("merged", "closes")
+    assert summary.landed_in_part == 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM part_landings").fetchone() == (0,)

@@ -711,7 +711,10 @@ def test_a_backport_with_no_metadata_is_a_port_not_already_done(builder: RepoBui
     _, found = check_json(builder.path, "--pr", "61")
     assert deciding(found) == []
     [about_60] = [f for f in found if f["pr"] == 60]
-    assert any("a port" in reason for reason in about_60["reasons"])
+    # Its fork point is on 3.12's line alone: git says which line it is for.
+    assert any("this change is for 3.12: a backport" in reason for reason in about_60["reasons"]), (
+        about_60
+    )
 
 
 def test_a_pr_cut_from_a_merged_side_branch_did_not_do_that_branchs_work(builder: RepoBuilder):
@@ -1304,3 +1307,19 @@ def test_a_candidate_that_made_the_same_move_did_it(builder: RepoBuilder):
 
     _, found = check_json(builder.path, "--pr", "11")
     assert (found[0]["pr"], found[0]["verdict"]) == (13, "already-merged")
+
+
+def test_a_merged_pr_is_no_duplicate_of_a_copy_opened_after_it(builder: RepoBuilder):
+    """#70 is opened, then #71 makes the same fix (its commit made before #70 lands, so the
+    head commit's date, all git knows without metadata, says nothing); #70 lands. Checked
+    afterwards, #70 is no duplicate of #71: GitHub numbers PRs in order, and #70 landed."""
+    builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
+    fixed = {PIPELINE_PY: PIPELINE.replace(LEGACY, MERGED_FIX)}
+    builder.pr_branch(70, [("Ask the offload strategy", fixed)])
+    builder.pr_branch(71, [("Ask the offload strategy first", fixed)])
+    builder.merge_pr(70, how="squash")
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "70")
+
+    assert deciding(found) == [], found

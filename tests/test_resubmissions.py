@@ -245,3 +245,99 @@ def test_bot_prs_rewriting_one_block_are_one_group_keeping_the_newest(builder: R
     data = sweep_json(builder.path)
     groups = {g["keep"]: sorted(m["pr"] for m in g["members"]) for g in data["groups"]}
     assert groups == {32: [30, 31, 32]}
+
+
+def _index_with_states(builder: RepoBuilder, states: dict[int, str]) -> None:
+    """Index with a `gh pr list --json` export saying which PRs closed or merged."""
+    path = builder.path.parent / "prs.json"
+    path.write_text(json.dumps([{"number": n, "state": s} for n, s in states.items()]))
+    code, _, err = run_cli(builder.path, "index", "--quiet", "--prs-json", str(path))
+    assert code == 0, err
+
+
+def findings_of(repo: Path, number: int) -> list[dict]:
+    code, out, err = run_cli(
+        repo, "check", "--pr", str(number), "--format", "json", "--min-score", "0", "--top", "99"
+    )
+    assert code in (0, 1), err
+    return json.loads(out)["findings"]
+
+
+def test_a_branch_reopened_as_a_new_pr_is_said_to_be_the_same_branch(builder: RepoBuilder):
+    """Dee's #60 was closed; she opened the very same branch again as #61 (one head commit).
+    Asked about #61, #60 is the same branch opened as another PR, not a branch that carries
+    this change's commits along."""
+    builder.commit("Add units", {"units.py": UNITS})
+    head = builder.pr_branch(61, [("Refuse no miles", {"units.py": BOB})], author="Dee")
+    builder.git("update-ref", "refs/pull/60/head", head)
+    _index_with_states(builder, {60: "CLOSED", 61: "OPEN"})
+
+    [about_60] = [f for f in findings_of(builder.path, 61) if f["pr"] == 60]
+    assert about_60["verdict"] not in ("already-merged", "duplicate", "covered")
+    assert about_60["reasons"][0] == (
+        "#60 is this change's branch opened as another PR (the same head commit)"
+    )
+    assert not any("carries this change's own commits" in r for r in about_60["reasons"])
+
+
+def test_one_branch_opened_twice_is_one_finding_naming_the_pr_that_landed(builder: RepoBuilder):
+    """Dee opened her branch as #70, closed it, and opened it again as #71, which landed (one
+    head commit). Eve's #72 makes the same fix and adds a test: one finding, already done in
+    #71, also opened as #70; #70 takes no rank of its own."""
+    builder.commit("Add units", {"units.py": UNITS})
+    base = builder.head()
+    head = builder.pr_branch(71, [("Refuse no miles", {"units.py": BOB})], author="Dee")
+    builder.git("update-ref", "refs/pull/70/head", head)
+    builder.merge_pr(71, how="squash")
+    test = "from units import miles_to_kilometres\n\n\ndef test_no_miles():\n    pass\n"
+    builder.pr_branch(
+        72,
+        [("Refuse a missing distance", {"units.py": BOB, "test_units.py": test})],
+        start=base,
+        author="Eve",
+    )
+    _index_with_states(builder, {70: "CLOSED", 71: "MERGED", 72: "OPEN"})
+
+    found = findings_of(builder.path, 72)
+    assert (found[0]["pr"], found[0]["verdict"]) == (71, "already-merged")
+    assert found[0]["also_opened_as"] == [70]
+    assert "also opened as #70 (the same head commit)" in found[0]["reasons"]
+    assert 70 not in {f["pr"] for f in found}
+
+
+REQUIREMENTS = "requests==2.31.0\nfilelock==3.12.0  # pinned for py3.8\n"
+
+
+@pytest.fixture
+def pinned(builder: RepoBuilder) -> RepoBuilder:
+    """requirements.txt pins filelock, with a comment saying why. A bot bumps it to
+    3.13.0rc1 (#40, open), a person to 3.12.2 keeping the comment (#42, open); #41 bumps it to
+    3.13.0, the release, and drops the comment, and lands."""
+    builder.commit("Pin the requirements", {"requirements.txt": REQUIREMENTS})
+    base = builder.head()
+    bot = {"author": "dependabot[bot]", "email": "bot@example.com"}
+    rc = REQUIREMENTS.replace("filelock==3.12.0", "filelock==3.13.0rc1")
+    builder.pr_branch(40, [("Bump filelock to 3.13.0rc1", {"requirements.txt": rc})], **bot)
+    release = "requests==2.31.0\nfilelock==3.13.0\n"
+    builder.pr_branch(41, [("filelock 3.13.0", {"requirements.txt": release})], start=base)
+    builder.merge_pr(41, how="squash")
+    patch = REQUIREMENTS.replace("filelock==3.12.0", "filelock==3.12.2")
+    builder.pr_branch(42, [("filelock 3.12.2", {"requirements.txt": patch})], start=base)
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+    return builder
+
+
+def test_a_pre_release_bump_is_superseded_by_its_release(pinned: RepoBuilder):
+    first = check_first(pinned.path, 40)
+    assert first is not None and (first["pr"], first["verdict"]) == (41, "already-merged")
+    assert first["reasons"][0].startswith(
+        "superseded by #41 (the same package bumped again, to a later version: `filelock==3.13.0`)"
+    )
+
+
+def test_a_comment_after_a_pin_is_no_part_of_the_bump(pinned: RepoBuilder):
+    """#42 keeps the pin's comment, #41 dropped it: the same package bumped again all the same."""
+    first = check_first(pinned.path, 42)
+    assert first is not None and (first["pr"], first["verdict"]) == (41, "already-merged")
+    assert first["remaining"] == []

@@ -65,15 +65,15 @@ def _contents(db: Path) -> dict[str, list]:
         paths = dict(store.rows("SELECT id, path FROM files"))
         ids = sorted(keys)
         found["lines"] = sorted(
-            ((*keys[cid], paths[fid], side, h) for cid, fid, side, h in store.line_rows(ids)),
+            ((*keys[cid], paths[fid], side, h) for cid, fid, side, h in store.lines.rows_of(ids)),
             key=_key,
         )
         found["line texts"] = sorted(
-            ((*keys[cid], texts) for cid, texts in store.line_texts_of(ids).items()), key=_key
+            ((*keys[cid], texts) for cid, texts in store.lines.texts_of(ids).items()), key=_key
         )
         hashes = [h for (h,) in store.rows("SELECT hash FROM line_df")]
         found["lines by hash"] = sorted(
-            ((*keys[cid], side, h) for cid, side, h in store.changes_with_lines(hashes)),
+            ((*keys[cid], side, h) for cid, side, h in store.lines.changes_with(hashes)),
             key=_key,
         )
     return found

@@ -34,7 +34,7 @@ def findings_of(repo_path: Path, numbers: list[int], shared: SharedReads | None)
     with IndexStore(default_db_path(repo), create=False) as store:
         engine = CandidateEngine(store)
         for number in numbers:
-            row = store.change_row(number)
+            row = store.changes.row(number)
             assert row is not None
             findings, _ = match_pr(
                 engine,
@@ -59,7 +59,7 @@ def test_prs_replayed_at_one_landing_read_it_once_and_answer_as_alone(backlog: R
 
     repo = gitsource.open_repository(backlog.path)
     with IndexStore(default_db_path(repo), create=False) as store:
-        landing = store.change_row(1)["sha"]
+        landing = store.changes.row(1)["sha"]
     shared = SharedReads(repo)
     first = findings_of(backlog.path, [2], shared)
     at_landing = {spec for spec in shared.texts if spec.startswith(landing)}

@@ -24,6 +24,7 @@ from detector.evidence import DECIDING_VERDICTS, ChangeEvidence, LineWeights
 from detector.grouping import Link, Pull, answers, done_answers, group_by_kept, shares_code
 from detector.matcher import Query, match
 from index.config import Settings
+from index.github import dismissals
 from index.storage.store import IndexStore
 from prdup import sweep as sweep_module
 from prdup.checking import _check_pr
@@ -404,12 +405,12 @@ def test_a_second_sweep_reuses_everything_and_an_update_only_its_neighbours(
     # A retitled PR (metadata refreshed by `index --github`) is redone, with those it found
     # and those that found it: text and the same-author rule read the row, not the diff.
     with IndexStore(db_path) as store:
-        assert store.update_metadata(6, {"title": "Rename the mile constant"}, ())
+        assert store.changes.update_metadata(6, {"title": "Rename the mile constant"}, ())
     assert sorted(sweep(None, db_path, jobs=1).rechecked) == [6]
 
     # A maintainer says 3 is no duplicate of 2: only 2 is redone, and no longer names 3.
     with IndexStore(db_path) as store:
-        store.add_dismissal(2, 3, "maintainer", None)
+        dismissals.add_local(store, 2, 3, "maintainer", None)
     dismissed = sweep(None, db_path, jobs=1)
     assert dismissed.rechecked == [2]
     assert 3 not in {f.pr for f in dismissed.findings[2]}

@@ -478,6 +478,16 @@ def pull_refs(
     a pruned fork) is reported, not fatal. Heads in `present` (read by an earlier run) are
     not asked about again.
     """
+    found = pull_head_refs(repo)
+    kinds = object_types(repo, [p.head for p in found.values() if p.head not in present])
+    kinds.update(dict.fromkeys(present, "commit"))
+    usable = [p for p in found.values() if kinds.get(p.head) == "commit"]
+    missing = [p for p in found.values() if kinds.get(p.head) != "commit"]
+    return sorted(usable, key=lambda p: p.number), sorted(missing, key=lambda p: p.number)
+
+
+def pull_head_refs(repo: git.Repo) -> dict[int, PullRef]:
+    """PR number -> its head ref, whether or not the object store holds the commit."""
     output = repo.git.for_each_ref("--format=%(refname) %(objectname)", "refs/pull", "refs/remotes")
     found: dict[int, PullRef] = {}
     for line in output.splitlines():
@@ -486,11 +496,7 @@ def pull_refs(
         if match:
             number = int(match.group(1) or match.group(2))
             found.setdefault(number, PullRef(number, ref, sha))
-    kinds = object_types(repo, [p.head for p in found.values() if p.head not in present])
-    kinds.update(dict.fromkeys(present, "commit"))
-    usable = [p for p in found.values() if kinds.get(p.head) == "commit"]
-    missing = [p for p in found.values() if kinds.get(p.head) != "commit"]
-    return sorted(usable, key=lambda p: p.number), sorted(missing, key=lambda p: p.number)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -785,6 +791,72 @@ def people_below(repo: git.Repo, heads: Iterable[str], targets: Sequence[str]) -
         person = next((name for name in names if name and not is_bot(name)), None)
         if person is not None:
             found[head] = person
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class BranchWriter:
+    """Who wrote a branch that a merge brought in, and when they started it."""
+
+    name: str
+    email: str
+    started_at: str  # the author date of the branch's first own commit
+
+
+_WRITER_COMMITS = 1000  # a longer branch is a line's history merged in; its newest tell enough
+
+
+def branch_writer(repo: git.Repo, merged: str, reached: str) -> BranchWriter | None:
+    """The author of a PR landed by a merge commit, which names the person who merged it:
+    of the commits the merge brought in (`merged`'s, not `reached`'s, its first parent),
+    the person who wrote the most, the earliest of equals, and no bot unless only bots
+    wrote it (pre-commit.ci's fixes on top of a person's branch, `people_below`); started
+    when the first of them was written. A merge that brought nothing (the PR's commits
+    had landed before it) has its head's. None when git cannot read them.
+
+    One git per merge: a range's exclusion is its own, so merges cannot share a walk."""
+    try:
+        written = _authors_of(repo, merged, "--not", reached)
+        if not written:
+            written = _authors_of(repo, "-1", merged)
+    except git.GitCommandError:
+        return None
+    if not written:
+        return None
+    people = [author for author in written if not is_bot(author.name)] or written
+    counts: dict[str, int] = {}
+    for author in people:
+        counts[author.name] = counts.get(author.name, 0) + 1
+    most = max(counts.values())
+    writer = next(author for author in people if counts[author.name] == most)
+    # A rebase keeps author dates, so the branch's first commit is its oldest author date.
+    first = min(written, key=lambda author: author.stamp)
+    return BranchWriter(writer.name, writer.email, first.date)
+
+
+@dataclass(frozen=True, slots=True)
+class _Authored:
+    name: str
+    email: str
+    date: str  # strict ISO 8601, with the author's offset
+    stamp: int  # the same instant, in seconds since the epoch
+
+
+def _authors_of(repo: git.Repo, *revisions: str) -> list[_Authored]:
+    """Who wrote the non-merge commits `revisions` select, and when, oldest first."""
+    output = repo.git.log(
+        "--no-merges",
+        f"--max-count={_WRITER_COMMITS}",
+        "--format=%an%x1f%ae%x1f%aI%x1f%at",
+        *revisions,
+        "--",
+        stdout_as_string=False,
+    )
+    found = []
+    for line in reversed(_decode(output).splitlines()):
+        name, email, date, stamp = (line.split("\x1f") + ["", "", ""])[:4]
+        if stamp.isdigit():
+            found.append(_Authored(name, email, date, int(stamp)))
     return found
 
 

@@ -7,17 +7,20 @@ release, a `v0.x` line) has PRs of its own. GitHub's metadata names those branch
 branch's own first-parent line, the part the default branch does not hold (GitHub's
 `Merge pull request #N`, a `(#N)` squash, a merge tool's subject). A branch needs
 `MIN_LANDINGS` of them: a line maintainers land PRs on, not a feature branch that took a
-stacked PR or two.
+stacked PR or two; one is enough for a branch named as a release line (`1.4.x`,
+`tokio-1.47.x`), which its name says maintainers keep.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import git
 
+from detector.signals import release_line
 from index.git import gitsource
 from index.metadata import BRANCH_SYNC, PullMetadata, landing_pr
 
@@ -57,8 +60,15 @@ def landing_branches(
         counts, evidence = named, "metadata"
     else:
         counts, evidence = _landings_of_own(repo, tips, default), "history"
-    found = [LandingBranch(name, n, evidence) for name, n in counts.items() if n >= MIN_LANDINGS]
+    found = [LandingBranch(name, n, evidence) for name, n in counts.items() if n >= _needed(name)]
     return sorted(found, key=lambda branch: (-branch.landings, branch.name))
+
+
+def _needed(name: str) -> int:
+    """Landings that make a branch a line PRs land on: one for a branch named as a release
+    line (`1.4.x`, `tokio-1.47.x`: its name says maintainers keep it), else `MIN_LANDINGS`."""
+    line = release_line(name)
+    return 1 if line is not None and line != (math.inf,) else MIN_LANDINGS
 
 
 def _branch_tips(repo: git.Repo) -> dict[str, str]:
@@ -87,22 +97,27 @@ def _landings_of_own(repo: git.Repo, tips: dict[str, str], default: str) -> Coun
         "--format=%H %P%x1f%s", *dict.fromkeys(tips.values()), "--not", default_tip,
         as_process=True,
     )  # fmt: skip
-    commits: dict[str, tuple[str | None, bool]] = {}
+    commits: dict[str, tuple[str | None, int | None]] = {}
     for raw in process.stdout:
         ids, _, subject = raw.decode("utf-8", "replace").rstrip("\n").partition("\x1f")
         sha, *parents = ids.split()
-        commits[sha] = (parents[0] if parents else None, _is_landing(subject, len(parents)))
+        commits[sha] = (parents[0] if parents else None, _landed_pr(subject, len(parents)))
     process.wait()
-    held: dict[str, set[str]] = {}
+    pr_heads = _pr_heads(repo)
+    held: dict[str, dict[str, int]] = {}  # branch -> its landing commits -> the PR each lands
     length: dict[str, int] = {}
     for name, tip in tips.items():
-        line: set[str] = set()
+        if tip in pr_heads and tip in commits and commits[tip][1] not in pr_heads[tip]:
+            continue  # a PR's branch (its head, no landing of it): work in progress, no line
+        line: dict[str, int] = {}
         at: str | None = tip
         steps = 0
         while at in commits:
-            parent, landing = commits[at]
-            if landing:
-                line.add(at)
+            parent, number = commits[at]
+            # A commit naming the PR whose head this branch is, is that PR's own work (a
+            # branch pushed for an open PR, its commits titled after it), not a landing.
+            if number is not None and number not in pr_heads.get(tip, ()):
+                line[at] = number
             at = parent
             steps += 1
         if line:
@@ -110,17 +125,27 @@ def _landings_of_own(repo: git.Repo, tips: dict[str, str], default: str) -> Coun
     counts: Counter[str] = Counter()
     claimed: set[str] = set()
     # Most landings first; of two lines with the same ones, the one without commits of its own
-    # above them (a release line, not a branch cut from its tip).
+    # above them (a release line, not a branch cut from its tip). A PR landed in several
+    # commits is one landing.
     for name in sorted(held, key=lambda name: (-len(held[name]), length[name], name)):
-        own = held[name] - claimed
+        own = {number for sha, number in held[name].items() if sha not in claimed}
         if own:
             counts[name] = len(own)
-        claimed |= held[name]
+        claimed |= held[name].keys()
     return counts
 
 
-def _is_landing(subject: str, parents: int) -> bool:
+def _pr_heads(repo: git.Repo) -> dict[str, set[int]]:
+    """PR head commit -> the PRs whose head it is."""
+    heads: dict[str, set[int]] = {}
+    for number, pull in gitsource.pull_head_refs(repo).items():
+        heads.setdefault(pull.head, set()).add(number)
+    return heads
+
+
+def _landed_pr(subject: str, parents: int) -> int | None:
+    """The PR a commit lands, by its subject, if it is a landing."""
     number, how = landing_pr(subject)
     if number is None or BRANCH_SYNC.match(subject):
-        return False
-    return how != "merge-commit" or parents > 1
+        return None
+    return number if how != "merge-commit" or parents > 1 else None

@@ -133,3 +133,24 @@ def acknowledge(store: IndexStore, comment_ids: Iterable[int]) -> None:
 def pairs(store: IndexStore) -> set[tuple[int, int]]:
     """Every dismissed (number, other) pair, whatever said so."""
     return {(number, other) for number, other in store.rows("SELECT number, other FROM dismissals")}
+
+
+def by_number(store: IndexStore) -> dict[int, list[int]]:
+    """PR number -> the PRs it was said to be no duplicate of, in number order."""
+    found: dict[int, list[int]] = {}
+    rows = store.rows("SELECT DISTINCT number, other FROM dismissals ORDER BY other")
+    for number, other in rows:
+        found.setdefault(number, []).append(other)
+    return found
+
+
+def add_local(store: IndexStore, number: int, other: int, by: str | None, at: str | None) -> None:
+    """One way, and backed by no GitHub fact (a script's): no label or comment takes it back,
+    and a fresh index does not have it. The bot's go through `record`."""
+    store.write(
+        lambda: store.conn.execute(
+            "INSERT OR REPLACE INTO dismissals(number, other, by, at, source) "
+            "VALUES (?, ?, ?, ?, 'local')",
+            (number, other, by, at),
+        )
+    )

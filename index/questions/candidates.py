@@ -162,7 +162,7 @@ class Batch:
         }
         removed: dict[int, set[int]] = {cid: set() for cid in indexed}
         added: dict[int, set[int]] = {cid: set() for cid in indexed}
-        for change_id, side, line_hash in store.changes_with_lines(query_hashes):
+        for change_id, side, line_hash in store.lines.changes_with(query_hashes):
             if change_id in removed:
                 (removed if side == "-" else added)[change_id].add(line_hash)
                 if line_hash in rare:
@@ -298,4 +298,4 @@ def _shortlist(batch: Batch, query: ChangeEvidence, scope: Scope) -> list[int] |
 
 
 def _line_hashes(store: IndexStore, change_ids: Sequence[int]) -> set[int]:
-    return {line_hash for *_, line_hash in store.line_rows(change_ids)}
+    return {line_hash for *_, line_hash in store.lines.rows_of(change_ids)}

@@ -15,7 +15,8 @@ from index.git.doc_sections import DocumentHunk, is_document, section_titles
 from index.git.gitsource import BlobReader
 from index.git.hunk_symbols import header_kind, header_symbol
 from index.git.stored_diff import CUT, StoredChange, stored_from_change
-from index.storage.store import IndexStore, SymbolRow
+from index.storage.change_rows import SymbolRow
+from index.storage.store import IndexStore
 
 if TYPE_CHECKING:
     from index.git.symbols import Definition, SymbolExtractor

@@ -19,7 +19,8 @@ from detector.text import weigh
 from index.git.doc_sections import DocumentHunk, is_document
 from index.git.hunk_symbols import DEFINITION, is_code
 from index.metadata import taken_over
-from index.storage.store import HEADER_SYMBOL, IndexStore, SymbolRow
+from index.storage.change_rows import HEADER_SYMBOL, SymbolRow
+from index.storage.store import IndexStore
 
 _COMMIT_ID = re.compile(r"^[0-9a-f]{7,40}$")
 
@@ -177,12 +178,12 @@ def _kept_in(file: FileChange) -> set[int]:
 
 def query_from_index(store: IndexStore, number: int) -> Query | None:
     """Evidence for an indexed PR, with its line texts and places for the reasons."""
-    row = store.change_row(number)
+    row = store.changes.row(number)
     if row is None:
         return None
     evidence = load_evidence(store, [row["id"]])[0]
-    lines = store.line_rows([row["id"]])
-    texts = store.line_texts(line_hash for *_, line_hash in lines)
+    lines = store.lines.rows_of([row["id"]])
+    texts = store.lines.texts(line_hash for *_, line_hash in lines)
     line_text = {h: texts[h] for *_, h in lines if h in texts}  # in the order of the rows
     paths = dict(store.rows("SELECT id, path FROM files WHERE change_id = ?", (row["id"],)))
     line_place: dict[int, tuple[str, str | None]] = {}
@@ -228,7 +229,7 @@ def document_hunks(
 
 def part_landed(store: IndexStore, change_id: int) -> PartLanded | None:
     """A PR's landing in part as the index recorded it (`index.git.rebase_landings`), if any."""
-    rows = store.part_landing(change_id)
+    rows = store.landings.in_part(change_id)
     if not rows:
         return None
     return PartLanded(
@@ -306,13 +307,13 @@ def _by_lines(
     limit = rare_line_limit(total)
     rare = [h for h in hashes if weights.document_frequency.get(h, 0) <= limit]
     scores: dict[int, float] = defaultdict(float)
-    for change_id, _, line_hash in store.changes_with_lines(rare):
+    for change_id, _, line_hash in store.lines.changes_with(rare):
         scores[change_id] += weights(line_hash)
     ranked = sorted(scores, key=lambda cid: -scores[cid])
     kept: list[int] = []
     # Best first, a slice at a time: nearly every change is in scope, so one slice or two.
     for chunk in chunks(ranked, LINE_CANDIDATES):
-        admitted = store.ids_where(chunk, where, params)
+        admitted = store.changes.ids_where(chunk, where, params)
         kept += [change_id for change_id in chunk if change_id in admitted]
         if len(kept) >= LINE_CANDIDATES:
             break
@@ -460,7 +461,7 @@ def load_evidence(
         for row in store.query(f"SELECT * FROM changes WHERE id IN ({marks})", chunk):
             rows[row["id"]] = row
         lines = (
-            store.line_rows(chunk)
+            store.lines.rows_of(chunk)
             if shared_with is None
             else _shared_rows(store, chunk, shared_with.removed | shared_with.added)
         )
@@ -557,7 +558,7 @@ def branch_of(row: Mapping[str, Any]) -> str | None:
     """The branch a PR was proposed for, else the one a change landed on, when known (a target
     given as a commit id names no branch)."""
     landed = row["target"] if row["state"] == "merged" else None
-    return branch_name(row["base_ref"]) or branch_name(landed)
+    return branch_name(row["base_ref"]) or branch_name(landed) or row.get("fork_line")
 
 
 def branch_name(name: str | None) -> str | None:
@@ -586,14 +587,14 @@ def _shared_rows(
     store: IndexStore, change_ids: Sequence[int], shared: frozenset[int]
 ) -> list[tuple[int, int | None, str, int]]:
     """The line rows of these changes that hold one of the `shared` hashes, by hash first (as
-    `IndexStore.line_rows` gives them), found through the lookup by hash: reading every line
+    `LineRows.rows_of` gives them), found through the lookup by hash: reading every line
     of a large candidate to find the few it shares cost more. A row's file is read only for the
     changes with a shared line on both sides, the only ones where it tells a line the change
     keeps (removed and added in one file) from one it moves."""
     wanted = set(change_ids)
     found: list[tuple[int, int | None, str, int]] = [
         (cid, None, side, line_hash)
-        for cid, side, line_hash in store.changes_with_lines(sorted(shared))
+        for cid, side, line_hash in store.lines.changes_with(sorted(shared))
         if cid in wanted
     ]
     sides: dict[tuple[int, int], set[str]] = defaultdict(set)
@@ -602,7 +603,7 @@ def _shared_rows(
     both = sorted({cid for (cid, _), seen in sides.items() if len(seen) == 2})
     if not both:
         return found
-    exact = store.line_rows(both, shared)
+    exact = store.lines.rows_of(both, shared)
     read = set(both)
     rows = [row for row in found if row[0] not in read] + list(exact)
     rows.sort(key=lambda row: (row[3], row[0], -1 if row[1] is None else row[1], row[2]))

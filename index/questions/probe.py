@@ -132,12 +132,14 @@ def _landings_from_index(
     found = sorted(
         (
             (change_id, side, line)
-            for change_id, side, line in store.changes_with_lines(removed | added)
+            for change_id, side, line in store.lines.changes_with(removed | added)
             if line in (removed if side == "-" else added)
         ),
         key=lambda row: (row[1] == "+", row[2], row[0]),
     )
-    merged = store.ids_where({change_id for change_id, _, _ in found}, "c.state = 'merged'", ())
+    merged = store.changes.ids_where(
+        {change_id for change_id, _, _ in found}, "c.state = 'merged'", ()
+    )
     for change_id, side, line in found:
         if change_id not in merged:
             continue
@@ -196,8 +198,14 @@ def _landings_from_pickaxe(
         if BRANCH_SYNC.match(subject):
             continue  # carried the change from another branch; who made it is further down
         number, _ = landing_pr(subject)
-        if number is None and len(parents.split()) > 1:
+        merged = parents.split()
+        if number is None and len(merged) > 1:
             continue  # a merge that names no PR only brought the change: it did not make it
+        if len(merged) > 1:
+            # The merge of a PR names who merged it; the PR is its branch's writer's.
+            writer = gitsource.branch_writer(repo, merged[1], merged[0])
+            if writer is not None:
+                author, email = writer.name, writer.email
         landings.append(
             Landing(
                 commit=sha,

@@ -336,11 +336,13 @@ class Replayer:
             # same author, the same moment; reworded as they landed) is where this change
             # landed, recorded under another number.
             own_landing = self._lands_only_copies(before, after)
+        picks_landing = sibling_port = False
         if candidate.state == "merged":
             tip = history.line_tip
             on_line = bool(tip and self._git.is_ancestor(after, tip))
             if history.base:
                 in_base = self._git.is_ancestor(after, history.base)
+                picks_landing = not in_base and self._picks_landing(candidate)
             if history.landing and history.landing != after:
                 after_query = self._git.is_ancestor(history.landing, after)
             # A landing the index does not know (the query was merged by hand, or its commits
@@ -365,14 +367,24 @@ class Replayer:
                 # whose base branch no metadata names): that branch having it says nothing.
                 other_line = candidate.branch or history.line_name or "another branch"
         else:
-            # Opened once this change had landed: whatever its branch holds, it came after.
-            after_query = history.merged and earlier(history.merged_at, candidate.created_at)
+            # Opened once this change had landed, or after this change was opened (GitHub
+            # numbers PRs in order; a head commit's date, all git knows without metadata, can
+            # be older): whatever its branch holds, it came after, and this change landed.
+            opened_later = (
+                history.number is not None
+                and candidate.number is not None
+                and candidate.number > history.number
+            )
+            after_query = history.merged and (
+                earlier(history.merged_at, candidate.created_at) or opened_later
+            )
             carries = any(
                 self._git.is_ancestor(own, after)
                 for own in dict.fromkeys((history.head, history.landing))
                 if own
             ) or self._carries_copies(candidate, after)
             stacked = self._stacked_on(candidate, after)
+            sibling_port = self._same_pick(candidate, before, after)
         not_own = candidate.state != "merged" and self._not_its_own_work(
             candidate, before, after, result
         )
@@ -391,7 +403,40 @@ class Replayer:
             restores=restores,
             carries_landing=carries_landing,
             not_own=not_own,
+            picks_landing=picks_landing,
+            sibling_port=sibling_port,
         )
+
+    def _landings_picked(self, start: str, end: str) -> set[int]:
+        """The PRs whose landing commit a range holds a copy of, by its subject (`(#M)`)."""
+        try:
+            subjects = self._git.log(
+                f"--max-count={MAX_RANGE_COMMITS}", "--format=%s", f"{start}..{end}"
+            )
+        except git.GitCommandError:
+            return set()
+        return {n for s in subjects.splitlines() if (n := landing_pr(s)[0]) is not None}
+
+    def _same_pick(self, candidate: ChangeEvidence, start: str, end: str) -> bool:
+        """This unmerged change and an unmerged candidate from another base both pick the same
+        landed commit (`Title (#M)`): ports of #M to two lines, not one change opened twice."""
+        history = self._history
+        if history.merged or not history.base or not history.head:
+            return False
+        if not candidate.base_commit or candidate.base_commit == history.base:
+            return False
+        mine = self._landings_picked(history.base, history.head) - {history.number}
+        return bool(mine and mine & (self._landings_picked(start, end) - {candidate.number}))
+
+    def _picks_landing(self, candidate: ChangeEvidence) -> bool:
+        """This unmerged change's own range holds a commit whose subject lands the candidate
+        (`Title (#M)` cherry-picked, subject and all), on a base that lacks the candidate's
+        landing: it ports that landing to where it started (a backport to a release line
+        merged up later, whose base branch no metadata names), it does not repeat it."""
+        history = self._history
+        if candidate.number is None or history.merged or not (history.base and history.head):
+            return False
+        return candidate.number in self._landings_picked(history.base, history.head)
 
     def _carries_landing(self, candidate: ChangeEvidence, start: str, end: str) -> bool:
         """The candidate's change holds a commit whose subject lands this merged change (its

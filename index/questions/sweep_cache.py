@@ -73,10 +73,10 @@ def sharing_rare_lines(store: IndexStore, change_ids: Sequence[int]) -> set[int]
     if not change_ids:
         return set()
     limit = lookup.rare_line_limit(int(store.get_meta("change_count") or 1))
-    read = {line_hash for *_, line_hash in store.line_rows(change_ids)}
+    read = {line_hash for *_, line_hash in store.lines.rows_of(change_ids)}
     df = lookup.line_weights(store, read).document_frequency
     hashes = {h for h in read if h in df and df[h] <= limit}
-    return {change_id for change_id, _, _ in store.changes_with_lines(sorted(hashes))}
+    return {change_id for change_id, _, _ in store.lines.changes_with(sorted(hashes))}
 
 
 def issues_named(store: IndexStore) -> dict[int, frozenset[str]]:

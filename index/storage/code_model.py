@@ -118,15 +118,15 @@ def fill_code_words(store: IndexStore, counted: Sequence[int] = ()) -> int:
     """Store the words of every change that lacks them, recount their document frequency and
     weigh the vectors of those and of `counted` (changes whose words were stored as they were
     written); returns how many changes were read here."""
-    pending = store.changes_without_code_words()
+    pending = store.derived.changes_without_code_words()
     most_used_words = code_word_counter()
     for start in range(0, len(pending), _BATCH):
         batch = pending[start : start + _BATCH]
-        store.save_code_words(
-            {cid: most_used_words(lines) for cid, lines in store.line_texts_of(batch).items()}
+        store.derived.save_code_words(
+            {cid: most_used_words(lines) for cid, lines in store.lines.texts_of(batch).items()}
         )
     if pending or counted or store.get_meta("derived_stale") != "0":
-        store.settle_code_word_df()
+        store.derived.settle_code_word_df()
     weigh_code_words(store, sorted({*pending, *counted}))
     return len(pending)
 
@@ -140,12 +140,12 @@ def weigh_code_words(store: IndexStore, counted: list[int]) -> None:
     weigh_all = documents > REWEIGH_GROWTH * weighed_at
     if not counted and not weigh_all:
         return
-    df = store.code_word_df()
+    df = store.derived.code_word_df()
     idf = inverse_frequencies(df.keys(), df, documents)
     if weigh_all:
-        store.replace_all_code_terms(
+        store.derived.replace_all_code_terms(
             (change_id, word, weight)
-            for change_id, counts in store.all_code_words()
+            for change_id, counts in store.derived.all_code_words()
             for word, weight in code_vector(counts, idf).items()
         )
         store.set_meta("code_terms_documents", str(documents))
@@ -154,7 +154,7 @@ def weigh_code_words(store: IndexStore, counted: list[int]) -> None:
         batch = counted[start : start + _BATCH]
         rows = [
             (change_id, word, weight)
-            for change_id, counts in store.code_words_of(batch).items()
+            for change_id, counts in store.derived.code_words_of(batch).items()
             for word, weight in code_vector(counts, idf).items()
         ]
-        store.replace_code_terms(batch, rows)
+        store.derived.replace_code_terms(batch, rows)

@@ -64,7 +64,7 @@ def follow_cut(repo: git.Repo, store: IndexStore) -> list[str]:
             f"SELECT id FROM changes WHERE status = 'skipped' AND sha IN ({marks})", earlier
         )
         for row in rows:
-            store.delete_change(row["id"])
+            store.changes.delete(row["id"])
         for name in store.finished_targets():
             store.set_meta(f"target:{name}", "")  # read from the root: stop at nothing
     if cut or earlier:

@@ -558,6 +558,15 @@ def _landings_in_part(conn: sqlite3.Connection) -> None:
     )
 
 
+def _fork_lines(conn: sqlite3.Connection) -> None:
+    """The release line an unmerged PR is for, as git shows it (`fork_line`: its fork point
+    is on that line's first-parent line), where no metadata names its base branch. Rows of an
+    older index learn it when their head is read again."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(changes)")}
+    if "fork_line" not in columns:
+        conn.execute("ALTER TABLE changes ADD COLUMN fork_line TEXT")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -575,6 +584,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _landings_by_rebase,
     _state_and_title_sources,
     _landings_in_part,
+    _fork_lines,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

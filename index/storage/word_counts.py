@@ -1,6 +1,6 @@
 """In how many changes each code word appears (`code_word_df`), kept up to date as a run writes.
 
-A first run counts them all at its end (`IndexStore.rebuild_code_word_df`); a later run adds
+A first run counts them all at its end (`DerivedRows.rebuild_code_word_df`); a later run adds
 the words of each change it writes and takes away those of each change it deletes, in the same
 transaction, and `settle` drops the words no change has left: the same rows as a recount,
 without reading every change's words again.

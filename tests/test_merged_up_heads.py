@@ -1,0 +1,254 @@
+"""PRs landed on a release line that is merged up into main, without GitHub's metadata.
+
+Stories (tokio's way): release lines `1.0.x` and `1.1.x` live beside main; a PR "Merge
+'v1.0.1' into '1.1.x' (#N)" merges one line's release into the next and lands by
+fast-forward; a fix lands on `1.1.x` the same way, after such a merge; the lines are merged
+into main at each release. Such a PR's change is its own commit(s), not the line's history
+since it left main: else it "made" every fix the older line never had.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from index.indexer import index_repository
+from tests.repo_builder import RepoBuilder, run_cli
+
+
+def change(db: Path, number: int) -> dict:
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        row = conn.execute("SELECT * FROM changes WHERE number = ?", (number,)).fetchone()
+        return dict(row) if row else {}
+
+
+def files_of(db: Path, number: int) -> set[str]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT path FROM files WHERE change_id = (SELECT id FROM changes WHERE number = ?)",
+            (number,),
+        ).fetchall()
+    return {path for (path,) in rows}
+
+
+TIMEOUT = """def wait(timeout):
+    return poll(timeout)
+"""
+FIXED = """def wait(timeout):
+    if timeout is None:
+        timeout = 30.0
+    return poll(timeout)
+"""
+
+
+def release_lines(builder: RepoBuilder) -> tuple[str, str]:
+    """main, `1.0.x` cut early, the timeout fix on main (#2), `1.1.x` cut after it; `1.0.x`
+    releases v1.0.1 and main merges it. Returns (1.0.x's release, 1.1.x's tip)."""
+    builder.commit("Initial", {"wait.py": TIMEOUT, "CHANGELOG.md": "# 1.0.0\n"})
+    builder.checkout("1.0.x", "main")
+    builder.checkout("main")
+    builder.pr_branch(2, [("Default the timeout", {"wait.py": FIXED})])
+    builder.merge_pr(2, how="squash")
+    builder.delete_pr_branch(2)
+    builder.checkout("1.1.x", "main")
+    builder.commit("chore: prepare v1.1.0", {"CHANGELOG.md": "# 1.1.0\n\n# 1.0.0\n"})
+    builder.checkout("1.0.x")
+    release = builder.commit("chore: prepare v1.0.1", {"CHANGELOG.md": "# 1.0.1\n\n# 1.0.0\n"})
+    builder.git("tag", "v1.0.1")
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "v1.0.1", "-m", "Merge 'v1.0.1' into 'main' (#4)")
+    return release, builder.head("1.1.x")
+
+
+def merge_up_pr(builder: RepoBuilder, number: int, release: str, subject: str = "") -> str:
+    """PR `number`: a branch from `1.1.x` merging `release`, its subject naming the PR unless
+    `subject` says otherwise; landed on `1.1.x` by fast-forward, and `1.1.x` merged into main."""
+    builder.checkout(f"merge-{number}", "1.1.x")
+    subject = subject or f"Merge 'v1.0.1' into '1.1.x' (#{number})"
+    builder.git("merge", "-q", "--no-ff", "-X", "ours", release, "-m", subject)
+    head = builder.head()
+    builder.git("update-ref", f"refs/pull/{number}/head", head)
+    builder.checkout("1.1.x")
+    builder.git("merge", "-q", "--ff-only", head)
+    builder.git("branch", "-q", "-D", f"merge-{number}")
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "1.1.x", "-m", "Merge '1.1.x' into 'main' (#9)")
+    return head
+
+
+def test_a_merge_up_pr_named_in_its_own_head_is_that_merge_alone(tmp_path: Path):
+    builder = RepoBuilder(tmp_path / "repo")
+    release, line_tip = release_lines(builder)
+    head = merge_up_pr(builder, 5, release)
+    # An open PR from 1.0.x makes the timeout fix #2 made on main.
+    builder.pr_branch(7, [("Default the timeout to 30 s", {"wait.py": FIXED})], start="1.0.x")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    pr5 = change(db, 5)
+    assert (pr5["state"], pr5["head_sha"], pr5["base_sha"]) == ("merged", head, line_tip)
+    assert "wait.py" not in files_of(db, 5)  # the fix #2 made is no work of the merge-up
+    code, out, err = run_cli(
+        builder.path, "check", "--db", str(db), "--pr", "7", "--format", "json"
+    )
+    named = [finding["pr"] for finding in json.loads(out)["findings"]]
+    assert 5 not in named, out
+    assert named[:1] == [2], out
+
+
+def test_a_merge_up_pr_whose_subject_names_no_pr_is_that_merge_alone(tmp_path: Path):
+    builder = RepoBuilder(tmp_path / "repo")
+    release, line_tip = release_lines(builder)
+    head = merge_up_pr(builder, 5, release, "Merge branch '1.0.x' into 1.1.x")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert (change(db, 5)["head_sha"], change(db, 5)["base_sha"]) == (head, line_tip)
+    assert "wait.py" not in files_of(db, 5)
+
+
+def test_a_fix_landed_on_a_release_line_after_a_merge_up_is_its_own_commit(tmp_path: Path):
+    builder = RepoBuilder(tmp_path / "repo")
+    release, _ = release_lines(builder)
+    builder.checkout("1.1.x")
+    builder.git(
+        "merge", "-q", "--no-ff", "-X", "ours", release, "-m", "Merge 'v1.0.1' into '1.1.x'"
+    )
+    line_tip = builder.head()
+    head = builder.pr_branch(
+        6, [("ci: pin the toolchain", {"ci.yml": "toolchain: 1.70\n"})], base="1.1.x"
+    )
+    builder.checkout("1.1.x")
+    builder.git("merge", "-q", "--ff-only", head)  # landed by fast-forward
+    builder.delete_pr_branch(6)
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "1.1.x", "-m", "Merge '1.1.x' into 'main' (#9)")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    pr6 = change(db, 6)
+    assert (pr6["state"], pr6["base_sha"]) == ("merged", line_tip)
+    assert files_of(db, 6) == {"ci.yml"}
+
+
+def test_a_branch_pushed_for_an_open_pr_is_no_landing_line(tmp_path: Path):
+    """A contributor's branch in the repository holds PR 8's commits, each titled "(#8)" (its
+    earlier squashes re-applied), and one other PR's squash: one landing, not five."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.checkout("work/steal", "main")
+    for step in range(4):
+        builder.commit(f"rt: stealing step {step} (#8)", {"steal.py": f"STEP = {step}\n"})
+    builder.commit("test: drop a flaky task (#3)", {"test_steal.py": "FLAKY = False\n"})
+    builder.commit("wip: fast path", {"steal.py": "STEP = 9\n"})
+    builder.git("update-ref", "refs/pull/8/head", builder.head())
+    builder.checkout("main")
+    builder.commit("Work on main", {"app.py": "VERSION = 2\n"})
+    db = tmp_path / "index.db"
+
+    summary = index_repository(builder.path, db_path=db)
+
+    assert summary.targets == ["main"]
+    assert change(db, 8)["state"] == "unmerged"
+
+
+def test_an_open_backport_to_a_release_line_is_said_as_one_without_metadata(tmp_path: Path):
+    """PR 5 cherry-picks main's fix (#2) onto `tokio-1.4.x`, which has one landing of its own
+    and is not merged into main: the line is read, and PR 5 is a backport (its line lacks the
+    fix), not "already done in #2"."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"wait.py": TIMEOUT, "CHANGELOG.md": "# 1.4.0\n"})
+    builder.checkout("tokio-1.4.x", "main")
+    builder.checkout("main")
+    builder.pr_branch(2, [("Default the timeout", {"wait.py": FIXED})])
+    fix = builder.merge_pr(2, how="squash")
+    builder.delete_pr_branch(2)
+    builder.pr_branch(3, [("chore: prepare v1.4.1", {"CHANGELOG.md": "# 1.4.1\n"})],
+                      base="tokio-1.4.x")  # fmt: skip
+    builder.merge_pr(3, how="squash", base="tokio-1.4.x")
+    builder.delete_pr_branch(3)
+    builder.checkout("pr-5", "tokio-1.4.x")
+    builder.git("cherry-pick", fix)
+    builder.git("update-ref", "refs/pull/5/head", builder.head())
+    builder.checkout("main")
+    db = tmp_path / "index.db"
+
+    summary = index_repository(builder.path, db_path=db)
+
+    assert summary.targets == ["main", "tokio-1.4.x (1 PR landings of its own)"]
+    assert change(db, 3)["state"] == "merged"
+    assert change(db, 5)["fork_line"] == "tokio-1.4.x"
+    code, out, err = run_cli(
+        builder.path, "check", "--db", str(db), "--pr", "5", "--format", "json"
+    )
+    best = json.loads(out)["findings"][0]
+    assert best["pr"] == 2 and best["verdict"] not in {"already-merged", "duplicate"}, out
+    assert any("a backport, not a duplicate" in reason for reason in best["reasons"]), out
+
+
+def test_a_pick_of_a_landing_onto_a_merged_up_line_is_a_port(tmp_path: Path):
+    """`1.4.x` is merged up into main at each release, so git cannot tell that PR 5 is for
+    it; but PR 5's commit is main's squash of #2, picked with its subject, onto a base that
+    lacks it: a port of #2, not "already done in #2"."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"wait.py": TIMEOUT, "CHANGELOG.md": "# 1.4.0\n"})
+    builder.checkout("1.4.x", "main")
+    builder.commit("chore: prepare v1.4.1", {"CHANGELOG.md": "# 1.4.1\n"})
+    builder.checkout("main")
+    builder.pr_branch(2, [("Default the timeout", {"wait.py": FIXED})])
+    fix = builder.merge_pr(2, how="squash")
+    builder.delete_pr_branch(2)
+    builder.git("merge", "-q", "--no-ff", "1.4.x", "-m", "Merge '1.4.x' into 'main'")
+    builder.checkout("pr-5", "1.4.x")
+    builder.git("cherry-pick", fix)
+    builder.git("update-ref", "refs/pull/5/head", builder.head())
+    builder.checkout("main")
+    builder.git("branch", "-q", "-D", "pr-5")
+    db = tmp_path / "index.db"
+    index_repository(builder.path, db_path=db)
+
+    code, out, err = run_cli(
+        builder.path, "check", "--db", str(db), "--pr", "5", "--format", "json"
+    )
+
+    best = json.loads(out)["findings"][0]
+    assert best["pr"] == 2 and best["verdict"] not in {"already-merged", "duplicate"}, out
+    assert any("a port of #2" in reason for reason in best["reasons"]), out
+    assert code == 0, err
+
+
+def test_one_fix_picked_onto_two_lines_is_two_ports_not_a_resubmission(tmp_path: Path):
+    """Ann picks main's fix (#2) onto `1.4.x` (#5) and onto `1.5.x` (#6), both lines merged up
+    into main: the same patch by the same author, but one port per line, not #6 opened again."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"wait.py": TIMEOUT, "CHANGELOG.md": "# 1.4.0\n"})
+    for line in ("1.4.x", "1.5.x"):
+        builder.checkout(line, "main")
+        builder.commit(f"chore: prepare {line}", {"CHANGELOG.md": f"# {line}\n"})
+    builder.checkout("main")
+    builder.pr_branch(2, [("Default the timeout", {"wait.py": FIXED})])
+    fix = builder.merge_pr(2, how="squash")
+    builder.delete_pr_branch(2)
+    for number, line in ((5, "1.4.x"), (6, "1.5.x")):
+        builder.git("merge", "-q", "--no-ff", "-X", "ours", line, "-m", f"Merge '{line}'")
+        builder.checkout(f"pick-{number}", line)
+        builder.git("cherry-pick", fix)
+        builder.git("update-ref", f"refs/pull/{number}/head", builder.head())
+        builder.checkout("main")
+        builder.git("branch", "-q", "-D", f"pick-{number}")
+    db = tmp_path / "index.db"
+    index_repository(builder.path, db_path=db)
+
+    code, out, err = run_cli(
+        builder.path, "check", "--db", str(db), "--pr", "6", "--format", "json"
+    )
+
+    found = json.loads(out)["findings"]
+    assert [f["pr"] for f in found if f["verdict"] in {"duplicate", "already-merged"}] == [], out
+    [about_5] = [f for f in found if f["pr"] == 5]
+    assert any("two ports of one change" in reason for reason in about_5["reasons"]), out
