@@ -691,7 +691,7 @@ class _Matcher:
             return
         spans = []
         for number in numbers:
-            row = engine.store.change_row(number)
+            row = engine.store.changes.row(number)
             base, head = pr_span(row) if row is not None else (None, None)
             if base and head:
                 spans.append((base, head))
