@@ -34,6 +34,7 @@ MIN_LOOSE_BLOCK = 3  # a pure addition found anywhere in the file needs this man
 MAX_DIFF_LINES = 1500  # a candidate's edit of a region is read with difflib up to this size
 ANCHOR_SEARCH = 200  # lines searched around a region for a line both versions have once
 BLOCK_SEARCH = 5000  # lines searched for a block's opening and closing lines
+COUNTED_LINES = 64  # lines looked at to count normalised lines one by one, at least
 STRONG_CONTEXT = 3  # context lines that place a hunk on their own (fewer: its neighbours do)
 PARTIAL_SHARE = 0.25  # of the hunks that carry code, this much done: a real part is done
 SAME_CODE_SHARE = 0.7  # of a hunk's code lines, this many written by the candidate (as the
@@ -640,6 +641,8 @@ class FileText:
         self._joined = "\n" + "\n".join(self.lines) + "\n"
         self._where: dict[str, list[int]] | None = None
         self._normalised: Counter[str] | None = None
+        self._counts: dict[str, int] = {}  # lines counted one by one, before `_normalised`
+        self._looked = 0  # lines looked at to count them one by one
         self._words: set[str] | None = None
 
     @classmethod
@@ -693,8 +696,36 @@ class FileText:
         return joined.count("\n", 0, at)
 
     @property
-    def normalised(self) -> Counter[str]:
+    def normalised(self) -> LineCounts:
         """How often each whitespace-normalised line occurs (a re-indent is the same line)."""
+        return LineCounts(self)
+
+    def normalised_count(self, line: str) -> int:
+        """How often the whitespace-normalised `line` occurs. A replay asks about a few lines
+        of a large file: each is counted among the lines holding its longest word, found by
+        a scan of the text, until the lines looked at so cost about what counting every line
+        once costs (then every line is counted)."""
+        if self._normalised is not None:
+            return self._normalised[line]
+        if line in self._counts:
+            return self._counts[line]
+        word = max(line.split(" "), key=len)
+        budget = max(COUNTED_LINES, len(self.lines) // 4)
+        if not word:
+            return self._count_all()[line]
+        joined, found = self._joined, 0
+        at = joined.find(word)
+        while at != -1:
+            start, end = joined.rfind("\n", 0, at) + 1, joined.find("\n", at)
+            self._looked += 1
+            if self._looked > budget:
+                return self._count_all()[line]
+            found += " ".join(joined[start:end].split()) == line
+            at = joined.find(word, end)
+        self._counts[line] = found
+        return found
+
+    def _count_all(self) -> Counter[str]:
         if self._normalised is None:
             # `normalise_line` of every line, without a Python call per line.
             self._normalised = Counter(map(" ".join, map(str.split, self.lines)))
@@ -710,6 +741,21 @@ class FileText:
         if self._words is None:
             self._words = names(self._joined)
         return self._words
+
+
+class LineCounts:
+    """A file's whitespace-normalised lines, counted as they are asked about (`FileText`)."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, text: FileText) -> None:
+        self._text = text
+
+    def __getitem__(self, line: str) -> int:
+        return self._text.normalised_count(line)
+
+    def get(self, line: str, default: int = 0) -> int:
+        return self._text.normalised_count(line) or default
 
 
 def _needle(block: Sequence[str]) -> str:
@@ -805,7 +851,10 @@ def _same_code(
 
 
 def _written(
-    added: Sequence[str], removed: Sequence[str], before: Counter[str], after: Counter[str]
+    added: Sequence[str],
+    removed: Sequence[str],
+    before: Counter[str] | LineCounts,
+    after: Counter[str] | LineCounts,
 ) -> bool:
     """Most `added` lines are more often in `after` than `before`, every `removed` one less."""
     written = sum(1 for line in added if after[line] > before[line])

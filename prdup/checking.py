@@ -503,6 +503,7 @@ def match_pr(
     deciding_only: bool = False,
     shared: SharedReads | None = None,
     tips: dict[str, str | None] | None = None,
+    diffs: Mapping[tuple[str, str], str] | None = None,
 ) -> tuple[list[Finding], Change | None]:
     """`check --pr N`'s findings for an indexed PR (its `row`), the sweep's too; and the PR's
     change where the probe read it.
@@ -510,7 +511,8 @@ def match_pr(
     The sweep passes `probe=False`: the target probe reads the PR's diff and the target's
     version of every file it changes (about 0.1 s a PR), to find landings the index does not
     name. Every other step is the same. It also passes `shared` (replays' reads kept across
-    its queries) and `tips` (each branch's tip, read once a sweep).
+    its queries), `tips` (each branch's tip, read once a sweep) and `diffs` (PRs' diffs read
+    together, by span: `pr_change`).
     """
     number = row["number"]
     query = engine.query_of(number)
@@ -533,10 +535,10 @@ def match_pr(
         # The tip probe looks for landings the index does not know; it reads the diff now.
         # A merged PR's own landing is known: its diff is read only if a replay needs it.
         tip = pr_line_tip(repo, row, target, tips)
-        change = pr_change(repo, row, settings)
+        change = pr_change(repo, row, settings, diffs)
     if row["truncated"] and row["state"] != "merged":
         # Stored cut: the index holds its first files' lines only; read all of it from git.
-        change = change if change is not None else pr_change(repo, row, settings)
+        change = change if change is not None else pr_change(repo, row, settings, diffs)
         if change is not None:
             query = _whole_query(engine.store, repo, query, change, settings)
     findings = match_query(
@@ -549,7 +551,7 @@ def match_pr(
         change=change,
         tip=tip,
         history=lambda: pr_history(row, tip or pr_line_tip(repo, row, target, tips), target),
-        load_change=lambda: pr_change(repo, row, settings),
+        load_change=lambda: pr_change(repo, row, settings, diffs),
         deciding_only=deciding_only,
         titled=lambda query, candidates: _titled(
             repo, engine.store, row, settings, query, candidates
@@ -664,13 +666,20 @@ def _whole_query(
     )
 
 
-def pr_change(repo: git.Repo, row: Mapping[str, Any], settings: Settings) -> Change | None:
-    """An indexed PR's own diff, to replay (None when its commits are gone)."""
+def pr_change(
+    repo: git.Repo,
+    row: Mapping[str, Any],
+    settings: Settings,
+    diffs: Mapping[tuple[str, str], str] | None = None,
+) -> Change | None:
+    """An indexed PR's own diff, to replay (None when its commits are gone); taken from
+    `diffs` (by span: `gitsource.diffs_between`) where it is there."""
     base, head = pr_span(row)
     if not (base and head):
         return None
     try:
-        diff = gitsource.diff_between(repo, base, head)
+        known = diffs.get((base, head)) if diffs is not None else None
+        diff = known if known is not None else gitsource.diff_between(repo, base, head)
         change, _ = parse_filtered(diff, settings)
     except (git.GitCommandError, NotADiff):
         return None

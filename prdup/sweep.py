@@ -89,7 +89,7 @@ from index.questions import candidates, lookup, replaying, sweep_cache
 from index.questions.candidates import Batch, CandidateEngine, ChangeRow, read_change_rows
 from index.storage import IndexStore, identity
 from prdup import checking
-from prdup.checking import match_pr, open_index, pr_info
+from prdup.checking import match_pr, open_index, pr_info, pr_span
 from prdup.lifetime import die_with_parent, signals_held
 from prdup.titles import shown_title
 
@@ -102,6 +102,7 @@ MIN_DRIFT = 25
 MMAP_BYTES = 1 << 30
 MIN_PARALLEL = 20  # fewer PRs than this are matched in this process: forking costs more
 MIN_PARALLEL_REPLAYING = 4  # the same where PRs are replayed (a PR then costs ~0.3 s)
+DIFFS_READ_TOGETHER = 16  # PRs whose diffs one git process reads, handed to a process at once
 SHOWN_LINES = 12  # shared lines kept per finding for the report
 CANDIDATE_STATES = ("merged", "open", "unmerged")
 # Findings that make no claim (overlap, related) are kept for the related class: those scoring
@@ -662,6 +663,7 @@ class _Matcher:
     repo: git.Repo | None = None
     shared: replaying.SharedReads | None = None  # what replays read, kept across this process's PRs
     tips: dict[str, str | None] = field(default_factory=dict)  # each branch's tip, read once
+    diffs: dict[tuple[str, str], str] = field(default_factory=dict)  # PRs' diffs, by span
 
     def open(self) -> CandidateEngine:
         """This process's engine, on its own connection; it only reads (no `query_only`: the
@@ -674,6 +676,26 @@ class _Matcher:
                 self.repo = gitsource.open_repository(self.source.git_dir)
                 self.shared = replaying.SharedReads(self.repo)
         return self.engine
+
+    def check_all(self, numbers: list[int]) -> list[tuple[int, list[SweptFinding]]]:
+        """`check` of each PR, their diffs read first (`read_diffs`)."""
+        self.read_diffs(numbers)
+        return [(number, self.check(number)) for number in numbers]
+
+    def read_diffs(self, numbers: list[int]) -> None:
+        """The diffs of the PRs checked next, through one git process: most PRs are
+        replayed, and a replay needs the PR's diff."""
+        engine = self.open()
+        self.diffs = {}
+        if self.repo is None:
+            return
+        spans = []
+        for number in numbers:
+            row = engine.store.changes.row(number)
+            base, head = pr_span(row) if row is not None else (None, None)
+            if base and head:
+                spans.append((base, head))
+        self.diffs = gitsource.diffs_between(self.repo, spans)
 
     def check(self, number: int) -> list[SweptFinding]:
         """`check --pr N`'s findings (no target probe), in its order: every deciding one, and
@@ -694,6 +716,7 @@ class _Matcher:
             deciding_only=True,
             shared=self.shared,
             tips=self.tips,
+            diffs=self.diffs,
         )
         keys = self.batch.keys
         kept: list[SweptFinding] = []
@@ -747,9 +770,9 @@ def _replay_source(
     return ReplaySource(gitsource.git_dir(repo), target, settings)
 
 
-def _check_in_worker(number: int) -> tuple[int, list[SweptFinding]]:
+def _check_in_worker(numbers: list[int]) -> list[tuple[int, list[SweptFinding]]]:
     assert _worker is not None
-    return number, _worker.check(number)
+    return _worker.check_all(numbers)
 
 
 def _run(
@@ -768,11 +791,17 @@ def _run(
     report = progress or (lambda done, total: None)
     can_fork = "fork" in multiprocessing.get_all_start_methods()
     least = MIN_PARALLEL if source is None else MIN_PARALLEL_REPLAYING
-    if jobs <= 1 or len(numbers) < least or not can_fork:
+    parallel = jobs > 1 and len(numbers) >= least and can_fork
+    # PRs go to a process a few at a time, their diffs read together (`check_all`).
+    size = max(1, min(DIFFS_READ_TOGETHER, len(numbers) // (jobs * 4))) if parallel else 16
+    parts = [numbers[start : start + size] for start in range(0, len(numbers), size)]
+    if not parallel:
         try:
-            for done, number in enumerate(numbers, 1):
-                results[number] = matcher.check(number)
-                report(done, len(numbers))
+            for part in parts:
+                matcher.read_diffs(part)
+                for number in part:
+                    results[number] = matcher.check(number)
+                    report(len(results), len(numbers))
         finally:
             matcher.close()
         return results
@@ -783,12 +812,9 @@ def _run(
         with signals_held():  # a stop met while forking would print a traceback
             pool = multiprocessing.get_context("fork").Pool(jobs, die_with_parent)
         with pool:
-            chunk = max(1, min(64, len(numbers) // (jobs * 8)))
-            for done, (number, found) in enumerate(
-                pool.imap_unordered(_check_in_worker, numbers, chunksize=chunk), 1
-            ):
-                results[number] = found
-                report(done, len(numbers))
+            for found in pool.imap_unordered(_check_in_worker, parts):
+                results.update(found)
+                report(len(results), len(numbers))
     finally:
         _worker = None
     return results

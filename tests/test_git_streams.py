@@ -112,3 +112,23 @@ def test_a_text_diff_holding_nul_and_separators_indexes_every_commit(
     ]
     code, out, _ = run_cli(builder.path, "show", "5", "--db", str(db_path))
     assert code == 0 and "file: logo.ai [modified]" in out and "+1 -0" in out
+
+
+def test_diffs_read_together_are_each_pr_own_diff(builder: RepoBuilder):
+    """The sweep reads its PRs' diffs through one git process: each is exactly the diff `check`
+    reads alone; a span whose commit git does not have, and a head given with two bases, are
+    left out for the caller to read alone."""
+    base = builder.commit("Add modules", {"a.py": "a = 1\n", "b.py": "b = 1\n"})
+    first = builder.commit("Change a", {"a.py": "a = 2\n"})
+    same = builder.commit("Change nothing", {})
+    second = builder.commit("Change b, add c", {"b.py": "b = 2\n", "c.py": "c = 1\n"})
+    repo = gitsource.open_repository(builder.path)
+    spans = [(base, first), (first, same), (first, second), (base, second)]
+    found = gitsource.diffs_between(repo, spans)
+    assert set(found) == {(base, first), (first, same)}  # `second` given with two bases
+    for span in found:
+        assert found[span] == gitsource.diff_between(repo, *span), span
+    assert found[(first, same)] == "" and "a = 2" in found[(base, first)]
+    broken = gitsource.diffs_between(repo, [(base, first), ("f" * 40, second)])
+    assert ("f" * 40, second) not in broken
+    assert all(broken[span] == gitsource.diff_between(repo, *span) for span in broken)

@@ -7,8 +7,10 @@ says alone. A new landing or a new PR still changes the answers a re-sweep gives
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
+from detector.model import normalise_line
 from detector.replay import FileText
 from index.config import Settings
 from index.git import gitsource
@@ -74,8 +76,8 @@ def test_shared_texts_keep_the_newest_within_their_budget(builder: RepoBuilder):
     shared = SharedReads(repo, max_chars=400)
     blobs = gitsource.BlobReader(repo)
 
-    def read(spec: str) -> bytes | None:
-        return blobs.read(spec, 10_000)
+    def read(spec: str) -> tuple[str, bytes] | None:
+        return blobs.read_blob(spec, 10_000)
 
     a = shared.text("HEAD:a.py", read)
     assert a is not None and a.lines[0] == "a = 1"
@@ -86,6 +88,31 @@ def test_shared_texts_keep_the_newest_within_their_budget(builder: RepoBuilder):
     assert shared.text("HEAD:missing.py", read) is None
 
 
+def test_a_file_unchanged_between_commits_is_one_text(builder: RepoBuilder):
+    """A file no commit between two landings touched is the same blob at both: what a replay
+    worked out about it at one (its normalised lines) serves the other; a changed file is
+    its own text."""
+    builder.commit("Add two modules", {"a.py": "a = 1\n" * 5, "b.py": "b = 2\n"})
+    builder.commit("Change b", {"b.py": "b = 3\n"})
+    repo = gitsource.open_repository(builder.path)
+    shared = SharedReads(repo)
+    blobs = gitsource.BlobReader(repo)
+
+    def read(spec: str) -> tuple[str, bytes] | None:
+        return blobs.read_blob(spec, 10_000)
+
+    def text(spec: str) -> FileText | None:
+        return shared.text(spec, read, blobs.identify)
+
+    old_a, new_a = text("HEAD~1:a.py"), text("HEAD:a.py")
+    assert old_a is not None and new_a is old_a and new_a.normalised["a = 1"] == 5
+    old_b, new_b = text("HEAD~1:b.py"), text("HEAD:b.py")
+    assert old_b is not None and new_b is not None and new_b is not old_b
+    assert (old_b.lines, new_b.lines) == (["b = 2"], ["b = 3"])
+    assert text("HEAD:missing.py") is None
+    assert shared.blobs_read == 5 and shared.contents_read == 3  # a.py read once
+
+
 def test_a_line_found_once_is_where_the_map_puts_it():
     text = FileText(["def f():", "    x = 1", "    return x", "", "    x = 1", "y = 2  "])
     assert text.once("    return x") == 2
@@ -94,6 +121,28 @@ def test_a_line_found_once_is_where_the_map_puts_it():
     assert text.once("z = 3") is None
     assert text.where["    return x"] == [2]  # the map built, the answers stay
     assert text.once("    return x") == 2 and text.once("    x = 1") is None
+
+
+def test_normalised_lines_are_counted_as_every_line_would_be():
+    """A file's normalised lines are counted one by one as a replay asks about them, and all
+    at once past `COUNTED_LINES`: either way each count is that of every line normalised."""
+    lines = [
+        "def f(x):",
+        "    return x  +  1",
+        "\treturn x + 1",
+        "return x + 12",
+        "x = x + x",
+        "    x = x   + x  ",
+        *(f"value_{n} = {n}" for n in range(100)),
+    ]
+    expected = Counter(normalise_line(line) for line in lines)
+    asked = [*expected, "return x", "x", "missing line", "x = x", *(f"y{n}" for n in range(70))]
+    text = FileText(lines)
+    assert [text.normalised[line] for line in asked] == [expected[line] for line in asked]
+    assert text.normalised["return x + 1"] == 2 and text.normalised["x = x + x"] == 2
+    assert text.normalised.get("missing line", 0) == 0
+    fresh = FileText(lines)
+    assert [fresh.normalised[line] for line in asked[:5]] == [expected[line] for line in asked[:5]]
 
 
 def test_a_resweep_sees_a_new_landing_and_a_new_pr(builder: RepoBuilder):

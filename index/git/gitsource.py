@@ -12,6 +12,7 @@ import queue
 import re
 import secrets
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -1014,6 +1015,29 @@ def diff_between(repo: git.Repo, base: str, head: str) -> str:
     return _decode(repo.git.diff(base, head, *DIFF_OPTIONS, stdout_as_string=False))
 
 
+_FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+def diffs_between(repo: git.Repo, spans: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """`diff_between` of many (base, head) spans of commit ids through one `git diff-tree
+    --stdin` (the sweep's: a git process per PR cost more than its diff). A span git could
+    not diff (a missing object) is left out, as are those after it and a head given twice:
+    the caller asks `diff_between` for them."""
+    heads = Counter(head for _, head in spans)
+    pairs = [
+        (head, base)
+        for base, head in dict.fromkeys(spans)
+        if heads[head] == 1 and _FULL_SHA.match(head) and _FULL_SHA.match(base)
+    ]
+    found: dict[str, str] = {}
+    try:
+        # `git diff` prints the same diff; GitPython drops its output's last newline.
+        found.update((head, text.removesuffix("\n")) for head, text in diff_pairs(repo, pairs))
+    except git.GitCommandError:
+        return {(base, head): found[head] for head, base in pairs if head in found}
+    return {(base, head): found.get(head, "") for head, base in pairs}
+
+
 def count_first_parent(repo: git.Repo, tip: str, stop_at: str | None = None) -> int:
     """How many first-parent commits lead to `tip` (after `stop_at`), for progress."""
     revision = f"{stop_at}..{tip}" if stop_at else tip
@@ -1089,15 +1113,31 @@ class BlobReader:
         self._repo = repo
 
     def read(self, blob: str, limit: int) -> bytes | None:
+        found = self.read_blob(blob, limit)
+        return found[1] if found is not None else None
+
+    def identify(self, blob: str) -> tuple[str, int] | None:
+        """The blob's id and size, its contents unread (`git cat-file --batch-check`)."""
         try:
-            _sha, kind, size, data = self._repo.git.get_object_data(blob)
+            sha, kind, size = self._repo.git.get_object_header(blob)
+        except (git.GitCommandError, ValueError):
+            return None
+        if kind != b"blob":
+            return None
+        return (sha.decode() if isinstance(sha, bytes) else str(sha)), int(size)
+
+    def read_blob(self, blob: str, limit: int) -> tuple[str, bytes] | None:
+        """The blob's id and contents: `commit:path` names the same blob at every commit
+        where the file is unchanged, and its id says so."""
+        try:
+            sha, kind, size, data = self._repo.git.get_object_data(blob)
         except (git.GitCommandError, ValueError):
             return None
         if kind != b"blob" or size > limit:
             return None
         # Its readers decode it as UTF-8: lines that are not are given to them as diffs read
         # them (Latin-1), so a replayed line is found in the file it was taken from.
-        return as_utf8(data)
+        return (sha.decode() if isinstance(sha, bytes) else str(sha)), as_utf8(data)
 
 
 _COMBINED_HUNK = re.compile(r"^@@@ -(\d+)(?:,(\d+))? -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@@")

@@ -191,6 +191,7 @@ class CandidateEngine:
         # Patch identities read from git for candidates the index read only in part, by
         # (fork point, head): a sweep meets the same candidates query after query.
         self.whole_patch_ids: dict[tuple[str, str], str | None] = {}
+        self._postings = lookup.TermPostings(store) if batch is not None else None
 
     def query_of(self, number: int) -> Query | None:
         """An indexed PR as a query."""
@@ -236,7 +237,12 @@ class CandidateEngine:
         if deciding_only and not replaying:
             found = _shortlist(batch, query, scope)
         if found is None:
-            found = lookup.candidate_ids(self.store, query, scope, reference)
+            rows = batch.rows
+            assert self._postings is not None
+            kept = lookup.KeptPostings(
+                self._postings, lambda cid: cid in rows and admits(scope, rows[cid])
+            )
+            found = lookup.candidate_ids(self.store, query, scope, reference, kept)
         if deciding_only:
             touching = (
                 lookup.changes_touching(self.store, found, query.files) if replaying else set()

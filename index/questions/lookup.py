@@ -238,13 +238,47 @@ def part_landed(store: IndexStore, change_id: int) -> PartLanded | None:
     )
 
 
+class TermPostings:
+    """Each term's changes with their text weight, read once and kept: a batch of queries
+    asks about the same terms query after query. The changes are every change with the
+    term, in the order the lookup by term gives them; each query's scope is applied after."""
+
+    def __init__(self, store: IndexStore) -> None:
+        self._store = store
+        self._by_term: dict[str, list[tuple[int, float]]] = {}
+
+    def of(self, term: str) -> list[tuple[int, float]]:
+        if term not in self._by_term:
+            self._by_term[term] = list(
+                self._store.rows(
+                    f"SELECT t.change_id, {TERM_WEIGHT} FROM term_tf t {TERM_WEIGHT_JOINS} "
+                    "WHERE t.term = ?",
+                    [term],
+                )
+            )
+        return self._by_term[term]
+
+
+@dataclass(frozen=True, slots=True)
+class KeptPostings:
+    """A batch's `TermPostings` and the query's scope, in Python (`candidates.admits`)."""
+
+    postings: TermPostings
+    admits: Callable[[int], bool]
+
+
 def candidate_ids(
-    store: IndexStore, query: ChangeEvidence, scope: Scope, reference_number: int | None = None
+    store: IndexStore,
+    query: ChangeEvidence,
+    scope: Scope,
+    reference_number: int | None = None,
+    kept: KeptPostings | None = None,
 ) -> list[int]:
     """Changes that share rare lines, symbols, files, issues or words with the query.
 
     `reference_number` is "now" in PR numbers (as for the proximity signal): of the many
-    changes that touch a busy file or symbol, the PRs nearest to it are kept.
+    changes that touch a busy file or symbol, the PRs nearest to it are kept. With `kept`
+    (a batch's), the words are looked up in what earlier queries read.
     """
     where, params = scope.sql()
     nearest = _nearest_first(reference_number)
@@ -253,7 +287,7 @@ def candidate_ids(
     for extra in (
         _by_symbols(store, query, where, params, nearest),
         _by_issues(store, query, where, params),
-        _by_text(store, query, where, params),
+        _by_text(store, query, where, params, kept),
         _by_code_words(store, query, where, params),
         _by_files(store, query, where, params, nearest),
     ):
@@ -344,8 +378,21 @@ def _by_issues(store: IndexStore, query: ChangeEvidence, where: str, params: lis
     return _ids_matching(store, sql, [(issue,) for issue in sorted(query.issues)], where, params)
 
 
-def _by_text(store: IndexStore, query: ChangeEvidence, where: str, params: list[int]) -> list[int]:
+def _by_text(
+    store: IndexStore,
+    query: ChangeEvidence,
+    where: str,
+    params: list[int],
+    kept: KeptPostings | None = None,
+) -> list[int]:
     scores: dict[int, float] = defaultdict(float)
+    if kept is not None:
+        admits = kept.admits
+        for term, weight in query.terms.items():
+            for change_id, other in kept.postings.of(term):
+                if admits(change_id):
+                    scores[change_id] += weight * other
+        return sorted(scores, key=lambda cid: -scores[cid])[:TEXT_CANDIDATES]
     for term, weight in query.terms.items():
         for change_id, other in store.rows(
             f"SELECT t.change_id, {TERM_WEIGHT} FROM term_tf t {TERM_WEIGHT_JOINS} "

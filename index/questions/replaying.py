@@ -9,6 +9,7 @@ decide.
 from __future__ import annotations
 
 import re
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -69,17 +70,24 @@ class GitAnswers:
 class SharedReads:
     """What replaying reads that does not depend on the query, kept from one query to the
     next (a sweep replays many PRs at the same landings): file versions at a commit, as
-    searchable text, the newest first up to `max_chars`; git's answers about commits; the
-    commits and patch ids of ranges. Every key names commits by sha."""
+    searchable text, the newest first up to `max_chars`, one text for a blob however many
+    commits hold it (what a replay works out about a file version is worked out once); git's
+    answers about commits; the commits and patch ids of ranges. Every key names commits by
+    sha."""
 
     repo: git.Repo
     max_chars: int = SHARED_TEXT_CHARS
     texts: OrderedDict[str, tuple[FileText | None, int]] = field(default_factory=OrderedDict)
+    # Each kept text by its blob's id (gone with the last `texts` entry holding it).
+    by_blob: weakref.WeakValueDictionary[str, FileText] = field(
+        default_factory=weakref.WeakValueDictionary
+    )
     ranges: dict[tuple[str, ...], set[str]] = field(default_factory=dict)
     # Each range's patch ids with when the first commit of each was made.
     range_made: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     chars: int = 0
-    blobs_read: int = 0  # blobs read from git, each at most once while it is kept
+    blobs_read: int = 0  # file versions looked up in git, each at most once while it is kept
+    contents_read: int = 0  # of those, the ones whose contents were read (no text kept)
     answers: GitAnswers | None = None
 
     def git(self) -> GitAnswers:
@@ -87,15 +95,32 @@ class SharedReads:
             self.answers = GitAnswers(self.repo)
         return self.answers
 
-    def text(self, spec: str, read: Callable[[str], bytes | None]) -> FileText | None:
-        """The blob `commit:path` as text (None where there is none), read once."""
+    def text(
+        self,
+        spec: str,
+        read: Callable[[str], tuple[str, bytes] | None],
+        identify: Callable[[str], tuple[str, int] | None] | None = None,
+    ) -> FileText | None:
+        """The blob `commit:path` as text (None where there is none), read once; `read`
+        gives the blob's id and contents, `identify` its id and size alone: a blob whose text
+        is kept is not read again under another commit."""
         if spec in self.texts:
             self.texts.move_to_end(spec)
             return self.texts[spec][0]
-        data = read(spec)
         self.blobs_read += 1
-        size = len(data) if data is not None else 0
-        text = FileText(_lines(data)) if data is not None else None
+        known = identify(spec) if identify is not None else None
+        text = self.by_blob.get(known[0]) if known is not None else None
+        size = known[1] if known is not None and text is not None else 0
+        if text is None:
+            found = read(known[0] if known is not None else spec)
+            if found is not None:
+                self.contents_read += 1
+                blob, data = found
+                size = len(data)
+                text = self.by_blob.get(blob)
+                if text is None:
+                    text = FileText(_lines(data))
+                    self.by_blob[blob] = text
         self.texts[spec] = (text, size)
         self.chars += size
         while self.chars > self.max_chars and len(self.texts) > 1:
@@ -722,7 +747,9 @@ class Replayer:
             tip, base = self._history.line_tip, self._history.base
             self._on_target = False
             if tip and base:
-                done = replay(self._change, self._versions(self._files, None, tip), tip)
+                done = replay(
+                    self._change, self._versions(self._files, None, tip), tip, self._blocks
+                )
                 self._on_target = done.complete or done.partial
         return self._on_target
 
@@ -777,13 +804,13 @@ class Replayer:
         """The file at `commit` (by its new path, else its old one), as text shared with the
         other queries' replays."""
         for path in dict.fromkeys((file.path, file.old_path)):
-            text = self._shared.text(f"{commit}:{path}", self._read)
+            text = self._shared.text(f"{commit}:{path}", self._read, self._blobs.identify)
             if text is not None:
                 return text
         return None
 
-    def _read(self, spec: str) -> bytes | None:
-        return self._blobs.read(spec, MAX_FILE_BYTES)
+    def _read(self, spec: str) -> tuple[str, bytes] | None:
+        return self._blobs.read_blob(spec, MAX_FILE_BYTES)
 
 
 def _lines(data: bytes) -> list[str]:
