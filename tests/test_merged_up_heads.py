@@ -160,7 +160,7 @@ def test_an_open_backport_to_a_release_line_is_said_as_one_without_metadata(tmp_
 
     summary = index_repository(builder.path, db_path=db)
 
-    assert summary.targets == ["main", "tokio-1.4.x (1 PR landings of its own)"]
+    assert summary.targets == ["main", "tokio-1.4.x (1 PR landing of its own)"]
     assert change(db, 3)["state"] == "merged"
     assert change(db, 5)["fork_line"] == "tokio-1.4.x"
     code, out, err = run_cli(

@@ -39,7 +39,7 @@ class LandingBranch:
     def why(self) -> str:
         if self.evidence == "metadata":
             return f"base of {self.landings} merged PRs"
-        return f"{self.landings} PR landings of its own"
+        return f"{self.landings} PR landing{'' if self.landings == 1 else 's'} of its own"
 
 
 def landing_branches(
