@@ -319,12 +319,15 @@ class Replay:
     @property
     def superseded(self) -> bool:
         """Every hunk that carries the change bumps versions the candidate bumped higher (or
-        is done by it), and one at least is such a bump: a dependency bumped again later."""
+        is done by it), and one at least is such a bump: a dependency bumped again later. A
+        test or document the change adds beside its bump is its own work, not a bump: left
+        undone, the change is not superseded (a PR stacked on a bump to add its test)."""
         hunks = self.deciding
         return (
             bool(hunks)
             and any(h.superseded_by for h in hunks)
             and all(h.turned or h.superseded_by for h in hunks)
+            and all(h.turned or h.superseded_by for h in self.hunks if h.weight > 0)
         )
 
     @property

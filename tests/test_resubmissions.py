@@ -341,3 +341,28 @@ def test_a_comment_after_a_pin_is_no_part_of_the_bump(pinned: RepoBuilder):
     first = check_first(pinned.path, 42)
     assert first is not None and (first["pr"], first["verdict"]) == (41, "already-merged")
     assert first["remaining"] == []
+
+
+def test_a_test_added_beside_a_bump_bumped_again_later_is_still_to_do(builder: RepoBuilder):
+    """#41 bumps lodash to 4.17.19 (stacked on that bump) to add a test of its own; #40 bumps
+    lodash to 4.17.21 and lands. The bump is superseded, the test is not: not already done."""
+    builder.commit("Add the package", {"package.json": PACKAGE})
+    base = builder.head()
+    lodash_19 = bumped(PACKAGE, "lodash", "4.17.15", "4.17.19")
+    test = "const _ = require('lodash');\ntest('chunks', () => expect(_.chunk([1, 2], 1)));\n"
+    builder.pr_branch(
+        40, [("Bump lodash", {"package.json": bumped(PACKAGE, "lodash", "4.17.15", "4.17.21")})]
+    )
+    builder.merge_pr(40, how="squash")
+    builder.pr_branch(
+        41,
+        [("Bump lodash and test chunk", {"package.json": lodash_19, "test/chunk.test.js": test})],
+        start=base,
+    )
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    first = check_first(builder.path, 41)
+
+    assert first is not None and first["pr"] == 40, first
+    assert first["verdict"] not in ("already-merged", "duplicate"), first
