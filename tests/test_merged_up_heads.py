@@ -232,3 +232,26 @@ def test_one_fix_picked_onto_two_lines_is_two_ports_not_a_resubmission(tmp_path:
     assert [f["pr"] for f in found if f["verdict"] in {"duplicate", "already-merged"}] == [], out
     [about_5] = [f for f in found if f["pr"] == 5]
     assert any("two ports of one change" in reason for reason in about_5["reasons"]), out
+
+
+def test_a_copy_titled_as_the_landing_but_made_before_it_is_the_same_change(tmp_path: Path):
+    """PR 5's commit is titled "Default the timeout (#2)" and makes #2's change, but it was
+    made before #2 landed, on main itself: the author's own squash, not a pick of the landing.
+    #2 landing on main is "already done" for it, not a port."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"wait.py": TIMEOUT, "CHANGELOG.md": "# 1.4.0\n"})
+    builder.pr_branch(2, [("Default the timeout", {"wait.py": FIXED})])
+    builder.pr_branch(5, [("Default the timeout (#2)", {"wait.py": FIXED})])
+    builder.commit("Unrelated docs", {"README.md": "Waits.\n"})
+    builder.merge_pr(2, how="squash")
+    for number in (2, 5):
+        builder.delete_pr_branch(number)
+    db = tmp_path / "index.db"
+    index_repository(builder.path, db_path=db)
+
+    code, out, err = run_cli(
+        builder.path, "check", "--db", str(db), "--pr", "5", "--format", "json"
+    )
+
+    best = json.loads(out)["findings"][0]
+    assert (best["pr"], best["verdict"]) == (2, "already-merged"), out

@@ -407,15 +407,22 @@ class Replayer:
             opened_later=opened_later,
         )
 
-    def _landings_picked(self, start: str, end: str) -> set[int]:
-        """The PRs whose landing commit a range holds a copy of, by its subject (`(#M)`)."""
+    def _landings_picked(self, start: str, end: str) -> dict[int, str]:
+        """The PRs whose landing commit a range holds a copy of, by its subject (`(#M)`), each
+        with when the newest such copy was committed."""
         try:
-            subjects = self._git.log(
-                f"--max-count={MAX_RANGE_COMMITS}", "--format=%s", f"{start}..{end}"
+            listed = self._git.log(
+                f"--max-count={MAX_RANGE_COMMITS}", "--format=%cI %s", f"{start}..{end}"
             )
         except git.GitCommandError:
-            return set()
-        return {n for s in subjects.splitlines() if (n := landing_pr(s)[0]) is not None}
+            return {}
+        picked: dict[int, str] = {}
+        for line in listed.splitlines():
+            when, _, subject = line.partition(" ")
+            number = landing_pr(subject)[0]
+            if number is not None:
+                picked.setdefault(number, when)  # git log lists the newest first
+        return picked
 
     def _same_pick(self, candidate: ChangeEvidence, start: str, end: str) -> bool:
         """This unmerged change and an unmerged candidate from another base both pick the same
@@ -425,18 +432,22 @@ class Replayer:
             return False
         if not candidate.base_commit or candidate.base_commit == history.base:
             return False
-        mine = self._landings_picked(history.base, history.head) - {history.number}
-        return bool(mine and mine & (self._landings_picked(start, end) - {candidate.number}))
+        mine = self._landings_picked(history.base, history.head).keys() - {history.number}
+        theirs = self._landings_picked(start, end).keys() - {candidate.number}
+        return bool(mine & theirs)
 
     def _picks_landing(self, candidate: ChangeEvidence) -> bool:
         """This unmerged change's own range holds a commit whose subject lands the candidate
         (`Title (#M)` cherry-picked, subject and all), on a base that lacks the candidate's
         landing: it ports that landing to where it started (a backport to a release line
-        merged up later, whose base branch no metadata names), it does not repeat it."""
+        merged up later, whose base branch no metadata names), it does not repeat it. Only a
+        copy committed after the landing is a pick of it: one made before is the author's own
+        squash, titled as it landed, the same change."""
         history = self._history
         if candidate.number is None or history.merged or not (history.base and history.head):
             return False
-        return candidate.number in self._landings_picked(history.base, history.head)
+        picked = self._landings_picked(history.base, history.head).get(candidate.number)
+        return picked is not None and earlier(candidate.merged_at, picked)
 
     def _carries_landing(self, candidate: ChangeEvidence, start: str, end: str) -> bool:
         """The candidate's change holds a commit whose subject lands this merged change (its
