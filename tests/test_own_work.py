@@ -230,3 +230,32 @@ def test_a_branch_that_reverts_a_merge_it_took_by_mistake_is_not_the_change_it_r
 
 def _debug(found: list[dict]) -> str:
     return json.dumps([(f["pr"], f["verdict"], f["reasons"]) for f in found], indent=1)
+
+
+def test_a_pr_carrying_this_changes_squash_from_a_line_the_index_does_not_read_did_not_make_it(
+    builder: RepoBuilder,
+):
+    """#301's fix is squashed as "Ask the offload strategy (#301)" on `hotfix` (a branch the
+    index does not read); #302, a release PR cut from `hotfix`, carries that squash and lands
+    on main. The index does not know where #301 landed, but the commit naming it says it did:
+    #302 did not make #301's change."""
+    builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder.checkout("hotfix", "main")
+    builder.write({PIPELINE_PY: fixed})
+    builder.git("commit", "-q", "-m", "Ask the offload strategy (#301)")
+    builder.checkout("main")
+    # #301's head was pushed again after the squash (amended): git cannot date the landing
+    # after the PR, so the index does not take the squash for its landing.
+    builder.pr_branch(301, [("Ask the offload strategy", {PIPELINE_PY: fixed})])
+    builder.pr_branch(302, [("Prepare the release", {"VERSION": "1.0.1\n"})], start="hotfix")
+    builder.merge_pr(302, how="merge")
+    for number in (301, 302):
+        builder.delete_pr_branch(number)
+    builder.git("branch", "-q", "-D", "hotfix")
+    index_with(builder, [])
+
+    found = check_json(builder, "--pr", "301")
+
+    assert 302 not in deciding(found), found
+    assert any("carries this change's own landing" in r for r in reasons_about(found, 302)), found

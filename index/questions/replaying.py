@@ -453,9 +453,11 @@ class Replayer:
         """The candidate's change holds a commit whose subject lands this merged change (its
         squash `Title (#Q)`, its merge, a merge tool's `bug #Q ...`), picked or rebased along:
         it carries this change's landing, it did not make the change. (Only a landed change
-        has such a commit; a takeover of a closed one carries its commits, not its landing.)"""
+        has such a commit; a takeover of a closed one carries its commits, not its landing.)
+        The commit says this change landed even where the index has not found where (a squash
+        on a release line merged up by a merge that names another PR)."""
         number = self._history.number
-        if number is None or number == candidate.number or not self._history.merged:
+        if number is None or number == candidate.number:
             return False
         try:
             subjects = self._git.log(
