@@ -1404,7 +1404,13 @@ class ForkPoints:
             self._why[head] = "head is on a target's first-parent line (landed without a PR diff)"
             return None, state
         parents = self.graph.get(head, ())
-        if number is not None and state == "merged" and parents and self._names(head) == number:
+        if (
+            number is not None
+            and parents
+            and (state == "merged" or len(parents) > 1)
+            and self._names(head) == number
+        ):
+            # Also an open merge-up, "Merge branch '1.39.x' into master (#N)": that merge.
             return parents[0], state
         if state == "merged" and len(parents) > 1 and self._merges_into_a_release_line(head):
             # "Merge branch 'v1.20.x' into v1.23.x", pushed as a PR and landed as it is: its

@@ -255,3 +255,22 @@ def test_a_copy_titled_as_the_landing_but_made_before_it_is_the_same_change(tmp_
 
     best = json.loads(out)["findings"][0]
     assert (best["pr"], best["verdict"]) == (2, "already-merged"), out
+
+
+def test_an_open_merge_up_pr_named_in_its_own_head_is_that_merge_alone(tmp_path: Path):
+    """PR 7 merges v1.0.1 into main ("... (#7)") and is never landed: its change is what the
+    merge brings to main (the release's changelog), not `1.0.x`'s history since main's fork."""
+    builder = RepoBuilder(tmp_path / "repo")
+    release, _ = release_lines(builder)
+    builder.checkout("merge-7", "main~1")
+    builder.git("merge", "-q", "--no-ff", "-X", "ours", release, "-m",
+                "Merge 'v1.0.1' into 'main' (#7)")  # fmt: skip
+    builder.git("update-ref", "refs/pull/7/head", builder.head())
+    first_parent = builder.head("HEAD^1")
+    builder.checkout("main")
+    builder.git("branch", "-q", "-D", "merge-7")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert (change(db, 7)["state"], change(db, 7)["base_sha"]) == ("unmerged", first_parent)
