@@ -61,6 +61,7 @@ class QueryInfo:
     added: int = 0
     removed: int = 0
     title: str = ""
+    state: str | None = None  # an indexed PR's: "merged", "open", "closed", "unmerged"
 
 
 @dataclass(frozen=True, slots=True)
@@ -488,6 +489,7 @@ def pr_info(row: Mapping[str, Any], target: str | None) -> QueryInfo:
         added=row["added"],
         removed=row["removed"],
         title=row["title"] or "",
+        state=row["state"],
     )
 
 

@@ -89,7 +89,9 @@ def nothing_to_compare_json(note: str) -> str:
 def _describe(info: QueryInfo) -> str:
     against = f" against {info.target}" if info.target else ""
     if info.kind == "pr":
-        return f"PR #{info.number}{against}"
+        # A merged PR is checked against what came before it: say so, its findings read so.
+        landed = " (merged)" if info.state == "merged" else ""
+        return f"PR #{info.number}{landed}{against}"
     if info.kind == "branch":
         return f"{info.rev}{against}"
     return f"the patch{against}"

@@ -274,3 +274,18 @@ def test_an_open_merge_up_pr_named_in_its_own_head_is_that_merge_alone(tmp_path:
     index_repository(builder.path, db_path=db)
 
     assert (change(db, 7)["state"], change(db, 7)["base_sha"]) == ("unmerged", first_parent)
+
+
+def test_a_merged_pr_checked_says_it_is_merged(tmp_path: Path):
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"wait.py": TIMEOUT})
+    builder.pr_branch(2, [("Default the timeout", {"wait.py": FIXED})])
+    builder.merge_pr(2, how="squash")
+    db = tmp_path / "index.db"
+    index_repository(builder.path, db_path=db)
+
+    _, text, _ = run_cli(builder.path, "check", "--db", str(db), "--pr", "2")
+    _, out, _ = run_cli(builder.path, "check", "--db", str(db), "--pr", "2", "--format", "json")
+
+    assert "PR #2 (merged) against main" in text, text
+    assert json.loads(out)["query"]["state"] == "merged"
