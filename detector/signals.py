@@ -146,6 +146,13 @@ def release_line(branch: str) -> tuple[float, ...] | None:
     return tuple(float(n) for n in re.split(r"[.\-_]", match.group(1)))
 
 
+def is_release_line(branch: str) -> bool:
+    """Named as a maintained release line (`1.4.x`, `tokio-1.47.x`), not a development
+    branch (`main`) or a topic (`fix-42`)."""
+    line = release_line(branch)
+    return line is not None and line != (math.inf,)
+
+
 def is_backport(branch: str | None, candidate_branch: str | None) -> bool:
     """This change is for an older release line than the candidate: a backport. A fix on main
     does not reach `3.12` (projects that merge fixes upwards do it the other way round: a fix

@@ -10,7 +10,6 @@ file is parsed at index time.
 from __future__ import annotations
 
 import contextlib
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -23,7 +22,7 @@ import git
 
 from detector.evidence import identities
 from detector.model import NotADiff
-from detector.signals import is_bot, release_line
+from detector.signals import is_bot, is_release_line
 from index.config import Settings
 from index.errors import EmptyRepository
 from index.git import gitsource
@@ -539,7 +538,6 @@ class Indexer:
             _, date, message = self._head_texts[head]
             self._head_texts[head] = (person, date, message)
         forks = ForkPoints(self.repo, targets, [pull.head for pull in todo])
-        forks.read_subjects()
         pairs: list[tuple[str, str]] = []
         plan: dict[str, list[tuple[gitsource.PullRef, str, str]]] = {}
         for pull in todo:
@@ -1351,13 +1349,16 @@ class ForkPoints:
     def __init__(self, repo: git.Repo, targets: list[str], heads: list[str]) -> None:
         self.repo = repo
         self.heads = list(dict.fromkeys(heads))
-        self._subjects: dict[str, str] = {}
+        self._subjects: dict[str, str] | None = None  # read on first need (`_names`)
         resolved = (gitsource.target_branch(repo, name, required=False) for name in targets)
         found = [target for target in resolved if target]
         target_tips = list(dict.fromkeys(target.tip for target in found))
-        tips = _branch_tips(repo, target_tips)
-        self._tip_names = _names_of_tips(repo, {target.tip: target.name for target in found})
+        tips, self._release_names = _branch_tips(repo, found)
         self._tips = tips
+        # The first-parent bits of the branches named as release lines.
+        self._release_lines = sum(
+            1 << position for position, tip in enumerate(tips) if tip in self._release_names
+        )
         # Tags keep the history of release branches long deleted: a PR to one of them stops
         # at its tags instead of carrying the branch's commits back to where it left main.
         published = [*tips, *_tagged_commits(repo)]
@@ -1380,20 +1381,19 @@ class ForkPoints:
         self._landings: dict[str, str] | None = None  # built on first need: a walk of history
         self._default_history: set[str] | None = None  # likewise: what the default branch holds
 
-    def read_subjects(self) -> None:
-        """The subjects of the heads and of the merges that brought them in (one git call),
-        for `base_of` to tell a PR's own landing from a merge of a whole branch."""
-        wanted = [*self.heads, *(self.merged_by[h] for h in self.heads if h in self.merged_by)]
-        self._subjects = gitsource.commit_subjects(self.repo, list(dict.fromkeys(wanted)))
-
     def _names(self, sha: str) -> int | None:
-        """The PR a commit's subject says it lands, if any."""
+        """The PR a commit's subject says it lands, if any: of the heads and of the merges
+        that brought them in, whose subjects are read at once on first need, to tell a PR's
+        own landing from a merge of a whole branch."""
+        if self._subjects is None:
+            wanted = [*self.heads, *(self.merged_by[h] for h in self.heads if h in self.merged_by)]
+            self._subjects = gitsource.commit_subjects(self.repo, list(dict.fromkeys(wanted)))
         return landing_pr(self._subjects.get(sha, ""))[0]
 
     def base_of(self, head: str, number: int | None = None) -> tuple[str | None, str]:
         """(base commit or None, state guessed from git: merged when a target contains head).
 
-        With `number` (the PR's) and `read_subjects` done: a merged head whose subject names
+        With `number` (the PR's): a merged head whose subject names
         its own PR ("Merge 'v1.4.2' into 'v1.5.x' (#N)", "Fix (#N)") is the PR's landing, made
         on its branch and pushed (a merge-up of release lines, a squash landed by
         fast-forward), and its change is that commit's own; a merge that names another PR
@@ -1474,10 +1474,7 @@ class ForkPoints:
         whose first parent is on that line too: another line merged into this one."""
         first = self.graph[head][0]
         shared = self.first_parent.get(head, 0) & self.first_parent.get(first, 0)
-        return any(
-            shared & (1 << position) and any(map(_is_release, self._tip_names.get(tip, ())))
-            for position, tip in enumerate(self._tips)
-        )
+        return bool(shared & self._release_lines)
 
     def release_line_of(self, base: str) -> str | None:
         """The release line a PR that left the branches at `base` is for, when git shows it:
@@ -1488,10 +1485,13 @@ class ForkPoints:
         lines = self.first_parent.get(base, 0)
         if not lines or lines & 1 or base in self._on_default():
             return None  # main's history: a rewritten first-parent line also passes here
-        named: set[str] = set()
-        for position, tip in enumerate(self._tips):
-            if lines & (1 << position):
-                named |= {name for name in self._tip_names.get(tip, ()) if _is_release(name)}
+        releases = lines & self._release_lines
+        named = {
+            name
+            for position, tip in enumerate(self._tips)
+            if releases >> position & 1
+            for name in self._release_names[tip]
+        }
         return named.pop() if len(named) == 1 else None
 
     def _on_default(self) -> set[str]:
@@ -1674,31 +1674,24 @@ def _batched(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
         yield chunk
 
 
-def _branch_tips(repo: git.Repo, target_tips: list[str]) -> list[str]:
-    """Targets first, then every other branch, so PRs to release branches find their base."""
-    tips = list(target_tips)
-    output = repo.git.for_each_ref("--format=%(objectname)", "refs/heads", "refs/remotes/origin")
-    tips.extend(output.split())
-    return list(dict.fromkeys(tips))
-
-
-def _names_of_tips(repo: git.Repo, targets: dict[str, str]) -> dict[str, set[str]]:
-    """Branch tip -> the branch names pointing at it (a remote's copy by its bare name)."""
-    names: dict[str, set[str]] = {tip: {name} for tip, name in targets.items()}
+def _branch_tips(
+    repo: git.Repo, targets: list[gitsource.TargetBranch]
+) -> tuple[list[str], dict[str, set[str]]]:
+    """Targets first, then every other branch, so PRs to release branches find their base;
+    and, tip by tip, the names of the branches named as release lines that point there (a
+    remote's copy by its bare name)."""
+    named = [(target.tip, target.name) for target in targets]
     output = repo.git.for_each_ref(
         "--format=%(objectname) %(refname)", "refs/heads", "refs/remotes/origin"
     )
     for line in output.splitlines():
         sha, ref = line.split(" ", 1)
-        name = ref.removeprefix("refs/heads/").removeprefix("refs/remotes/origin/")
-        if name != "HEAD":
-            names.setdefault(sha, set()).add(name)
-    return names
-
-
-def _is_release(name: str) -> bool:
-    line = release_line(name)
-    return line is not None and line != (math.inf,)
+        named.append((sha, ref.removeprefix("refs/heads/").removeprefix("refs/remotes/origin/")))
+    releases: dict[str, set[str]] = {}
+    for sha, name in named:
+        if is_release_line(name):
+            releases.setdefault(sha, set()).add(name)
+    return list(dict.fromkeys(sha for sha, _ in named)), releases
 
 
 def _tagged_commits(repo: git.Repo) -> list[str]:

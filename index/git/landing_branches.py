@@ -13,14 +13,13 @@ stacked PR or two; one is enough for a branch named as a release line (`1.4.x`,
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import git
 
-from detector.signals import release_line
+from detector.signals import is_release_line
 from index.git import gitsource
 from index.metadata import BRANCH_SYNC, PullMetadata, landing_pr
 
@@ -67,8 +66,7 @@ def landing_branches(
 def _needed(name: str) -> int:
     """Landings that make a branch a line PRs land on: one for a branch named as a release
     line (`1.4.x`, `tokio-1.47.x`: its name says maintainers keep it), else `MIN_LANDINGS`."""
-    line = release_line(name)
-    return 1 if line is not None and line != (math.inf,) else MIN_LANDINGS
+    return 1 if is_release_line(name) else MIN_LANDINGS
 
 
 def _branch_tips(repo: git.Repo) -> dict[str, str]:

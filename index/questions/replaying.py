@@ -370,13 +370,13 @@ class Replayer:
             # Opened once this change had landed, or after this change was opened (GitHub
             # numbers PRs in order; a head commit's date, all git knows without metadata, can
             # be older): whatever its branch holds, it came after, and this change landed.
+            after_query = history.merged and earlier(history.merged_at, candidate.created_at)
             opened_later = (
-                history.number is not None
+                history.merged
+                and history.number is not None
                 and candidate.number is not None
                 and candidate.number > history.number
             )
-            after_query = history.merged and earlier(history.merged_at, candidate.created_at)
-            opened_later = opened_later and history.merged
             carries = any(
                 self._git.is_ancestor(own, after)
                 for own in dict.fromkeys((history.head, history.landing))
@@ -459,13 +459,7 @@ class Replayer:
         number = self._history.number
         if number is None or number == candidate.number:
             return False
-        try:
-            subjects = self._git.log(
-                f"--max-count={MAX_RANGE_COMMITS}", "--format=%s", f"{start}..{end}"
-            )
-        except git.GitCommandError:
-            return False
-        return any(landing_pr(subject)[0] == number for subject in subjects.splitlines())
+        return number in self._landings_picked(start, end)
 
     def _not_its_own_work(
         self, candidate: ChangeEvidence, start: str, head: str, result: Replay
