@@ -148,9 +148,10 @@ def release_line(branch: str) -> tuple[float, ...] | None:
 
 def is_release_line(branch: str) -> bool:
     """Named as a maintained release line (`1.4.x`, `tokio-1.47.x`), not a development
-    branch (`main`) or a topic (`fix-42`)."""
+    branch (`main`), a topic (`fix-42`), or a bare number (`26258`, `20240919`: an issue or a
+    date)."""
     line = release_line(branch)
-    return line is not None and line != (math.inf,)
+    return line is not None and line != (math.inf,) and not branch.isdigit()
 
 
 def is_backport(branch: str | None, candidate_branch: str | None) -> bool:

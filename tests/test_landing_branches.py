@@ -291,3 +291,19 @@ def test_commits_naming_the_pr_a_branch_is_the_head_of_are_no_landings(tmp_path:
 
     assert summary.targets == ["main"]
     assert change(db, 8)["state"] == "unmerged"
+
+
+def test_a_branch_named_by_a_bare_number_needs_the_landings_of_any_branch(tmp_path: Path):
+    """`26258` (an issue's number, or a date) is no release line by its name: one landing does
+    not make it a line PRs land on, as it does for `1.4.x`."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    for branch, number in (("26258", 10), ("1.4.x", 20)):
+        builder.checkout(branch, "main")
+        land_on(builder, branch, range(number, number + 1))
+    builder.checkout("main")
+    builder.commit("Work on main", {"app.py": "VERSION = 2\n"})
+
+    summary = index_repository(builder.path, db_path=tmp_path / "index.db")
+
+    assert summary.targets == ["main", "1.4.x (1 PR landing of its own)"]
