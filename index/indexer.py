@@ -1422,15 +1422,8 @@ class ForkPoints:
         stop_lines = ~own_lines
         unmerged = head not in self.on_branches
         merger = None if unmerged else self.merged_by.get(head)
-        if (
-            merger is not None
-            and number is not None
-            and own_lines & self._release_lines
-            and self._names(merger) not in (None, number)
-        ):
-            # The head landed on a release line, and a merge named after another PR brought
-            # that line up (not the same branch opened as two PRs, one merging it).
-            merger = None
+        if merger is not None and number is not None and self._names(merger) not in (None, number):
+            merger = None  # a merge of the branch the head landed on, named after another PR
         if merger is not None:
             # Merged by a merge commit (on whatever branch): the PR's change is what that merge
             # brought in, so its base is the merge-base with the merge's first parent.
