@@ -537,7 +537,12 @@ class Indexer:
         for head, person in gitsource.people_below(self.repo, bots, targets).items():
             _, date, message = self._head_texts[head]
             self._head_texts[head] = (person, date, message)
-        forks = ForkPoints(self.repo, targets, [pull.head for pull in todo])
+        forks = ForkPoints(
+            self.repo,
+            targets,
+            [pull.head for pull in todo],
+            {pull.number: pull.head for pull in refs},
+        )
         pairs: list[tuple[str, str]] = []
         plan: dict[str, list[tuple[gitsource.PullRef, str, str]]] = {}
         for pull in todo:
@@ -1346,9 +1351,18 @@ class ForkPoints:
     also when upstream was merged into the PR).
     """
 
-    def __init__(self, repo: git.Repo, targets: list[str], heads: list[str]) -> None:
+    def __init__(
+        self,
+        repo: git.Repo,
+        targets: list[str],
+        heads: list[str],
+        pr_heads: Mapping[int, str] | None = None,
+    ) -> None:
         self.repo = repo
         self.heads = list(dict.fromkeys(heads))
+        self._prs_by_head: dict[str, set[int]] = {}  # of every PR ref, also those read before
+        for number, sha in (pr_heads or {}).items():
+            self._prs_by_head.setdefault(sha, set()).add(number)
         self._subjects: dict[str, str] | None = None  # read on first need (`_names`)
         resolved = (gitsource.target_branch(repo, name, required=False) for name in targets)
         found = [target for target in resolved if target]
@@ -1389,6 +1403,10 @@ class ForkPoints:
             wanted = [*self.heads, *(self.merged_by[h] for h in self.heads if h in self.merged_by)]
             self._subjects = gitsource.commit_subjects(self.repo, list(dict.fromkeys(wanted)))
         return landing_pr(self._subjects.get(sha, ""))[0]
+
+    def twins(self, head: str) -> set[int]:
+        """The PRs opened from `head` (one branch opened as two PRs)."""
+        return self._prs_by_head.get(head, set())
 
     def base_of(self, head: str, number: int | None = None) -> tuple[str | None, str]:
         """(base commit or None, state guessed from git: merged when a target contains head).
@@ -1596,7 +1614,9 @@ def _landing_merges(
     named: dict[str, tuple[str, str]] = {}
     unnamed: dict[str, tuple[str, str]] = {}
     for head, found in merges.items():
-        numbers = {pull.number for pull, _, _ in plan[head]}
+        # A merge naming a PR opened from the same head lands this one too (one branch
+        # opened twice: symfony's "merged branch x (PR #7009)" lands #7008).
+        numbers = {pull.number for pull, _, _ in plan[head]} | forks.twins(head)
         subjects = {merge: texts.get(merge, ("", "", ""))[2].partition("\n")[0] for merge in found}
         naming = next((m for m in found if any(names_pr(subjects[m], n) for n in numbers)), None)
         if naming is not None:

@@ -289,3 +289,20 @@ def test_a_merged_pr_checked_says_it_is_merged(tmp_path: Path):
 
     assert "PR #2 (merged) against main" in text, text
     assert json.loads(out)["query"]["state"] == "merged"
+
+
+def test_a_branch_opened_as_two_prs_and_merged_by_one_lands_both(tmp_path: Path):
+    """PRs 7 and 9 are one branch; the merge names #9 ("merged branch fix (PR #9)"): PR 7's
+    head is that merge's second parent, so it landed there too (GitHub says merged)."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"wait.py": TIMEOUT})
+    head = builder.pr_branch(7, [("Default the timeout", {"wait.py": FIXED})])
+    builder.git("update-ref", "refs/pull/9/head", head)
+    builder.git("merge", "-q", "--no-ff", "pr-7", "-m", "merged branch fix (PR #9)")
+    landing = builder.head()
+    builder.delete_pr_branch(7)
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert (change(db, 7)["state"], change(db, 7)["merge_commit"]) == ("merged", landing)
