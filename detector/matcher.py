@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from detector import decide
@@ -341,7 +342,9 @@ def rank(findings: Iterable[Finding], reference: int | None = None) -> list[Find
     those "already done" before an open duplicate, one landing that did it all before several,
     an identical patch before a replay, and among identical patches the original (the one that
     landed, then the earliest). Then by score, where scores within a hundredth are a tie that
-    the stronger verdict breaks, then a PR opened before this one (`reference`, its number:
+    the landing that came first breaks (the PR that made the lines, before the merge-ups,
+    release PRs and backports that carried them later), then the stronger verdict, then a PR
+    opened before this one (`reference`, its number:
     the earlier PRs are what was there first), then the newer PR (among copies of one change,
     the newest is more often the one its author meant)."""
     return sorted(
@@ -354,11 +357,26 @@ def rank(findings: Iterable[Finding], reference: int | None = None) -> list[Find
             not f.signals.same_patch,
             *_original_first(f),
             -round(f.score, 2),
+            _landed_first(f),
             VERDICT_ORDER[f.verdict],
             reference is not None and (f.candidate.number or 0) > reference,
             -(f.candidate.number or 0),
         ),
     )
+
+
+def _landed_first(finding: Finding) -> tuple[int, float]:
+    """Deciding findings of landed PRs by when they landed, the first first; others tie."""
+    landed = finding.candidate.merged_at if finding.decides else None
+    if not landed:
+        return (finding.decides, 0.0)
+    try:
+        when = datetime.fromisoformat(landed)
+    except ValueError:
+        return (1, 0.0)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return (0, when.timestamp())
 
 
 def _evidence_tier(finding: Finding) -> int:

@@ -369,3 +369,31 @@ def test_among_equal_open_duplicates_the_one_opened_before_is_named_first(
     named = [(f["pr"], f["verdict"]) for f in found if f["pr"] in (30, 32)]
     assert named[0] == (30, "duplicate")
     assert (32, "duplicate") in named
+
+
+def test_the_landing_that_made_the_lines_is_named_before_those_that_carried_them(
+    builder: RepoBuilder,
+):
+    """#20 fixed main; #21 made the same fix on the release line `1.x`, which was merged up
+    later. Both landings hold #24's whole change, but #20 made it first: "Already done in #20"
+    (tokio's release PRs and merge-ups were named before the fix they carried)."""
+    base = add_pipeline(builder)
+    builder.checkout("1.x", base)
+    builder.checkout("main")
+    fixed = PIPELINE.replace(LEGACY, FIX)
+    builder.pr_branch(20, [("Resolve the offload strategy", {"pipeline.py": fixed, "A.md": "a\n"})])
+    builder.merge_pr(20, how="merge")
+    backport = {"pipeline.py": fixed, "B.md": "b\n"}
+    builder.pr_branch(21, [("Prepare the 1.1 release", backport)], base="1.x")
+    builder.merge_pr(21, how="merge", base="1.x")
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "1.x", "-m", "Merge branch '1.x'")
+    builder.pr_branch(24, [("Stop reading the legacy flag", {"pipeline.py": fixed})], start=base)
+    index(builder)
+
+    found = findings(builder, 24)
+
+    assert [(f["pr"], f["verdict"]) for f in found[:2]] == [
+        (20, "already-merged"),
+        (21, "already-merged"),
+    ]
