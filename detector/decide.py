@@ -325,6 +325,10 @@ def proven_verdict(
         # there (landed) or goes on there; what the takeover left out is not work to do.
         return "already-merged" if landed else "covered"
     if count.whole:
+        if landed and proof.stacked and count.others:
+            # Built on the candidate's commits, which landed: what it did is carried here, and
+            # the tests and docs it did not do are this change's own work, still to do.
+            return "partly-merged"
         if landed:
             return "already-merged"
         return "covered" if is_inside_larger(signals) else "duplicate"

@@ -324,7 +324,7 @@ class Proof:
     via_target: bool = False  # the candidate's branch got this change from the target branch
     after_query: bool = False  # the candidate landed after this (merged) change landed
     own_landing: bool = False  # the candidate is the commit where this change's own commits landed
-    stacked: bool = False  # this change's branch holds the (unmerged) candidate's commits
+    stacked: bool = False  # this change's branch holds the candidate's commits (built on it)
     unlanded: bool = False  # merged, but no landing is known and its head is on no branch
     # Landed as its branch's own commits, but the commits of that range that touch what turned
     # are all by other people: a fork's branch that carried upstream work along.

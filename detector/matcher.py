@@ -564,6 +564,11 @@ def _reasons(
         yield from _replay_reasons(query, candidate, s, verdict, proof)
     if s.same_patch:
         yield f"identical patch to {other}"
+    if proof is not None and proof.stacked and verdict == "partly-merged":
+        yield (
+            f"this change's branch is built on {other}'s commits, which landed: rebase, and what "
+            "is still to do is this change's own work"
+        )
     if s.removed_in_candidate:
         shared = sorted(
             shared_lines(query.change, candidate)[0], key=lambda h: -len(query.line_text.get(h, ""))

@@ -259,3 +259,28 @@ def test_a_pr_carrying_this_changes_squash_from_a_line_the_index_does_not_read_d
 
     assert 302 not in deciding(found), found
     assert any("carries this change's own landing" in r for r in reasons_about(found, 302)), found
+
+
+def test_a_pr_built_on_a_landed_pr_is_partly_done_not_done(builder: RepoBuilder):
+    """#212 was built on #211's branch (a fix), then added a guide of its own; #211 landed by
+    squash. The fix is all of #212's code, so its code is "all there", but the guide is
+    #212's work: partly done, rebase (tokio's #623, an architecture doc carrying a bump)."""
+    builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    head = builder.pr_branch(211, [("Ask the offload strategy", {PIPELINE_PY: fixed})])
+    guide = "".join(f"Step {n}: read the offload strategy of stage {n}.\n" for n in range(40))
+    builder.pr_branch(
+        212,
+        [("Write the pipeline guide", {"docs/guide.md": guide})],
+        start=head,
+        author="Contributor 211",
+    )
+    builder.merge_pr(211, how="squash")
+    builder.delete_pr_branch(211)
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    found = check_json(builder, "--pr", "212")
+
+    assert deciding(found) == {211: "partly-merged"}
+    assert any("built on #211's commits, which landed" in r for r in reasons_about(found, 211))

@@ -338,6 +338,9 @@ class Replayer:
             own_landing = self._lands_only_copies(before, after)
         picks_landing = sibling_port = opened_later = False
         if candidate.state == "merged":
+            # Built on the candidate's branch before it landed (its head is in this branch):
+            # what of this change it holds is that work, carried here.
+            stacked = self._built_on(candidate.head_commit)
             tip = history.line_tip
             on_line = bool(tip and self._git.is_ancestor(after, tip))
             if history.base:
@@ -562,6 +565,19 @@ class Replayer:
             and commit != history.base
             and self._git.is_ancestor(commit, history.head)
             and not self._git.is_ancestor(commit, history.base)
+        )
+
+    def _built_on(self, head: str | None) -> bool:
+        """This change's own commits sit on `head` (a landed candidate's head commit): its
+        branch holds that head, and its base does not."""
+        history = self._history
+        return bool(
+            head
+            and history.head
+            and history.base
+            and head != history.head
+            and self._git.is_ancestor(head, history.head)
+            and not self._git.is_ancestor(head, history.base)
         )
 
     def _stacked_on(self, candidate: ChangeEvidence, head: str) -> bool:
