@@ -1345,6 +1345,12 @@ def _same_fix(blocks: _Blocks, before: FileText, after: FileText, path: str) -> 
     their_values = _new_values(their_added, their_removed)
     if our_values and their_values and not our_values & their_values:
         return False
+    # Likewise a version moved to another version (`freebsd-15-0-amd64` is not
+    # `freebsd-14-4-release-amd64`): the number is what such a line changes.
+    our_versions = _new_versions(our_added, our_removed)
+    their_versions = _new_versions(their_added, their_removed)
+    if our_versions and their_versions and not our_versions & their_versions:
+        return False
     # What the lines become decides, not only what they were: one name in common (and no
     # value), where the candidate's replacement rests on something it brought into the file
     # elsewhere (a new dependency's import, a helper of its own), is another purpose on the
@@ -1448,9 +1454,17 @@ def _brought_elsewhere(before: FileText, after: FileText, replacement: Sequence[
     return names("\n".join(elsewhere)) - before.words
 
 
+_VERSIONISH = re.compile(r"(?<![\w.])\d+(?:[.-]\d+)+")
+
+
 def _new_values(added: Sequence[str], removed: Sequence[str]) -> set[str]:
     """String values the lines bring in (their contents, whichever quotes spell them)."""
     return _values("\n".join(added)) - _values("\n".join(removed))
+
+
+def _new_versions(added: Sequence[str], removed: Sequence[str]) -> set[str]:
+    """Dotted or dashed numbers the lines bring in (`15-0`, `2.4.1`, `2025-01-25`)."""
+    return set(_VERSIONISH.findall("\n".join(added))) - set(_VERSIONISH.findall("\n".join(removed)))
 
 
 def _values(text: str) -> set[str]:

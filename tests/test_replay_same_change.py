@@ -311,3 +311,36 @@ def test_one_name_of_this_change_is_not_this_change_written_differently():
     same = RETRIES.replace("retries = 0", "retries = getattr(settings, 'max_retries', RETRY_LIMIT)")
     done = _replayed(READ_RETRIES, RETRIES, RETRIES, same)
     assert done.complete and done.hunks[0].how == "same-names"
+
+
+CIRRUS = """freebsd_instance:
+  image_family: freebsd-14-3
+env:
+  RUST_STABLE: stable
+task:
+  name: FreeBSD 64-bit
+  test_script:
+    - cargo test --all
+"""
+
+
+def test_an_image_moved_to_another_version_is_not_this_version(builder: RepoBuilder):
+    """This change moves CI to the FreeBSD 15.0 image; #40 (merged) moved the same line to the
+    14.4 release image. The same names around another version is a competing change, not
+    this one written differently (tokio's #7963 was "already done" by the 14.4 bump). #41
+    (open) moves it to 15.0 as well, spelled with the other key: that is this change."""
+    builder.commit("Add CI", {".cirrus.yml": CIRRUS})
+    base = builder.head()
+    line = "  image_family: freebsd-14-3\n"
+    older = CIRRUS.replace(line, "  image: freebsd-14-4-release-amd64-ufs\n")
+    builder.pr_branch(40, [("ci: update FreeBSD image to 14.4", {".cirrus.yml": older})])
+    builder.merge_pr(40, how="squash")
+    same = CIRRUS.replace(line, "  image: freebsd-15-0-release-amd64-ufs\n")
+    builder.pr_branch(41, [("ci: FreeBSD 15", {".cirrus.yml": same})], start=base)
+    newer = CIRRUS.replace(line, "  image_family: freebsd-15-0-amd64-ufs\n")
+    builder.pr_branch(42, [("ci: test on FreeBSD 15.0", {".cirrus.yml": newer})], start=base)
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "42")
+
+    assert deciding(found) == [(41, "duplicate")]
