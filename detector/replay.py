@@ -40,9 +40,10 @@ PARTIAL_SHARE = 0.25  # of the hunks that carry code, this much done: a real par
 SAME_CODE_SHARE = 0.7  # of a hunk's code lines, this many written by the candidate (as the
 # matcher's "contained": most of it, allowing a comment or a line written another way)
 # A line that is a comment in the languages prdup meets: `// x`, `/* x`, ` * x` (a docblock,
-# not `*ptr = 1`), `# x` (not C's `#include` or `#define`), `-- x`, `<!-- x`, a docstring quote.
+# not `*ptr = 1`), `# x` (not C's `#include` or `#define`, nor Rust's and PHP's `#[attribute]`
+# and `#![attribute]`), `-- x`, `<!-- x`, a docstring quote.
 _COMMENT = re.compile(
-    r"^(?://|/\*|\*(?:\s|/|$)|#(?!\s*(?:include|import|define|undef|if|ifn?def|elif|else|endif"
+    r"^(?://|/\*|\*(?:\s|/|$)|#(?!!?\[|\s*(?:include|import|define|undef|if|ifn?def|elif|else|endif"
     r"|pragma|region|endregion|error|warning|line)\b)|--\s|<!--|\"\"\"|''')"
 )
 
@@ -844,6 +845,14 @@ def _same_code(
     added, removed = code(hunk.added), code(hunk.removed)
     if not added or not _written(added, removed, before.normalised, after.normalised):
         return False
+    # Lines that only re-wrap what the removed lines said (a `cfg(any(...))` list split one
+    # item a line) are no work of their own: the lines that bring something in must be
+    # written too, or the candidate reformatted the same list for another entry.
+    fresh = _bringing_in(added, removed)
+    if fresh and not _written(fresh, (), before.normalised, after.normalised):
+        return False
+    if not removed and not _beside_its_neighbours(blocks, after):
+        return False
     where = place.get()
     if where is None:
         return True  # its surroundings are nowhere to be found: the file is all there is
@@ -851,6 +860,31 @@ def _same_code(
     if not _written(added, removed, there, here):
         return False
     return not _keeps_deleted(blocks, here - there)
+
+
+def _beside_its_neighbours(blocks: _Blocks, after: FileText) -> bool:
+    """An added line stands, after the candidate, next to one of the lines this hunk puts it
+    between (or to another of its added lines): `target_os = "hurd",` added to one `cfg`
+    list is not done by the same line in the next list, between other neighbours."""
+    own = {line.strip() for line in blocks.added if line.strip()}
+    above = own | {blocks.before_context[-1].strip()} if blocks.before_context else own
+    below = own | {blocks.after_context[0].strip()} if blocks.after_context else own
+    lines = [line.strip() for line in after.lines]
+    return any(
+        line in own
+        and (
+            (at > 0 and lines[at - 1] in above) or (at + 1 < len(lines) and lines[at + 1] in below)
+        )
+        for at, line in enumerate(lines)
+        if line
+    )
+
+
+def _bringing_in(added: Sequence[str], removed: Sequence[str]) -> list[str]:
+    """The added lines that bring in a name or a value the removed lines do not have."""
+    said = " ".join(removed)
+    old_names, old_values = names(said), _values(said)
+    return [line for line in added if names(line) - old_names or _values(line) - old_values]
 
 
 def _written(

@@ -344,3 +344,69 @@ def test_an_image_moved_to_another_version_is_not_this_version(builder: RepoBuil
     _, found = check_json(builder.path, "--pr", "42")
 
     assert deciding(found) == [(41, "duplicate")]
+
+
+UCRED = """#[cfg(any(
+    target_os = "linux",
+    target_os = "redox",
+    target_os = "android",
+    target_os = "haiku"
+))]
+pub(crate) use self::impl_linux::get_peer_cred;
+
+#[cfg(target_os = "aix")]
+pub(crate) use self::impl_aix::get_peer_cred;
+
+#[cfg(any(target_os = "espidf", target_os = "vita", target_os = "hurd"))]
+pub(crate) use self::impl_noproc::get_peer_cred;
+
+#[cfg(any(
+    target_os = "linux",
+    target_os = "redox",
+    target_os = "android",
+    target_os = "haiku"
+))]
+pub(crate) mod impl_linux {}
+"""
+NOPROC = '#[cfg(any(target_os = "espidf", target_os = "vita", target_os = "hurd"))]\n'
+
+
+def test_a_cfg_list_reformatted_for_another_target_is_not_this_targets_entry(
+    builder: RepoBuilder,
+):
+    """#60 (merged) split the `impl_noproc` list one target a line to add nuttx. #61 adds hurd
+    to the two `impl_linux` lists: the same `target_os = "hurd",` line now stands in the
+    other list, between other neighbours. #62 splits the `impl_noproc` list to add QNX's io-sock
+    variants: its re-wrapped entries are #60's too, the entries it brings in are not. Neither
+    is done by #60 (tokio's #7814 and #8108 were "partly done" by the nuttx change)."""
+    builder.commit("Add ucred", {"src/ucred.rs": UCRED})
+    base = builder.head()
+    nuttx = UCRED.replace(
+        NOPROC,
+        "#[cfg(any(\n"
+        '    target_os = "espidf",\n'
+        '    target_os = "nuttx",\n'
+        '    target_os = "vita",\n'
+        '    target_os = "hurd",\n'
+        "))]\n",
+    )
+    builder.pr_branch(60, [("net: support Nuttx target os", {"src/ucred.rs": nuttx})])
+    builder.merge_pr(60, how="squash")
+    hurd = UCRED.replace(
+        '    target_os = "redox",\n', '    target_os = "redox",\n    target_os = "hurd",\n'
+    )
+    builder.pr_branch(61, [("net: add support for GNU Hurd", {"src/ucred.rs": hurd})], start=base)
+    qnx = UCRED.replace(
+        NOPROC,
+        "#[cfg(any(\n"
+        '    target_os = "espidf",\n'
+        '    target_os = "vita",\n'
+        '    target_os = "hurd",\n'
+        '    all(target_os = "nto", any(target_env = "nto71_iosock", target_env = "nto80")),\n'
+        "))]\n",
+    )
+    builder.pr_branch(62, [("net: QNX io-sock has no peer pid", {"src/ucred.rs": qnx})], start=base)
+    index(builder)
+
+    assert deciding(check_json(builder.path, "--pr", "61")[1]) == []
+    assert deciding(check_json(builder.path, "--pr", "62")[1]) == []
