@@ -230,6 +230,7 @@ class HunkReplay:
     # It only removes lines, and the candidate removed every one of them that says something
     # (whatever the context around them became): for an identical patch, it kept this hunk.
     removal_made: bool = False
+    adds: bool = True  # it adds a line that says something (not a removal only)
     # Packages it pins that the candidate pinned to another version: a competing bump.
     other_pins: tuple[CompetingPin, ...] = ()
     # It bumps dependency versions, and the candidate bumped the same lines to higher versions:
@@ -299,10 +300,19 @@ class Replay:
 
     @property
     def partial(self) -> bool:
-        """A real part is done and a real part remains: "rebase, only X is left"."""
+        """A real part is done and a real part remains: "rebase, only X is left". Where the
+        change adds code, a part of it is something it adds: lines it removes that the
+        candidate removed too (a file it moves, deleted with a whole crate; a block it
+        rewrites, dropped by a rewrite for another purpose) say nothing of what it becomes."""
+        hunks = self.deciding
+        adding = any(h.adds for h in hunks)
         return (
             not self.complete
-            and (self.imports_only or self.versions_only or any(h.anchors for h in self.deciding))
+            and (
+                self.imports_only
+                or self.versions_only
+                or any(h.anchors and (h.adds or not adding) for h in hunks)
+            )
             and self.done_share >= PARTIAL_SHARE
         )
 
@@ -625,6 +635,7 @@ def _replay_file(
             versions_only=_versions_only(hunk),
             comments_only=_comments_only(hunk),
             removal_made=_removal_made(hunk, before, after),
+            adds=any(not line.trivial for line in hunk.added),
             other_pins=_other_pins(file.path, hunk, before, after),
             superseded_by=superseded_by,
         )
@@ -851,7 +862,8 @@ def _same_code(
     fresh = _bringing_in(added, removed)
     if fresh and not _written(fresh, (), before.normalised, after.normalised):
         return False
-    if not removed and not _beside_its_neighbours(blocks, after):
+    # (An import's place is its file's import block, in whatever order it is sorted.)
+    if not removed and not _imports_only(hunk) and not _beside_its_neighbours(blocks, after):
         return False
     where = place.get()
     if where is None:

@@ -410,3 +410,61 @@ def test_a_cfg_list_reformatted_for_another_target_is_not_this_targets_entry(
 
     assert deciding(check_json(builder.path, "--pr", "61")[1]) == []
     assert deciding(check_json(builder.path, "--pr", "62")[1]) == []
+
+
+READY = """macro_rules! ready {
+    ($e:expr) => {
+        match $e {
+            Poll::Ready(Ok(t)) => t,
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(From::from(e))),
+            Poll::Pending => return Poll::Pending,
+        }
+    };
+}
+"""
+
+
+def test_lines_a_change_moves_are_not_done_by_a_change_that_deleted_them(builder: RepoBuilder):
+    """#71 moves the `ready!` macro out of the `codec` crate into `core`, rewriting it there;
+    #70 (merged) deleted the whole `codec` crate. The file #71 deletes is gone, but what #71
+    makes of it is nowhere: no part of #71 is done (tokio's #1266 was "partly done" by the
+    removal of a facade crate)."""
+    builder.commit(
+        "Add crates",
+        {
+            "codec/src/macros.rs": READY,
+            "codec/src/lib.rs": "#[macro_use]\nmod macros;\npub mod framed;\n",
+            "core/src/lib.rs": "pub mod io;\npub mod net;\n",
+        },
+    )
+    base = builder.head()
+    builder.pr_branch(
+        70,
+        [
+            (
+                "chore: remove the codec crate",
+                {"codec/src/macros.rs": None, "codec/src/lib.rs": None},
+            )
+        ],
+    )
+    builder.merge_pr(70, how="squash")
+    moved = READY.replace("Poll::", "std::task::Poll::").replace(
+        "macro_rules! ready", "macro_rules! ready_ok"
+    )
+    builder.pr_branch(
+        71,
+        [
+            (
+                "core: move ready! from codec",
+                {
+                    "codec/src/macros.rs": None,
+                    "core/src/macros.rs": moved,
+                    "core/src/lib.rs": "#[macro_use]\nmod macros;\npub mod io;\npub mod net;\n",
+                },
+            )
+        ],
+        start=base,
+    )
+    index(builder)
+
+    assert deciding(check_json(builder.path, "--pr", "71")[1]) == []
