@@ -601,6 +601,7 @@ def _replay_file(
         elif (
             state_after == "conflict"
             and state_before == "new"
+            and not moves  # lines it only moves are done where the move is made, not by names
             and blocks.removed
             and before is not None
             and after is not None

@@ -468,3 +468,93 @@ def test_lines_a_change_moves_are_not_done_by_a_change_that_deleted_them(builder
     index(builder)
 
     assert deciding(check_json(builder.path, "--pr", "71")[1]) == []
+
+
+NOTIFY = """fn notify_locked(waiters: &mut WaitList, curr: usize) -> Option<Waker> {
+    match get_state(curr) {
+        WAITING => {
+            // Get a pending waiter
+            let mut waiter = waiters.pop_back().unwrap();
+
+            // Safety: `waiters` lock is still held.
+            let waiter = unsafe { waiter.as_mut() };
+
+            assert!(waiter.notified.is_none());
+
+            waiter.notified = Some(NotificationType::OneWaiter);
+            let waker = waiter.waker.take();
+
+            if waiters.is_empty() {
+                // As this the **final** waiter in the list, the state
+                // must be transitioned to `EMPTY`.
+                state.store(set_state(curr, EMPTY), SeqCst);
+            }
+
+            return waker;
+        }
+        _ => unreachable!(),
+    }
+}
+"""
+TOLERANT = """fn notify_locked(waiters: &mut WaitList, curr: usize) -> Option<Waker> {
+    match get_state(curr) {
+        WAITING => {
+            // Get a pending waiter if one exists
+            if let Some(mut waiter) = waiters.pop_back() {
+                // Safety: `waiters` lock is still held.
+                let waiter = unsafe { waiter.as_mut() };
+
+                assert!(waiter.notified.is_none());
+
+                waiter.notified = Some(NotificationType::OneWaiter);
+                let waker = waiter.waker.take();
+
+                return waker;
+            };
+
+            return None;
+        }
+        _ => unreachable!(),
+    }
+}
+"""
+UNCONTENDED = NOTIFY.replace(
+    """            let mut waiter = waiters.pop_back().unwrap();
+
+            // Safety: `waiters` lock is still held.
+            let waiter = unsafe { waiter.as_mut() };
+
+            assert!(waiter.notified.is_none());
+
+            waiter.notified = Some(NotificationType::OneWaiter);
+            let waker = waiter.waker.take();
+""",
+    """            let waiter = waiters.pop_back().unwrap();
+
+            // Safety: we never make mutable references to waiters.
+            let waiter = unsafe { waiter.as_ref() };
+
+            // Safety: we hold the lock, so we can access the waker.
+            let waker = unsafe { waiter.waker.with_mut(|waker| (*waker).take()) };
+
+            // This waiter is unlinked and will not be shared ever again, release it.
+            waiter.notification.store_release(Notification::One);
+""",
+)
+
+
+def test_lines_a_change_only_moves_are_not_done_by_names_around_them(builder: RepoBuilder):
+    """#81 wraps the waiter's handling in `if let Some(..)` (the same lines, indented) to
+    tolerate an empty list; #80 (merged) rewrote those lines to reduce contention. A block
+    this change only re-indents is done where the moved block stands, not because #80's
+    lines spell `waiter` and `notified` (tokio's #5305 was "partly done" by #5503)."""
+    builder.commit("Add notify", {"src/notify.rs": NOTIFY})
+    base = builder.head()
+    builder.pr_branch(80, [("sync: reduce contention in Notify", {"src/notify.rs": UNCONTENDED})])
+    builder.merge_pr(80, how="squash")
+    builder.pr_branch(
+        81, [("sync: tolerate an empty waiter list", {"src/notify.rs": TOLERANT})], start=base
+    )
+    index(builder)
+
+    assert deciding(check_json(builder.path, "--pr", "81")[1]) == []
