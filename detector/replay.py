@@ -22,7 +22,7 @@ from typing import Generic, Literal, TypeVar, cast
 from detector.model import Change, ChangedLine, FileChange, Hunk, is_trivial, normalise_line
 from detector.pins import CompetingPin, competing_pins, is_manifest
 from detector.text import STOP_WORDS
-from detector.versions import VERSION_IN_TEXT, first_version
+from detector.versions import VERSION_IN_TEXT, VersionKey, first_version, version_key
 
 T = TypeVar("T")
 HunkState = Literal["there", "new", "conflict"]
@@ -46,6 +46,9 @@ _COMMENT = re.compile(
     r"^(?://|/\*|\*(?:\s|/|$)|#(?!!?\[|\s*(?:include|import|define|undef|if|ifn?def|elif|else|endif"
     r"|pragma|region|endregion|error|warning|line)\b)|--\s|<!--|\"\"\"|''')"
 )
+
+# An attribute line (`#[inline]`, `#[must_use]`): code that qualifies the definition below it.
+_ATTRIBUTE = re.compile(r"^#!?\[")
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing|spec|specs|__tests__|testdata|test_data|fixtures)/"
@@ -855,6 +858,9 @@ def _same_code(
         ]
 
     added, removed = code(hunk.added), code(hunk.removed)
+    # An attribute line the hunk adds (`#[inline]`) qualifies the definition it stands on:
+    # whether the same code was written is read from the definition's own lines.
+    added = [line for line in added if not _ATTRIBUTE.match(line)] or added
     if not added or not _written(added, removed, before.normalised, after.normalised):
         return False
     # Lines that only re-wrap what the removed lines said (a `cfg(any(...))` list split one
@@ -863,7 +869,8 @@ def _same_code(
     fresh = _bringing_in(added, removed)
     if fresh and not _written(fresh, (), before.normalised, after.normalised):
         return False
-    # (An import's place is its file's import block, in whatever order it is sorted.)
+    # A line added to a list is done where it stands in that list (an import's place is its
+    # file's import block, in whatever order it is sorted).
     if not removed and not _imports_only(hunk) and not _beside_its_neighbours(blocks, after):
         return False
     where = place.get()
@@ -1392,11 +1399,17 @@ def _same_fix(blocks: _Blocks, before: FileText, after: FileText, path: str) -> 
     their_values = _new_values(their_added, their_removed)
     if our_values and their_values and not our_values & their_values:
         return False
-    # Likewise a version moved to another version (`freebsd-15-0-amd64` is not
-    # `freebsd-14-4-release-amd64`): the number is what such a line changes.
+    # Likewise a version moved to a lower one (`freebsd-15-0-amd64` is not
+    # `freebsd-14-4-release-amd64`): the number is what such a line changes. A higher one is
+    # the same move made further (a dependency bumped again later).
     our_versions = _new_versions(our_added, our_removed)
     their_versions = _new_versions(their_added, their_removed)
-    if our_versions and their_versions and not our_versions & their_versions:
+    if (
+        our_versions
+        and their_versions
+        and not our_versions & their_versions
+        and max(map(_version, their_versions)) < max(map(_version, our_versions))
+    ):
         return False
     # What the lines become decides, not only what they were: one name in common (and no
     # value), where the candidate's replacement rests on something it brought into the file
@@ -1507,6 +1520,11 @@ _VERSIONISH = re.compile(r"(?<![\w.])\d+(?:[.-]\d+)+")
 def _new_values(added: Sequence[str], removed: Sequence[str]) -> set[str]:
     """String values the lines bring in (their contents, whichever quotes spell them)."""
     return _values("\n".join(added)) - _values("\n".join(removed))
+
+
+def _version(text: str) -> VersionKey:
+    """Where a dotted or dashed number sorts among versions (`15-0` as `15.0`)."""
+    return version_key(text.replace("-", "."))
 
 
 def _new_versions(added: Sequence[str], removed: Sequence[str]) -> set[str]:

@@ -558,3 +558,73 @@ def test_lines_a_change_only_moves_are_not_done_by_names_around_them(builder: Re
     index(builder)
 
     assert deciding(check_json(builder.path, "--pr", "81")[1]) == []
+
+
+CARGO = """[package]
+name = "tokio"
+
+[target.'cfg(unix)'.dev-dependencies]
+libc = { version = "0.2.149" }
+nix = { version = "0.27.1", default-features = false, features = ["fs", "socket"] }
+"""
+GUARD = """impl<T: ?Sized> OwnedRwLockReadGuard<T> {
+    /// Makes a new guard for a component of the locked data.
+    pub fn map<F>(this: Self, f: F) -> Self {
+        f(this)
+    }
+
+    /// Attempts to make a new guard for a component of the locked data.
+    pub fn try_map<F>(this: Self, f: F) -> Result<Self, Self> {
+        f(this)
+    }
+}
+
+impl<T: ?Sized> ops::Deref for OwnedRwLockReadGuard<T> {
+    type Target = T;
+}
+"""
+TRY_MAP_END = """        f(this)
+    }
+}
+
+impl<T: ?Sized> ops::Deref"""
+
+
+def test_a_version_moved_further_and_a_method_without_its_attribute_are_this_change(
+    builder: RepoBuilder,
+):
+    """#91 bumps nix to 0.28 with the `aio` feature; #90 (merged) bumped it to 0.29 with the
+    same feature: the same move, made further (tokio's #6474 and #6552). #93 adds a `rwlock()`
+    accessor marked `#[inline]`; #92 (merged) added it without the attribute and with other
+    docs: the same method (tokio's #3930 and #6418)."""
+    builder.commit("Add the crate", {"Cargo.toml": CARGO, "src/guard.rs": GUARD})
+    base = builder.head()
+    old = 'version = "0.27.1", default-features = false, features = ["fs", "socket"]'
+    newer = 'version = "0.29.0", default-features = false, features = ["aio", "fs", "socket"]'
+    builder.pr_branch(90, [("tests: update nix", {"Cargo.toml": CARGO.replace(old, newer)})])
+    builder.merge_pr(90, how="squash")
+    bump = 'version = "0.28.0", default-features = false, features = ["aio", "fs", "socket"]'
+    builder.pr_branch(
+        91, [("Bump nix to 0.28", {"Cargo.toml": CARGO.replace(old, bump)})], start=base
+    )
+    theirs = GUARD.replace(
+        TRY_MAP_END,
+        "        f(this)\n    }\n\n    /// Returns the `Arc` this guard holds.\n"
+        "    pub fn rwlock(this: &Self) -> &Arc<RwLock<T>> {\n        &this.lock\n    }\n"
+        "}\n\nimpl<T: ?Sized> ops::Deref",
+    )
+    builder.pr_branch(92, [("sync: add rwlock() to owned guards", {"src/guard.rs": theirs})])
+    builder.merge_pr(92, how="squash")
+    ours = GUARD.replace(
+        TRY_MAP_END,
+        "        f(this)\n    }\n\n    /// Returns a reference to the original `Arc<RwLock>`.\n"
+        "    #[inline]\n    pub fn rwlock(this: &Self) -> &Arc<RwLock<T>> {\n        &this.lock\n"
+        "    }\n}\n\nimpl<T: ?Sized> ops::Deref",
+    )
+    builder.pr_branch(
+        93, [("Add OwnedRwLockReadGuard::rwlock", {"src/guard.rs": ours})], start=base
+    )
+    index(builder)
+
+    assert deciding(check_json(builder.path, "--pr", "91")[1]) == [(90, "already-merged")]
+    assert deciding(check_json(builder.path, "--pr", "93")[1]) == [(92, "already-merged")]
