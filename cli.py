@@ -107,7 +107,8 @@ def index(
         click.echo(f"prdup: warning: {warning}", err=True)
     step_outputs(changed="true" if summary.changed else "false")  # the action saves its cache
     if not quiet:
-        click.echo(f"{summary.line()} -> {summary.db_path}", err=True)
+        first, *rest = summary.line().split("\n")
+        click.echo("\n".join([f"{first} -> {summary.db_path}", *rest]), err=True)
 
 
 @main.command()

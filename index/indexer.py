@@ -119,6 +119,8 @@ class IndexSummary:
         return bool(new or self.imported or self.rewound)
 
     def line(self) -> str:
+        """The report: what was indexed and counted on its first line; what was skipped, what
+        git cannot tell and what was rewound each on a line of its own below it."""
         rebased = f" ({self.rebased} landed by rebase or cherry-pick)" if self.rebased else ""
         cut = " (after a shallow clone's cut; earlier ones unknown)" if self.history_cut else ""
         parts = [
@@ -134,21 +136,22 @@ class IndexSummary:
             parts.append(f"{self.metadata_only} metadata only")
         if self.truncated:
             parts.append(f"{self.truncated} stored truncated (huge)")
+        read = f" {', '.join(self.targets)}:" if self.targets else ""
+        lines = [f"indexed{read} " + ", ".join(parts)]
         skipped = sum(self.skipped.values())
         if skipped:
             why = ", ".join(f"{n} {reason}" for reason, n in self.skipped.most_common())
-            parts.append(f"{skipped} skipped ({why})")
-        read = f" {', '.join(self.targets)}:" if self.targets else ""
-        rewound = "".join(
-            f"; {target} was rewound: {n} {'change' if n == 1 else 'changes'} no longer on it "
+            lines.append(f"  {skipped} skipped ({why})")
+        if self.unknown_states:
+            lines.append(f"  {self._unknown_states()}")
+        lines.extend(
+            f"  {target} was rewound: {n} {'change' if n == 1 else 'changes'} no longer on it "
             "removed from the index"
             for target, n in self.rewound.items()
         )
-        return f"indexed{read} " + ", ".join(parts) + self._unknown_states() + rewound
+        return "\n".join(lines)
 
     def _unknown_states(self) -> str:
-        if not self.unknown_states:
-            return ""
         # The index's count, said again only where it is not this run's "N unmerged".
         which = (
             "their states are unknown"
@@ -156,11 +159,10 @@ class IndexSummary:
             else f"{self.unknown_states} unmerged PRs' states are unknown"
         )
         return (
-            f"; {which} (git cannot tell open "
-            "from closed; each is checked as open): GitHub's metadata tells them, "
-            "prdup index --github OWNER/REPO, or --prs-json FILE from `gh pr list --state all "
-            "--json number,title,body,state,createdAt,closedAt,mergedAt,headRefOid,baseRefName,"
-            "author`"
+            f"{which} (git cannot tell open from closed; each is checked as open): GitHub's "
+            "metadata tells them, prdup index --github OWNER/REPO, or --prs-json FILE from "
+            "`gh pr list --state all --json number,title,body,state,createdAt,closedAt,mergedAt,"
+            "headRefOid,baseRefName,author`"
         )
 
 

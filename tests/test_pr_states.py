@@ -54,7 +54,7 @@ def test_an_unmerged_ref_is_unmerged_without_a_test_merge_and_open_with_one_on_t
     assert (summary.open, summary.closed, summary.unmerged) == (1, 0, 2)
     line = summary.line()
     assert "1 open, 0 closed, 2 unmerged" in line
-    assert "; their states are unknown (git cannot tell open from closed" in line
+    assert "\n  their states are unknown (git cannot tell open from closed" in line
     assert "prdup index --github OWNER/REPO" in line and "--prs-json FILE" in line
 
 

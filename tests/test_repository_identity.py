@@ -114,7 +114,7 @@ def test_a_shallow_clone_says_what_it_cannot_know_until_unshallowed(
     assert len(warnings) == 1 and "shallow clone" in warnings[0]
     assert "merged before the cut are unknown" in warnings[0]
     assert "git fetch --unshallow" in warnings[0]
-    summary = err.splitlines()[-1]
+    summary = err[err.index("indexed") :]
     assert "0 merged PRs (after a shallow clone's cut; earlier ones unknown)" in summary
     assert "1 skipped (1 at a shallow clone's cut (its change is unknown))" in summary
     with sqlite3.connect(db_path) as conn:  # the cut commit is not taken for PR 3's change

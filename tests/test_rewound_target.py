@@ -139,7 +139,7 @@ def test_a_rewound_target_leaves_the_index_a_fresh_index_would_be(
     }
     assert summary.rewound == {"main": 5}
     line = summary.line()
-    assert line.endswith("; main was rewound: 5 changes no longer on it removed from the index")
+    assert line.endswith("\n  main was rewound: 5 changes no longer on it removed from the index")
 
 
 def test_a_reset_with_nothing_new_removes_what_left(builder: RepoBuilder, tmp_path: Path):
