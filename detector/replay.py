@@ -233,7 +233,7 @@ class HunkReplay:
     # It only removes lines, and the candidate removed every one of them that says something
     # (whatever the context around them became): for an identical patch, it kept this hunk.
     removal_made: bool = False
-    adds: bool = True  # it adds a line that says something (not a removal only)
+    deletes_file: bool = False  # it is the change deleting its file
     # Packages it pins that the candidate pinned to another version: a competing bump.
     other_pins: tuple[CompetingPin, ...] = ()
     # It bumps dependency versions, and the candidate bumped the same lines to higher versions:
@@ -303,18 +303,17 @@ class Replay:
 
     @property
     def partial(self) -> bool:
-        """A real part is done and a real part remains: "rebase, only X is left". Where the
-        change adds code, a part of it is something it adds: lines it removes that the
-        candidate removed too (a file it moves, deleted with a whole crate; a block it
-        rewrites, dropped by a rewrite for another purpose) say nothing of what it becomes."""
+        """A real part is done and a real part remains: "rebase, only X is left". A file the
+        change deletes, deleted by the candidate too, is no part of a change that puts code
+        elsewhere: what it becomes decides (a file it moves, deleted with a whole crate)."""
         hunks = self.deciding
-        adding = any(h.adds for h in hunks)
+        elsewhere = not all(h.deletes_file for h in hunks)
         return (
             not self.complete
             and (
                 self.imports_only
                 or self.versions_only
-                or any(h.anchors and (h.adds or not adding) for h in hunks)
+                or any(h.anchors and not (h.deletes_file and elsewhere) for h in hunks)
             )
             and self.done_share >= PARTIAL_SHARE
         )
@@ -639,7 +638,7 @@ def _replay_file(
             versions_only=_versions_only(hunk),
             comments_only=_comments_only(hunk),
             removal_made=_removal_made(hunk, before, after),
-            adds=any(not line.trivial for line in hunk.added),
+            deletes_file=file.status == "removed",
             other_pins=_other_pins(file.path, hunk, before, after),
             superseded_by=superseded_by,
         )
