@@ -868,9 +868,15 @@ def _same_code(
     fresh = _bringing_in(added, removed)
     if fresh and not _written(fresh, (), before.normalised, after.normalised):
         return False
-    # A line added to a list is done where it stands in that list (an import's place is its
-    # file's import block, in whatever order it is sorted).
-    if not removed and not _imports_only(hunk) and not _beside_its_neighbours(blocks, after):
+    # One line added (to a list, before a statement) is done where it stands beside the
+    # lines it is added between; a block of lines (a method) is known by its own lines, and
+    # an import's place is its file's import block, in whatever order it is sorted.
+    if (
+        len(added) == 1
+        and not removed
+        and not _imports_only(hunk)
+        and not _beside_its_neighbours(blocks, after)
+    ):
         return False
     where = place.get()
     if where is None:
@@ -882,20 +888,29 @@ def _same_code(
 
 
 def _beside_its_neighbours(blocks: _Blocks, after: FileText) -> bool:
-    """An added line stands, after the candidate, next to one of the lines this hunk puts it
-    between (or to another of its added lines): `target_os = "hurd",` added to one `cfg`
-    list is not done by the same line in the next list, between other neighbours."""
+    """An added line stands, after the candidate, next to a line this hunk puts it beside: the
+    nearest line above or below it that is neither blank nor one of the hunk's own added
+    lines. `target_os = "hurd",` added to one `cfg` list is not done by the same line in the
+    next list, between other neighbours; `$total = 0;` written just above the blank line this
+    change writes it below is."""
     own = {line.strip() for line in blocks.added if line.strip()}
-    above = own | {blocks.before_context[-1].strip()} if blocks.before_context else own
-    below = own | {blocks.after_context[0].strip()} if blocks.after_context else own
+    above = next((line.strip() for line in reversed(blocks.before_context) if line.strip()), None)
+    below = next((line.strip() for line in blocks.after_context if line.strip()), None)
     lines = [line.strip() for line in after.lines]
+
+    def neighbour(at: int, step: int) -> str | None:
+        at += step
+        while 0 <= at < len(lines):
+            if lines[at] and lines[at] not in own:
+                return lines[at]
+            at += step
+        return None
+
     return any(
-        line in own
-        and (
-            (at > 0 and lines[at - 1] in above) or (at + 1 < len(lines) and lines[at + 1] in below)
-        )
+        (above is not None and neighbour(at, -1) == above)
+        or (below is not None and neighbour(at, 1) == below)
         for at, line in enumerate(lines)
-        if line
+        if line in own
     )
 
 

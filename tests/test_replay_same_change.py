@@ -628,3 +628,39 @@ def test_a_version_moved_further_and_a_method_without_its_attribute_are_this_cha
 
     assert deciding(check_json(builder.path, "--pr", "91")[1]) == [(90, "already-merged")]
     assert deciding(check_json(builder.path, "--pr", "93")[1]) == [(92, "already-merged")]
+
+
+PREPARE = """<?php
+class Client
+{
+    public function prepareBody()
+    {
+        $body = '';
+
+        if (!$this->getRequest()->headers()->has('Content-Type')) {
+            $totalFiles = count($this->getRequest()->file()->toArray());
+        }
+        return $totalFiles;
+    }
+}
+"""
+
+
+def test_a_line_written_on_the_other_side_of_a_blank_line_is_this_line(builder: RepoBuilder):
+    """#102 declares `$totalFiles = 0;` (with a comment) after the blank line below
+    `$body = '';`; #101 (merged) declared it just above that blank line: the same line between
+    the same neighbours, blank lines and comments aside (zendframework's #754 and #747)."""
+    builder.commit("Add the client", {"Client.php": PREPARE})
+    base = builder.head()
+    body = "        $body = '';\n"
+    theirs = PREPARE.replace(body, body + "        $totalFiles = 0;\n")
+    builder.pr_branch(101, [("Fix notice on totalFiles", {"Client.php": theirs})])
+    builder.merge_pr(101, how="merge")
+    ours = PREPARE.replace(
+        body + "\n",
+        body + "\n        // Declare here to stop warnings later\n        $totalFiles = 0;\n\n",
+    )
+    builder.pr_branch(102, [("Declare totalFiles", {"Client.php": ours})], start=base)
+    index(builder)
+
+    assert deciding(check_json(builder.path, "--pr", "102")[1]) == [(101, "already-merged")]
