@@ -862,12 +862,6 @@ def _same_code(
     added = [line for line in added if not _ATTRIBUTE.match(line)] or added
     if not added or not _written(added, removed, before.normalised, after.normalised):
         return False
-    # Lines that only re-wrap what the removed lines said (a `cfg(any(...))` list split one
-    # item a line) are no work of their own: the lines that bring something in must be
-    # written too, or the candidate reformatted the same list for another entry.
-    fresh = _bringing_in(added, removed)
-    if fresh and not _written(fresh, (), before.normalised, after.normalised):
-        return False
     # One line added (to a list, before a statement) is done where it stands beside the
     # lines it is added between; a block of lines (a method) is known by its own lines, and
     # an import's place is its file's import block, in whatever order it is sorted.
@@ -912,13 +906,6 @@ def _beside_its_neighbours(blocks: _Blocks, after: FileText) -> bool:
         for at, line in enumerate(lines)
         if line in own
     )
-
-
-def _bringing_in(added: Sequence[str], removed: Sequence[str]) -> list[str]:
-    """The added lines that bring in a name or a value the removed lines do not have."""
-    said = " ".join(removed)
-    old_names, old_values = names(said), _values(said)
-    return [line for line in added if names(line) - old_names or _values(line) - old_values]
 
 
 def _written(

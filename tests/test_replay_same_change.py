@@ -374,11 +374,12 @@ NOPROC = '#[cfg(any(target_os = "espidf", target_os = "vita", target_os = "hurd"
 def test_a_cfg_list_reformatted_for_another_target_is_not_this_targets_entry(
     builder: RepoBuilder,
 ):
-    """#60 (merged) split the `impl_noproc` list one target a line to add nuttx. #61 adds hurd
-    to the two `impl_linux` lists: the same `target_os = "hurd",` line now stands in the
-    other list, between other neighbours. #62 splits the `impl_noproc` list to add QNX's io-sock
-    variants: its re-wrapped entries are #60's too, the entries it brings in are not. Neither
-    is done by #60 (tokio's #7814 and #8108 were "partly done" by the nuttx change)."""
+    """#60 (merged) split the `impl_noproc` list one target a line to add nuttx, #63 (merged)
+    added fuchsia to it. #61 adds hurd to the two `impl_linux` lists: #63's
+    `target_os = "hurd",` stands in the other list, between other neighbours. #62 splits the
+    `impl_noproc` list to add QNX's io-sock variants: the `#[cfg(any(...))]` line it replaces
+    is code, and #60 re-wrapped it for another entry. Neither is done (tokio's #7814 and #8108
+    were "partly done" by the fuchsia and nuttx changes)."""
     builder.commit("Add ucred", {"src/ucred.rs": UCRED})
     base = builder.head()
     nuttx = UCRED.replace(
@@ -387,11 +388,18 @@ def test_a_cfg_list_reformatted_for_another_target_is_not_this_targets_entry(
         '    target_os = "espidf",\n'
         '    target_os = "nuttx",\n'
         '    target_os = "vita",\n'
-        '    target_os = "hurd",\n'
+        '    target_os = "hurd"\n'
         "))]\n",
     )
     builder.pr_branch(60, [("net: support Nuttx target os", {"src/ucred.rs": nuttx})])
     builder.merge_pr(60, how="squash")
+    fuchsia = nuttx.replace(
+        '    target_os = "nuttx",\n    target_os = "vita",\n    target_os = "hurd"\n',
+        '    target_os = "fuchsia",\n    target_os = "hurd",\n    target_os = "nuttx",\n'
+        '    target_os = "vita"\n',
+    )
+    builder.pr_branch(63, [("net: support ucred.rs on Fuchsia", {"src/ucred.rs": fuchsia})])
+    builder.merge_pr(63, how="squash")
     hurd = UCRED.replace(
         '    target_os = "redox",\n', '    target_os = "redox",\n    target_os = "hurd",\n'
     )
