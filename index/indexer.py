@@ -1366,6 +1366,8 @@ class ForkPoints:
         for number, sha in (pr_heads or {}).items():
             self._prs_by_head.setdefault(sha, set()).add(number)
         self._subjects: dict[str, str] | None = None  # read on first need (`_names`)
+        # Off-branch commits GitHub committed as another PR's landing (`_landed_elsewhere`).
+        self._github_landings: dict[str, int] | None = None
         resolved = (gitsource.target_branch(repo, name, required=False) for name in targets)
         found = [target for target in resolved if target]
         target_tips = list(dict.fromkeys(target.tip for target in found))
@@ -1405,6 +1407,18 @@ class ForkPoints:
             wanted = [*self.heads, *(self.merged_by[h] for h in self.heads if h in self.merged_by)]
             self._subjects = gitsource.commit_subjects(self.repo, list(dict.fromkeys(wanted)))
         return landing_pr(self._subjects.get(sha, ""))[0]
+
+    def _landed_elsewhere(self, sha: str, number: int | None) -> bool:
+        """`sha`, on no branch, is another PR's landing that GitHub committed (`Title (#M)`,
+        `Merge pull request #M`): only a branch's history holds such a commit."""
+        if self._github_landings is None:
+            off = [c for c in self.graph if c not in self.on_branches]
+            subjects = gitsource.committed_by_github(self.repo, off)
+            self._github_landings = {
+                c: named for c, subject in subjects.items() if (named := landing_pr(subject)[0])
+            }
+        named = self._github_landings.get(sha)
+        return named is not None and named != number
 
     def twins(self, head: str) -> set[int]:
         """The PRs opened from `head` (one branch opened as two PRs)."""
@@ -1458,7 +1472,9 @@ class ForkPoints:
 
         def stops(sha: str) -> bool:
             if unmerged:
-                return sha in self.on_branches
+                # Also another PR's landing that GitHub committed, on a branch this clone
+                # lacks (dependabot's bumps squashed onto a `1.10` line): the PR starts after.
+                return sha in self.on_branches or self._landed_elsewhere(sha, number)
             lines = self.first_parent.get(sha, 0)
             if lines & stop_lines:
                 return True
@@ -1548,9 +1564,11 @@ class ForkPoints:
                 if len(own) > MAX_OWN_COMMITS:
                     return None
             for parent in parents:
+                # (Another PR's landing that GitHub committed is a branch's history too.)
                 if parent not in seen and parent not in stop:
                     seen.add(parent)
-                    stack.append(parent)
+                    if not self._landed_elsewhere(parent, None):
+                        stack.append(parent)
         by_time = sorted(own, key=lambda sha: (self.times.get(sha, 0), sha))
         return _parents_first(by_time, self.graph)
 

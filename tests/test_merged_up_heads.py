@@ -306,3 +306,42 @@ def test_a_branch_opened_as_two_prs_and_merged_by_one_lands_both(tmp_path: Path)
     index_repository(builder.path, db_path=db)
 
     assert (change(db, 7)["state"], change(db, 7)["merge_commit"]) == ("merged", landing)
+
+
+def test_a_pr_to_a_branch_the_clone_lacks_starts_after_the_landings_github_made_there(
+    tmp_path: Path,
+):
+    """Dependabot's #6 bumps one action on the `1.10` line, whose branch this clone lacks;
+    the line's history below it holds #5, another bump GitHub squash-merged there ("... (#5)",
+    committed by GitHub). #6's change is its own commit, not #5's too (composer's bumps to
+    1.10 were one "duplicate" group of thirteen)."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit(
+        "Initial", {"ci.yml": "uses: actions/checkout@v6\nuses: actions/attest@v4.2.0\n"}
+    )
+    builder.checkout("1.10", builder.head())
+    builder.write({"ci.yml": "uses: actions/checkout@v7\nuses: actions/attest@v4.2.0\n"})
+    with builder.repo.git.custom_environment(
+        GIT_COMMITTER_NAME="GitHub", GIT_COMMITTER_EMAIL="noreply@github.com"
+    ):
+        builder.repo.git.commit("-q", "-m", "Bump actions/checkout from 6 to 7 (#5)")
+    squash = builder.head()
+    builder.checkout("main")
+    builder.pr_branch(
+        6,
+        [
+            (
+                "Bump actions/attest",
+                {"ci.yml": "uses: actions/checkout@v7\nuses: actions/attest@v4.2.1\n"},
+            )
+        ],
+        start="1.10",
+    )
+    builder.git("branch", "-q", "-D", "1.10")
+    builder.delete_pr_branch(6)  # a fork's branch: the clone has its PR ref only
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db)
+
+    assert (change(db, 6)["base_sha"], change(db, 6)["added"]) == (squash, 1)
+    assert squash not in change(db, 6)["own_commits"]  # whose copies would land it by rebase

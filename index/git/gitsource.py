@@ -92,6 +92,9 @@ class Framing:
         return record + field.join(fields) + (field if trailing_field else "")
 
 
+GITHUB_COMMITTER = "noreply@github.com"  # the committer of what GitHub's buttons write
+
+
 def _as_format(marker: bytes) -> str:
     """A marker as git's `--format` writes it: NUL and control characters as `%xNN`."""
     return "".join(chr(b) if 0x20 < b < 0x7F and b != 0x25 else f"%x{b:02x}" for b in marker)
@@ -885,6 +888,23 @@ def commit_subjects(repo: git.Repo, shas: list[str]) -> dict[str, str]:
     for raw in process.stdout:
         sha, _, subject = _decode(raw).rstrip("\n").partition(" ")
         found[sha] = subject.strip()
+    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
+        process.wait()
+    return found
+
+
+def committed_by_github(repo: git.Repo, shas: list[str]) -> dict[str, str]:
+    """The subjects of those of `shas` that GitHub committed (its merge button's squash,
+    merge and rebase commits name GitHub as their committer); unreadable ones left out."""
+    if not shas:
+        return {}
+    process = _log_of(repo, shas, "%H %ce %s")
+    found: dict[str, str] = {}
+    for raw in process.stdout:
+        sha, _, rest = _decode(raw).rstrip("\n").partition(" ")
+        committer, _, subject = rest.partition(" ")
+        if committer == GITHUB_COMMITTER:
+            found[sha] = subject.strip()
     with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
         process.wait()
     return found
