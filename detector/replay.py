@@ -234,6 +234,7 @@ class HunkReplay:
     # (whatever the context around them became): for an identical patch, it kept this hunk.
     removal_made: bool = False
     deletes_file: bool = False  # it is the change deleting its file
+    written: bool = False  # the candidate wrote its file (created or changed it, not deleted)
     # Packages it pins that the candidate pinned to another version: a competing bump.
     other_pins: tuple[CompetingPin, ...] = ()
     # It bumps dependency versions, and the candidate bumped the same lines to higher versions:
@@ -304,16 +305,19 @@ class Replay:
     @property
     def partial(self) -> bool:
         """A real part is done and a real part remains: "rebase, only X is left". A file the
-        change deletes, deleted by the candidate too, is no part of a change that puts code
-        elsewhere: what it becomes decides (a file it moves, deleted with a whole crate)."""
+        change deletes, deleted by the candidate too, is a part only where the candidate also
+        wrote where the change puts code (tests moved to a new file, written there with
+        other lines); else what the file becomes decides (moved into a crate, or a CI job
+        moved to one service, deleted with a whole crate or for a move to another service)."""
         hunks = self.deciding
-        elsewhere = not all(h.deletes_file for h in hunks)
+        rest = [h for h in hunks if not h.deletes_file]
+        deletion_counts = not rest or any(h.written for h in rest)
         return (
             not self.complete
             and (
                 self.imports_only
                 or self.versions_only
-                or any(h.anchors and not (h.deletes_file and elsewhere) for h in hunks)
+                or any(h.anchors and (deletion_counts or not h.deletes_file) for h in hunks)
             )
             and self.done_share >= PARTIAL_SHARE
         )
@@ -572,6 +576,7 @@ def _replay_file(
     kind = file_kind(file.path)
     before = FileText.of(versions.before) if versions else None
     after = FileText.of(versions.after) if versions else None
+    wrote = after is not None and (before is None or before.lines != after.lines)
     results = []
     for hunk in file.hunks:
         blocks = memo.get(id(hunk)) if memo is not None and versions else None
@@ -639,6 +644,7 @@ def _replay_file(
             comments_only=_comments_only(hunk),
             removal_made=_removal_made(hunk, before, after),
             deletes_file=file.status == "removed",
+            written=wrote,
             other_pins=_other_pins(file.path, hunk, before, after),
             superseded_by=superseded_by,
         )
@@ -883,10 +889,10 @@ def _same_code(
 
 def _beside_its_neighbours(blocks: _Blocks, after: FileText) -> bool:
     """An added line stands, after the candidate, next to a line this hunk puts it beside: the
-    nearest line above or below it that is neither blank nor one of the hunk's own added
-    lines. `target_os = "hurd",` added to one `cfg` list is not done by the same line in the
-    next list, between other neighbours; `$total = 0;` written just above the blank line this
-    change writes it below is."""
+    nearest line above or below it (on either side) that is neither blank nor one of the
+    hunk's own added lines. `target_os = "hurd",` added to one `cfg` list is not done by the
+    same line in the next list, between other neighbours; `$total = 0;` written just above
+    the blank line this change writes it below is."""
     own = {line.strip() for line in blocks.added if line.strip()}
     above = next((line.strip() for line in reversed(blocks.before_context) if line.strip()), None)
     below = next((line.strip() for line in blocks.after_context if line.strip()), None)
@@ -900,9 +906,11 @@ def _beside_its_neighbours(blocks: _Blocks, after: FileText) -> bool:
             at += step
         return None
 
+    # On either side of it: `evt.preventDefault();` written just before the
+    # `evt.stopPropagation();` this change puts it after is the same line at the same place.
+    wanted = {above, below} - {None}
     return any(
-        (above is not None and neighbour(at, -1) == above)
-        or (below is not None and neighbour(at, 1) == below)
+        {neighbour(at, -1), neighbour(at, 1)} & wanted
         for at, line in enumerate(lines)
         if line in own
     )

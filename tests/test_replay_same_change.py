@@ -672,3 +672,42 @@ def test_a_line_written_on_the_other_side_of_a_blank_line_is_this_line(builder: 
     index(builder)
 
     assert deciding(check_json(builder.path, "--pr", "102")[1]) == [(101, "already-merged")]
+
+
+def test_a_file_both_move_away_is_a_part_where_the_candidate_wrote_where_it_goes(
+    builder: RepoBuilder,
+):
+    """#75 ports the input helper's tests: it deletes `htmlbars/tests/input_test.js` and writes
+    `glimmer/tests/input-test.js`. #74 (merged) made the same port with tests of its own: the old
+    file's deletion is a part of #75 done there, the new file is what is left (ember's
+    #13566 and #13194)."""
+    old = "".join(f"test('input {n}', () => assert.ok(render({n})));\n" for n in range(12))
+    builder.commit(
+        "Add the tests", {"htmlbars/tests/input_test.js": old, "glimmer/lib.js": "x = 1\n"}
+    )
+    base = builder.head()
+    theirs = "".join(f"this.assert.ok(this.render('input', {n}));\n" for n in range(12))
+    builder.pr_branch(
+        74,
+        [
+            (
+                "port {{input}} helper tests",
+                {"htmlbars/tests/input_test.js": None, "glimmer/tests/input-test.js": theirs},
+            )
+        ],
+    )
+    builder.merge_pr(74, how="squash")
+    ours = "".join(f"moduleFor('input {n}', () => this.assertText('{n}'));\n" for n in range(12))
+    builder.pr_branch(
+        75,
+        [
+            (
+                "[Glimmer2] port input tests",
+                {"htmlbars/tests/input_test.js": None, "glimmer/tests/input-test.js": ours},
+            )
+        ],
+        start=base,
+    )
+    index(builder)
+
+    assert deciding(check_json(builder.path, "--pr", "75")[1]) == [(74, "partly-merged")]
