@@ -1328,10 +1328,11 @@ def _bump_key(text: str) -> str | None:
 
 def _superseding(hunk: Hunk, before: FileText, after: FileText, path: str) -> tuple[str, ...]:
     """The candidate's lines that supersede this hunk, where it is nothing but dependency
-    bumps (each removed line and its added line the same but for the versions) and the
-    candidate replaced each of those lines with a higher version than this hunk's: the same
-    package bumped again. Empty otherwise. A comment after a pin (`foo==1.2  # for py3.8`,
-    go.mod's `// indirect`) is no part of the bump: two bumps of one package compare without."""
+    bumps (each removed line and its added line the same but for the versions, the added one
+    higher) and the candidate replaced each of those lines with a higher version than this
+    hunk's: the same package bumped again. Empty otherwise. A comment after a pin
+    (`foo==1.2  # for py3.8`, go.mod's `// indirect`) is no part of the bump: two bumps of one
+    package compare without."""
     trailing = _trailing_comment(path)
     removed = [
         _cut_comment(line.text, trailing).strip() for line in hunk.removed if not line.trivial
@@ -1357,6 +1358,9 @@ def _superseding(hunk: Hunk, before: FileText, after: FileText, path: str) -> tu
         mine, later = first_version(new), first_version(theirs or "")
         if theirs is None or mine is None or later is None or later <= mine:
             return ()
+        was = first_version(old)
+        if was is not None and mine <= was:
+            return ()  # a pin held back (`~2.3` to `~2.3.0`), not a bump: a higher one undoes it
         found.append(theirs.strip())
     return tuple(found)
 

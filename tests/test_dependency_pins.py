@@ -162,3 +162,25 @@ def test_versions_sort_in_release_order():
         '"lodash": "^4.18.0-rc.1"'
     )
     assert first_version("filelock==3.13.0rc1  # for 3.99") == version_key("3.13.0rc1")
+
+
+def test_a_pin_held_back_is_not_superseded_by_a_later_bump(builder: RepoBuilder):
+    """#31 holds `symfony/console` at 2.3 (`~2.3` to `~2.3.0`); #30 (merged) raised it to
+    `~2.5`. A bump is superseded by a higher one; a pin held back is undone by it, not done
+    (composer's #3759 was "already done" by #3761)."""
+    manifest = (
+        '{\n    "require": {\n        "symfony/console": "~2.3",\n'
+        '        "seld/jsonlint": "~1.0"\n    }\n}\n'
+    )
+    builder.commit("Add the manifest", {"composer.json": manifest})
+    base = builder.head()
+    raised = manifest.replace('"~2.3"', '"~2.5"')
+    builder.pr_branch(30, [("Update dependency version constraint", {"composer.json": raised})])
+    builder.merge_pr(30, how="squash")
+    held = manifest.replace('"~2.3"', '"~2.3.0"')
+    builder.pr_branch(31, [("Stay on symfony/console 2.3", {"composer.json": held})], start=base)
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "31")
+
+    assert [f["verdict"] for f in found if f["pr"] == 30] == ["overlap"]
