@@ -868,17 +868,19 @@ def _same_code(
     added = [line for line in added if not _ATTRIBUTE.match(line)] or added
     if not added or not _written(added, removed, before.normalised, after.normalised):
         return False
-    # One line added (to a list, before a statement) is done where it stands beside the
-    # lines it is added between; a block of lines (a method) is known by its own lines, and
-    # an import's place is its file's import block, in whatever order it is sorted.
+    where = place.get()
+    # One line added where no enclosing block tells its place (a `cfg(any(...))` list among
+    # lists alike) is done where it stands beside the lines it is added between. Inside a
+    # block found once (a class, a method) its members sit in any order; a block of lines is
+    # known by its own lines; an import's place is its file's import block, in any order.
     if (
         len(added) == 1
         and not removed
+        and (where is None or len(where.after) == 1)
         and not _imports_only(hunk)
         and not _beside_its_neighbours(blocks, after)
     ):
         return False
-    where = place.get()
     if where is None:
         return True  # its surroundings are nowhere to be found: the file is all there is
     there, here = before.counted(where.before), after.counted(where.after)
