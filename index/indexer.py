@@ -156,7 +156,8 @@ class IndexSummary:
         which = (
             "their states are unknown"
             if self.unknown_states == self.unmerged
-            else f"{self.unknown_states} unmerged PRs' states are unknown"
+            else f"the states of the index's {self.unknown_states} PRs not known as merged are "
+            "unknown (also those skipped or read by earlier runs)"
         )
         return (
             f"{which} (git cannot tell open from closed; each is checked as open): GitHub's "

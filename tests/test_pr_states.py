@@ -56,6 +56,9 @@ def test_an_unmerged_ref_is_unmerged_without_a_test_merge_and_open_with_one_on_t
     assert "1 open, 0 closed, 2 unmerged" in line
     assert "\n  their states are unknown (git cannot tell open from closed" in line
     assert "prdup index --github OWNER/REPO" in line and "--prs-json FILE" in line
+    # A later run reads nothing new: the count is the index's, said as such.
+    again = index_repository(story.path, db_path=db_path).line()
+    assert "the states of the index's 2 PRs not known as merged are unknown" in again
 
 
 def test_a_test_merge_onto_a_release_line_that_stopped_moving_shows_nothing(
