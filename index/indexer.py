@@ -582,7 +582,7 @@ class Indexer:
                 for pull, base, state in plan.get(found.head, []):
                     self._index_ref(pull, base, state, diff, listed)
             self._dispatch()
-            self.progress("PR refs", chunk[-1][0], len(pairs))
+            self.progress("PR diffs", chunk[-1][0], len(pairs))  # refs whose change is read
         for head, pulls in plan.items():
             if head not in done:  # diff-tree printed nothing: the PR changes nothing
                 for pull, base, state in pulls:

@@ -66,7 +66,7 @@ def test_an_empty_file_given_to_db_becomes_an_index(repo: RepoBuilder, tmp_path:
 
 def test_an_unfinished_index_says_how_far_it_got(repo: RepoBuilder, db_path: Path):
     def stop_at_pull_refs(phase: str, done: int, total: int | None) -> None:
-        if phase == "PR refs":
+        if phase == "PR diffs":
             raise KeyboardInterrupt  # Ctrl-C once the PR refs' first batch is written
 
     with pytest.raises(KeyboardInterrupt):

@@ -748,7 +748,7 @@ def test_progress_is_plain_lines_off_a_terminal_and_nothing_when_quiet(
     # The first report of each phase is printed; later ones wait a few seconds.
     assert lines[0] == "prdup index: git's commit-graph (once per clone)"
     assert lines[1] == "prdup index: history of main 3/14"
-    assert "prdup index: PR refs 2/2" in lines
+    assert "prdup index: PR diffs 2/2" in lines
     assert lines[-1].startswith("prdup index: rarity and text model")  # a heartbeat may follow
 
     code, out, err = run_cli(repo, "index", "--db", str(tmp_path / "b.db"), "--quiet")
