@@ -881,33 +881,31 @@ def commit_dates(repo: git.Repo, shas: list[str]) -> dict[str, tuple[str, str, s
 
 def commit_subjects(repo: git.Repo, shas: list[str]) -> dict[str, str]:
     """The subject of many commits at once; commits git cannot read are left out."""
-    if not shas:
-        return {}
-    process = _log_of(repo, shas, "%H %s")
-    found: dict[str, str] = {}
-    for raw in process.stdout:
-        sha, _, subject = _decode(raw).rstrip("\n").partition(" ")
-        found[sha] = subject.strip()
-    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
-        process.wait()
-    return found
+    return dict(_one_line_each(repo, shas, "%s"))
 
 
 def committed_by_github(repo: git.Repo, shas: list[str]) -> dict[str, str]:
     """The subjects of those of `shas` that GitHub committed (its merge button's squash,
     merge and rebase commits name GitHub as their committer); unreadable ones left out."""
-    if not shas:
-        return {}
-    process = _log_of(repo, shas, "%H %ce %s")
     found: dict[str, str] = {}
-    for raw in process.stdout:
-        sha, _, rest = _decode(raw).rstrip("\n").partition(" ")
-        committer, _, subject = rest.partition(" ")
+    for sha, line in _one_line_each(repo, shas, "%ce %s"):
+        committer, _, subject = line.partition(" ")
         if committer == GITHUB_COMMITTER:
             found[sha] = subject.strip()
-    with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
-        process.wait()
     return found
+
+
+def _one_line_each(repo: git.Repo, shas: list[str], format: str) -> Iterator[tuple[str, str]]:
+    """(sha, its `format` line) of many commits through one `git log`; a commit git cannot
+    read is left out, and the rest stay unknown where a missing object stops git."""
+    if not shas:
+        return
+    process = _log_of(repo, shas, f"%H {format}")
+    for raw in process.stdout:
+        sha, _, line = _decode(raw).rstrip("\n").partition(" ")
+        yield sha, line.strip()
+    with contextlib.suppress(git.GitCommandError):
+        process.wait()
 
 
 def commit_subjects_and_files(
