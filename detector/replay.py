@@ -578,10 +578,14 @@ def _replay_file(
     after = FileText.of(versions.after) if versions else None
     wrote = after is not None and (before is None or before.lines != after.lines)
     results = []
+    base = versions.base if versions else None
+    result: _Lazy[list[str] | None] = _Lazy(
+        lambda: _result_of(file, base) if base is not None and len(file.hunks) > 1 else None
+    )
     for hunk in file.hunks:
         blocks = memo.get(id(hunk)) if memo is not None and versions else None
         if blocks is None:
-            blocks = _Blocks.of(hunk, versions.base if versions else None)
+            blocks = _Blocks.of(hunk, base, result.get())
             if memo is not None and versions:
                 memo[id(hunk)] = blocks
         moves = _moves_only(hunk, moved)
@@ -782,6 +786,27 @@ class LineCounts:
         return self._text.normalised_count(line) or default
 
 
+def _context(lines: Sequence[str], start: int, end: int) -> tuple[str, ...]:
+    return tuple(line.rstrip() for line in lines[max(0, start) : end])
+
+
+def _result_of(file: FileChange, base: Sequence[str]) -> list[str] | None:
+    """The file as the change leaves it, from its base and its `-U0` hunks; None where the
+    hunks do not apply to that base (its removed lines are not where they say)."""
+    out: list[str] = []
+    at = 0
+    for hunk in sorted(file.hunks, key=lambda h: h.old_start):
+        start = hunk.old_start if hunk.old_length == 0 else hunk.old_start - 1
+        removed = [line.text.rstrip() for line in hunk.removed]
+        if start < at or [line.rstrip() for line in base[start : start + len(removed)]] != removed:
+            return None
+        out.extend(base[at:start])
+        out.extend(line.text for line in hunk.added)
+        at = start + hunk.old_length
+    out.extend(base[at:])
+    return out
+
+
 def _needle(block: Sequence[str]) -> str:
     return "\n" + "\n".join(block) + "\n"
 
@@ -799,23 +824,50 @@ class _Blocks:
     # The lines that open the blocks around it in the query's base, innermost first (each
     # indented less than the one inside it): `platforms = [`, then `target "binary" {`.
     openers: tuple[str, ...] = ()
+    # The context of its result in the query's own result, where another hunk of the change
+    # is that close (else the base's, as for its pre-image): a block the change moves into
+    # the `go func() {` right after the lines it removes leaves that line followed by the
+    # moved block, not by the base's next lines.
+    result_before: tuple[str, ...] | None = None
+    result_after: tuple[str, ...] | None = None
 
     @classmethod
-    def of(cls, hunk: Hunk, base: Sequence[str] | None) -> _Blocks:
+    def of(
+        cls, hunk: Hunk, base: Sequence[str] | None, result: Sequence[str] | None = None
+    ) -> _Blocks:
         removed = tuple(line.text.rstrip() for line in hunk.removed)
         added = tuple(line.text.rstrip() for line in hunk.added)
         before: tuple[str, ...] = ()
         after: tuple[str, ...] = ()
+        result_before = result_after = None
         if base is not None:
             # -U0 headers: a pure addition "-5,0" goes after line 5; otherwise lines start at 5.
             start = hunk.old_start if hunk.old_length == 0 else hunk.old_start - 1
             end = start + hunk.old_length
-            before = tuple(line.rstrip() for line in base[max(0, start - CONTEXT) : start])
-            after = tuple(line.rstrip() for line in base[end : end + CONTEXT])
+            before = _context(base, start - CONTEXT, start)
+            after = _context(base, end, end + CONTEXT)
+            if result is not None:
+                # The same header rule on the result's side: a removal "+5,0" leaves line 5.
+                begin = hunk.new_start if hunk.new_length == 0 else hunk.new_start - 1
+                finish = begin + hunk.new_length
+                result_before = _context(result, begin - CONTEXT, begin)
+                result_after = _context(result, finish, finish + CONTEXT)
+                if (result_before, result_after) == (before, after):
+                    result_before = result_after = None  # no other hunk that close
         real = sum(1 for line in hunk.added if not line.trivial)
         at_top = base is not None and (hunk.old_start == 0 or hunk.old_start == 1 and bool(removed))
         openers = _openers(base, start, removed or added) if base is not None else ()
-        return cls(before, removed, added, after, real, at_top, openers)
+        return cls(
+            before, removed, added, after, real, at_top, openers, result_before, result_after
+        )
+
+    @property
+    def post_before(self) -> tuple[str, ...]:
+        return self.before_context if self.result_before is None else self.result_before
+
+    @property
+    def post_after(self) -> tuple[str, ...]:
+        return self.after_context if self.result_after is None else self.result_after
 
     def variants(self) -> list[tuple[tuple[str, ...], tuple[str, ...], int]]:
         """(pre-image, post-image, offset of the change in them), from full context down, as
@@ -828,7 +880,11 @@ class _Blocks:
                 continue
             if not size and not self._loose_match_allowed():
                 continue
-            out.append((head + self.removed + tail, head + self.added + tail, len(head)))
+            post_head = self.post_before[len(self.post_before) - size :] if size else ()
+            post_tail = self.post_after[:size]
+            out.append(
+                (head + self.removed + tail, post_head + self.added + post_tail, len(post_head))
+            )
         return out
 
     def _loose_match_allowed(self) -> bool:
@@ -1053,7 +1109,7 @@ def _state(
         # As `git apply` does, with less context when what follows moved on too.
         for size in range(len(blocks.after_context), -1, -1):
             pre = blocks.removed + blocks.after_context[:size]
-            post = blocks.added + blocks.after_context[:size]
+            post = blocks.added + blocks.post_after[:size]
             if text.starts_with(pre):
                 return "new"
             if (

@@ -711,3 +711,64 @@ def test_a_file_both_move_away_is_a_part_where_the_candidate_wrote_where_it_goes
     index(builder)
 
     assert deciding(check_json(builder.path, "--pr", "75")[1]) == [(74, "partly-merged")]
+
+
+SERVER = """package fzf
+
+func startHttpServer(address string, actionChannel chan []*action, getHandler func() string) error {
+	listener, err := listen(address)
+	if err != nil {
+		return err
+	}
+
+	server := httpServer{
+		apiKey:        []byte(apiKey),
+		actionChannel: actionChannel,
+		getHandler:    getHandler,
+	}
+
+	go func() {
+		for {
+			conn, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			server.handle(conn)
+		}
+	}()
+	return nil
+}
+"""
+DECLARATION = """	server := httpServer{
+		apiKey:        []byte(apiKey),
+		actionChannel: actionChannel,
+		getHandler:    getHandler,
+	}
+
+"""
+IN_GOROUTINE = SERVER.replace(
+    DECLARATION + "\tgo func() {\n",
+    "\tgo func() {\n"
+    + "".join("\t" + line if line else line for line in DECLARATION.splitlines(keepends=True)[:-1]),
+)
+
+
+def test_a_block_moved_into_the_next_line_s_block_is_done_by_the_same_move(builder: RepoBuilder):
+    """This change moves a declaration into the goroutine that starts on the line right after
+    it; #50 (squash-merged) made the very same patch. Read line by line, the removal is
+    followed by `go func() {` and then the moved block, not by the loop that followed it in
+    the base: the change's own result is the removal's context (fzf's #4736 was "partly
+    done" by the identical patch of #4739, the removal "still to do")."""
+    builder.commit("Add the server", {"src/server.go": SERVER})
+    base = builder.head()
+    builder.pr_branch(50, [("Move the server into the goroutine", {"src/server.go": IN_GOROUTINE})])
+    builder.merge_pr(50, how="squash")
+    builder.pr_branch(
+        51, [("Avoid a heap allocation", {"src/server.go": IN_GOROUTINE})], start=base
+    )
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "51")
+
+    assert deciding(found) == [(50, "already-merged")]
+    assert "all 2 hunk(s) of the change are already there" in found[0]["reasons"][0]
