@@ -850,8 +850,9 @@ class _Blocks:
                 # The same header rule on the result's side: a removal "+5,0" leaves line 5.
                 begin = hunk.new_start if hunk.new_length == 0 else hunk.new_start - 1
                 finish = begin + hunk.new_length
-                result_before = _context(result, begin - CONTEXT, begin)
-                result_after = _context(result, finish, finish + CONTEXT)
+                if _context(result, begin, finish) == added:  # (a cut diff misses hunks)
+                    result_before = _context(result, begin - CONTEXT, begin)
+                    result_after = _context(result, finish, finish + CONTEXT)
                 if (result_before, result_after) == (before, after):
                     result_before = result_after = None  # no other hunk that close
         real = sum(1 for line in hunk.added if not line.trivial)
