@@ -853,8 +853,15 @@ class _Blocks:
                 if _context(result, begin, finish) == added:  # (a cut diff misses hunks)
                     result_before = _context(result, begin - CONTEXT, begin)
                     result_after = _context(result, finish, finish + CONTEXT)
-                if (result_before, result_after) == (before, after):
-                    result_before = result_after = None  # no other hunk that close
+                # As long as the base's (a variant's offset serves both images), and only
+                # where another hunk is that close.
+                if (
+                    result_before is None
+                    or result_after is None
+                    or (len(result_before), len(result_after)) != (len(before), len(after))
+                    or (result_before, result_after) == (before, after)
+                ):
+                    result_before = result_after = None
         real = sum(1 for line in hunk.added if not line.trivial)
         at_top = base is not None and (hunk.old_start == 0 or hunk.old_start == 1 and bool(removed))
         openers = _openers(base, start, removed or added) if base is not None else ()
@@ -883,9 +890,7 @@ class _Blocks:
                 continue
             post_head = self.post_before[len(self.post_before) - size :] if size else ()
             post_tail = self.post_after[:size]
-            out.append(
-                (head + self.removed + tail, post_head + self.added + post_tail, len(post_head))
-            )
+            out.append((head + self.removed + tail, post_head + self.added + post_tail, len(head)))
         return out
 
     def _loose_match_allowed(self) -> bool:

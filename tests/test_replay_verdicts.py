@@ -1323,3 +1323,27 @@ def test_a_merged_pr_is_no_duplicate_of_a_copy_opened_after_it(builder: RepoBuil
     _, found = check_json(builder.path, "--pr", "70")
 
     assert deciding(found) == [], found
+
+
+NEAR_THE_TOP = """diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -0,0 +1,2 @@
++import re
++import json
+@@ -3 +5 @@
+-limit = read_limit(config)
++limit = read_limit(config, default=10)
+"""
+
+
+def test_a_hunk_below_another_near_the_top_of_a_file_is_read_at_its_own_place():
+    """The change's two imports at the top put three lines above its last hunk in its result,
+    where the base has two: the hunk is still looked for where its removed line stands (the
+    last line of the file), and another edit of that line is neither this one nor an error."""
+    base = "import os\nimport sys\nlimit = read_limit(config)\n"
+    other = base.replace("read_limit(config)", "read_limit(settings)")
+    replayed = _replayed(NEAR_THE_TOP, base, base, other)
+    assert [hunk.after for hunk in replayed.hunks] == ["new", "conflict"]
+    done = "import re\nimport json\n" + base.replace("(config)", "(config, default=10)")
+    assert _replayed(NEAR_THE_TOP, base, base, done).complete
