@@ -672,6 +672,7 @@ class FileText:
         self._counts: dict[str, int] = {}  # lines counted one by one, before `_normalised`
         self._looked = 0  # lines looked at to count them one by one
         self._words: set[str] | None = None
+        self._said: list[str] | None = None
 
     @classmethod
     def of(cls, lines: FileText | Sequence[str] | None) -> FileText | None:
@@ -722,6 +723,13 @@ class FileText:
         if at == -1 or joined.find(needle, at + 1) != -1:
             return None
         return joined.count("\n", 0, at)
+
+    def normalised_lines(self) -> list[str]:
+        """The whitespace-normalised lines that say something, in order (worked out once)."""
+        if self._said is None:
+            normalised = (normalise_line(line) for line in self.lines)
+            self._said = [line for line in normalised if not is_trivial(line)]
+        return self._said
 
     @property
     def normalised(self) -> LineCounts:
@@ -930,6 +938,8 @@ def _same_code(
     added = [line for line in added if not _ATTRIBUTE.match(line)] or added
     if not added or not _written(added, removed, before.normalised, after.normalised):
         return False
+    if not _arranged_as_added(hunk, kept, after):
+        return False
     where = place.get()
     # One line added where no enclosing block tells its place (a `cfg(any(...))` list among
     # lists alike) is done where it stands beside the lines it is added between. Inside a
@@ -949,6 +959,28 @@ def _same_code(
     if not _written(added, removed, there, here):
         return False
     return not _keeps_deleted(blocks, here - there)
+
+
+def _arranged_as_added(hunk: Hunk, kept: set[int], after: FileText) -> bool:
+    """A hunk that keeps lines it re-indents (a statement put under a new guard, a block taken
+    out of one) makes their arrangement: its added lines, those it keeps among them, stand in
+    its order after the candidate, a line or two apart at most. A new `if ($verbose) {`
+    written around another message is not this message under the guard."""
+    lines = [line.normalised for line in hunk.added if not line.trivial]
+    if len(lines) < 2 or not any(line.hash in kept for line in hunk.added if not line.trivial):
+        return True
+    found = after.normalised_lines()
+    window = 2 * len(lines)
+    for start, line in enumerate(found):
+        if line != lines[0]:
+            continue
+        at, wanted = start + 1, 1
+        while wanted < len(lines) and at < min(len(found), start + window):
+            wanted += found[at] == lines[wanted]
+            at += 1
+        if wanted == len(lines):
+            return True
+    return False
 
 
 def _beside_its_neighbours(blocks: _Blocks, after: FileText) -> bool:

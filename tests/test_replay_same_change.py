@@ -772,3 +772,83 @@ def test_a_block_moved_into_the_next_line_s_block_is_done_by_the_same_move(build
 
     assert deciding(found) == [(50, "already-merged")]
     assert "all 2 hunk(s) of the change are already there" in found[0]["reasons"][0]
+
+
+BRANCHES = """<?php
+
+class VcsRepository
+{
+    protected function initialize()
+    {
+        foreach ($tags as $tag => $identifier) {
+            try {
+                $this->addPackage($this->loader->load($driver->read($identifier)));
+            } catch (\\Exception $e) {
+                $this->io->write('Skipped tag '.$tag.', '.$e->getMessage());
+                continue;
+            }
+        }
+
+        foreach ($branches as $branch => $identifier) {
+            try {
+                $this->addPackage($this->loader->load($driver->read($identifier)));
+            } catch (\\Exception $e) {
+                $this->io->write('Skipped branch '.$branch.', '.$e->getMessage());
+                continue;
+            }
+        }
+    }
+}
+"""
+SKIPPED = "                $this->io->write('Skipped branch '.$branch.', '.$e->getMessage());\n"
+QUIET = (
+    "                if ($verbose) {\n"
+    "                    $this->io->write('Skipped branch '.$branch.', '.$e->getMessage());\n"
+    "                }\n"
+)
+ALWAYS = (
+    "                $this->branchErrorOccurred = true;\n"
+    "                $this->io->writeError('<error>Skipped branch '.$branch.', '\n"
+    "                    .$e->getMessage().'</error>');\n"
+)
+CACHE = """
+    private function cachedPackage($version, $identifier, $verbose)
+    {
+        $cached = $this->versionCache->getVersionPackage($version, $identifier);
+        if ($verbose) {
+            $this->io->writeError('Found cached composer.json of '.$version);
+        }
+
+        return $cached;
+    }
+}
+"""
+
+
+def test_a_guard_put_around_a_line_is_not_the_same_guard_written_elsewhere(
+    builder: RepoBuilder,
+):
+    """This change puts the "Skipped branch" message under `if ($verbose) {`. #60 (merged)
+    rewrote that message to be printed always, as an error, and added a version cache whose
+    new method has its own `if ($verbose) {` message. The guard and its brace are written
+    after #60 and the old message is gone, but what this change makes of its line (the line
+    inside the guard) is nowhere (composer's #528 was "already done" by a version cache). #61
+    (open) wraps the same line in the same guard: that is this change."""
+    builder.commit("Add the repository", {"src/VcsRepository.php": BRANCHES})
+    base = builder.head()
+    cached = BRANCHES.replace(SKIPPED, ALWAYS)
+    cached = cached[: cached.rindex("}")].rstrip("\n") + "\n" + CACHE
+    builder.pr_branch(60, [("Cache the versions of branches", {"src/VcsRepository.php": cached})])
+    builder.merge_pr(60, how="merge")
+    quiet = BRANCHES.replace(SKIPPED, QUIET)
+    builder.pr_branch(
+        61, [("Quiet skipped branches", {"src/VcsRepository.php": quiet})], start=base
+    )
+    builder.pr_branch(
+        62, [("Hide the branch error unless verbose", {"src/VcsRepository.php": quiet})], start=base
+    )
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "62")
+
+    assert deciding(found) == [(61, "duplicate")]
