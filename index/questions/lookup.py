@@ -284,14 +284,18 @@ def candidate_ids(
     nearest = _nearest_first(reference_number)
     total = int(store.get_meta("change_count") or 1)
     chosen: dict[int, None] = dict.fromkeys(_by_lines(store, query, where, params, total))
+    # Each lookup only adds changes while fewer than `MAX_CANDIDATES` are chosen: once that
+    # many are, the lookups after it could add none, and are not asked.
     for extra in (
-        _by_symbols(store, query, where, params, nearest),
-        _by_issues(store, query, where, params),
-        _by_text(store, query, where, params, kept),
-        _by_code_words(store, query, where, params),
-        _by_files(store, query, where, params, nearest),
+        lambda: _by_symbols(store, query, where, params, nearest),
+        lambda: _by_issues(store, query, where, params),
+        lambda: _by_text(store, query, where, params, kept),
+        lambda: _by_code_words(store, query, where, params),
+        lambda: _by_files(store, query, where, params, nearest),
     ):
-        for change_id in extra:
+        if len(chosen) >= MAX_CANDIDATES:
+            break
+        for change_id in extra():
             if len(chosen) >= MAX_CANDIDATES:
                 break
             chosen.setdefault(change_id, None)
