@@ -87,8 +87,12 @@ class Hunk:
     @property
     def content_hash(self) -> int:
         """Identity of what the hunk does, independent of where it sits and of whitespace."""
-        text = "\n".join(f"{line.side}{line.normalised}" for line in self.lines)
-        return line_hash(text)
+        return hunk_identity((line.side, line.normalised) for line in self.lines)
+
+
+def hunk_identity(lines: Iterable[tuple[str, str]]) -> int:
+    """A hunk's content hash from its changed lines, (side, normalised text) in order."""
+    return line_hash("\n".join(f"{side}{normalised}" for side, normalised in lines))
 
 
 FileStatus = Literal["added", "removed", "modified", "renamed", "binary"]
@@ -211,19 +215,67 @@ def _blobs(patched: unidiff.PatchedFile) -> tuple[str | None, str | None]:
     return (None if set(old) == {"0"} else old), (None if set(new) == {"0"} else new)
 
 
-def file_change(patched: unidiff.PatchedFile) -> FileChange:
-    """Wrap one unidiff file into the frozen model."""
+def file_change(patched: unidiff.PatchedFile, with_lines: bool = True) -> FileChange:
+    """Wrap one unidiff file into the frozen model (without its hunks: `with_lines` False)."""
     old_blob, new_blob = _blobs(patched)
-    path = _strip_prefix(patched.target_file) or _strip_prefix(patched.source_file)
+    path = _file_path(patched)
     old_path = _strip_prefix(patched.source_file) or path
     return FileChange(
         path=path,
         old_path=old_path,
         status=_file_status(patched),
-        hunks=tuple(_hunk(h) for h in patched),
+        hunks=tuple(_hunk(h) for h in patched) if with_lines else (),
         old_blob=old_blob,
         new_blob=new_blob,
     )
+
+
+def _file_path(patched: unidiff.PatchedFile) -> str:
+    return _strip_prefix(patched.target_file) or _strip_prefix(patched.source_file)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedFile:
+    """One file of a parsed diff, made into the model only when asked: a huge change keeps
+    the lines of its first files and only the identity of its other hunks, and a line costs
+    far more to model (its normalised text, hash, kind) than to parse."""
+
+    patched: unidiff.PatchedFile
+
+    @property
+    def path(self) -> str:
+        """`FileChange.path`."""
+        return _file_path(self.patched)
+
+    @property
+    def changed(self) -> int:
+        """How many lines it removes and adds: `FileChange`'s hunks' lines."""
+        return int(self.patched.added + self.patched.removed)
+
+    def change(self, with_lines: bool = True) -> FileChange:
+        return file_change(self.patched, with_lines)
+
+    def hunk_ids(self) -> list[int]:
+        """Each hunk's `Hunk.content_hash`, without modelling its lines."""
+        return [
+            hunk_identity(
+                (line.line_type, normalise_line(line.value.rstrip("\r\n")))
+                for line in raw
+                if line.is_removed or line.is_added
+            )
+            for raw in self.patched
+        ]
+
+
+def parse_files(text: str) -> list[ParsedFile]:
+    """Parse a unified diff (git's or plain `diff -u`) into its files, as `parse_patch` does."""
+    try:
+        patch = unidiff.PatchSet(text)
+    except unidiff.UnidiffParseError as error:
+        raise NotADiff(str(error)) from error
+    if not len(patch) and text.strip():
+        raise NotADiff("no file headers (---/+++ or 'diff --git') found")
+    return [ParsedFile(patched) for patched in patch]
 
 
 def parse_patch(text: str) -> Change:
@@ -232,10 +284,4 @@ def parse_patch(text: str) -> Change:
     Raises `NotADiff` when the text has no file header at all, so a typo'd file name or a log
     message is not silently treated as an empty change.
     """
-    try:
-        patch = unidiff.PatchSet(text)
-    except unidiff.UnidiffParseError as error:
-        raise NotADiff(str(error)) from error
-    if not len(patch) and text.strip():
-        raise NotADiff("no file headers (---/+++ or 'diff --git') found")
-    return Change(files=tuple(file_change(patched) for patched in patch))
+    return Change(files=tuple(parsed.change() for parsed in parse_files(text)))
