@@ -149,6 +149,40 @@ class Batch:
     rarity: LineWeights  # document frequency of every line of the batch's queries
     rare: dict[int, list[int]]  # the queries' rare line hash -> changes with it, one per row
     keys: dict[str, int] = field(default_factory=dict)  # ChangeEvidence.key -> change id
+    # The rows a scope may refuse beyond their status (`admits`): commits by head and by
+    # patch, changes by number. Built on first use.
+    _refusable: tuple[dict, dict, dict] | None = field(default=None, repr=False)
+
+    @property
+    def indexed(self) -> frozenset[int]:
+        """The changes some scope may name: those indexed (`admits`' first rule)."""
+        return frozenset(cid for cid, row in self.rows.items() if row.status == "indexed")
+
+    def refused(self, scope: Scope) -> frozenset[int] | None:
+        """The indexed changes `scope` refuses, as `admits` would, or None where a set of a
+        few does not say it (a scope that names only older PRs refuses most of them)."""
+        if scope.before_number is not None or scope.only_ids is not None:
+            return None
+        if self._refusable is None:
+            heads: dict[str | None, list[int]] = {}
+            patches: dict[str | None, list[int]] = {}
+            numbers: dict[int, list[int]] = {}
+            for cid, row in self.rows.items():
+                if row.kind == "commit":
+                    heads.setdefault(row.head_sha, []).append(cid)
+                    patches.setdefault(row.patch_id, []).append(cid)
+                if row.number is not None:
+                    numbers.setdefault(row.number, []).append(cid)
+            self._refusable = (heads, patches, numbers)
+        heads, patches, numbers = self._refusable
+        refused: set[int] = set()
+        if scope.own_head is not None:
+            refused.update(heads.get(scope.own_head, ()))
+        if scope.own_patch is not None:
+            refused.update(patches.get(scope.own_patch, ()))
+        if scope.exclude_number is not None:
+            refused.update(numbers.get(scope.exclude_number, ()))
+        return frozenset(refused)
 
     @classmethod
     def read(cls, store: IndexStore, query_ids: Sequence[int], rows: dict[int, ChangeRow]) -> Batch:
@@ -191,7 +225,7 @@ class CandidateEngine:
         # Patch identities read from git for candidates the index read only in part, by
         # (fork point, head): a sweep meets the same candidates query after query.
         self.whole_patch_ids: dict[tuple[str, str], str | None] = {}
-        self._postings = lookup.TermPostings(store) if batch is not None else None
+        self._postings = lookup.TermPostings(store, batch.indexed) if batch is not None else None
 
     def query_of(self, number: int) -> Query | None:
         """An indexed PR as a query."""
@@ -240,7 +274,9 @@ class CandidateEngine:
             rows = batch.rows
             assert self._postings is not None
             kept = lookup.KeptPostings(
-                self._postings, lambda cid: cid in rows and admits(scope, rows[cid])
+                self._postings,
+                lambda cid: cid in rows and admits(scope, rows[cid]),
+                batch.refused(scope),
             )
             found = lookup.candidate_ids(self.store, query, scope, reference, kept)
         if deciding_only:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -241,30 +241,40 @@ def part_landed(store: IndexStore, change_id: int) -> PartLanded | None:
 class TermPostings:
     """Each term's changes with their text weight, read once and kept: a batch of queries
     asks about the same terms query after query. The changes are every change with the
-    term, in the order the lookup by term gives them; each query's scope is applied after."""
+    term that some scope may name (`admissible`: no scope names another), in the order the
+    lookup by term gives them; each query's scope is applied after."""
 
-    def __init__(self, store: IndexStore) -> None:
+    def __init__(self, store: IndexStore, admissible: Container[int] | None = None) -> None:
         self._store = store
+        self._admissible = admissible
         self._by_term: dict[str, list[tuple[int, float]]] = {}
 
     def of(self, term: str) -> list[tuple[int, float]]:
         if term not in self._by_term:
-            self._by_term[term] = list(
-                self._store.rows(
-                    f"SELECT t.change_id, {TERM_WEIGHT} FROM term_tf t {TERM_WEIGHT_JOINS} "
-                    "WHERE t.term = ?",
-                    [term],
-                )
+            found = self._store.rows(
+                f"SELECT t.change_id, {TERM_WEIGHT} FROM term_tf t {TERM_WEIGHT_JOINS} "
+                "WHERE t.term = ?",
+                [term],
+            )
+            admissible = self._admissible
+            self._by_term[term] = (
+                list(found) if admissible is None else [p for p in found if p[0] in admissible]
             )
         return self._by_term[term]
 
 
 @dataclass(frozen=True, slots=True)
 class KeptPostings:
-    """A batch's `TermPostings` and the query's scope, in Python (`candidates.admits`)."""
+    """A batch's `TermPostings` and the query's scope, in Python (`candidates.admits`).
+
+    Where `excluded` is given, it is every change of the postings that `admits` refuses
+    (a scope refuses a few: the query itself, its own landing), and is asked instead: a set
+    lookup per posting rather than a call.
+    """
 
     postings: TermPostings
     admits: Callable[[int], bool]
+    excluded: frozenset[int] | None = None
 
 
 def candidate_ids(
@@ -391,9 +401,15 @@ def _by_text(
 ) -> list[int]:
     scores: dict[int, float] = defaultdict(float)
     if kept is not None:
-        admits = kept.admits
+        admits, excluded = kept.admits, kept.excluded
         for term, weight in query.terms.items():
-            for change_id, other in kept.postings.of(term):
+            postings = kept.postings.of(term)
+            if excluded is not None:
+                for change_id, other in postings:
+                    if change_id not in excluded:
+                        scores[change_id] += weight * other
+                continue
+            for change_id, other in postings:
                 if admits(change_id):
                     scores[change_id] += weight * other
         return sorted(scores, key=lambda cid: -scores[cid])[:TEXT_CANDIDATES]
