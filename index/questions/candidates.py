@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from detector.evidence import OPEN_STATES, ChangeEvidence, LineWeights
 from detector.grouping import shares_code
@@ -222,6 +223,7 @@ class CandidateEngine:
         self.batch = batch
         # In a batch, candidates recur from query to query: each is read once and kept.
         self._evidence: dict[int, ChangeEvidence] = {}
+        self._unshared: dict[int, dict[str, Any]] = {}  # its fields `_shared` keeps whole
         # Patch identities read from git for candidates the index read only in part, by
         # (fork point, head): a sweep meets the same candidates query after query.
         self.whole_patch_ids: dict[tuple[str, str], str | None] = {}
@@ -297,7 +299,9 @@ class CandidateEngine:
         """`lookup.load_evidence` for the candidates not read yet."""
         missing = [cid for cid in ids if cid not in self._evidence]
         for loaded in lookup.load_evidence(self.store, missing):
-            self._evidence[batch.keys[loaded.key]] = loaded
+            change_id = batch.keys[loaded.key]
+            self._evidence[change_id] = loaded
+            self._unshared[change_id] = {name: getattr(loaded, name) for name in _WHOLE_FIELDS}
 
     def _shared(self, batch: Batch, change_id: int, hashes: frozenset[int]) -> ChangeEvidence:
         """A candidate as `load_evidence(..., shared_with=query)` reads it: only the lines it
@@ -305,14 +309,20 @@ class CandidateEngine:
         fields are compared by overlap, so reading them whole changes no signal)."""
         row = batch.rows[change_id]
         full = self._evidence[change_id]
-        return replace(
-            full,
+        # `dataclasses.replace`, with the fields kept whole listed once per candidate.
+        return ChangeEvidence(
+            **self._unshared[change_id],
             removed=full.removed & hashes,
             added=full.added & hashes,
             kept=full.kept & hashes,
             removed_total=row.removed_weight,
             added_total=row.added_weight,
         )
+
+
+# The fields of a candidate's evidence that `_shared` keeps as they were read.
+_SHARED_FIELDS = frozenset({"removed", "added", "kept", "removed_total", "added_total"})
+_WHOLE_FIELDS = tuple(f.name for f in fields(ChangeEvidence) if f.name not in _SHARED_FIELDS)
 
 
 def _shortlist(batch: Batch, query: ChangeEvidence, scope: Scope) -> list[int] | None:
