@@ -15,8 +15,10 @@ answers each query with the same candidates, evidence and weights, reading less:
 from __future__ import annotations
 
 import hashlib
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
+from itertools import islice
 from typing import Any
 
 from detector.evidence import OPEN_STATES, ChangeEvidence, LineWeights
@@ -24,6 +26,7 @@ from detector.grouping import shares_code
 from detector.matcher import Query
 from index.questions import lookup
 from index.questions.lookup import Scope
+from index.storage import line_postings
 from index.storage.store import IndexStore
 
 
@@ -150,6 +153,8 @@ class Batch:
     rarity: LineWeights  # document frequency of every line of the batch's queries
     rare: dict[int, list[int]]  # the queries' rare line hash -> changes with it, one per row
     keys: dict[str, int] = field(default_factory=dict)  # ChangeEvidence.key -> change id
+    hashes: frozenset[int] = frozenset()  # every line hash of the batch's queries
+    lookup_built: bool = False  # the line rows by hash are in `lookup_order` (`rare` too)
     # The rows a scope may refuse beyond their status (`admits`): commits by head and by
     # patch, changes by number. Built on first use.
     _refusable: tuple[dict, dict, dict] | None = field(default=None, repr=False)
@@ -212,7 +217,39 @@ class Batch:
             for cid in indexed
         }
         keys = {row.key: cid for cid, row in rows.items()}
-        return cls(rows=rows, lines=lines, rarity=rarity, rare=rare, keys=keys)
+        return cls(
+            rows=rows,
+            lines=lines,
+            rarity=rarity,
+            rare=rare,
+            keys=keys,
+            hashes=frozenset(query_hashes),
+            lookup_built=store.lines.lookup_is_built(),
+        )
+
+    def by_lines(self, query: ChangeEvidence, scope: Scope) -> list[int] | None:
+        """`lookup._by_lines`' answer from memory, or None where memory lacks it (a line not
+        of the batch's queries: a PR stored cut, read whole from git).
+
+        The lookup adds each rare line's weight to every row holding it, hash by hash in
+        `line_postings.lookup_order` and each hash's rows in change order (as `rare` holds
+        them), ranks by score (ties: the first change scored first), and keeps the first
+        `LINE_CANDIDATES` the scope admits. Rows of changes not indexed, which `rare` leaves
+        out, are never admitted and take no other change's place."""
+        lines = query.removed | query.added
+        if not self.lookup_built or not lines <= self.hashes:
+            return None
+        weights = self.rarity
+        limit = lookup.rare_line_limit(weights.total)
+        rare = [h for h in lines if weights.document_frequency.get(h, 0) <= limit]
+        scores: dict[int, float] = defaultdict(float)
+        for line_hash in line_postings.lookup_order(rare):
+            weight = weights(line_hash)
+            for change_id in self.rare[line_hash]:
+                scores[change_id] += weight
+        ranked = sorted(scores, key=lambda cid: -scores[cid])
+        admitted = (cid for cid in ranked if admits(scope, self.rows[cid]))
+        return list(islice(admitted, lookup.LINE_CANDIDATES))
 
 
 class CandidateEngine:
@@ -280,7 +317,9 @@ class CandidateEngine:
                 lambda cid: cid in rows and admits(scope, rows[cid]),
                 batch.refused(scope),
             )
-            found = lookup.candidate_ids(self.store, query, scope, reference, kept)
+            found = lookup.candidate_ids(
+                self.store, query, scope, reference, kept, lambda: batch.by_lines(query, scope)
+            )
         if deciding_only:
             touching = (
                 lookup.changes_touching(self.store, found, query.files) if replaying else set()

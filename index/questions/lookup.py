@@ -283,17 +283,22 @@ def candidate_ids(
     scope: Scope,
     reference_number: int | None = None,
     kept: KeptPostings | None = None,
+    by_lines: Callable[[], list[int] | None] | None = None,
 ) -> list[int]:
     """Changes that share rare lines, symbols, files, issues or words with the query.
 
     `reference_number` is "now" in PR numbers (as for the proximity signal): of the many
     changes that touch a busy file or symbol, the PRs nearest to it are kept. With `kept`
-    (a batch's), the words are looked up in what earlier queries read.
+    (a batch's), the words are looked up in what earlier queries read; `by_lines` (a
+    batch's) gives the lookup by lines from memory, or None where it cannot.
     """
     where, params = scope.sql()
     nearest = _nearest_first(reference_number)
     total = int(store.get_meta("change_count") or 1)
-    chosen: dict[int, None] = dict.fromkeys(_by_lines(store, query, where, params, total))
+    by_line = by_lines() if by_lines is not None else None
+    if by_line is None:
+        by_line = _by_lines(store, query, where, params, total)
+    chosen: dict[int, None] = dict.fromkeys(by_line)
     # Each lookup only adds changes while fewer than `MAX_CANDIDATES` are chosen: once that
     # many are, the lookups after it could add none, and are not asked.
     for extra in (

@@ -135,6 +135,12 @@ class LineRows:
             found.sort()
             return [(change_id, file_id, side, h) for h, change_id, file_id, side in found]
 
+    def lookup_is_built(self) -> bool:
+        """Whether `changes_with` reads the lookup by hash (in `line_postings.lookup_order`),
+        not every line set (an interrupted first run's index)."""
+        with self.file.translated():
+            return not line_postings.is_pending(self.conn)
+
     def changes_with(self, hashes: Iterable[int]) -> Iterator[tuple[int, str, int]]:
         """(change id, side, hash) for each line row holding one of `hashes`."""
         with self.file.translated():
