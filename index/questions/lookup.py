@@ -9,6 +9,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from detector.code_words import code_vector, count_words, inverse_frequencies
@@ -481,15 +482,26 @@ def load_evidence(
     code_terms: dict[int, dict[str, float]] = defaultdict(dict)
 
     rows: dict[int, Any] = {}  # store rows, read by column name
+    lines: Sequence[tuple[int, int | None, str, int]]
     for chunk in chunks(list(ids)):
         marks = ",".join("?" * len(chunk))
         for row in store.query(f"SELECT * FROM changes WHERE id IN ({marks})", chunk):
             rows[row["id"]] = row
-        lines = (
-            store.lines.rows_of(chunk)
-            if shared_with is None
-            else _shared_rows(store, chunk, shared_with.removed | shared_with.added)
-        )
+        if shared_with is None and rarity is None:
+            # Every line, a file and side at a time: the sets get the same lines in the same
+            # order as from `rows_of`, a row at a time.
+            for cid, set_file, side, hashes in store.lines.sets_of(chunk):
+                (removed if side == "-" else added)[cid].update(hashes)
+                if set_file is not None:
+                    in_file = zip(repeat(set_file), hashes)
+                    (removed_in if side == "-" else added_in)[cid].update(in_file)
+            lines = []
+        else:
+            lines = (
+                store.lines.rows_of(chunk)
+                if shared_with is None
+                else _shared_rows(store, chunk, shared_with.removed | shared_with.added)
+            )
         for cid, file_id, side, line_hash in lines:
             (removed if side == "-" else added)[cid].add(line_hash)
             if file_id is not None:
