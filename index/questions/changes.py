@@ -45,8 +45,10 @@ def parse_filtered(diff_text: str, settings: Settings) -> tuple[Change, bool]:
     budget = settings.max_changed_lines
     truncated = False
     cut: list[str] = []
-    # A file is modelled only when kept: of a cut one, only its hunks' identities are read.
-    for file in parse_files(diff_text):
+    # A file is modelled only when kept: of a cut one, only its hunks' identities are read;
+    # a diff of more lines than the budget is parsed a file at a time, its lines when kept.
+    lazily = diff_text.count("\n") > budget
+    for file in parse_files(diff_text, lazily):
         path = file.path
         pattern = settings.is_ignored(path)
         if pattern:
