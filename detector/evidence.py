@@ -105,17 +105,23 @@ class LineWeights:
 
     document_frequency: Mapping[int, int]
     total: int
+    # Each weight once worked out, by line: a sweep's queries weigh the same lines against one
+    # `LineWeights` many times (the same float every time).
+    known: dict[int, float] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
 
     def __call__(self, line_hash: int) -> float:
-        df = self.document_frequency.get(line_hash, 0)
-        return math.log((self.total + 1) / (df + 1)) + 0.05
+        weight = self.known.get(line_hash)
+        if weight is None:
+            df = self.document_frequency.get(line_hash, 0)
+            weight = self.known[line_hash] = math.log((self.total + 1) / (df + 1)) + 0.05
+        return weight
 
     def is_rare(self, line_hash: int, share: float) -> bool:
         """In at most `share` of all changes (and never fewer than 5): specific to few changes."""
         return self.document_frequency.get(line_hash, 0) <= max(5, share * self.total)
 
     def sum(self, hashes: frozenset[int] | set[int]) -> float:
-        return sum(self(h) for h in hashes)
+        return sum(map(self, hashes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +142,7 @@ class QueryLineWeights(LineWeights):
 
     @classmethod
     def of(cls, weights: LineWeights, query: ChangeEvidence) -> QueryLineWeights:
-        plain = LineWeights(weights.document_frequency, weights.total)
+        plain = LineWeights(weights.document_frequency, weights.total, known=weights.known)
         return cls(
             weights.document_frequency,
             weights.total,
@@ -144,6 +150,7 @@ class QueryLineWeights(LineWeights):
             query.added,
             plain.sum(query.removed),
             plain.sum(query.added),
+            known=weights.known,
         )
 
     def sum(self, hashes: frozenset[int] | set[int]) -> float:

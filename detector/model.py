@@ -13,6 +13,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import unidiff
+from unidiff.constants import (
+    RE_DIFF_GIT_HEADER,
+    RE_DIFF_GIT_HEADER_NO_PREFIX,
+    RE_DIFF_GIT_HEADER_URI_LIKE,
+    RE_HUNK_HEADER,
+)
 
 Side = Literal["+", "-"]
 
@@ -87,8 +93,12 @@ class Hunk:
     @property
     def content_hash(self) -> int:
         """Identity of what the hunk does, independent of where it sits and of whitespace."""
-        text = "\n".join(f"{line.side}{line.normalised}" for line in self.lines)
-        return line_hash(text)
+        return hunk_identity((line.side, line.normalised) for line in self.lines)
+
+
+def hunk_identity(lines: Iterable[tuple[str, str]]) -> int:
+    """A hunk's content hash from its changed lines, (side, normalised text) in order."""
+    return line_hash("\n".join(f"{side}{normalised}" for side, normalised in lines))
 
 
 FileStatus = Literal["added", "removed", "modified", "renamed", "binary"]
@@ -211,19 +221,160 @@ def _blobs(patched: unidiff.PatchedFile) -> tuple[str | None, str | None]:
     return (None if set(old) == {"0"} else old), (None if set(new) == {"0"} else new)
 
 
-def file_change(patched: unidiff.PatchedFile) -> FileChange:
-    """Wrap one unidiff file into the frozen model."""
+def file_change(patched: unidiff.PatchedFile, with_lines: bool = True) -> FileChange:
+    """Wrap one unidiff file into the frozen model (without its hunks: `with_lines` False)."""
     old_blob, new_blob = _blobs(patched)
-    path = _strip_prefix(patched.target_file) or _strip_prefix(patched.source_file)
+    path = _file_path(patched)
     old_path = _strip_prefix(patched.source_file) or path
     return FileChange(
         path=path,
         old_path=old_path,
         status=_file_status(patched),
-        hunks=tuple(_hunk(h) for h in patched),
+        hunks=tuple(_hunk(h) for h in patched) if with_lines else (),
         old_blob=old_blob,
         new_blob=new_blob,
     )
+
+
+def _file_path(patched: unidiff.PatchedFile) -> str:
+    return _strip_prefix(patched.target_file) or _strip_prefix(patched.source_file)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedFile:
+    """One file of a parsed diff, made into the model only when asked: a huge change keeps
+    the lines of its first files and only the identity of its other hunks, and a line costs
+    far more to model (its normalised text, hash, kind) than to parse.
+
+    With `text` (its part of the diff), `patched` holds what unidiff's metadata-only parse
+    reads (headers, hunk sizes, line counts); its lines are parsed when asked for."""
+
+    patched: unidiff.PatchedFile
+    text: str | None = None
+
+    @property
+    def path(self) -> str:
+        """`FileChange.path`."""
+        return _file_path(self.patched)
+
+    @property
+    def changed(self) -> int:
+        """How many lines it removes and adds: `FileChange`'s hunks' lines."""
+        return int(self.patched.added + self.patched.removed)
+
+    def change(self, with_lines: bool = True) -> FileChange:
+        return file_change(self._with_lines() if with_lines else self.patched, with_lines)
+
+    def hunk_ids(self) -> list[int]:
+        """Each hunk's `Hunk.content_hash`, without modelling its lines."""
+        if self.text is not None:
+            found = _scanned_hunk_ids(self.text, list(self.patched))
+            if found is not None:
+                return found
+        return [
+            hunk_identity(
+                (line.line_type, normalise_line(line.value.rstrip("\r\n")))
+                for line in raw
+                if line.is_removed or line.is_added
+            )
+            for raw in self._with_lines()
+        ]
+
+    def _with_lines(self) -> unidiff.PatchedFile:
+        if self.text is None:
+            return self.patched
+        return _unidiff(self.text)[0]
+
+
+def _unidiff(text: str, metadata_only: bool = False) -> unidiff.PatchSet:
+    try:
+        return unidiff.PatchSet(text, metadata_only=metadata_only)
+    except unidiff.UnidiffParseError as error:
+        raise NotADiff(str(error)) from error
+
+
+def parse_files(text: str, lazily: bool = False) -> list[ParsedFile]:
+    """Parse a unified diff (git's or plain `diff -u`) into its files, as `parse_patch` does.
+
+    `lazily` (for a diff most of whose lines are not wanted) parses git's diff a file at a
+    time, each for its headers and sizes alone until its lines are asked for; a diff it does
+    not read as git's, a file at a time, is parsed whole."""
+    if lazily:
+        found = _parsed_by_file(text)
+        if found is not None:
+            return found
+    patch = _unidiff(text)
+    if not len(patch) and text.strip():
+        raise NotADiff("no file headers (---/+++ or 'diff --git') found")
+    return [ParsedFile(patched) for patched in patch]
+
+
+_GIT_HEADERS = (RE_DIFF_GIT_HEADER, RE_DIFF_GIT_HEADER_URI_LIKE, RE_DIFF_GIT_HEADER_NO_PREFIX)
+
+
+def _parsed_by_file(text: str) -> list[ParsedFile] | None:
+    """git's diff cut at its `diff --git` lines, each part one file as a whole parse reads it
+    (a line of a hunk starts with `+`, `-`, a space or `\\`, never `diff`; each such line
+    starts a new file whatever came before it); None where the text is not so made."""
+    if not text.startswith("diff --git "):
+        return None
+    parts = text.split("\ndiff --git ")
+    texts = [part + "\n" for part in parts[:-1]] + [parts[-1]]
+    texts = [texts[0], *("diff --git " + part for part in texts[1:])]
+    files: list[ParsedFile] = []
+    for part in texts:
+        if not any(header.match(part) for header in _GIT_HEADERS):
+            return None
+        try:
+            patch = unidiff.PatchSet(part, metadata_only=True)
+        except unidiff.UnidiffParseError:
+            return None  # the whole parse says what is wrong
+        if len(patch) != 1:
+            return None
+        files.append(ParsedFile(patch[0], part))
+    return files
+
+
+def _scanned_hunk_ids(text: str, hunks: list[unidiff.Hunk]) -> list[int] | None:
+    """`Hunk.content_hash` of each of a file's hunks, read from its part of git's diff as
+    unidiff reads a hunk (lines counted against its header's sizes: `+` added, `-` removed, a
+    space, an empty line or a carriage return context, `\\` neither), with `hunks` (the
+    metadata-only parse's) for the sizes; None on anything else (unidiff then reads it)."""
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    at, ids = 0, list[int]()
+    for hunk in hunks:
+        while at < len(lines) and not lines[at].startswith("@@ -"):
+            if ids and not lines[at].startswith("\\"):
+                return None  # between two hunks only "\ No newline at end of file"
+            at += 1
+        if at >= len(lines) or not RE_HUNK_HEADER.match(lines[at]):
+            return None
+        at += 1
+        source, target = hunk.source_length, hunk.target_length
+        if not (source or target):
+            return None
+        changed: list[tuple[str, str]] = []
+        while source > 0 or target > 0:
+            if at >= len(lines):
+                return None
+            line = lines[at]
+            at += 1
+            kind = line[:1]
+            if kind in ("+", "-"):
+                changed.append((kind, normalise_line(line[1:].rstrip("\r\n"))))
+                source, target = (source - 1, target) if kind == "-" else (source, target - 1)
+            elif kind in ("", " ", "\r"):
+                source, target = source - 1, target - 1
+            elif kind != "\\":
+                return None
+            if source < 0 or target < 0:
+                return None
+        ids.append(hunk_identity(changed))
+    if any(not line.startswith("\\") for line in lines[at:]):
+        return None
+    return ids
 
 
 def parse_patch(text: str) -> Change:
@@ -232,10 +383,4 @@ def parse_patch(text: str) -> Change:
     Raises `NotADiff` when the text has no file header at all, so a typo'd file name or a log
     message is not silently treated as an empty change.
     """
-    try:
-        patch = unidiff.PatchSet(text)
-    except unidiff.UnidiffParseError as error:
-        raise NotADiff(str(error)) from error
-    if not len(patch) and text.strip():
-        raise NotADiff("no file headers (---/+++ or 'diff --git') found")
-    return Change(files=tuple(file_change(patched) for patched in patch))
+    return Change(files=tuple(parsed.change() for parsed in parse_files(text)))

@@ -70,6 +70,21 @@ def test_prs_replayed_at_one_landing_read_it_once_and_answer_as_alone(backlog: R
     assert {**first, **second} == alone
 
 
+def test_a_prs_own_base_is_a_shared_text(backlog: RepoBuilder):
+    """The file as a PR found it (the blob its diff starts from) is a shared text too: PRs 2
+    and 3, cut from one commit, place their hunks in one text of parser.py, the very text
+    PR 1's landing is replayed from (its parent holds the same blob)."""
+    repo = gitsource.open_repository(backlog.path)
+    with IndexStore(default_db_path(repo), create=False) as store:
+        landing = store.changes.row(1)["sha"]
+    shared = SharedReads(repo)
+    findings_of(backlog.path, [2, 3], shared)
+    bases = [spec for spec in shared.texts if ":" not in spec]  # read by blob id
+    assert len(bases) == 1
+    before = shared.texts.get(f"{landing}^1:parser.py")
+    assert before is not None and shared.texts[bases[0]][0] is before[0]
+
+
 def test_shared_texts_keep_the_newest_within_their_budget(builder: RepoBuilder):
     builder.commit("Add two modules", {"a.py": "a = 1\n" * 50, "b.py": "b = 2\n" * 50})
     repo = gitsource.open_repository(builder.path)

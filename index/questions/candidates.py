@@ -15,14 +15,18 @@ answers each query with the same candidates, evidence and weights, reading less:
 from __future__ import annotations
 
 import hashlib
+from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
+from itertools import islice
+from typing import Any
 
 from detector.evidence import OPEN_STATES, ChangeEvidence, LineWeights
 from detector.grouping import shares_code
 from detector.matcher import Query
 from index.questions import lookup
 from index.questions.lookup import Scope
+from index.storage import line_postings
 from index.storage.store import IndexStore
 
 
@@ -149,6 +153,42 @@ class Batch:
     rarity: LineWeights  # document frequency of every line of the batch's queries
     rare: dict[int, list[int]]  # the queries' rare line hash -> changes with it, one per row
     keys: dict[str, int] = field(default_factory=dict)  # ChangeEvidence.key -> change id
+    hashes: frozenset[int] = frozenset()  # every line hash of the batch's queries
+    lookup_built: bool = False  # the line rows by hash are in `lookup_order` (`rare` too)
+    # The rows a scope may refuse beyond their status (`admits`): commits by head and by
+    # patch, changes by number. Built on first use.
+    _refusable: tuple[dict, dict, dict] | None = field(default=None, repr=False)
+
+    @property
+    def indexed(self) -> frozenset[int]:
+        """The changes some scope may name: those indexed (`admits`' first rule)."""
+        return frozenset(cid for cid, row in self.rows.items() if row.status == "indexed")
+
+    def refused(self, scope: Scope) -> frozenset[int] | None:
+        """The indexed changes `scope` refuses, as `admits` would, or None where a set of a
+        few does not say it (a scope that names only older PRs refuses most of them)."""
+        if scope.before_number is not None or scope.only_ids is not None:
+            return None
+        if self._refusable is None:
+            heads: dict[str | None, list[int]] = {}
+            patches: dict[str | None, list[int]] = {}
+            numbers: dict[int, list[int]] = {}
+            for cid, row in self.rows.items():
+                if row.kind == "commit":
+                    heads.setdefault(row.head_sha, []).append(cid)
+                    patches.setdefault(row.patch_id, []).append(cid)
+                if row.number is not None:
+                    numbers.setdefault(row.number, []).append(cid)
+            self._refusable = (heads, patches, numbers)
+        heads, patches, numbers = self._refusable
+        refused: set[int] = set()
+        if scope.own_head is not None:
+            refused.update(heads.get(scope.own_head, ()))
+        if scope.own_patch is not None:
+            refused.update(patches.get(scope.own_patch, ()))
+        if scope.exclude_number is not None:
+            refused.update(numbers.get(scope.exclude_number, ()))
+        return frozenset(refused)
 
     @classmethod
     def read(cls, store: IndexStore, query_ids: Sequence[int], rows: dict[int, ChangeRow]) -> Batch:
@@ -177,7 +217,39 @@ class Batch:
             for cid in indexed
         }
         keys = {row.key: cid for cid, row in rows.items()}
-        return cls(rows=rows, lines=lines, rarity=rarity, rare=rare, keys=keys)
+        return cls(
+            rows=rows,
+            lines=lines,
+            rarity=rarity,
+            rare=rare,
+            keys=keys,
+            hashes=frozenset(query_hashes),
+            lookup_built=store.lines.lookup_is_built(),
+        )
+
+    def by_lines(self, query: ChangeEvidence, scope: Scope) -> list[int] | None:
+        """`lookup._by_lines`' answer from memory, or None where memory lacks it (a line not
+        of the batch's queries: a PR stored cut, read whole from git).
+
+        The lookup adds each rare line's weight to every row holding it, hash by hash in
+        `line_postings.lookup_order` and each hash's rows in change order (as `rare` holds
+        them), ranks by score (ties: the first change scored first), and keeps the first
+        `LINE_CANDIDATES` the scope admits. Rows of changes not indexed, which `rare` leaves
+        out, are never admitted and take no other change's place."""
+        lines = query.removed | query.added
+        if not self.lookup_built or not lines <= self.hashes:
+            return None
+        weights = self.rarity
+        limit = lookup.rare_line_limit(weights.total)
+        rare = [h for h in lines if weights.document_frequency.get(h, 0) <= limit]
+        scores: dict[int, float] = defaultdict(float)
+        for line_hash in line_postings.lookup_order(rare):
+            weight = weights(line_hash)
+            for change_id in self.rare[line_hash]:
+                scores[change_id] += weight
+        ranked = sorted(scores, key=lambda cid: -scores[cid])
+        admitted = (cid for cid in ranked if admits(scope, self.rows[cid]))
+        return list(islice(admitted, lookup.LINE_CANDIDATES))
 
 
 class CandidateEngine:
@@ -188,10 +260,11 @@ class CandidateEngine:
         self.batch = batch
         # In a batch, candidates recur from query to query: each is read once and kept.
         self._evidence: dict[int, ChangeEvidence] = {}
+        self._unshared: dict[int, dict[str, Any]] = {}  # its fields `_shared` keeps whole
         # Patch identities read from git for candidates the index read only in part, by
         # (fork point, head): a sweep meets the same candidates query after query.
         self.whole_patch_ids: dict[tuple[str, str], str | None] = {}
-        self._postings = lookup.TermPostings(store) if batch is not None else None
+        self._postings = lookup.TermPostings(store, batch.indexed) if batch is not None else None
 
     def query_of(self, number: int) -> Query | None:
         """An indexed PR as a query."""
@@ -240,9 +313,13 @@ class CandidateEngine:
             rows = batch.rows
             assert self._postings is not None
             kept = lookup.KeptPostings(
-                self._postings, lambda cid: cid in rows and admits(scope, rows[cid])
+                self._postings,
+                lambda cid: cid in rows and admits(scope, rows[cid]),
+                batch.refused(scope),
             )
-            found = lookup.candidate_ids(self.store, query, scope, reference, kept)
+            found = lookup.candidate_ids(
+                self.store, query, scope, reference, kept, lambda: batch.by_lines(query, scope)
+            )
         if deciding_only:
             touching = (
                 lookup.changes_touching(self.store, found, query.files) if replaying else set()
@@ -261,7 +338,9 @@ class CandidateEngine:
         """`lookup.load_evidence` for the candidates not read yet."""
         missing = [cid for cid in ids if cid not in self._evidence]
         for loaded in lookup.load_evidence(self.store, missing):
-            self._evidence[batch.keys[loaded.key]] = loaded
+            change_id = batch.keys[loaded.key]
+            self._evidence[change_id] = loaded
+            self._unshared[change_id] = {name: getattr(loaded, name) for name in _WHOLE_FIELDS}
 
     def _shared(self, batch: Batch, change_id: int, hashes: frozenset[int]) -> ChangeEvidence:
         """A candidate as `load_evidence(..., shared_with=query)` reads it: only the lines it
@@ -269,14 +348,20 @@ class CandidateEngine:
         fields are compared by overlap, so reading them whole changes no signal)."""
         row = batch.rows[change_id]
         full = self._evidence[change_id]
-        return replace(
-            full,
+        # `dataclasses.replace`, with the fields kept whole listed once per candidate.
+        return ChangeEvidence(
+            **self._unshared[change_id],
             removed=full.removed & hashes,
             added=full.added & hashes,
             kept=full.kept & hashes,
             removed_total=row.removed_weight,
             added_total=row.added_weight,
         )
+
+
+# The fields of a candidate's evidence that `_shared` keeps as they were read.
+_SHARED_FIELDS = frozenset({"removed", "added", "kept", "removed_total", "added_total"})
+_WHOLE_FIELDS = tuple(f.name for f in fields(ChangeEvidence) if f.name not in _SHARED_FIELDS)
 
 
 def _shortlist(batch: Batch, query: ChangeEvidence, scope: Scope) -> list[int] | None:

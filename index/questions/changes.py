@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import git
 
-from detector.model import Change, FileChange, NotADiff, parse_patch
+from detector.model import Change, FileChange, NotADiff, parse_files
 from index.config import Settings
 from index.git import gitsource
 from index.git.doc_sections import DocumentHunk, is_document, section_titles
@@ -40,29 +40,29 @@ def parse_filtered(diff_text: str, settings: Settings) -> tuple[Change, bool]:
     Returns the change and whether it was truncated. A PR of tens of thousands of lines is still
     indexed (its files and first lines); it just does not get to flood the line index.
     """
-    try:
-        parsed = parse_patch(diff_text)
-    except NotADiff:
-        raise
     kept: list[FileChange] = []
     skipped: list[tuple[str, str]] = []
     budget = settings.max_changed_lines
     truncated = False
     cut: list[str] = []
-    for file in parsed.files:
-        pattern = settings.is_ignored(file.path)
+    # A file is modelled only when kept: of a cut one, only its hunks' identities are read;
+    # a diff of more lines than the budget is parsed a file at a time, its lines when kept.
+    lazily = diff_text.count("\n") > budget
+    for file in parse_files(diff_text, lazily):
+        path = file.path
+        pattern = settings.is_ignored(path)
         if pattern:
-            skipped.append((file.path, f"ignored by {pattern}"))
+            skipped.append((path, f"ignored by {pattern}"))
             continue
-        size = sum(len(h.lines) for h in file.hunks)
+        size = file.changed
         if size > budget:
             truncated = True
-            kept.append(replace(file, hunks=()))
-            skipped.append((file.path, CUT))
-            cut += [f"{file.path}\0{hunk.content_hash}" for hunk in file.hunks]
+            kept.append(file.change(with_lines=False))
+            skipped.append((path, CUT))
+            cut += [f"{path}\0{content_hash}" for content_hash in file.hunk_ids()]
             continue
         budget -= size
-        kept.append(file)
+        kept.append(file.change())
     change = Change(files=tuple(kept), skipped_files=tuple(skipped), cut_hunks=tuple(cut))
     return change, truncated
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from detector.code_words import code_vector, count_words, inverse_frequencies
@@ -241,30 +242,40 @@ def part_landed(store: IndexStore, change_id: int) -> PartLanded | None:
 class TermPostings:
     """Each term's changes with their text weight, read once and kept: a batch of queries
     asks about the same terms query after query. The changes are every change with the
-    term, in the order the lookup by term gives them; each query's scope is applied after."""
+    term that some scope may name (`admissible`: no scope names another), in the order the
+    lookup by term gives them; each query's scope is applied after."""
 
-    def __init__(self, store: IndexStore) -> None:
+    def __init__(self, store: IndexStore, admissible: Container[int] | None = None) -> None:
         self._store = store
+        self._admissible = admissible
         self._by_term: dict[str, list[tuple[int, float]]] = {}
 
     def of(self, term: str) -> list[tuple[int, float]]:
         if term not in self._by_term:
-            self._by_term[term] = list(
-                self._store.rows(
-                    f"SELECT t.change_id, {TERM_WEIGHT} FROM term_tf t {TERM_WEIGHT_JOINS} "
-                    "WHERE t.term = ?",
-                    [term],
-                )
+            found = self._store.rows(
+                f"SELECT t.change_id, {TERM_WEIGHT} FROM term_tf t {TERM_WEIGHT_JOINS} "
+                "WHERE t.term = ?",
+                [term],
+            )
+            admissible = self._admissible
+            self._by_term[term] = (
+                list(found) if admissible is None else [p for p in found if p[0] in admissible]
             )
         return self._by_term[term]
 
 
 @dataclass(frozen=True, slots=True)
 class KeptPostings:
-    """A batch's `TermPostings` and the query's scope, in Python (`candidates.admits`)."""
+    """A batch's `TermPostings` and the query's scope, in Python (`candidates.admits`).
+
+    Where `excluded` is given, it is every change of the postings that `admits` refuses
+    (a scope refuses a few: the query itself, its own landing), and is asked instead: a set
+    lookup per posting rather than a call.
+    """
 
     postings: TermPostings
     admits: Callable[[int], bool]
+    excluded: frozenset[int] | None = None
 
 
 def candidate_ids(
@@ -273,25 +284,34 @@ def candidate_ids(
     scope: Scope,
     reference_number: int | None = None,
     kept: KeptPostings | None = None,
+    by_lines: Callable[[], list[int] | None] | None = None,
 ) -> list[int]:
     """Changes that share rare lines, symbols, files, issues or words with the query.
 
     `reference_number` is "now" in PR numbers (as for the proximity signal): of the many
     changes that touch a busy file or symbol, the PRs nearest to it are kept. With `kept`
-    (a batch's), the words are looked up in what earlier queries read.
+    (a batch's), the words are looked up in what earlier queries read; `by_lines` (a
+    batch's) gives the lookup by lines from memory, or None where it cannot.
     """
     where, params = scope.sql()
     nearest = _nearest_first(reference_number)
     total = int(store.get_meta("change_count") or 1)
-    chosen: dict[int, None] = dict.fromkeys(_by_lines(store, query, where, params, total))
+    by_line = by_lines() if by_lines is not None else None
+    if by_line is None:
+        by_line = _by_lines(store, query, where, params, total)
+    chosen: dict[int, None] = dict.fromkeys(by_line)
+    # Each lookup only adds changes while fewer than `MAX_CANDIDATES` are chosen: once that
+    # many are, the lookups after it could add none, and are not asked.
     for extra in (
-        _by_symbols(store, query, where, params, nearest),
-        _by_issues(store, query, where, params),
-        _by_text(store, query, where, params, kept),
-        _by_code_words(store, query, where, params),
-        _by_files(store, query, where, params, nearest),
+        lambda: _by_symbols(store, query, where, params, nearest),
+        lambda: _by_issues(store, query, where, params),
+        lambda: _by_text(store, query, where, params, kept),
+        lambda: _by_code_words(store, query, where, params),
+        lambda: _by_files(store, query, where, params, nearest),
     ):
-        for change_id in extra:
+        if len(chosen) >= MAX_CANDIDATES:
+            break
+        for change_id in extra():
             if len(chosen) >= MAX_CANDIDATES:
                 break
             chosen.setdefault(change_id, None)
@@ -387,9 +407,15 @@ def _by_text(
 ) -> list[int]:
     scores: dict[int, float] = defaultdict(float)
     if kept is not None:
-        admits = kept.admits
+        admits, excluded = kept.admits, kept.excluded
         for term, weight in query.terms.items():
-            for change_id, other in kept.postings.of(term):
+            postings = kept.postings.of(term)
+            if excluded is not None:
+                for change_id, other in postings:
+                    if change_id not in excluded:
+                        scores[change_id] += weight * other
+                continue
+            for change_id, other in postings:
                 if admits(change_id):
                     scores[change_id] += weight * other
         return sorted(scores, key=lambda cid: -scores[cid])[:TEXT_CANDIDATES]
@@ -456,15 +482,26 @@ def load_evidence(
     code_terms: dict[int, dict[str, float]] = defaultdict(dict)
 
     rows: dict[int, Any] = {}  # store rows, read by column name
+    lines: Sequence[tuple[int, int | None, str, int]]
     for chunk in chunks(list(ids)):
         marks = ",".join("?" * len(chunk))
         for row in store.query(f"SELECT * FROM changes WHERE id IN ({marks})", chunk):
             rows[row["id"]] = row
-        lines = (
-            store.lines.rows_of(chunk)
-            if shared_with is None
-            else _shared_rows(store, chunk, shared_with.removed | shared_with.added)
-        )
+        if shared_with is None and rarity is None:
+            # Every line, a file and side at a time: the sets get the same lines in the same
+            # order as from `rows_of`, a row at a time.
+            for cid, set_file, side, hashes in store.lines.sets_of(chunk):
+                (removed if side == "-" else added)[cid].update(hashes)
+                if set_file is not None:
+                    in_file = zip(repeat(set_file), hashes)
+                    (removed_in if side == "-" else added_in)[cid].update(in_file)
+            lines = []
+        else:
+            lines = (
+                store.lines.rows_of(chunk)
+                if shared_with is None
+                else _shared_rows(store, chunk, shared_with.removed | shared_with.added)
+            )
         for cid, file_id, side, line_hash in lines:
             (removed if side == "-" else added)[cid].add(line_hash)
             if file_id is not None:

@@ -82,6 +82,9 @@ class SharedReads:
     by_blob: weakref.WeakValueDictionary[str, FileText] = field(
         default_factory=weakref.WeakValueDictionary
     )
+    # Each kept text's characters and how many `texts` entries hold it, by its id: a text is
+    # counted once against `max_chars` however many commits hold its blob.
+    held: dict[int, list[int]] = field(default_factory=dict)
     ranges: dict[tuple[str, ...], set[str]] = field(default_factory=dict)
     # Each range's patch ids with when the first commit of each was made.
     range_made: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
@@ -122,11 +125,30 @@ class SharedReads:
                     text = FileText(_lines(data))
                     self.by_blob[blob] = text
         self.texts[spec] = (text, size)
-        self.chars += size
+        self._hold(text, size)
         while self.chars > self.max_chars and len(self.texts) > 1:
-            _, (_, dropped) = self.texts.popitem(last=False)
-            self.chars -= dropped
+            _, (dropped, _) = self.texts.popitem(last=False)
+            self._let_go(dropped)
         return text
+
+    def _hold(self, text: FileText | None, size: int) -> None:
+        """One more entry holds `text`: its characters count from the first."""
+        if text is None:
+            return
+        held = self.held.setdefault(id(text), [0, size])
+        if held[0] == 0:
+            self.chars += size
+        held[0] += 1
+
+    def _let_go(self, text: FileText | None) -> None:
+        """An entry holding `text` is dropped: its characters stop counting with the last."""
+        if text is None:
+            return
+        held = self.held[id(text)]
+        held[0] -= 1
+        if held[0] == 0:
+            del self.held[id(text)]
+            self.chars -= held[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +192,6 @@ class Replayer:
         self._files = [f for f in change.files if f.hunks and f.status != "binary"][:MAX_FILES]
         self._change = Change(files=tuple(self._files))
         self._patch_id = change.patch_id
-        self._base: dict[str, list[str] | None] = {}
         self._base_texts: dict[str, FileText | None] = {}
         self._blocks: dict = {}  # each hunk's blocks, built once for all candidates
 
@@ -791,36 +812,32 @@ class Replayer:
         }
 
     def _base_of(self, file: FileChange) -> list[str] | None:
-        """The query's own version of the file, read once, when a replay first needs it."""
-        if file.path not in self._base:
-            self._base[file.path] = self._base_lines(file)
-        return self._base[file.path]
+        """The query's own version of the file, its lines (right-hand whitespace dropped:
+        every reader of them drops it)."""
+        text = self._base_text(file)
+        return None if text is None else text.lines
 
     def _base_text(self, file: FileChange) -> FileText | None:
-        """The query's own version of the file as text, made once for every replay here."""
+        """The query's own version of the file as text, read once, when a replay first needs
+        it; shared with the other queries' replays (PRs forked from one commit start from the
+        same blobs)."""
         if file.path not in self._base_texts:
-            self._base_texts[file.path] = FileText.of(self._base_of(file))
+            self._base_texts[file.path] = self._read_base(file)
         return self._base_texts[file.path]
 
-    def _base_lines(self, file: FileChange) -> list[str] | None:
+    def _read_base(self, file: FileChange) -> FileText | None:
         if file.status == "added":
-            return []
+            return FileText([])
         if file.old_blob:
-            data = self._blobs.read(file.old_blob, MAX_FILE_BYTES)
-            if data is not None:
-                return _lines(data)
+            text = self._shared.text(file.old_blob, self._read)
+            if text is not None:
+                return text
         if self._history.base:
-            return self._lines_at(self._history.base, file, new_path_first=False)
-        return None
-
-    def _lines_at(
-        self, commit: str, file: FileChange, new_path_first: bool = True
-    ) -> list[str] | None:
-        paths = (file.path, file.old_path) if new_path_first else (file.old_path, file.path)
-        for path in dict.fromkeys(paths):
-            data = self._blobs.read(f"{commit}:{path}", MAX_FILE_BYTES)
-            if data is not None:
-                return _lines(data)
+            for path in dict.fromkeys((file.old_path, file.path)):
+                spec = f"{self._history.base}:{path}"
+                text = self._shared.text(spec, self._read, self._blobs.identify)
+                if text is not None:
+                    return text
         return None
 
     def _text_at(self, commit: str, file: FileChange) -> FileText | None:

@@ -77,6 +77,15 @@ def changes_with(conn: sqlite3.Connection, hashes: Iterable[int]) -> Iterator[tu
                 yield value >> 1, "+" if value & 1 else "-", line_hash
 
 
+def lookup_order(hashes: Iterable[int]) -> list[int]:
+    """The order `changes_with` gives these hashes' rows in (once the table is built): 500 at
+    a time as given, each 500 by hash."""
+    wanted = list(dict.fromkeys(hashes))
+    return [
+        h for start in range(0, len(wanted), _CHUNK) for h in sorted(wanted[start : start + _CHUNK])
+    ]
+
+
 def add(conn: sqlite3.Connection, rows: Iterable[LineRow]) -> None:
     """Record line rows just written (unless the table waits to be built)."""
     if is_pending(conn):

@@ -135,6 +135,19 @@ class LineRows:
             found.sort()
             return [(change_id, file_id, side, h) for h, change_id, file_id, side in found]
 
+    def lookup_is_built(self) -> bool:
+        """Whether `changes_with` reads the lookup by hash (in `line_postings.lookup_order`),
+        not every line set (an interrupted first run's index)."""
+        with self.file.translated():
+            return not line_postings.is_pending(self.conn)
+
+    def sets_of(self, change_ids: Sequence[int]) -> Iterator[tuple[int, int, str, list[int]]]:
+        """`rows_of(change_ids)` a file and side at a time: (change id, file id, side, its
+        hashes in the order `rows_of` gives them)."""
+        with self.file.translated():
+            for change_id, file_id, side, blob in line_sets.sets_of(self.conn, change_ids):
+                yield change_id, file_id, side, sorted(line_sets.hashes_in(blob))
+
     def changes_with(self, hashes: Iterable[int]) -> Iterator[tuple[int, str, int]]:
         """(change id, side, hash) for each line row holding one of `hashes`."""
         with self.file.translated():
