@@ -965,9 +965,10 @@ def _arranged_as_added(hunk: Hunk, kept: set[int], after: FileText) -> bool:
     """A hunk that keeps lines it re-indents (a statement put under a new guard, a block taken
     out of one) makes their arrangement: its added lines, those it keeps among them, stand in
     its order after the candidate, a line or two apart at most. A new `if ($verbose) {`
-    written around another message is not this message under the guard."""
+    written around another message is not this message under the guard; an entry added to
+    an array whose other entries are only re-aligned may stand anywhere in it."""
     lines = [line.normalised for line in hunk.added if not line.trivial]
-    if len(lines) < 2 or not any(line.hash in kept for line in hunk.added if not line.trivial):
+    if len(lines) < 2 or not _renested(hunk, kept):
         return True
     found = after.normalised_lines()
     window = 2 * len(lines)
@@ -981,6 +982,23 @@ def _arranged_as_added(hunk: Hunk, kept: set[int], after: FileText) -> bool:
         if wanted == len(lines):
             return True
     return False
+
+
+def _renested(hunk: Hunk, kept: set[int]) -> bool:
+    """Some line the hunk keeps changes its indentation: it moves into or out of a block."""
+    indents: dict[int, set[str]] = {}
+    for line in hunk.removed:
+        if line.hash in kept and not line.trivial:
+            indents.setdefault(line.hash, set()).add(_leading(line.text))
+    return any(
+        _leading(line.text) not in indents.get(line.hash, set())
+        for line in hunk.added
+        if line.hash in kept and not line.trivial
+    )
+
+
+def _leading(text: str) -> str:
+    return text[: len(text) - len(text.lstrip())]
 
 
 def _beside_its_neighbours(blocks: _Blocks, after: FileText) -> bool:

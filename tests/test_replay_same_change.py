@@ -852,3 +852,58 @@ def test_a_guard_put_around_a_line_is_not_the_same_guard_written_elsewhere(
     _, found = check_json(builder.path, "--pr", "62")
 
     assert deciding(found) == [(61, "duplicate")]
+
+
+CHECKBOX = """<?php
+
+class FormCheckbox extends FormInput
+{
+    public function render(ElementInterface $element)
+    {
+        $attributes = $element->getAttributes();
+        $rendered = '';
+        if ($element->useHiddenElement()) {
+            $hiddenAttributes = array(
+                'name'  => $attributes['name'],
+                'value' => $element->getUncheckedValue(),
+            );
+
+            $rendered = sprintf('<input type="hidden" %s>', $this->attributes($hiddenAttributes));
+        }
+
+        return $rendered . parent::render($element);
+    }
+}
+"""
+HIDDEN = """                'name'  => $attributes['name'],
+                'value' => $element->getUncheckedValue(),
+"""
+DISABLED = "'disabled' => isset($attributes['disabled']) ? $attributes['disabled'] : false,\n"
+
+
+def test_an_entry_added_at_another_place_in_the_same_array_is_the_same_change(
+    builder: RepoBuilder,
+):
+    """#70 (open) adds `'disabled'` last to the hidden element's attributes; this change adds
+    it first and re-aligns the other entries. Keys of one array stand in any order: the
+    re-aligned entries are not put into another block, so where they stand says nothing
+    (zf2's #7341 and #7287, both for issue #7286)."""
+    builder.commit("Add the checkbox helper", {"src/FormCheckbox.php": CHECKBOX})
+    base = builder.head()
+    last = CHECKBOX.replace(HIDDEN, HIDDEN + "                " + DISABLED)
+    builder.pr_branch(70, [("Disable the hidden element too", {"src/FormCheckbox.php": last})])
+    first = CHECKBOX.replace(
+        HIDDEN,
+        "                " + DISABLED + "                'name'     => $attributes['name'],\n"
+        "                'value'    => $element->getUncheckedValue(),\n",
+    )
+    builder.pr_branch(
+        71,
+        [("Set disabled also on the hidden element", {"src/FormCheckbox.php": first})],
+        start=base,
+    )
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "71")
+
+    assert deciding(found) == [(70, "duplicate")]
