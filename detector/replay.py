@@ -672,7 +672,6 @@ class FileText:
         self._counts: dict[str, int] = {}  # lines counted one by one, before `_normalised`
         self._looked = 0  # lines looked at to count them one by one
         self._words: set[str] | None = None
-        self._said: list[str] | None = None
 
     @classmethod
     def of(cls, lines: FileText | Sequence[str] | None) -> FileText | None:
@@ -723,13 +722,6 @@ class FileText:
         if at == -1 or joined.find(needle, at + 1) != -1:
             return None
         return joined.count("\n", 0, at)
-
-    def normalised_lines(self) -> list[str]:
-        """The whitespace-normalised lines that say something, in order (worked out once)."""
-        if self._said is None:
-            normalised = (normalise_line(line) for line in self.lines)
-            self._said = [line for line in normalised if not is_trivial(line)]
-        return self._said
 
     @property
     def normalised(self) -> LineCounts:
@@ -938,7 +930,7 @@ def _same_code(
     added = [line for line in added if not _ATTRIBUTE.match(line)] or added
     if not added or not _written(added, removed, before.normalised, after.normalised):
         return False
-    if not _arranged_as_added(hunk, kept, after):
+    if not _keeps_what_it_renests(hunk, kept, after):
         return False
     where = place.get()
     # One line added where no enclosing block tells its place (a `cfg(any(...))` list among
@@ -961,40 +953,27 @@ def _same_code(
     return not _keeps_deleted(blocks, here - there)
 
 
-def _arranged_as_added(hunk: Hunk, kept: set[int], after: FileText) -> bool:
-    """A hunk that keeps lines it re-indents (a statement put under a new guard, a block taken
-    out of one) makes their arrangement: its added lines, those it keeps among them, stand in
-    its order after the candidate, a line or two apart at most. A new `if ($verbose) {`
-    written around another message is not this message under the guard; an entry added to
-    an array whose other entries are only re-aligned may stand anywhere in it."""
-    lines = [line.normalised for line in hunk.added if not line.trivial]
-    if len(lines) < 2 or not _renested(hunk, kept):
-        return True
-    found = after.normalised_lines()
-    window = 2 * len(lines)
-    for start, line in enumerate(found):
-        if line != lines[0]:
-            continue
-        at, wanted = start + 1, 1
-        while wanted < len(lines) and at < min(len(found), start + window):
-            wanted += found[at] == lines[wanted]
-            at += 1
-        if wanted == len(lines):
-            return True
-    return False
+def _keeps_what_it_renests(hunk: Hunk, kept: set[int], after: FileText) -> bool:
+    """A hunk that moves lines it keeps into or out of a block (a statement put under a new
+    guard) is about those lines: they are still there after the candidate. A new
+    `if ($verbose) {` written while the message this change guards was rewritten is another
+    change; entries of an array only re-aligned around a new entry are not moved at all."""
+    return all(after.normalised[line] > 0 for line in _renested(hunk, kept))
 
 
-def _renested(hunk: Hunk, kept: set[int]) -> bool:
-    """Some line the hunk keeps changes its indentation: it moves into or out of a block."""
+def _renested(hunk: Hunk, kept: set[int]) -> list[str]:
+    """The lines the hunk keeps but indents otherwise: moved into or out of a block."""
     indents: dict[int, set[str]] = {}
     for line in hunk.removed:
         if line.hash in kept and not line.trivial:
             indents.setdefault(line.hash, set()).add(_leading(line.text))
-    return any(
-        _leading(line.text) not in indents.get(line.hash, set())
+    return [
+        line.normalised
         for line in hunk.added
-        if line.hash in kept and not line.trivial
-    )
+        if line.hash in kept
+        and not line.trivial
+        and _leading(line.text) not in indents.get(line.hash, set())
+    ]
 
 
 def _leading(text: str) -> str:

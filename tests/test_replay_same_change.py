@@ -831,9 +831,9 @@ def test_a_guard_put_around_a_line_is_not_the_same_guard_written_elsewhere(
     """This change puts the "Skipped branch" message under `if ($verbose) {`. #60 (merged)
     rewrote that message to be printed always, as an error, and added a version cache whose
     new method has its own `if ($verbose) {` message. The guard and its brace are written
-    after #60 and the old message is gone, but what this change makes of its line (the line
-    inside the guard) is nowhere (composer's #528 was "already done" by a version cache). #61
-    (open) wraps the same line in the same guard: that is this change."""
+    after #60, but the line this change puts inside the guard is gone (composer's #528 was
+    "already done" by a version cache). #61 (open) wraps the same line in the same guard:
+    that is this change."""
     builder.commit("Add the repository", {"src/VcsRepository.php": BRANCHES})
     base = builder.head()
     cached = BRANCHES.replace(SKIPPED, ALWAYS)
