@@ -907,3 +907,60 @@ def test_an_entry_added_at_another_place_in_the_same_array_is_the_same_change(
     _, found = check_json(builder.path, "--pr", "71")
 
     assert deciding(found) == [(70, "duplicate")]
+
+
+TOKENS = """<?php
+
+abstract class BaseIO implements IOInterface
+{
+    public function loadConfiguration(Config $config)
+    {
+        foreach ($githubOauth as $domain => $token) {
+            if ($domain !== 'github.com' && !in_array($domain, $githubDomains, true)) {
+                continue;
+            }
+
+            // allowed chars for GH tokens are from the token format updates
+            if (!Preg::isMatch('{^[.A-Za-z0-9_]+$}', $token)) {
+                throw new \\UnexpectedValueException('Bad token for '.$domain.': "'.$token.'"');
+            }
+            $this->checkAndSetAuthentication($domain, $token, 'x-oauth-basic');
+        }
+    }
+}
+"""
+CHECK = """            // allowed chars for GH tokens are from the token format updates
+            if (!Preg::isMatch('{^[.A-Za-z0-9_]+$}', $token)) {
+                throw new \\UnexpectedValueException('Bad token for '.$domain.': "'.$token.'"');
+            }
+"""
+LOOSER = """            // allowed chars for GH tokens are from the token format updates
+            if (!Preg::isMatch('{^[.A-Za-z0-9_-]+$}', $token)) {
+                throw new \\UnexpectedValueException('Bad token for '.$domain);
+            }
+
+"""
+
+
+def test_a_check_rewritten_in_place_is_not_the_check_removed(builder: RepoBuilder):
+    """This change removes the token check; #80 (merged) kept the check and let it accept one
+    more character, with a blank line after it. The removed lines are gone, and the lines
+    around them meet again, but #80 wrote the check back in their place (composer's #12851,
+    "do not validate GitHub tokens", was "already done" by the looser regular expression of
+    #12853). #81 (open) removes the check too: that is this change."""
+    builder.commit("Add the IO", {"src/BaseIO.php": TOKENS})
+    base = builder.head()
+    builder.pr_branch(
+        80, [("Accept dashes in tokens", {"src/BaseIO.php": TOKENS.replace(CHECK, LOOSER)})]
+    )
+    builder.merge_pr(80, how="squash")
+    removed = TOKENS.replace(CHECK, "")
+    builder.pr_branch(81, [("Drop the token check", {"src/BaseIO.php": removed})], start=base)
+    builder.pr_branch(
+        82, [("Do not validate GitHub tokens", {"src/BaseIO.php": removed})], start=base
+    )
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "82")
+
+    assert deciding(found) == [(81, "duplicate")]
