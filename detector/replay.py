@@ -606,8 +606,6 @@ def _replay_file(
             state_after = _state(blocks, after, file, since=before, place=place)
             if state_after != "there" and moves and _move_made(blocks, before, after, place):
                 state_after = "there"
-            if state_after == "there" and _rewritten_in_place(hunk, blocks, before, after, place):
-                state_after = "conflict"
         how: How = ""
         if state_after == "there" and (_fresh(hunk, before) or moves):
             how = "identical"
@@ -953,25 +951,6 @@ def _same_code(
     if not _written(added, removed, there, here):
         return False
     return not _keeps_deleted(blocks, here - there)
-
-
-def _rewritten_in_place(
-    hunk: Hunk,
-    blocks: _Blocks,
-    before: FileText | None,
-    after: FileText | None,
-    place: _Lazy[_Place | None],
-) -> bool:
-    """A removal whose lines are gone but whose place the candidate wrote lines into that keep
-    a name the removal deletes: the check this change drops was rewritten, not dropped (a
-    looser pattern in the same `if`, followed by a blank line that joins the removal's
-    context again)."""
-    if hunk.added or not blocks.removed or before is None or after is None:
-        return False
-    where = place.get()
-    if where is None:
-        return False
-    return _keeps_deleted(blocks, after.counted(where.after) - before.counted(where.before))
 
 
 def _keeps_what_it_renests(hunk: Hunk, kept: set[int], after: FileText) -> bool:
