@@ -786,6 +786,12 @@ class LineCounts:
         return self._text.normalised_count(line) or default
 
 
+def _index_of(start: int, length: int) -> int:
+    """Where a `-U0` header's range starts, 0-based: an empty one ("-5,0", a pure addition;
+    "+5,0", a removal) sits after line 5; otherwise it starts at line 5."""
+    return start if length == 0 else start - 1
+
+
 def _context(lines: Sequence[str], start: int, end: int) -> tuple[str, ...]:
     return tuple(line.rstrip() for line in lines[max(0, start) : end])
 
@@ -796,7 +802,7 @@ def _result_of(file: FileChange, base: Sequence[str]) -> list[str] | None:
     out: list[str] = []
     at = 0
     for hunk in sorted(file.hunks, key=lambda h: h.old_start):
-        start = hunk.old_start if hunk.old_length == 0 else hunk.old_start - 1
+        start = _index_of(hunk.old_start, hunk.old_length)
         removed = [line.text.rstrip() for line in hunk.removed]
         if start < at or [line.rstrip() for line in base[start : start + len(removed)]] != removed:
             return None
@@ -841,27 +847,21 @@ class _Blocks:
         after: tuple[str, ...] = ()
         result_before = result_after = None
         if base is not None:
-            # -U0 headers: a pure addition "-5,0" goes after line 5; otherwise lines start at 5.
-            start = hunk.old_start if hunk.old_length == 0 else hunk.old_start - 1
+            start = _index_of(hunk.old_start, hunk.old_length)
             end = start + hunk.old_length
             before = _context(base, start - CONTEXT, start)
             after = _context(base, end, end + CONTEXT)
-            if result is not None:
-                # The same header rule on the result's side: a removal "+5,0" leaves line 5.
-                begin = hunk.new_start if hunk.new_length == 0 else hunk.new_start - 1
-                finish = begin + hunk.new_length
-                if _context(result, begin, finish) == added:  # (a cut diff misses hunks)
-                    result_before = _context(result, begin - CONTEXT, begin)
-                    result_after = _context(result, finish, finish + CONTEXT)
-                # As long as the base's (a variant's offset serves both images), and only
-                # where another hunk is that close.
-                if (
-                    result_before is None
-                    or result_after is None
-                    or (len(result_before), len(result_after)) != (len(before), len(after))
-                    or (result_before, result_after) == (before, after)
-                ):
-                    result_before = result_after = None
+            begin = _index_of(hunk.new_start, hunk.new_length)
+            finish = begin + hunk.new_length
+            # Only where the result holds the hunk's lines (a cut diff misses hunks), its
+            # context is as long as the base's (a variant's offset serves both images), and
+            # another hunk is that close.
+            if result is not None and _context(result, begin, finish) == added:
+                above = _context(result, begin - CONTEXT, begin)
+                below = _context(result, finish, finish + CONTEXT)
+                as_long = (len(above), len(below)) == (len(before), len(after))
+                if as_long and (above, below) != (before, after):
+                    result_before, result_after = above, below
         real = sum(1 for line in hunk.added if not line.trivial)
         at_top = base is not None and (hunk.old_start == 0 or hunk.old_start == 1 and bool(removed))
         openers = _openers(base, start, removed or added) if base is not None else ()
