@@ -253,6 +253,8 @@ class Signals:
     # the other, and the older is the one to close (the newer is the one they keep working on).
     resubmitted: bool = False  # the candidate is this change resubmitted later
     resubmits: bool = False  # this change resubmits the candidate, an earlier open PR
+    # The same bot's later PR over the same lines landed: it generated them again since.
+    regenerated: bool = False
     distinctive_removed: bool = False  # a shared removed line is rare: specific to few changes
     distinctive_shared: bool = False  # a shared line on either side is rare
     on_target: bool = False  # replayed: the candidate's landing put this change on the target

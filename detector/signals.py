@@ -64,6 +64,7 @@ def measure(
         same_author=bool(query.identities & candidate.identities),
         resubmitted=resubmission and _opened_before(query, candidate),
         resubmits=resubmission and _opened_before(candidate, query),
+        regenerated=is_regenerated(query, candidate, same_removed),
         distinctive_removed=distinctive_removed,
         distinctive_shared=distinctive_removed
         or any(weights.is_rare(h, share) for h in shared_added),
@@ -91,6 +92,23 @@ def is_resubmission(
         and query.state in OPEN_STATES
         and candidate.state in OPEN_STATES
         and query.branch == candidate.branch
+    )
+
+
+def is_regenerated(query: ChangeEvidence, candidate: ChangeEvidence, same_removed: bool) -> bool:
+    """A bot's open PR whose every removed line the same bot's later PR, over the same files,
+    removed too and landed: the bot generated that block again since (a dependency bumped
+    again, a sponsor list refreshed), so this PR's version of it is stale. The new lines need
+    not agree: a bump of an action pinned by commit hash changes the whole reference."""
+    return bool(
+        same_removed
+        and is_bot(query.author)
+        and query.identities & candidate.identities
+        and query.state in OPEN_STATES
+        and candidate.state == "merged"
+        and query.branch in (None, candidate.branch)  # unknown: another line is the replay's
+        and _opened_before(query, candidate)
+        and rewrites_the_same_files(query, candidate)
     )
 
 
