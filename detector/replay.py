@@ -269,11 +269,17 @@ class Replay:
         """The hunks that carry the change: code, or everything when there is no code (docs).
         Comments in code go with the code they explain: two fixes of one method may both
         correct its docblock, and that makes neither a part of the other; only a change of
-        nothing but comments is decided by them."""
+        nothing but comments is decided by them. A change whose code is nothing but version
+        numbers is decided with its notes and tests."""
         carrying = [h for h in self.hunks if h.weight > 0]
         code = [h for h in carrying if h.kind == "code"]
         statements = [h for h in code if not h.comments_only]
-        return tuple(statements or code or carrying)
+        deciding = statements or code or carrying
+        if all(h.versions_only for h in deciding):
+            # A release whose code is its version number: its notes say which release it
+            # is (a 2020 proposal of "1.0.0" and the 2022 release both write the number).
+            return tuple(carrying)
+        return tuple(deciding)
 
     @property
     def done_share(self) -> float:

@@ -171,6 +171,35 @@ def test_the_same_version_number_written_by_a_release_is_no_part_of_a_proposal(
     assert 42 not in deciding(found), _debug(found)
 
 
+def test_a_release_proposal_whose_notes_are_still_to_do_is_not_done_by_a_later_release(
+    builder: RepoBuilder,
+):
+    """#43 proposes releasing the current code as 1.0.0: the version number and its notes.
+    Two years later the release #44 writes the same "1.0.0" over a pre-release with its own
+    notes. The version line is all of #43's code, but the notes are what it proposes: still to
+    do, so #43 is not already done by the release."""
+    version = "pipelines/__init__.py"
+    start = builder.commit(
+        "Add the pipeline",
+        {PIPELINE_PY: PIPELINE, version: '__version__ = "0.19.0"\n', "CHANGELOG.md": "# Log\n"},
+    )
+    one = '__version__ = "1.0.0"\n'
+    notes = "# Log\n\n## 1.0.0\n\n- 0.19.1 released as 1.0.0: no breaking change.\n"
+    builder.pr_branch(
+        43, [("Release 0.19.1 as 1.0.0", {version: one, "CHANGELOG.md": notes})], start=start
+    )
+    builder.commit("Start 1.0", {version: '__version__ = "1.0.0-alpha.1"\n'})
+    release = "# Log\n\n## 1.0.0\n\n- The offload strategy.\n"
+    builder.pr_branch(44, [("Release 1.0.0", {version: one, "CHANGELOG.md": release})])
+    builder.merge_pr(44)
+    for number in (43, 44):
+        builder.delete_pr_branch(number)
+    index_with(builder, [{"number": n, "createdAt": OPENED} for n in (43, 44)])
+
+    found = check_json(builder, "--pr", "43")
+    assert 44 not in deciding(found), _debug(found)
+
+
 def test_the_same_rewrite_made_for_two_release_lines_on_purpose_is_a_port(
     builder: RepoBuilder,
 ):
