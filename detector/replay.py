@@ -632,6 +632,13 @@ def _replay_file(
             and _same_code(hunk, blocks, before, after, place, kept, kind)
         ):
             how = "same-code"
+        if (
+            how
+            and before is not None
+            and after is not None
+            and _keeps_what_it_deletes(hunk, kept, before, after)
+        ):
+            how = ""
         superseded_by = (
             _superseding(hunk, before, after, file.path)
             if state_before == "new" and state_after == "conflict" and before and after
@@ -1114,6 +1121,22 @@ def _removal_made(hunk: Hunk, before: FileText | None, after: FileText | None) -
     )
 
 
+def _keeps_what_it_deletes(hunk: Hunk, kept: set[int], before: FileText, after: FileText) -> bool:
+    """A line this hunk takes out of the file for good (every copy the file had, and not one
+    the change writes back elsewhere) is still in the file after the candidate: the candidate
+    kept, or moved, what this change deletes, whatever it wrote at the hunk's place. (axios
+    #1889 drops the removal of an empty request's Content-Type; #4787 moved that removal and
+    its comment up the function, and left the header loop as #1889 writes it.)"""
+    deleted = [line for line in hunk.removed if not line.trivial and line.hash not in kept]
+    counts: dict[str, int] = {}
+    for line in deleted:
+        counts[line.normalised] = counts.get(line.normalised, 0) + 1
+    return any(
+        before.normalised_count(text) == count and after.normalised_count(text) > 0
+        for text, count in counts.items()
+    )
+
+
 def _fresh(hunk: Hunk, before: FileText | None) -> bool:
     """Most of what the hunk adds was not in the file before the candidate: the candidate
     wrote it. (A PR stacked on another's new file adds one line to it; the file being
@@ -1534,6 +1557,18 @@ def _same_fix(blocks: _Blocks, before: FileText, after: FileText, path: str) -> 
         and (theirs - ours) & _brought_elsewhere(before, after, replacement)
     ):
         return False
+    # One name in common that the file already spelled (a parameter, the module's own
+    # import) is where both edits happen, not what either brings in, when the rest differs:
+    # `url: config ? url : this.defaults.url` is not `data: (config || {}).data`, and
+    # exporting `axios` is not exporting `AxiosHeaders`. (Defaulting to the file's own
+    # `TIMEOUT_SECONDS`, spelled the same on both sides, is the same fix.)
+    if (
+        len(shared) == 1
+        and not our_values & their_values
+        and shared <= names("\n".join(before.lines))
+        and (ours - theirs or _spelling(shared, our_added) != _spelling(shared, their_added))
+    ):
+        return False
     if _keeps_deleted(blocks, replacement):
         return False
     return not _opposite_tests("\n".join(blocks.added), "\n".join(replacement))
@@ -1585,6 +1620,11 @@ def _calls(lines: Iterable[str]) -> set[str]:
     """The identifiers the lines call (outside strings), keywords aside: `if (` calls nothing."""
     text = _LITERAL.sub('""', "\n".join(lines))
     return {name for name in _CALL.findall(text) if names(name)}
+
+
+def _spelling(parts: set[str], lines: Sequence[str]) -> set[str]:
+    """The identifiers of the lines that hold one of these name parts."""
+    return {word for word in _identifiers(lines) if names(word) & parts}
 
 
 def _identifiers(lines: Iterable[str]) -> set[str]:

@@ -313,6 +313,108 @@ def test_one_name_of_this_change_is_not_this_change_written_differently():
     assert done.complete and done.hunks[0].how == "same-names"
 
 
+HEADERS = """function send(request, headers, data) {
+  prepare(request);
+  forEach(headers, function setHeader(val, key) {
+    if (data === undefined && key === 'content-type') {
+      // Remove Content-Type if data is undefined
+      delete headers[key];
+    } else {
+      request.setRequestHeader(key, val);
+    }
+  });
+}
+"""
+KEEP_CONTENT_TYPE = """diff --git a/xhr.js b/xhr.js
+--- a/xhr.js
++++ b/xhr.js
+@@ -4,6 +4 @@
+-    if (data === undefined && key === 'content-type') {
+-      // Remove Content-Type if data is undefined
+-      delete headers[key];
+-    } else {
+-      request.setRequestHeader(key, val);
+-    }
++    request.setRequestHeader(key, val);
+"""
+
+
+def test_a_rewrite_that_keeps_what_this_change_deletes_elsewhere_is_not_this_change():
+    """This change stops removing an empty request's Content-Type: the header loop sets every
+    header. The candidate moved that removal above the loop, with its comment, and left the
+    loop as this change writes it (axios #1889, "already done" by #4787): the same lines at
+    the hunk's place, the behaviour this change takes out kept. Where the candidate drops it
+    too, the hunk is done."""
+    loop = """  forEach(headers, function setHeader(val, key) {
+    request.setRequestHeader(key, val);
+  });
+"""
+    moved = HEADERS.replace(HEADERS[HEADERS.index("  forEach") : HEADERS.index("}\n", -3)], loop)
+    kept = moved.replace(
+        "  prepare(request);\n",
+        "  prepare(request);\n  // Remove Content-Type if data is undefined\n"
+        "  data === undefined && headers.remove('content-type');\n",
+    )
+    assert not _replayed(KEEP_CONTENT_TYPE, HEADERS, HEADERS, kept).complete
+    done = _replayed(KEEP_CONTENT_TYPE, HEADERS, HEADERS, moved)
+    assert done.complete and done.hunks[0].how == "identical"
+
+
+EXPORTS = """import axios from './lib/axios.js';
+
+const {spread, toFormData} = axios;
+
+export {
+  spread,
+  toFormData
+}
+"""
+EXPORT_BY_NAME = """diff --git a/index.js b/index.js
+--- a/index.js
++++ b/index.js
+@@ -7 +7,2 @@
+-  toFormData
++  toFormData,
++  axios
+"""
+
+
+def test_one_name_the_file_already_spelled_is_not_this_change_written_otherwise():
+    """This change exports `axios` by name; the candidate added `AxiosHeaders` and
+    `formToJSON` to the same list (axios #5104, "partly done" by #5162). The one name part
+    both bring in, `axios`, is the module's own import: where both edits happen, not what
+    either adds. Exporting `axios` beside the new names is this change."""
+    headers = EXPORTS.replace("  toFormData\n}", "  toFormData,\n  AxiosHeaders,\n  formToJSON\n}")
+    assert not _replayed(EXPORT_BY_NAME, EXPORTS, EXPORTS, headers).hunks[0].turned
+    by_name = EXPORTS.replace("  toFormData\n}", "  toFormData,\n  formToJSON,\n  axios\n}")
+    assert _replayed(EXPORT_BY_NAME, EXPORTS, EXPORTS, by_name).hunks[0].turned
+
+
+GET = """function get(url, config) {
+  return request(merge(config || {}, {
+    url: url
+  }));
+}
+"""
+DEFAULT_URL = """diff --git a/Axios.js b/Axios.js
+--- a/Axios.js
++++ b/Axios.js
+@@ -3 +3 @@
+-    url: url
++    url: config ? url : this.defaults.url
+"""
+
+
+def test_a_parameter_both_use_is_not_the_fix_when_the_rest_differs():
+    """This change falls back to the default URL; the candidate sends the config's data along
+    (axios #594, "partly done" by #3282). `config`, the function's own parameter, is the one
+    name both lines bring: what each adds beside it differs."""
+    data = GET.replace("    url: url\n", "    url: url,\n    data: (config || {}).data\n")
+    assert not _replayed(DEFAULT_URL, GET, GET, data).hunks[0].turned
+    other = GET.replace("    url: url\n", "    url: config ? url : defaults.url\n")
+    assert _replayed(DEFAULT_URL, GET, GET, other).hunks[0].turned
+
+
 CIRRUS = """freebsd_instance:
   image_family: freebsd-14-3
 env:
