@@ -169,6 +169,7 @@ _KEYWORDS = frozenset(
         "true",
         "try",
         "type",
+        "typeof",
         "var",
         "void",
         "while",
@@ -1563,16 +1564,16 @@ def _same_fix(blocks: _Blocks, before: FileText, after: FileText, path: str) -> 
         and (theirs - ours) & _brought_elsewhere(before, after, replacement)
     ):
         return False
-    # One name in common that the file already spelled (a parameter, the module's own
-    # import) is where both edits happen, not what either brings in, when the rest differs:
-    # `url: config ? url : this.defaults.url` is not `data: (config || {}).data`, and
-    # exporting `axios` is not exporting `AxiosHeaders`. (Defaulting to the file's own
-    # `TIMEOUT_SECONDS`, spelled the same on both sides, is the same fix.)
+    # One name in common that the file already spelled (a parameter of the function) is
+    # where both edits happen, not what either brings in, when this hunk brings in more:
+    # `url: config ? url : this.defaults.url` is not `data: (config || {}).data`.
+    # (Defaulting to the file's own `TIMEOUT_SECONDS`, or testing the same flag for
+    # `undefined` with `utils.isUndefined`, is the same fix.)
     if (
         len(shared) == 1
+        and ours - theirs
         and not our_values & their_values
         and shared <= names("\n".join(before.lines))
-        and (ours - theirs or _spelling(shared, our_added) != _spelling(shared, their_added))
     ):
         return False
     if _keeps_deleted(blocks, replacement):
@@ -1626,11 +1627,6 @@ def _calls(lines: Iterable[str]) -> set[str]:
     """The identifiers the lines call (outside strings), keywords aside: `if (` calls nothing."""
     text = _LITERAL.sub('""', "\n".join(lines))
     return {name for name in _CALL.findall(text) if names(name)}
-
-
-def _spelling(parts: set[str], lines: Sequence[str]) -> set[str]:
-    """The identifiers of the lines that hold one of these name parts."""
-    return {word for word in _identifiers(lines) if names(word) & parts}
 
 
 def _identifiers(lines: Iterable[str]) -> set[str]:

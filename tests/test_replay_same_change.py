@@ -360,36 +360,6 @@ def test_a_rewrite_that_keeps_what_this_change_deletes_elsewhere_is_not_this_cha
     assert done.complete and done.hunks[0].how == "identical"
 
 
-EXPORTS = """import axios from './lib/axios.js';
-
-const {spread, toFormData} = axios;
-
-export {
-  spread,
-  toFormData
-}
-"""
-EXPORT_BY_NAME = """diff --git a/index.js b/index.js
---- a/index.js
-+++ b/index.js
-@@ -7 +7,2 @@
--  toFormData
-+  toFormData,
-+  axios
-"""
-
-
-def test_one_name_the_file_already_spelled_is_not_this_change_written_otherwise():
-    """This change exports `axios` by name; the candidate added `AxiosHeaders` and
-    `formToJSON` to the same list (axios #5104, "partly done" by #5162). The one name part
-    both bring in, `axios`, is the module's own import: where both edits happen, not what
-    either adds. Exporting `axios` beside the new names is this change."""
-    headers = EXPORTS.replace("  toFormData\n}", "  toFormData,\n  AxiosHeaders,\n  formToJSON\n}")
-    assert not _replayed(EXPORT_BY_NAME, EXPORTS, EXPORTS, headers).hunks[0].turned
-    by_name = EXPORTS.replace("  toFormData\n}", "  toFormData,\n  formToJSON,\n  axios\n}")
-    assert _replayed(EXPORT_BY_NAME, EXPORTS, EXPORTS, by_name).hunks[0].turned
-
-
 GET = """function get(url, config) {
   return request(merge(config || {}, {
     url: url
@@ -436,6 +406,37 @@ def test_a_short_new_file_the_candidate_created_the_same_is_done():
     assert done.complete and done.hunks[0].how == "identical"
     assert not _replayed(NEW_README, "", text, text).complete
     assert not _replayed(NEW_README, "", None, "# env\n\nGenerated.\n").complete
+
+
+CREDENTIALS = """function send(config, request) {
+  var xsrf = config.xsrfCookieName !== undefined && config.xsrfCookieName;
+  if (config.withCredentials) {
+    request.withCredentials = true;
+  }
+}
+"""
+FALSE_CREDENTIALS = """diff --git a/xhr.js b/xhr.js
+--- a/xhr.js
++++ b/xhr.js
+@@ -3,2 +3,2 @@
+-  if (config.withCredentials) {
+-    request.withCredentials = true;
++  if (typeof config.withCredentials !== 'undefined') {
++    request.withCredentials = !!config.withCredentials;
+"""
+
+
+def test_testing_for_undefined_with_a_helper_is_the_same_test():
+    """`typeof x !== 'undefined'` and `!utils.isUndefined(x)` test the same thing: `typeof`
+    is the language's, no name this change brings in beside `undefined`, which the file
+    already spells (axios #1813, done by #2582)."""
+    helper = CREDENTIALS.replace(
+        "  if (config.withCredentials) {\n    request.withCredentials = true;\n",
+        "  if (!utils.isUndefined(config.withCredentials)) {\n"
+        "    request.withCredentials = !!config.withCredentials;\n",
+    )
+    done = _replayed(FALSE_CREDENTIALS, CREDENTIALS, CREDENTIALS, helper)
+    assert done.complete and done.hunks[0].how == "same-names"
 
 
 CIRRUS = """freebsd_instance:
