@@ -635,6 +635,7 @@ def _replay_file(
             how = "same-code"
         if (
             how
+            and state_before == "new"  # the candidate started from the lines it deletes
             and before is not None
             and after is not None
             and _keeps_what_it_deletes(hunk, kept, before, after)
@@ -1123,12 +1124,20 @@ def _removal_made(hunk: Hunk, before: FileText | None, after: FileText | None) -
 
 
 def _keeps_what_it_deletes(hunk: Hunk, kept: set[int], before: FileText, after: FileText) -> bool:
-    """A line this hunk takes out of the file for good (every copy the file had, and not one
-    the change writes back elsewhere) is still in the file after the candidate: the candidate
+    """A line this hunk takes out of the file for good (every copy the file had, not one the
+    change writes back elsewhere, nor one it edits into a line of its own) is still in the
+    file after the candidate: the candidate
     kept, or moved, what this change deletes, whatever it wrote at the hunk's place. (axios
     #1889 drops the removal of an empty request's Content-Type; #4787 moved that removal and
     its comment up the function, and left the header loop as #1889 writes it.)"""
-    deleted = [line for line in hunk.removed if not line.trivial and line.hash not in kept]
+    added = [line.text for line in hunk.added if not line.trivial]
+    deleted = [
+        line
+        for line in hunk.removed
+        if not line.trivial
+        and line.hash not in kept
+        and not any(_alike(line.text, other) for other in added)  # an edit, not a deletion
+    ]
     counts: dict[str, int] = {}
     for line in deleted:
         counts[line.normalised] = counts.get(line.normalised, 0) + 1
