@@ -1573,16 +1573,17 @@ def _same_fix(blocks: _Blocks, before: FileText, after: FileText, path: str) -> 
         and (theirs - ours) & _brought_elsewhere(before, after, replacement)
     ):
         return False
-    # One name in common that the file already spelled (a parameter of the function) is
-    # where both edits happen, not what either brings in, when this hunk brings in more:
-    # `url: config ? url : this.defaults.url` is not `data: (config || {}).data`.
-    # (Defaulting to the file's own `TIMEOUT_SECONDS`, or testing the same flag for
-    # `undefined` with `utils.isUndefined`, is the same fix.)
+    # One name in common that the file already spelled is where both edits happen, not what
+    # either brings in, when this hunk brings in more (`url: config ? url :
+    # this.defaults.url` is not `data: (config || {}).data`, `config` being the function's
+    # parameter) or the two spell it in different names (`AxiosError` is not
+    # `AxiosInterceptorOptions`). Defaulting to the file's own `TIMEOUT_SECONDS` on both
+    # sides, or testing for `undefined` with `utils.isUndefined`, is the same fix.
     if (
         len(shared) == 1
-        and ours - theirs
         and not our_values & their_values
         and shared <= names("\n".join(before.lines))
+        and (ours - theirs or _spelled_otherwise(shared, our_added, their_added))
     ):
         return False
     if _keeps_deleted(blocks, replacement):
@@ -1636,6 +1637,18 @@ def _calls(lines: Iterable[str]) -> set[str]:
     """The identifiers the lines call (outside strings), keywords aside: `if (` calls nothing."""
     text = _LITERAL.sub('""', "\n".join(lines))
     return {name for name in _CALL.findall(text) if names(name)}
+
+
+def _spelled_otherwise(parts: set[str], ours: Sequence[str], theirs: Sequence[str]) -> bool:
+    """Both sides' code spells these name parts, in identifiers with other name parts:
+    `AxiosHeaders` spells `axios` otherwise than `axios`, `isUndefined` spells `undefined` as
+    `undefined` does (a part in a string alone is spelled by nothing)."""
+
+    def spellings(lines: Sequence[str]) -> set[frozenset[str]]:
+        return {frozenset(found) for word in _identifiers(lines) if (found := names(word)) & parts}
+
+    mine, other = spellings(ours), spellings(theirs)
+    return bool(mine and other) and not mine & other
 
 
 def _identifiers(lines: Iterable[str]) -> set[str]:

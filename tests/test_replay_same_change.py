@@ -439,6 +439,38 @@ def test_testing_for_undefined_with_a_helper_is_the_same_test():
     assert done.complete and done.hunks[0].how == "same-names"
 
 
+EXPORTS = """import axios from './lib/axios.js';
+
+const {spread, toFormData} = axios;
+
+export default axios;
+export {
+  spread,
+  toFormData
+}
+"""
+EXPORT_BY_NAME = """diff --git a/index.js b/index.js
+--- a/index.js
++++ b/index.js
+@@ -8 +8,2 @@
+-  toFormData
++  toFormData,
++  axios
+"""
+
+
+def test_one_name_part_the_file_already_spelled_in_another_name_is_not_this_change():
+    """This change exports `axios` by name; the candidate added `AxiosHeaders` and
+    `formToJSON` to the same list (axios #5104, "partly done" by #5162). The one name part
+    both bring in, `axios`, is the module's own import, and the candidate spells it in another
+    name: where both edits happen, not what either adds. Exporting `axios` beside a new name
+    is this change."""
+    headers = EXPORTS.replace("  toFormData\n}", "  toFormData,\n  AxiosHeaders,\n  formToJSON\n}")
+    assert not _replayed(EXPORT_BY_NAME, EXPORTS, EXPORTS, headers).hunks[0].turned
+    by_name = EXPORTS.replace("  toFormData\n}", "  toFormData,\n  formToJSON,\n  axios\n}")
+    assert _replayed(EXPORT_BY_NAME, EXPORTS, EXPORTS, by_name).hunks[0].turned
+
+
 CIRRUS = """freebsd_instance:
   image_family: freebsd-14-3
 env:
