@@ -266,6 +266,7 @@ class Signals:
     replay_done: float = 0.0  # of the hunks that carry the change, the share the candidate did
     replay_complete: bool = False  # ...all of them
     candidate_cut: bool = False  # the candidate is stored cut: its share found here is unknown
+    made_again: bool = False  # replayed: taken off after this landing, made again by a later one
 
     @property
     def shares_lines(self) -> bool:
@@ -354,6 +355,9 @@ class Proof:
     sibling_port: bool = False
     # This change landed and the unmerged candidate was opened after it (a higher PR number).
     opened_later: bool = False
+    # A later landing on the same line that made the whole change again, the change having
+    # been taken off (reverted) after this landing: what the line holds is that one's.
+    made_again_by: str | None = None
     # A landing that did a part: the change replayed at its branch's tip (from its own base),
     # so what another change put there since, or before, is not listed as still to do.
     tip: TipReplay | None = None

@@ -280,7 +280,11 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         )
     replay = proof.replay
     signals = replace(
-        signals, replayed=True, replay_done=replay.done_share, replay_complete=replay.complete
+        signals,
+        replayed=True,
+        replay_done=replay.done_share,
+        replay_complete=replay.complete,
+        made_again=proof.made_again_by is not None,
     )
     direct = candidate.number is None
     verdict = decide.proven_verdict(signals, candidate.state, proof, query.change.state, direct)
@@ -356,6 +360,7 @@ def rank(findings: Iterable[Finding], reference: int | None = None) -> list[Find
             not f.decides,
             _evidence_tier(f),
             VERDICT_ORDER[f.verdict] if f.decides else 0,
+            f.signals.made_again,  # after the landing that made it again, which the line holds
             _across(f),
             not f.signals.same_patch,
             *_original_first(f),
@@ -722,6 +727,11 @@ def _replay_reasons(
         )
     elif count.total:
         yield f"replayed {where}: {_hunks_there(count, replay, verdict in DECIDING_VERDICTS)}"
+    if proof.made_again_by and verdict == "already-merged":
+        yield (
+            f"{other}'s change was taken off again after it landed, and "
+            f"{proof.made_again_by} made it again: the target holds {proof.made_again_by}'s"
+        )
     if s.same_patch and count.total and not count.whole and not replay.already_before:
         yield (
             f"{other} has this very patch, but it is not all there {where}: what did not keep "

@@ -397,3 +397,32 @@ def test_the_landing_that_made_the_lines_is_named_before_those_that_carried_them
         (20, "already-merged"),
         (21, "already-merged"),
     ]
+
+
+def test_a_landing_reverted_since_is_named_after_the_one_that_made_the_change_again(
+    builder: RepoBuilder,
+):
+    """#20 fixed main and was reverted; #22 made the same fix again later, and main holds it
+    from #22. #23, opened from before #20, is the same patch as #20: already done, in #22
+    (axios #2305 was "already done in #2189", whose change #2683 reverted and #4942 made
+    again). #20 is still listed, after it, and says why."""
+    base = add_pipeline(builder)
+    fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
+    builder.pr_branch(20, [("Resolve the offload strategy", fixed)])
+    builder.merge_pr(20, how="merge")
+    builder.commit("Revert the offload strategy", {"pipeline.py": PIPELINE})
+    again = {"pipeline.py": PIPELINE.replace(LEGACY, FIX), "NOTES.md": "Offload again.\n"}
+    builder.pr_branch(22, [("Resolve the strategy again", again)])
+    builder.merge_pr(22, how="squash")
+    builder.pr_branch(23, [("Offload by strategy", fixed)], start=base)
+    index(builder)
+
+    found = findings(builder, 23)
+    assert [(f["pr"], f["verdict"]) for f in found[:2]] == [
+        (22, "already-merged"),
+        (20, "already-merged"),
+    ]
+    assert (
+        "#20's change was taken off again after it landed, and #22 made it again: the target "
+        "holds #22's"
+    ) in found[1]["reasons"]

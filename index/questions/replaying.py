@@ -214,6 +214,22 @@ class Replayer:
             proof = replace(proof, tip=self._at_tip(result))
         return proof
 
+    def mark_made_again(self, landed: list[ChangeEvidence], proofs: dict[str, Proof]) -> None:
+        """Among landings that each made the whole change, one whose landing a later one
+        already had before it (and still made the whole change: it had been taken off since)
+        is marked with that later one: a revert and the fix made again (axios #2189, reverted,
+        made again by #4942). A merge-up lands on a line that lacked the fix it carries."""
+        starts = {c.key: span[0] for c in landed if (span := self._span(c)) is not None}
+        for first in landed:
+            commit = proofs[first.key].replay.commit
+            for later in landed:
+                start = starts.get(later.key)
+                if later is first or start is None or start == commit:
+                    continue
+                if self._git.is_ancestor(commit, start):
+                    proofs[first.key] = replace(proofs[first.key], made_again_by=later.key)
+                    break
+
     def _at_tip(self, landed: Replay) -> TipReplay | None:
         """This change replayed at its branch's tip, for the hunks a landing left: another
         change may have made them since (or before), or the tip no longer has their file.
@@ -860,10 +876,15 @@ def _lines(data: bytes) -> list[str]:
 def prove_all(replayer: Replayer, candidates: Iterable[ChangeEvidence]) -> dict[str, Proof]:
     """Proofs by candidate key, for those that could be replayed."""
     proofs: dict[str, Proof] = {}
+    landed: list[ChangeEvidence] = []
     for candidate in candidates:
         proof = replayer.prove(candidate)
         if proof is not None:
             proofs[candidate.key] = proof
+            if candidate.state == "merged" and proof.replay.complete:
+                landed.append(candidate)
+    if len(landed) > 1:
+        replayer.mark_made_again(landed, proofs)
     return proofs
 
 
