@@ -13,7 +13,7 @@ import re
 import secrets
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -1125,10 +1125,15 @@ def is_ancestor(repo: git.Repo, ancestor: str, descendant: str) -> bool:
 
 class BlobReader:
     """Blob contents, as UTF-8 text (`as_utf8`), through GitPython's persistent
-    `git cat-file --batch` process."""
+    `git cat-file --batch` process; and many blobs at once (`identify_all`, `read_texts`)
+    through a `git cat-file` process of its own for each kind of question, asked a list of
+    names per round trip: a replay reads a few files at each of two commits, and a round trip
+    a file cost more than git's own work."""
 
     def __init__(self, repo: git.Repo) -> None:
         self._repo = repo
+        self._batch_check: Any = None  # `git cat-file --batch-check`, started on first use
+        self._batch: Any = None  # `git cat-file --batch`, started on first use
 
     def read(self, blob: str, limit: int) -> bytes | None:
         found = self.read_blob(blob, limit)
@@ -1156,6 +1161,97 @@ class BlobReader:
         # Its readers decode it as UTF-8: lines that are not are given to them as diffs read
         # them (Latin-1), so a replayed line is found in the file it was taken from.
         return (sha.decode() if isinstance(sha, bytes) else str(sha)), as_utf8(data)
+
+    def read_text(self, blob: str, limit: int) -> tuple[str, str] | None:
+        """`read_blob`, decoded as its readers decode it (`decode_text`), once."""
+        try:
+            sha, kind, size, data = self._repo.git.get_object_data(blob)
+        except (git.GitCommandError, ValueError):
+            return None
+        if kind != b"blob" or size > limit:
+            return None
+        return (sha.decode() if isinstance(sha, bytes) else str(sha)), decode_text(data)
+
+    def identify_all(self, names: Sequence[str]) -> dict[str, tuple[str, int] | None]:
+        """`identify` of each name, a list of them per round trip."""
+        found: dict[str, tuple[str, int] | None] = {}
+        for part in _request_parts(names, found, self.identify):
+            if self._batch_check is None:
+                self._batch_check = _cat_file(self._repo, "--batch-check")
+            process = self._batch_check
+            process.stdin.write("".join(f"{name}\n" for name in part).encode())
+            process.stdin.flush()
+            for name in part:
+                found[name] = _blob_header(process.stdout.readline())
+        return found
+
+    def read_texts(self, names: Sequence[str], limit: int) -> dict[str, tuple[str, str] | None]:
+        """`read_text` of each name, a list of them per round trip."""
+        found: dict[str, tuple[str, str] | None] = {}
+        for part in _request_parts(names, found, lambda name: self.read_text(name, limit)):
+            if self._batch is None:
+                self._batch = _cat_file(self._repo, "--batch")
+            process = self._batch
+            process.stdin.write("".join(f"{name}\n" for name in part).encode())
+            process.stdin.flush()
+            for name in part:
+                header = process.stdout.readline()
+                tokens = header.split()
+                if len(tokens) != 3 or not tokens[2].isdigit():
+                    found[name] = None  # missing or ambiguous: git prints no contents
+                    continue
+                data = process.stdout.read(int(tokens[2]) + 1)[:-1]  # then a newline
+                blob = _blob_header(header)
+                too_big = blob is None or blob[1] > limit
+                found[name] = None if too_big else (tokens[0].decode(), decode_text(data))
+        return found
+
+    def close(self) -> None:
+        """End the processes of `identify_all` and `read_texts` (GitPython's end with its
+        repository)."""
+        for process in (self._batch_check, self._batch):
+            if process is not None:
+                with contextlib.suppress(OSError):
+                    process.stdin.close()
+                process.wait()
+        self._batch_check = self._batch = None
+
+
+_REQUEST_BYTES = 32_000  # names written per round trip: less than a pipe holds, so git's
+# answers never wait on a writer that waits on git
+
+
+def _request_parts(
+    names: Sequence[str], found: dict[str, Any], alone: Callable[[str], Any]
+) -> Iterator[list[str]]:
+    """The names to ask git for, in parts small enough for a pipe; a name a line of the
+    request cannot carry (a newline in it) is asked alone."""
+    part: list[str] = []
+    size = 0
+    for name in dict.fromkeys(names):
+        if "\n" in name:
+            found[name] = alone(name)
+            continue
+        part.append(name)
+        size += len(name.encode()) + 1
+        if size >= _REQUEST_BYTES:
+            yield part
+            part, size = [], 0
+    if part:
+        yield part
+
+
+def _cat_file(repo: git.Repo, mode: str) -> Any:
+    return repo.git.cat_file(mode, as_process=True, istream=git.cmd.PIPE)
+
+
+def _blob_header(line: bytes) -> tuple[str, int] | None:
+    """A blob's id and size from a `git cat-file` header line; None for anything else (a
+    name that is missing, ambiguous, or not a blob)."""
+    tokens = line.split()
+    if len(tokens) != 3 or tokens[1] != b"blob" or not tokens[2].isdigit():
+        return None
+    return tokens[0].decode(), int(tokens[2])
 
 
 _COMBINED_HUNK = re.compile(r"^@@@ -(\d+)(?:,(\d+))? -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@@")
