@@ -484,11 +484,12 @@ def replay(
     change: Change,
     versions: Mapping[str, FileVersions],
     commit: str,
-    memo: dict[int, _Blocks] | None = None,
+    memo: dict[int, _Blocks | _FileFacts] | None = None,
 ) -> Replay:
     """Replay every hunk of `change`; `versions` is keyed by each file's (new) path. A file
     with no versions is one the candidate did not touch: its hunks stay to do. `memo` keeps
-    each hunk's blocks from one candidate to the next (the same change is replayed at many)."""
+    each hunk's blocks, and what is read of each file alone, from one candidate to the next
+    (the same change is replayed at many)."""
     hunks: list[HunkReplay] = []
     additions: list[tuple[int, _Blocks, FileText, FileText]] = []
     repeated: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[int]] = {}
@@ -566,14 +567,73 @@ def _times_made(
     return max([0, *wrote, *took])
 
 
+@dataclass(frozen=True, slots=True)
+class _HunkFacts:
+    """What the replay reads of a hunk alone: the same at every candidate."""
+
+    moves: bool  # every line it changes is moved (`_moves_only`)
+    weight: int  # changed lines that carry code
+    imports_only: bool
+    versions_only: bool
+    comments_only: bool
+    first_line: int  # on the change's new side
+    last_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class _FileFacts:
+    """What the replay reads of a file of the change alone, worked out once for all the
+    candidates it is replayed at (kept in `replay`'s memo by the file's id)."""
+
+    kept: set[int]  # lines the file's diff both removes and adds
+    kind: FileKind
+    hunks: tuple[_HunkFacts, ...]
+
+    @classmethod
+    def of(cls, file: FileChange) -> _FileFacts:
+        kept = {line.hash for line in file.changed_lines if line.side == "-"} & {
+            line.hash for line in file.changed_lines if line.side == "+"
+        }
+        moved = _moved_lines(file)
+        hunks = []
+        for hunk in file.hunks:
+            moves = _moves_only(hunk, moved)
+            weight = sum(
+                1 for line in hunk.lines if not line.trivial and (line.hash not in kept or moves)
+            )
+            added = [line.number for line in hunk.lines if line.side == "+"]
+            first = added[0] if added else max(1, hunk.new_start)  # a removal at the top: line 1
+            hunks.append(
+                _HunkFacts(
+                    moves=moves,
+                    weight=weight,
+                    imports_only=_imports_only(hunk),
+                    versions_only=_versions_only(hunk),
+                    comments_only=_comments_only(hunk),
+                    first_line=first,
+                    last_line=added[-1] if added else first,
+                )
+            )
+        return cls(kept, file_kind(file.path), tuple(hunks))
+
+
+def _facts_of(file: FileChange, memo: dict[int, _Blocks | _FileFacts] | None) -> _FileFacts:
+    found = memo.get(id(file)) if memo is not None else None
+    if isinstance(found, _FileFacts):
+        return found
+    facts = _FileFacts.of(file)
+    if memo is not None:
+        memo[id(file)] = facts
+    return facts
+
+
 def _replay_file(
-    file: FileChange, versions: FileVersions | None, memo: dict[int, _Blocks] | None = None
+    file: FileChange,
+    versions: FileVersions | None,
+    memo: dict[int, _Blocks | _FileFacts] | None = None,
 ) -> list[tuple[HunkReplay, _Blocks, FileText | None, FileText | None]]:
-    kept = {line.hash for line in file.changed_lines if line.side == "-"} & {
-        line.hash for line in file.changed_lines if line.side == "+"
-    }
-    moved = _moved_lines(file)
-    kind = file_kind(file.path)
+    facts = _facts_of(file, memo)
+    kept, kind = facts.kept, facts.kind
     before = FileText.of(versions.before) if versions else None
     after = FileText.of(versions.after) if versions else None
     wrote = after is not None and (before is None or before.lines != after.lines)
@@ -582,20 +642,18 @@ def _replay_file(
     result: _Lazy[list[str] | None] = _Lazy(
         lambda: _result_of(file, base) if base is not None and len(file.hunks) > 1 else None
     )
-    for hunk in file.hunks:
-        blocks = memo.get(id(hunk)) if memo is not None and versions else None
+    for hunk, known in zip(file.hunks, facts.hunks, strict=True):
+        found = memo.get(id(hunk)) if memo is not None and versions else None
+        blocks = found if isinstance(found, _Blocks) else None
         if blocks is None:
             blocks = _Blocks.of(hunk, base, result.get())
             if memo is not None and versions:
                 memo[id(hunk)] = blocks
-        moves = _moves_only(hunk, moved)
-        weight = sum(
-            1 for line in hunk.lines if not line.trivial and (line.hash not in kept or moves)
-        )
+        moves = known.moves
         state_before: HunkState
         state_after: HunkState
         # An import's place is its file's import block, in whatever order a project sorts it.
-        imports_only = _imports_only(hunk)
+        imports_only = known.imports_only
         place: _Lazy[_Place | None] = _Lazy(
             partial(_place, blocks, None if imports_only else before, after)
         )
@@ -631,21 +689,19 @@ def _replay_file(
             if state_before == "new" and state_after == "conflict" and before and after
             else ()
         )
-        added = [line.number for line in hunk.lines if line.side == "+"]
-        first = added[0] if added else max(1, hunk.new_start)  # a removal at the top: line 1
         replayed = HunkReplay(
             path=file.path,
-            first_line=first,
-            last_line=added[-1] if added else first,
-            weight=weight,
+            first_line=known.first_line,
+            last_line=known.last_line,
+            weight=known.weight,
             kind=kind,
             new_file=file.status == "added",
             before=state_before,
             after=state_after,
             how=how,
             imports_only=imports_only,
-            versions_only=_versions_only(hunk),
-            comments_only=_comments_only(hunk),
+            versions_only=known.versions_only,
+            comments_only=known.comments_only,
             removal_made=_removal_made(hunk, before, after),
             deletes_file=file.status == "removed",
             written=wrote,
