@@ -1332,9 +1332,12 @@ def _enclosing_block(
         return None
     depth = min(_indentation(line) for line in changed)
     opener = None
-    for number in range(start - 1, max(-1, start - 1 - BLOCK_SEARCH), -1):
-        line = before.lines[number]
-        if _indentation(line) < depth and _says_something((line,)):
+    lines = before.lines
+    # `_indentation(line) < depth` without copying the line: its first `depth` characters are
+    # not all whitespace (the lines have none at their end). No line is indented less than 0.
+    for number in range(start - 1, max(-1, start - 1 - BLOCK_SEARCH), -1) if depth else ():
+        line = lines[number]
+        if not line[:depth].isspace() and line and _says_something((line,)):
             opener = line
             break
     if opener is None:
@@ -1357,7 +1360,8 @@ def _openers(base: Sequence[str], start: int, changed: Sequence[str]) -> tuple[s
         line = base[number].rstrip()
         if depth == 0:
             break
-        if _indentation(line) < depth and _says_something((line,)):
+        # `_indentation(line) < depth`, as in `_enclosing_block`.
+        if not line[:depth].isspace() and line and _says_something((line,)):
             found.append(line)
             depth = _indentation(line)
     return tuple(found)
@@ -1385,10 +1389,12 @@ def _in_own_block(blocks: _Blocks, text: FileText) -> tuple[int, int] | None:
 
 def _block_from(text: FileText, opener: int) -> tuple[int, int]:
     """From the opening line to the next line indented no deeper that says something."""
-    depth = _indentation(text.lines[opener])
-    for number in range(opener + 1, min(len(text.lines), opener + 1 + BLOCK_SEARCH)):
-        line = text.lines[number]
-        if _indentation(line) <= depth and _says_something((line,)):
+    lines = text.lines
+    depth = _indentation(lines[opener])
+    for number in range(opener + 1, min(len(lines), opener + 1 + BLOCK_SEARCH)):
+        line = lines[number]
+        # `_indentation(line) <= depth`, as in `_enclosing_block`.
+        if not line[: depth + 1].isspace() and line and _says_something((line,)):
             return opener, number
     return opener, min(len(text.lines), opener + 1 + BLOCK_SEARCH)
 
