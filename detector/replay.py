@@ -35,6 +35,9 @@ MAX_DIFF_LINES = 1500  # a candidate's edit of a region is read with difflib up 
 ANCHOR_SEARCH = 200  # lines searched around a region for a line both versions have once
 BLOCK_SEARCH = 5000  # lines searched for a block's opening and closing lines
 COUNTED_LINES = 64  # lines looked at to count normalised lines one by one, at least
+# Lines asked for by `FileText.once` with a scan of the text before its lines are counted (in
+# C, about the cost of this many scans), and a line not there exactly once is answered at once.
+SCANS_BEFORE_COUNT = 6
 STRONG_CONTEXT = 3  # context lines that place a hunk on their own (fewer: its neighbours do)
 PARTIAL_SHARE = 0.25  # of the hunks that carry code, this much done: a real part is done
 SAME_CODE_SHARE = 0.7  # of a hunk's code lines, this many written by the candidate (as the
@@ -724,6 +727,8 @@ class FileText:
         self.lines = [line.rstrip() for line in lines]
         self._joined = "\n" + "\n".join(self.lines) + "\n"
         self._where: dict[str, list[int]] | None = None
+        self._line_counts: Counter[str] | None = None  # each line's count, for `once`
+        self._once_scans = 0  # `once` scans before `_line_counts` is made
         self._normalised: Counter[str] | None = None
         self._counts: dict[str, int] = {}  # lines counted one by one, before `_normalised`
         self._looked = 0  # lines looked at to count them one by one
@@ -773,11 +778,29 @@ class FileText:
         if self._where is not None:
             found = self._where.get(line, ())
             return found[0] if len(found) == 1 else None
+        counted = self._counted(line)
+        if counted is not None and counted != 1:
+            return None
         needle, joined = _needle((line,)), self._joined
         at = joined.find(needle)
-        if at == -1 or joined.find(needle, at + 1) != -1:
+        # Counted once, it is there once: no second scan to show it is not there again.
+        if at == -1 or (counted is None and joined.find(needle, at + 1) != -1):
             return None
         return joined.count("\n", 0, at)
+
+    def _counted(self, line: str) -> int | None:
+        """How often `line` is a line of the file, once the lines are counted (None before,
+        and where a count does not say what a scan finds: an empty file, whose text is one
+        empty line, or a line break inside a line)."""
+        if self._line_counts is None:
+            self._once_scans += 1
+            if self._once_scans <= SCANS_BEFORE_COUNT or not self.lines:
+                return None
+            if self._joined.count("\n") != len(self.lines) + 1:
+                self._once_scans = -(1 << 62)  # a line holds a line break: scan, always
+                return None
+            self._line_counts = Counter(self.lines)
+        return None if "\n" in line else self._line_counts[line]
 
     @property
     def normalised(self) -> LineCounts:
