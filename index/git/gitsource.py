@@ -1,8 +1,9 @@
 """Everything prdup reads from git, through GitPython, in as few git processes as possible.
 
 One streaming `git log` per target branch, one `git rev-list` for every PR's fork point, one
-`git diff-tree --stdin` for every PR's diff, and one persistent `git cat-file --batch` for blobs:
-never one process per commit or per PR.
+`git diff-tree --stdin` for every PR's diff, and persistent `git cat-file` processes for blobs
+(asked a list of names per request where a caller has several): never one process per
+commit or per PR.
 """
 
 from __future__ import annotations
@@ -1127,8 +1128,8 @@ class BlobReader:
     """Blob contents, as UTF-8 text (`as_utf8`), through GitPython's persistent
     `git cat-file --batch` process; and many blobs at once (`identify_all`, `read_texts`)
     through a `git cat-file` process of its own for each kind of question, asked a list of
-    names per round trip: a replay reads a few files at each of two commits, and a round trip
-    a file cost more than git's own work."""
+    names per request: a replay reads a few files at each of two commits, and a request and
+    answer a file cost more than git's own work."""
 
     def __init__(self, repo: git.Repo) -> None:
         self._repo = repo
@@ -1173,7 +1174,7 @@ class BlobReader:
         return (sha.decode() if isinstance(sha, bytes) else str(sha)), decode_text(data)
 
     def identify_all(self, names: Sequence[str]) -> dict[str, tuple[str, int] | None]:
-        """`identify` of each name, a list of them per round trip."""
+        """`identify` of each name, a list of them per request."""
         found: dict[str, tuple[str, int] | None] = {}
         for part in _request_parts(names, found, self.identify):
             if self._batch_check is None:
@@ -1186,7 +1187,7 @@ class BlobReader:
         return found
 
     def read_texts(self, names: Sequence[str], limit: int) -> dict[str, tuple[str, str] | None]:
-        """`read_text` of each name, a list of them per round trip."""
+        """`read_text` of each name, a list of them per request."""
         found: dict[str, tuple[str, str] | None] = {}
         for part in _request_parts(names, found, lambda name: self.read_text(name, limit)):
             if self._batch is None:
@@ -1217,7 +1218,7 @@ class BlobReader:
         self._batch_check = self._batch = None
 
 
-_REQUEST_BYTES = 32_000  # names written per round trip: less than a pipe holds, so git's
+_REQUEST_BYTES = 32_000  # names written per request: less than a pipe holds, so git's
 # answers never wait on a writer that waits on git
 
 

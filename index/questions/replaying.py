@@ -1,9 +1,9 @@
 """Read what a replay needs from git: the query's files at its base, and before and after each
 candidate; and where the candidate sits in history relative to the query.
 
-The comparison itself is pure (`detector.replay`); this module only reads blobs through one
-`git cat-file --batch` process and asks git about ancestry, for the few candidates that can
-decide.
+The comparison itself is pure (`detector.replay`); this module only reads blobs through
+`git cat-file` processes (a replay's file versions asked together) and asks git about
+ancestry, for the few candidates that can decide.
 """
 
 from __future__ import annotations
