@@ -1177,44 +1177,37 @@ class BlobReader:
         """`identify` of each name, a list of them per request."""
         found: dict[str, tuple[str, int] | None] = {}
         for part in _request_parts(names, found, self.identify):
-            if self._batch_check is None:
-                self._batch_check = _cat_file(self._repo, "--batch-check")
-            process = self._batch_check
-            process.stdin.write("".join(f"{name}\n" for name in part).encode())
-            process.stdin.flush()
-            for name in part:
-                found[name] = _blob_header(process.stdout.readline())
+            try:
+                if self._batch_check is None:
+                    self._batch_check = _cat_file(self._repo, "--batch-check")
+                found.update(_identified(self._batch_check, part))
+            except (OSError, ValueError):
+                # The process ended (a damaged repository): each name is asked alone, as
+                # `identify` asks it, and the next list starts a new process.
+                _end(self._batch_check)
+                self._batch_check = None
+                found.update((name, self.identify(name)) for name in part)
         return found
 
     def read_texts(self, names: Sequence[str], limit: int) -> dict[str, tuple[str, str] | None]:
         """`read_text` of each name, a list of them per request."""
         found: dict[str, tuple[str, str] | None] = {}
         for part in _request_parts(names, found, lambda name: self.read_text(name, limit)):
-            if self._batch is None:
-                self._batch = _cat_file(self._repo, "--batch")
-            process = self._batch
-            process.stdin.write("".join(f"{name}\n" for name in part).encode())
-            process.stdin.flush()
-            for name in part:
-                header = process.stdout.readline()
-                tokens = header.split()
-                if len(tokens) != 3 or not tokens[2].isdigit():
-                    found[name] = None  # missing or ambiguous: git prints no contents
-                    continue
-                data = process.stdout.read(int(tokens[2]) + 1)[:-1]  # then a newline
-                blob = _blob_header(header)
-                too_big = blob is None or blob[1] > limit
-                found[name] = None if too_big else (tokens[0].decode(), decode_text(data))
+            try:
+                if self._batch is None:
+                    self._batch = _cat_file(self._repo, "--batch")
+                found.update(_texts(self._batch, part, limit))
+            except (OSError, ValueError):
+                _end(self._batch)  # as in `identify_all`
+                self._batch = None
+                found.update((name, self.read_text(name, limit)) for name in part)
         return found
 
     def close(self) -> None:
         """End the processes of `identify_all` and `read_texts` (GitPython's end with its
         repository)."""
-        for process in (self._batch_check, self._batch):
-            if process is not None:
-                with contextlib.suppress(OSError):
-                    process.stdin.close()
-                process.wait()
+        _end(self._batch_check)
+        _end(self._batch)
         self._batch_check = self._batch = None
 
 
@@ -1244,6 +1237,56 @@ def _request_parts(
 
 def _cat_file(repo: git.Repo, mode: str) -> Any:
     return repo.git.cat_file(mode, as_process=True, istream=git.cmd.PIPE)
+
+
+def _end(process: Any) -> None:
+    """Close a `git cat-file` process's input and wait for it, whatever state it is in."""
+    if process is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        process.stdin.close()
+    with contextlib.suppress(git.GitCommandError, OSError):
+        process.wait()
+
+
+def _ask(process: Any, names: list[str]) -> None:
+    process.stdin.write("".join(f"{name}\n" for name in names).encode())
+    process.stdin.flush()
+
+
+def _answer_line(process: Any) -> bytes:
+    """The next line git answers; a process that ended answers none (ValueError)."""
+    line = process.stdout.readline()
+    if not line.endswith(b"\n"):
+        raise ValueError("git cat-file ended")
+    return bytes(line)
+
+
+def _identified(process: Any, names: list[str]) -> dict[str, tuple[str, int] | None]:
+    """Each name's blob id and size, from a `git cat-file --batch-check` process."""
+    _ask(process, names)
+    return {name: _blob_header(_answer_line(process)) for name in names}
+
+
+def _texts(process: Any, names: list[str], limit: int) -> dict[str, tuple[str, str] | None]:
+    """Each name's blob id and text (None: no blob, or one over `limit` bytes), from a
+    `git cat-file --batch` process."""
+    _ask(process, names)
+    found: dict[str, tuple[str, str] | None] = {}
+    for name in names:
+        header = _answer_line(process)
+        tokens = header.split()
+        if len(tokens) != 3 or not tokens[2].isdigit():
+            found[name] = None  # missing or ambiguous: git prints no contents
+            continue
+        size = int(tokens[2])
+        data = process.stdout.read(size + 1)  # then a newline
+        if len(data) != size + 1:
+            raise ValueError("git cat-file ended")
+        blob = _blob_header(header)
+        too_big = blob is None or blob[1] > limit
+        found[name] = None if too_big else (tokens[0].decode(), decode_text(data[:-1]))
+    return found
 
 
 def _blob_header(line: bytes) -> tuple[str, int] | None:
