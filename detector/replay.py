@@ -35,6 +35,9 @@ MAX_DIFF_LINES = 1500  # a candidate's edit of a region is read with difflib up 
 ANCHOR_SEARCH = 200  # lines searched around a region for a line both versions have once
 BLOCK_SEARCH = 5000  # lines searched for a block's opening and closing lines
 COUNTED_LINES = 64  # lines looked at to count normalised lines one by one, at least
+# Lines asked for by `FileText.once` with a scan of the text before its lines are counted (in
+# C, about the cost of this many scans), and a line not there exactly once is answered at once.
+SCANS_BEFORE_COUNT = 6
 STRONG_CONTEXT = 3  # context lines that place a hunk on their own (fewer: its neighbours do)
 PARTIAL_SHARE = 0.25  # of the hunks that carry code, this much done: a real part is done
 SAME_CODE_SHARE = 0.7  # of a hunk's code lines, this many written by the candidate (as the
@@ -491,11 +494,12 @@ def replay(
     change: Change,
     versions: Mapping[str, FileVersions],
     commit: str,
-    memo: dict[int, _Blocks] | None = None,
+    memo: dict[int, _Blocks | _FileFacts] | None = None,
 ) -> Replay:
     """Replay every hunk of `change`; `versions` is keyed by each file's (new) path. A file
     with no versions is one the candidate did not touch: its hunks stay to do. `memo` keeps
-    each hunk's blocks from one candidate to the next (the same change is replayed at many)."""
+    each hunk's blocks, and what is read of each file alone, from one candidate to the next
+    (the same change is replayed at many)."""
     hunks: list[HunkReplay] = []
     additions: list[tuple[int, _Blocks, FileText, FileText]] = []
     repeated: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[int]] = {}
@@ -573,14 +577,73 @@ def _times_made(
     return max([0, *wrote, *took])
 
 
+@dataclass(frozen=True, slots=True)
+class _HunkFacts:
+    """What the replay reads of a hunk alone: the same at every candidate."""
+
+    moves: bool  # every line it changes is moved (`_moves_only`)
+    weight: int  # changed lines that carry code
+    imports_only: bool
+    versions_only: bool
+    comments_only: bool
+    first_line: int  # on the change's new side
+    last_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class _FileFacts:
+    """What the replay reads of a file of the change alone, worked out once for all the
+    candidates it is replayed at (kept in `replay`'s memo by the file's id)."""
+
+    kept: set[int]  # lines the file's diff both removes and adds
+    kind: FileKind
+    hunks: tuple[_HunkFacts, ...]
+
+    @classmethod
+    def of(cls, file: FileChange) -> _FileFacts:
+        kept = {line.hash for line in file.changed_lines if line.side == "-"} & {
+            line.hash for line in file.changed_lines if line.side == "+"
+        }
+        moved = _moved_lines(file)
+        hunks = []
+        for hunk in file.hunks:
+            moves = _moves_only(hunk, moved)
+            weight = sum(
+                1 for line in hunk.lines if not line.trivial and (line.hash not in kept or moves)
+            )
+            added = [line.number for line in hunk.lines if line.side == "+"]
+            first = added[0] if added else max(1, hunk.new_start)  # a removal at the top: line 1
+            hunks.append(
+                _HunkFacts(
+                    moves=moves,
+                    weight=weight,
+                    imports_only=_imports_only(hunk),
+                    versions_only=_versions_only(hunk),
+                    comments_only=_comments_only(hunk),
+                    first_line=first,
+                    last_line=added[-1] if added else first,
+                )
+            )
+        return cls(kept, file_kind(file.path), tuple(hunks))
+
+
+def _facts_of(file: FileChange, memo: dict[int, _Blocks | _FileFacts] | None) -> _FileFacts:
+    found = memo.get(id(file)) if memo is not None else None
+    if isinstance(found, _FileFacts):
+        return found
+    facts = _FileFacts.of(file)
+    if memo is not None:
+        memo[id(file)] = facts
+    return facts
+
+
 def _replay_file(
-    file: FileChange, versions: FileVersions | None, memo: dict[int, _Blocks] | None = None
+    file: FileChange,
+    versions: FileVersions | None,
+    memo: dict[int, _Blocks | _FileFacts] | None = None,
 ) -> list[tuple[HunkReplay, _Blocks, FileText | None, FileText | None]]:
-    kept = {line.hash for line in file.changed_lines if line.side == "-"} & {
-        line.hash for line in file.changed_lines if line.side == "+"
-    }
-    moved = _moved_lines(file)
-    kind = file_kind(file.path)
+    facts = _facts_of(file, memo)
+    kept, kind = facts.kept, facts.kind
     before = FileText.of(versions.before) if versions else None
     after = FileText.of(versions.after) if versions else None
     wrote = after is not None and (before is None or before.lines != after.lines)
@@ -589,20 +652,18 @@ def _replay_file(
     result: _Lazy[list[str] | None] = _Lazy(
         lambda: _result_of(file, base) if base is not None and len(file.hunks) > 1 else None
     )
-    for hunk in file.hunks:
-        blocks = memo.get(id(hunk)) if memo is not None and versions else None
+    for hunk, known in zip(file.hunks, facts.hunks, strict=True):
+        found = memo.get(id(hunk)) if memo is not None and versions else None
+        blocks = found if isinstance(found, _Blocks) else None
         if blocks is None:
             blocks = _Blocks.of(hunk, base, result.get())
             if memo is not None and versions:
                 memo[id(hunk)] = blocks
-        moves = _moves_only(hunk, moved)
-        weight = sum(
-            1 for line in hunk.lines if not line.trivial and (line.hash not in kept or moves)
-        )
+        moves = known.moves
         state_before: HunkState
         state_after: HunkState
         # An import's place is its file's import block, in whatever order a project sorts it.
-        imports_only = _imports_only(hunk)
+        imports_only = known.imports_only
         place: _Lazy[_Place | None] = _Lazy(
             partial(_place, blocks, None if imports_only else before, after)
         )
@@ -646,21 +707,19 @@ def _replay_file(
             if state_before == "new" and state_after == "conflict" and before and after
             else ()
         )
-        added = [line.number for line in hunk.lines if line.side == "+"]
-        first = added[0] if added else max(1, hunk.new_start)  # a removal at the top: line 1
         replayed = HunkReplay(
             path=file.path,
-            first_line=first,
-            last_line=added[-1] if added else first,
-            weight=weight,
+            first_line=known.first_line,
+            last_line=known.last_line,
+            weight=known.weight,
             kind=kind,
             new_file=file.status == "added",
             before=state_before,
             after=state_after,
             how=how,
             imports_only=imports_only,
-            versions_only=_versions_only(hunk),
-            comments_only=_comments_only(hunk),
+            versions_only=known.versions_only,
+            comments_only=known.comments_only,
             removal_made=_removal_made(hunk, before, after),
             deletes_file=file.status == "removed",
             written=wrote,
@@ -683,6 +742,8 @@ class FileText:
         self.lines = [line.rstrip() for line in lines]
         self._joined = "\n" + "\n".join(self.lines) + "\n"
         self._where: dict[str, list[int]] | None = None
+        self._line_counts: Counter[str] | None = None  # each line's count, for `once`
+        self._once_scans = 0  # `once` scans before `_line_counts` is made
         self._normalised: Counter[str] | None = None
         self._counts: dict[str, int] = {}  # lines counted one by one, before `_normalised`
         self._looked = 0  # lines looked at to count them one by one
@@ -732,11 +793,29 @@ class FileText:
         if self._where is not None:
             found = self._where.get(line, ())
             return found[0] if len(found) == 1 else None
+        counted = self._counted(line)
+        if counted is not None and counted != 1:
+            return None
         needle, joined = _needle((line,)), self._joined
         at = joined.find(needle)
-        if at == -1 or joined.find(needle, at + 1) != -1:
+        # Counted once, it is there once: no second scan to show it is not there again.
+        if at == -1 or (counted is None and joined.find(needle, at + 1) != -1):
             return None
         return joined.count("\n", 0, at)
+
+    def _counted(self, line: str) -> int | None:
+        """How often `line` is a line of the file, once the lines are counted (None before,
+        and where a count does not say what a scan finds: an empty file, whose text is one
+        empty line, or a line break inside a line)."""
+        if self._line_counts is None:
+            self._once_scans += 1
+            if self._once_scans <= SCANS_BEFORE_COUNT or not self.lines:
+                return None
+            if self._joined.count("\n") != len(self.lines) + 1:
+                self._once_scans = -(1 << 62)  # a line holds a line break: scan, always
+                return None
+            self._line_counts = Counter(self.lines)
+        return None if "\n" in line else self._line_counts[line]
 
     @property
     def normalised(self) -> LineCounts:
@@ -1321,9 +1400,12 @@ def _enclosing_block(
         return None
     depth = min(_indentation(line) for line in changed)
     opener = None
-    for number in range(start - 1, max(-1, start - 1 - BLOCK_SEARCH), -1):
-        line = before.lines[number]
-        if _indentation(line) < depth and _says_something((line,)):
+    lines = before.lines
+    # `_indentation(line) < depth` without copying the line: its first `depth` characters are
+    # not all whitespace (the lines have none at their end). No line is indented less than 0.
+    for number in range(start - 1, max(-1, start - 1 - BLOCK_SEARCH), -1) if depth else ():
+        line = lines[number]
+        if not line[:depth].isspace() and line and _says_something((line,)):
             opener = line
             break
     if opener is None:
@@ -1346,7 +1428,8 @@ def _openers(base: Sequence[str], start: int, changed: Sequence[str]) -> tuple[s
         line = base[number].rstrip()
         if depth == 0:
             break
-        if _indentation(line) < depth and _says_something((line,)):
+        # `_indentation(line) < depth`, as in `_enclosing_block`.
+        if not line[:depth].isspace() and line and _says_something((line,)):
             found.append(line)
             depth = _indentation(line)
     return tuple(found)
@@ -1374,10 +1457,12 @@ def _in_own_block(blocks: _Blocks, text: FileText) -> tuple[int, int] | None:
 
 def _block_from(text: FileText, opener: int) -> tuple[int, int]:
     """From the opening line to the next line indented no deeper that says something."""
-    depth = _indentation(text.lines[opener])
-    for number in range(opener + 1, min(len(text.lines), opener + 1 + BLOCK_SEARCH)):
-        line = text.lines[number]
-        if _indentation(line) <= depth and _says_something((line,)):
+    lines = text.lines
+    depth = _indentation(lines[opener])
+    for number in range(opener + 1, min(len(lines), opener + 1 + BLOCK_SEARCH)):
+        line = lines[number]
+        # `_indentation(line) <= depth`, as in `_enclosing_block`.
+        if not line[: depth + 1].isspace() and line and _says_something((line,)):
             return opener, number
     return opener, min(len(text.lines), opener + 1 + BLOCK_SEARCH)
 

@@ -736,10 +736,12 @@ class _Matcher:
         if self.engine is not None:
             self.engine.store.close()
             self.engine = None
+        if self.shared is not None:
+            self.shared.close()
+            self.shared = None
         if self.repo is not None:
             self.repo.close()
             self.repo = None
-            self.shared = None
 
 
 _worker: _Matcher | None = None  # set before forking; each worker opens its own engine

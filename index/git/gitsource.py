@@ -1,8 +1,9 @@
 """Everything prdup reads from git, through GitPython, in as few git processes as possible.
 
 One streaming `git log` per target branch, one `git rev-list` for every PR's fork point, one
-`git diff-tree --stdin` for every PR's diff, and one persistent `git cat-file --batch` for blobs:
-never one process per commit or per PR.
+`git diff-tree --stdin` for every PR's diff, and persistent `git cat-file` processes for blobs
+(asked a list of names per request where a caller has several): never one process per
+commit or per PR.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 import secrets
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -1125,10 +1126,15 @@ def is_ancestor(repo: git.Repo, ancestor: str, descendant: str) -> bool:
 
 class BlobReader:
     """Blob contents, as UTF-8 text (`as_utf8`), through GitPython's persistent
-    `git cat-file --batch` process."""
+    `git cat-file --batch` process; and many blobs at once (`identify_all`, `read_texts`)
+    through a `git cat-file` process of its own for each kind of question, asked a list of
+    names per request: a replay reads a few files at each of two commits, and a request and
+    answer a file cost more than git's own work."""
 
     def __init__(self, repo: git.Repo) -> None:
         self._repo = repo
+        self._batch_check: Any = None  # `git cat-file --batch-check`, started on first use
+        self._batch: Any = None  # `git cat-file --batch`, started on first use
 
     def read(self, blob: str, limit: int) -> bytes | None:
         found = self.read_blob(blob, limit)
@@ -1156,6 +1162,140 @@ class BlobReader:
         # Its readers decode it as UTF-8: lines that are not are given to them as diffs read
         # them (Latin-1), so a replayed line is found in the file it was taken from.
         return (sha.decode() if isinstance(sha, bytes) else str(sha)), as_utf8(data)
+
+    def read_text(self, blob: str, limit: int) -> tuple[str, str] | None:
+        """`read_blob`, decoded as its readers decode it (`decode_text`), once."""
+        try:
+            sha, kind, size, data = self._repo.git.get_object_data(blob)
+        except (git.GitCommandError, ValueError):
+            return None
+        if kind != b"blob" or size > limit:
+            return None
+        return (sha.decode() if isinstance(sha, bytes) else str(sha)), decode_text(data)
+
+    def identify_all(self, names: Sequence[str]) -> dict[str, tuple[str, int] | None]:
+        """`identify` of each name, a list of them per request."""
+        found: dict[str, tuple[str, int] | None] = {}
+        for part in _request_parts(names, found, self.identify):
+            try:
+                if self._batch_check is None:
+                    self._batch_check = _cat_file(self._repo, "--batch-check")
+                found.update(_identified(self._batch_check, part))
+            except (OSError, ValueError):
+                # The process ended (a damaged repository): each name is asked alone, as
+                # `identify` asks it, and the next list starts a new process.
+                _end(self._batch_check)
+                self._batch_check = None
+                found.update((name, self.identify(name)) for name in part)
+        return found
+
+    def read_texts(self, names: Sequence[str], limit: int) -> dict[str, tuple[str, str] | None]:
+        """`read_text` of each name, a list of them per request."""
+        found: dict[str, tuple[str, str] | None] = {}
+        for part in _request_parts(names, found, lambda name: self.read_text(name, limit)):
+            try:
+                if self._batch is None:
+                    self._batch = _cat_file(self._repo, "--batch")
+                found.update(_texts(self._batch, part, limit))
+            except (OSError, ValueError):
+                _end(self._batch)  # as in `identify_all`
+                self._batch = None
+                found.update((name, self.read_text(name, limit)) for name in part)
+        return found
+
+    def close(self) -> None:
+        """End the processes of `identify_all` and `read_texts` (GitPython's end with its
+        repository)."""
+        _end(self._batch_check)
+        _end(self._batch)
+        self._batch_check = self._batch = None
+
+
+_REQUEST_BYTES = 32_000  # names written per request: less than a pipe holds, so git's
+# answers never wait on a writer that waits on git
+
+
+def _request_parts(
+    names: Sequence[str], found: dict[str, Any], alone: Callable[[str], Any]
+) -> Iterator[list[str]]:
+    """The names to ask git for, in parts small enough for a pipe; a name a line of the
+    request cannot carry (a newline in it) is asked alone."""
+    part: list[str] = []
+    size = 0
+    for name in dict.fromkeys(names):
+        if "\n" in name:
+            found[name] = alone(name)
+            continue
+        part.append(name)
+        size += len(name.encode()) + 1
+        if size >= _REQUEST_BYTES:
+            yield part
+            part, size = [], 0
+    if part:
+        yield part
+
+
+def _cat_file(repo: git.Repo, mode: str) -> Any:
+    return repo.git.cat_file(mode, as_process=True, istream=git.cmd.PIPE)
+
+
+def _end(process: Any) -> None:
+    """Close a `git cat-file` process's input and wait for it, whatever state it is in."""
+    if process is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        process.stdin.close()
+    with contextlib.suppress(git.GitCommandError, OSError):
+        process.wait()
+
+
+def _ask(process: Any, names: list[str]) -> None:
+    process.stdin.write("".join(f"{name}\n" for name in names).encode())
+    process.stdin.flush()
+
+
+def _answer_line(process: Any) -> bytes:
+    """The next line git answers; a process that ended answers none (ValueError)."""
+    line = process.stdout.readline()
+    if not line.endswith(b"\n"):
+        raise ValueError("git cat-file ended")
+    return bytes(line)
+
+
+def _identified(process: Any, names: list[str]) -> dict[str, tuple[str, int] | None]:
+    """Each name's blob id and size, from a `git cat-file --batch-check` process."""
+    _ask(process, names)
+    return {name: _blob_header(_answer_line(process)) for name in names}
+
+
+def _texts(process: Any, names: list[str], limit: int) -> dict[str, tuple[str, str] | None]:
+    """Each name's blob id and text (None: no blob, or one over `limit` bytes), from a
+    `git cat-file --batch` process."""
+    _ask(process, names)
+    found: dict[str, tuple[str, str] | None] = {}
+    for name in names:
+        header = _answer_line(process)
+        tokens = header.split()
+        if len(tokens) != 3 or not tokens[2].isdigit():
+            found[name] = None  # missing or ambiguous: git prints no contents
+            continue
+        size = int(tokens[2])
+        data = process.stdout.read(size + 1)  # then a newline
+        if len(data) != size + 1:
+            raise ValueError("git cat-file ended")
+        blob = _blob_header(header)
+        too_big = blob is None or blob[1] > limit
+        found[name] = None if too_big else (tokens[0].decode(), decode_text(data[:-1]))
+    return found
+
+
+def _blob_header(line: bytes) -> tuple[str, int] | None:
+    """A blob's id and size from a `git cat-file` header line; None for anything else (a
+    name that is missing, ambiguous, or not a blob)."""
+    tokens = line.split()
+    if len(tokens) != 3 or tokens[1] != b"blob" or not tokens[2].isdigit():
+        return None
+    return tokens[0].decode(), int(tokens[2])
 
 
 _COMBINED_HUNK = re.compile(r"^@@@ -(\d+)(?:,(\d+))? -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@@")

@@ -9,7 +9,6 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Any
 
 from detector.code_words import code_vector, count_words, inverse_frequencies
@@ -474,6 +473,10 @@ def load_evidence(
     added: dict[int, set[int]] = defaultdict(set)
     removed_in: dict[int, set[tuple[int, int]]] = defaultdict(set)  # (file id, line hash)
     added_in: dict[int, set[tuple[int, int]]] = defaultdict(set)
+    # Read a file and side at a time: each file's removed and added hashes, by change, for
+    # the lines a change keeps (the same as from `removed_in & added_in`, without a pair per
+    # line; only membership in `kept` is ever asked).
+    by_file: dict[int, dict[int, list[list[int]]]] = defaultdict(dict)
     files: dict[int, set[str]] = defaultdict(set)
     symbols: dict[int, set[tuple[str, str]]] = defaultdict(set)
     hunks: dict[int, set[int]] = defaultdict(set)
@@ -493,8 +496,8 @@ def load_evidence(
             for cid, set_file, side, hashes in store.lines.sets_of(chunk):
                 (removed if side == "-" else added)[cid].update(hashes)
                 if set_file is not None:
-                    in_file = zip(repeat(set_file), hashes)
-                    (removed_in if side == "-" else added_in)[cid].update(in_file)
+                    sides = by_file[cid].setdefault(set_file, [[], []])
+                    sides[side != "-"].extend(hashes)
             lines = []
         else:
             lines = (
@@ -566,7 +569,7 @@ def load_evidence(
             created_at=rows[cid]["created_at"],
             removed=frozenset(removed[cid]),
             added=frozenset(added[cid]),
-            kept=frozenset(h for _, h in removed_in[cid] & added_in[cid]),
+            kept=_kept(removed_in[cid], added_in[cid], by_file.get(cid)),
             files=frozenset(files[cid]),
             symbols=frozenset(symbols[cid]),
             hunks=frozenset(hunks[cid]),
@@ -583,6 +586,22 @@ def load_evidence(
         for cid in ids
         if cid in rows
     ]
+
+
+def _kept(
+    removed_in: set[tuple[int, int]],
+    added_in: set[tuple[int, int]],
+    by_file: dict[int, list[list[int]]] | None,
+) -> frozenset[int]:
+    """The lines a change both removes and adds in one file: from (file, hash) pairs, or from
+    each file's removed and added hashes."""
+    if by_file is None:
+        return frozenset(h for _, h in removed_in & added_in)
+    kept: set[int] = set()
+    for file_removed, file_added in by_file.values():
+        if file_removed and file_added:
+            kept.update(set(file_removed).intersection(file_added))
+    return frozenset(kept)
 
 
 def takes_over(row: Mapping[str, Any]) -> frozenset[int]:

@@ -1,9 +1,9 @@
 """Read what a replay needs from git: the query's files at its base, and before and after each
 candidate; and where the candidate sits in history relative to the query.
 
-The comparison itself is pure (`detector.replay`); this module only reads blobs through one
-`git cat-file --batch` process and asks git about ancestry, for the few candidates that can
-decide.
+The comparison itself is pure (`detector.replay`); this module only reads blobs through
+`git cat-file` processes (a replay's file versions asked together) and asks git about
+ancestry, for the few candidates that can decide.
 """
 
 from __future__ import annotations
@@ -92,16 +92,28 @@ class SharedReads:
     blobs_read: int = 0  # file versions looked up in git, each at most once while it is kept
     contents_read: int = 0  # of those, the ones whose contents were read (no text kept)
     answers: GitAnswers | None = None
+    blobs: gitsource.BlobReader | None = None  # its `git cat-file` processes, kept across queries
 
     def git(self) -> GitAnswers:
         if self.answers is None:
             self.answers = GitAnswers(self.repo)
         return self.answers
 
+    def reader(self) -> gitsource.BlobReader:
+        if self.blobs is None:
+            self.blobs = gitsource.BlobReader(self.repo)
+        return self.blobs
+
+    def close(self) -> None:
+        """End the git processes these reads started."""
+        if self.blobs is not None:
+            self.blobs.close()
+            self.blobs = None
+
     def text(
         self,
         spec: str,
-        read: Callable[[str], tuple[str, bytes] | None],
+        read: Callable[[str], tuple[str, bytes | str] | None],
         identify: Callable[[str], tuple[str, int] | None] | None = None,
     ) -> FileText | None:
         """The blob `commit:path` as text (None where there is none), read once; `read`
@@ -187,7 +199,11 @@ class Replayer:
         self._own_commits: set[str] | None = None  # this change's own commits, once read
         self._patches = self._shared.ranges  # by range: the same for every query
         self._range_made = self._shared.range_made  # `_range_patches`, by range too
-        self._blobs = gitsource.BlobReader(repo)
+        self._blobs = self._shared.reader()
+        # What `_prefetch` asked git for the `_versions` being read: blob ids by name, and
+        # texts by name (None: no text there).
+        self._identified: dict[str, tuple[str, int] | None] = {}
+        self._fetched: dict[str, tuple[str, str] | None] = {}
         self._history = history
         self._files = [f for f in change.files if f.hunks and f.status != "binary"][:MAX_FILES]
         self._change = Change(files=tuple(self._files))
@@ -818,7 +834,9 @@ class Replayer:
     ) -> dict[str, FileVersions]:
         """Each file at this change's base and at `before` (None: this change's base too) and
         `after`."""
-        return {
+        files = list(files)
+        self._prefetch(files, before, after)
+        versions = {
             f.path: FileVersions(
                 base=self._base_of(f),
                 before=self._base_text(f) if before is None else self._text_at(before, f),
@@ -826,6 +844,47 @@ class Replayer:
             )
             for f in files
         }
+        self._identified, self._fetched = {}, {}
+        return versions
+
+    def _prefetch(self, files: list[FileChange], before: str | None, after: str) -> None:
+        """Ask git, a list at a time, for what `_versions` is about to read one by one: the
+        ids of the files at `before` and `after` (by their new paths) and at this change's
+        base, then the texts of those no kept text holds. What it reads is what those reads
+        would read; they take it from here."""
+        shared = self._shared
+        at = [commit for commit in (before, after) if commit is not None]
+        named = [f"{commit}:{f.path}" for commit in at for f in files]
+        blobs: list[str] = []
+        for f in files:
+            if f.path in self._base_texts or f.status == "added":
+                continue
+            if f.old_blob:
+                blobs.append(f.old_blob)  # read by id, as `_read_base` does
+            elif self._history.base:
+                named.append(f"{self._history.base}:{f.old_path or f.path}")
+        named = [spec for spec in named if spec not in shared.texts]
+        blobs = [blob for blob in blobs if blob not in shared.texts]
+        if len(named) + len(blobs) < 2:
+            return  # one read or none: as quick one by one
+        self._identified = self._blobs.identify_all(named)
+        wanted = list(blobs)
+        for spec, found in self._identified.items():
+            if found is None:
+                self._fetched[spec] = None  # no blob there: reading it finds none either
+                continue
+            if found[0] in shared.by_blob:
+                continue
+            if found[1] > MAX_FILE_BYTES:
+                self._fetched[found[0]] = None
+            else:
+                wanted.append(found[0])
+        self._fetched.update(self._blobs.read_texts(wanted, MAX_FILE_BYTES))
+
+    def _identify(self, spec: str) -> tuple[str, int] | None:
+        if spec in self._identified:
+            return self._identified[spec]
+        return self._blobs.identify(spec)
 
     def _base_of(self, file: FileChange) -> list[str] | None:
         """The query's own version of the file, its lines (right-hand whitespace dropped:
@@ -851,7 +910,7 @@ class Replayer:
         if self._history.base:
             for path in dict.fromkeys((file.old_path, file.path)):
                 spec = f"{self._history.base}:{path}"
-                text = self._shared.text(spec, self._read, self._blobs.identify)
+                text = self._shared.text(spec, self._read, self._identify)
                 if text is not None:
                     return text
         return None
@@ -860,17 +919,20 @@ class Replayer:
         """The file at `commit` (by its new path, else its old one), as text shared with the
         other queries' replays."""
         for path in dict.fromkeys((file.path, file.old_path)):
-            text = self._shared.text(f"{commit}:{path}", self._read, self._blobs.identify)
+            text = self._shared.text(f"{commit}:{path}", self._read, self._identify)
             if text is not None:
                 return text
         return None
 
-    def _read(self, spec: str) -> tuple[str, bytes] | None:
-        return self._blobs.read_blob(spec, MAX_FILE_BYTES)
+    def _read(self, spec: str) -> tuple[str, str] | None:
+        if spec in self._fetched:
+            return self._fetched[spec]
+        return self._blobs.read_text(spec, MAX_FILE_BYTES)
 
 
-def _lines(data: bytes) -> list[str]:
-    return data.decode("utf-8", "replace").splitlines()
+def _lines(data: bytes | str) -> list[str]:
+    text = data if isinstance(data, str) else data.decode("utf-8", "replace")
+    return text.splitlines()
 
 
 def prove_all(replayer: Replayer, candidates: Iterable[ChangeEvidence]) -> dict[str, Proof]:
