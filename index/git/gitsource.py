@@ -1153,25 +1153,25 @@ class BlobReader:
     def read_blob(self, blob: str, limit: int) -> tuple[str, bytes] | None:
         """The blob's id and contents: `commit:path` names the same blob at every commit
         where the file is unchanged, and its id says so."""
-        try:
-            sha, kind, size, data = self._repo.git.get_object_data(blob)
-        except (git.GitCommandError, ValueError):
-            return None
-        if kind != b"blob" or size > limit:
-            return None
+        found = self._read_object(blob, limit)
         # Its readers decode it as UTF-8: lines that are not are given to them as diffs read
         # them (Latin-1), so a replayed line is found in the file it was taken from.
-        return (sha.decode() if isinstance(sha, bytes) else str(sha)), as_utf8(data)
+        return None if found is None else (found[0], as_utf8(found[1]))
 
     def read_text(self, blob: str, limit: int) -> tuple[str, str] | None:
         """`read_blob`, decoded as its readers decode it (`decode_text`), once."""
+        found = self._read_object(blob, limit)
+        return None if found is None else (found[0], decode_text(found[1]))
+
+    def _read_object(self, blob: str, limit: int) -> tuple[str, bytes] | None:
+        """The blob's id and raw contents, if it is a blob within `limit` bytes."""
         try:
             sha, kind, size, data = self._repo.git.get_object_data(blob)
         except (git.GitCommandError, ValueError):
             return None
         if kind != b"blob" or size > limit:
             return None
-        return (sha.decode() if isinstance(sha, bytes) else str(sha)), decode_text(data)
+        return (sha.decode() if isinstance(sha, bytes) else str(sha)), data
 
     def identify_all(self, names: Sequence[str]) -> dict[str, tuple[str, int] | None]:
         """`identify` of each name, a list of them per request."""
