@@ -701,7 +701,9 @@ def _replay_file(
             and after is not None
             and _keeps_what_it_deletes(hunk, kept, before, after)
         ):
-            how = ""
+            # Not this hunk's result, whatever stands at its place: no later reader (what the
+            # tip holds anyway, a kept identical patch) may take it for one.
+            how, state_after = "", "conflict"
         superseded_by = (
             _superseding(hunk, before, after, file.path)
             if state_before == "new" and state_after == "conflict" and before and after
@@ -1209,20 +1211,25 @@ def _keeps_what_it_deletes(hunk: Hunk, kept: set[int], before: FileText, after: 
     kept, or moved, what this change deletes, whatever it wrote at the hunk's place. (axios
     #1889 drops the removal of an empty request's Content-Type; #4787 moved that removal and
     its comment up the function, and left the header loop as #1889 writes it.)"""
-    added = [line.text for line in hunk.added if not line.trivial]
-    deleted = [
-        line
-        for line in hunk.removed
-        if not line.trivial
-        and line.hash not in kept
-        and not any(_alike(line.text, other) for other in added)  # an edit, not a deletion
-    ]
     counts: dict[str, int] = {}
-    for line in deleted:
-        counts[line.normalised] = counts.get(line.normalised, 0) + 1
-    return any(
-        before.normalised_count(text) == count and after.normalised_count(text) > 0
+    texts: dict[str, str] = {}
+    for line in hunk.removed:
+        if not line.trivial and line.hash not in kept:
+            counts[line.normalised] = counts.get(line.normalised, 0) + 1
+            texts[line.normalised] = line.text
+    still = [
+        texts[text]
         for text, count in counts.items()
+        if before.normalised_count(text) == count and after.normalised_count(text) > 0
+    ]
+    if not still:
+        return False
+    # An edit, not a deletion, where a line the hunk adds holds its names or is held by them
+    # (`_alike`), each added line's names read once: a hunk may rewrite thousands of lines.
+    added = [found for line in hunk.added if not line.trivial and (found := names(line.text))]
+    return any(
+        not (mine and any(mine <= theirs or theirs <= mine for theirs in added))
+        for mine in map(names, still)
     )
 
 
@@ -1667,7 +1674,7 @@ def _same_fix(blocks: _Blocks, before: FileText, after: FileText, path: str) -> 
     if (
         len(shared) == 1
         and not our_values & their_values
-        and shared <= names("\n".join(before.lines))
+        and shared <= before.words
         and (ours - theirs or _spelled_otherwise(shared, our_added, their_added))
     ):
         return False

@@ -297,6 +297,30 @@ def test_a_pinned_action_its_bot_bumped_again_and_landed_is_already_done(builder
     assert done == {50: 51}
 
 
+def test_a_block_regenerated_in_part_the_same_lists_nothing_left_to_do(builder: RepoBuilder):
+    """The bot's #60 bumps checkout and setup-ruby; its #61, merged, bumps checkout to the same
+    commit and setup-ruby further. Nothing of #60 is left: its reasons list no line as not in
+    #61."""
+    steps = "".join(f"      - run: make {step}\n" for step in ("deps", "lint", "build", "docs"))
+    old = WORKFLOW.format(checkout=CHECKOUT, ruby=OLD_RUBY).replace(
+        "      - uses: ruby", steps + "      - uses: ruby"
+    )
+    path = ".github/workflows/ci.yml"
+    builder.commit("Add CI", {path: old})
+    base = builder.head()
+    bot = {"author": "dependabot[bot]", "email": "bot@example.com"}
+    both = old.replace(CHECKOUT, "11" * 20)
+    builder.pr_branch(60, [("Bump two actions", {path: both.replace(OLD_RUBY, RUBY_19)})], **bot)
+    again = {path: both.replace(OLD_RUBY, RUBY_21)}
+    builder.pr_branch(61, [("Bump two actions again", again)], start=base, **bot)
+    builder.merge_pr(61)
+    assert run_cli(builder.path, "index", "--quiet")[0] == 0
+
+    first = check_first(builder.path, 60)
+    assert first is not None and (first["pr"], first["verdict"]) == (61, "already-merged")
+    assert not any(reason.startswith("not in #61") for reason in first["reasons"]), first
+
+
 def _index_with_states(builder: RepoBuilder, states: dict[int, str]) -> None:
     """Index with a `gh pr list --json` export saying which PRs closed or merged."""
     path = builder.path.parent / "prs.json"

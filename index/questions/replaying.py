@@ -234,17 +234,35 @@ class Replayer:
         """Among landings that each made the whole change, one whose landing a later one
         already had before it (and still made the whole change: it had been taken off since)
         is marked with that later one: a revert and the fix made again (axios #2189, reverted,
-        made again by #4942). A merge-up lands on a line that lacked the fix it carries."""
-        starts = {c.key: span[0] for c in landed if (span := self._span(c)) is not None}
+        made again by #4942). A merge-up lands on a line that lacked the fix it carries. The
+        later one counts only where nothing refuses it (a revert of the revert restores, a
+        landing on another line is a port), and the latest of several is named: the one the
+        target holds."""
+        counting = [
+            c
+            for c in landed
+            if not (
+                (p := proofs[c.key]).restores
+                or p.other_line
+                or p.unlanded
+                or p.in_query_base
+                or p.after_query
+            )
+        ]
+        starts = {c.key: span[0] for c in counting if (span := self._span(c)) is not None}
+
+        def remakes(commit: str, later: ChangeEvidence) -> bool:
+            start = starts.get(later.key)
+            return start is not None and start != commit and self._git.is_ancestor(commit, start)
+
         for first in landed:
             commit = proofs[first.key].replay.commit
-            for later in landed:
-                start = starts.get(later.key)
-                if later is first or start is None or start == commit:
-                    continue
-                if self._git.is_ancestor(commit, start):
-                    proofs[first.key] = replace(proofs[first.key], made_again_by=later.key)
-                    break
+            later = [c for c in counting if c is not first and remakes(commit, c)]
+            last = [
+                c for c in later if not any(remakes(proofs[c.key].replay.commit, o) for o in later)
+            ]
+            if last:
+                proofs[first.key] = replace(proofs[first.key], made_again_by=last[0].key)
 
     def _at_tip(self, landed: Replay) -> TipReplay | None:
         """This change replayed at its branch's tip, for the hunks a landing left: another
