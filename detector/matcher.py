@@ -753,7 +753,7 @@ def _replay_reasons(
         shown = ", ".join(residual[:4])
         more = f" and {len(residual) - 4} more" if len(residual) > 4 else ""
         yield f"not in {other}, still to do: {shown}{more}"
-    elif count.residual and count.done and verdict not in DECIDING_VERDICTS:
+    elif count.residual and count.done and not _regenerated(s, verdict):
         # A part is there, too little to decide: say which part is not (the same line added
         # to three lists, where the other PR added it to one).
         shown = ", ".join(count.residual[:4])
