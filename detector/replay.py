@@ -1207,10 +1207,10 @@ def _removal_made(hunk: Hunk, before: FileText | None, after: FileText | None) -
 def _keeps_what_it_deletes(hunk: Hunk, kept: set[int], before: FileText, after: FileText) -> bool:
     """A line this hunk takes out of the file for good (every copy the file had, not one the
     change writes back elsewhere, nor one it edits into a line of its own) is still in the
-    file after the candidate: the candidate
-    kept, or moved, what this change deletes, whatever it wrote at the hunk's place. (axios
-    #1889 drops the removal of an empty request's Content-Type; #4787 moved that removal and
-    its comment up the function, and left the header loop as #1889 writes it.)"""
+    file after the candidate: the candidate kept, or moved, what this change deletes,
+    whatever it wrote at the hunk's place. (axios #1889 drops the removal of an empty
+    request's Content-Type; #4787 moved that removal and its comment up the function, and
+    left the header loop as #1889 writes it.)"""
     counts: dict[str, int] = {}
     texts: dict[str, str] = {}
     for line in hunk.removed:
