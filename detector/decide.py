@@ -171,6 +171,7 @@ Override = Literal[
     "cut",
     "carries-query",
     "carries-landing",
+    "carries-candidate",
     "not-own",
     "carried",
     "stacked",
@@ -266,6 +267,11 @@ def overriding_rule(
         # Its change holds this change's own squash or merge commit (or a copy of it): it
         # carries what landed, it did not make it.
         return "carries-landing"
+    if proof.carries_candidate and not landed:
+        # This change's own commits include the candidate's landing, made on a branch the index
+        # does not follow (a branch synced into another carries the landings made there): it
+        # brings the candidate along, it does not repeat it.
+        return "carries-candidate"
     if proof.opened_later and not landed:
         # This change landed; the candidate was opened after it (GitHub numbers PRs in order):
         # it repeats this change, it did not do it first.
@@ -339,9 +345,11 @@ def proven_verdict(
             # changes (git's own evidence: the lines are there): done, across those changes.
             return "already-merged"
         return "partly-merged"
-    if replay.partial and replay.done_share >= THRESHOLDS.contained:
-        # An open PR that already makes most of this change (what remains is listed): the
-        # same change, as "contained" means elsewhere; there is no landing to rebase onto.
+    if replay.partial and replay.done_share >= THRESHOLDS.contained and replay.left_where_it_wrote:
+        # An open PR that already makes most of this change, what it left written its own way
+        # where it wrote (what remains is listed): the same change, as "contained" means
+        # elsewhere; there is no landing to rebase onto. A part in a file it never touched is
+        # work it did not do: then it is a part, not the change.
         return "covered" if is_inside_larger(signals) else "duplicate"
     return nearby(signals)
 

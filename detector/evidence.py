@@ -353,6 +353,9 @@ class Proof:
     # This unmerged change and the unmerged candidate, from different bases, both pick the same
     # landed commit: ports of it to two lines.
     sibling_port: bool = False
+    # This change's own range holds the unmerged candidate's landing commit (`Title (#C)`),
+    # made on a branch the index does not follow: it carries the candidate along.
+    carries_candidate: bool = False
     # This change landed and the unmerged candidate was opened after it (a higher PR number).
     opened_later: bool = False
     # A later landing on the same line that made the whole change again, the change having

@@ -93,6 +93,10 @@ _OVERRIDE_REASONS = {
         "{other}'s branch carries this change's own landing (its squash or merge commit, or a "
         "copy of it): it did not make this change"
     ),
+    "carries-candidate": (
+        "this change's branch carries {other}'s landing commit (its squash or merge, made on a "
+        "branch the index does not follow): it brings {other} along, it does not repeat it"
+    ),
     "not-own": (
         "the commits of {other}'s branch that made this change are not its own work (copies "
         "of commits already merged, or brought in from other branches): carried along, not "

@@ -101,6 +101,7 @@ _VERSION_LINE = re.compile(
 _COMPARISON = re.compile(
     rf"(?P<left>{_STRING})\s*(?P<op>===|!==|==|!=)|(?P<op2>===|!==|==|!=)\s*(?P<right>{_STRING})"
 )
+_TOKEN = re.compile(r"\w+|[^\w\s]")  # a word or one punctuation character
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 # Where a comment may follow code on its line. Strings (and Go's raw strings) are matched
 # first so that a marker inside one is read past.
@@ -331,6 +332,13 @@ class Replay:
             )
             and self.done_share >= PARTIAL_SHARE
         )
+
+    @property
+    def left_where_it_wrote(self) -> bool:
+        """Every carrying hunk the candidate did not do is in a file it wrote: what it left is
+        that place written another way, not a part of the change it never touched (a
+        behaviour change beside the types both add is more than those types)."""
+        return all(h.written for h in self.deciding if not h.turned)
 
     @property
     def competing_pins(self) -> tuple[CompetingPin, ...]:
@@ -1630,6 +1638,8 @@ def _same_fix(blocks: _Blocks, before: FileText, after: FileText, path: str) -> 
     shared = ours & theirs
     if not (ours and theirs) or not _holds_ours(ours, theirs, our_added, their_added):
         return False
+    if _leaves_out(our_added, our_removed, their_added):
+        return False
     # What this hunk starts calling is what it adds: a candidate that only passes another
     # argument to the same call has not added the timeout this hunk wraps around it.
     if not _calls_brought(our_added, our_removed, their_added, their_removed):
@@ -1695,6 +1705,28 @@ def _holds_ours(
     called = shared & names(" ".join(_calls(our_added) | _calls(their_added)))
     needed = min(len(ours), len(theirs)) if called else len(ours)
     return len(shared) >= max(1, math.ceil(needed / 2))
+
+
+def _leaves_out(
+    our_added: Sequence[str], our_removed: Sequence[str], their_added: Sequence[str]
+) -> bool:
+    """The candidate's replacement is this hunk's own lines with some of the names it brings
+    in left out (`config(options, responseDetails)` for `config(options, responseDetails,
+    requestDetails)`): a part of this hunk, not this hunk written another way. A name the
+    hunk keeps from the lines it replaces is no part it brings (`!array_key_exists($v, $c)`
+    for `!array_key_exists($v, $c) && !in_array($v, $c)`, where `in_array` was there)."""
+    ours = _TOKEN.findall("\n".join(our_added))
+    theirs = _TOKEN.findall("\n".join(their_added))
+    if not theirs or len(theirs) >= len(ours):
+        return False
+    remaining = iter(ours)
+    if not all(token in remaining for token in theirs):  # theirs is ours with tokens taken out
+        return False
+    spelled = set(theirs) | set(_TOKEN.findall("\n".join(our_removed)))
+    return any(
+        _IDENTIFIER.fullmatch(token) and token.lower() not in _KEYWORDS and token not in spelled
+        for token in Counter(ours) - Counter(theirs)
+    )
 
 
 def _calls_brought(

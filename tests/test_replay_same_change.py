@@ -385,6 +385,48 @@ def test_a_parameter_both_use_is_not_the_fix_when_the_rest_differs():
     assert _replayed(DEFAULT_URL, GET, GET, other).hunks[0].turned
 
 
+REDIRECT = """/**
+ * Calls the redirect hooks.
+ *
+ * @returns {Object<string, any>}
+ */
+function dispatchBeforeRedirect(options) {
+  if (options.beforeRedirects.proxy) {
+    options.beforeRedirects.proxy(options);
+  }
+  if (options.beforeRedirects.config) {
+    options.beforeRedirects.config(options);
+  }
+}
+"""
+BOTH_DETAILS = """diff --git a/http.js b/http.js
+--- a/http.js
++++ b/http.js
+@@ -6 +6 @@
+-function dispatchBeforeRedirect(options) {
++function dispatchBeforeRedirect(options, responseDetails, requestDetails) {
+@@ -11 +11 @@
+-    options.beforeRedirects.config(options);
++    options.beforeRedirects.config(options, responseDetails, requestDetails);
+"""
+
+
+def test_the_same_lines_with_one_of_the_arguments_left_out_are_a_part_not_this_change():
+    """This change passes the response's and the request's details to the redirect hook
+    (axios #5729); #5778 passes the response's alone: its lines are this change's with a name
+    left out, not this change written another way. The same names in another order still
+    are."""
+    response_only = REDIRECT.replace(
+        "Redirect(options)", "Redirect(options, responseDetails)"
+    ).replace("config(options)", "config(options, responseDetails)")
+    replayed = _replayed(BOTH_DETAILS, REDIRECT, REDIRECT, response_only)
+    assert not any(hunk.turned for hunk in replayed.hunks), replayed.hunks
+    renamed = REDIRECT.replace(
+        "Redirect(options)", "Redirect(options, requestDetails, responseDetails)"
+    ).replace("config(options)", "config(options, requestDetails, responseDetails)")
+    assert _replayed(BOTH_DETAILS, REDIRECT, REDIRECT, renamed).complete
+
+
 NEW_README = """diff --git a/env/README.md b/env/README.md
 new file mode 100644
 --- /dev/null

@@ -265,3 +265,96 @@ def test_an_identical_patch_whose_removal_landed_with_other_context_is_kept():
     kept = HunkCount.of(replayed, same_patch=True)
     assert (kept.whole, kept.done, kept.total, kept.residual) == (True, 1, 1, ())
     assert not HunkCount.of(replayed, same_patch=False).whole
+
+
+TYPES = """export interface InterceptorManager<V> {
+  use(onFulfilled?: (value: V) => V, onRejected?: (error: any) => any): number;
+  eject(id: number): void;
+}
+"""
+TYPED = """export interface InterceptorOptions {
+  synchronous?: boolean;
+  runWhen?: (config: RequestConfig) => boolean;
+}
+
+export interface InterceptorManager<V> {
+  use(onFulfilled?: (value: V) => V, onRejected?: (error: any) => any,
+    options?: InterceptorOptions): number;
+  eject(id: number): void;
+}
+"""
+CHAIN = """function request(config) {
+  const chain = [];
+  this.interceptors.response.forEach(function push(interceptor) {
+    chain.push(interceptor.fulfilled, interceptor.rejected);
+  });
+  return run(chain, config);
+}
+"""
+PUSH = "    chain.push(interceptor.fulfilled, interceptor.rejected);\n"
+GUARDED = CHAIN.replace(
+    PUSH,
+    "    if (typeof interceptor.runWhen === 'function' &&\n"
+    "        interceptor.runWhen(config) === false) {\n"
+    "      return;\n    }\n" + PUSH,
+)
+GUARDED_OTHERWISE = CHAIN.replace(
+    PUSH, "    if (interceptor.runWhen && !interceptor.runWhen(config)) return;\n" + PUSH
+)
+
+
+def test_an_open_pr_that_only_types_what_this_change_also_makes_work_is_not_this_change(
+    builder: RepoBuilder,
+):
+    """This change types an interceptor option and makes the response chain honour it. Open
+    #20 adds the same types and nothing else: most of the change's lines, but the behaviour,
+    in a file #20 never touched, is work #20 did not do, so closing this PR into it would lose
+    it. Open #21 adds the types and the same guard written its own way, at the same place:
+    that is this change."""
+    builder.commit("Add interceptors", {"index.d.ts": TYPES, "lib/core.js": CHAIN})
+    base = builder.head()
+    builder.pr_branch(20, [("Type the interceptor options", {"index.d.ts": TYPED})])
+    builder.pr_branch(
+        21,
+        [("Skip response interceptors", {"index.d.ts": TYPED, "lib/core.js": GUARDED_OTHERWISE})],
+        start=base,
+    )
+    builder.checkout("contributor", base)
+    builder.commit(
+        "Run response interceptors only when asked", {"index.d.ts": TYPED, "lib/core.js": GUARDED}
+    )
+    builder.checkout("main")
+    index(builder)
+
+    _, found = check_json(builder.path, "contributor")
+    assert deciding(found) == [(21, "duplicate")]
+    typed = next(f for f in found if f["pr"] == 20)
+    assert typed["verdict"] == "overlap", typed
+
+
+def test_a_pr_syncing_a_branch_does_not_repeat_the_prs_landed_on_that_branch(
+    builder: RepoBuilder,
+):
+    """#30 landed by squash on `next`, a branch maintainers land a few PRs on, which the index
+    does not follow (too few landings to be a target): its own PR ref stays unmerged there.
+    #32 is opened from `next` into main, carrying #30's squash commit and a maintainer's notes:
+    it brings #30 along, it does not repeat it, so #30 is no duplicate of it."""
+    builder.commit("Add interceptors", {"index.d.ts": TYPES, "lib/core.js": CHAIN})
+    builder.checkout("next", builder.head())
+    builder.checkout("main")
+    builder.pr_branch(
+        30,
+        [("Skip response interceptors", {"index.d.ts": TYPED, "lib/core.js": GUARDED})],
+        base="next",
+    )
+    builder.merge_pr(30, how="squash", base="next")
+    builder.commit("Notes for the next release", {"NOTES.md": "Interceptors can be skipped.\n"})
+    head = builder.head()
+    builder.git("update-ref", "refs/pull/32/head", head)
+    builder.checkout("main")
+    index(builder)
+
+    _, found = check_json(builder.path, "--pr", "32")
+    assert deciding(found) == []
+    carried = next(f for f in found if f["pr"] == 30)
+    assert any("carries #30's landing commit" in r for r in carried["reasons"]), carried

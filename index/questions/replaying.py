@@ -407,7 +407,7 @@ class Replayer:
             # same author, the same moment; reworded as they landed) is where this change
             # landed, recorded under another number.
             own_landing = self._lands_only_copies(before, after)
-        picks_landing = sibling_port = opened_later = False
+        picks_landing = sibling_port = opened_later = carries_candidate = False
         if candidate.state == "merged":
             # Built on the candidate's branch before it landed (its head is in this branch):
             # what of this change it holds is that work, carried here.
@@ -458,6 +458,7 @@ class Replayer:
             ) or self._carries_copies(candidate, after)
             stacked = self._stacked_on(candidate, after)
             sibling_port = self._same_pick(candidate, before, after)
+            carries_candidate = self._carries_candidates_landing(candidate)
         not_own = candidate.state != "merged" and self._not_its_own_work(
             candidate, before, after, result
         )
@@ -478,6 +479,7 @@ class Replayer:
             not_own=not_own,
             picks_landing=picks_landing,
             sibling_port=sibling_port,
+            carries_candidate=carries_candidate,
             opened_later=opened_later,
         )
 
@@ -522,6 +524,18 @@ class Replayer:
             return False
         picked = self._landings_picked(history.base, history.head).get(candidate.number)
         return picked is not None and earlier(candidate.merged_at, picked)
+
+    def _carries_candidates_landing(self, candidate: ChangeEvidence) -> bool:
+        """This change's own range holds a commit whose subject lands the unmerged candidate
+        (`Title (#C)`, `Merge pull request #C`): the candidate landed on a branch the index
+        does not follow, and this change carries that landing along (a PR syncing one branch
+        into another brings the landings made there): it does not repeat the candidate."""
+        history = self._history
+        if candidate.number is None or candidate.number == history.number:
+            return False
+        if not (history.base and history.head):
+            return False
+        return candidate.number in self._landings_picked(history.base, history.head)
 
     def _carries_landing(self, candidate: ChangeEvidence, start: str, end: str) -> bool:
         """The candidate's change holds a commit whose subject lands this merged change (its
