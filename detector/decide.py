@@ -172,6 +172,7 @@ Override = Literal[
     "carries-query",
     "carries-landing",
     "carries-candidate",
+    "reverted",
     "not-own",
     "carried",
     "stacked",
@@ -231,6 +232,8 @@ def overriding_rule(
         return "after-query"
     if landed and proof.in_query_base:
         return "undone"  # made, and undone before this change started
+    if landed and proof.reverted_by:
+        return "reverted"  # made, and reverted since: the target does not have it
     if landed and proof.other_line:
         return "other-line"  # made on another release line: a port
     if landed and proof.picks_landing:

@@ -361,6 +361,9 @@ class Proof:
     # A later landing on the same line that made the whole change again, the change having
     # been taken off (reverted) after this landing: what the line holds is that one's.
     made_again_by: str | None = None
+    # The commit (or its PR, `#M`) that reverted this landing since, where the branch's tip
+    # does not hold what the landing did: the change is not on the target any more.
+    reverted_by: str | None = None
     # A landing that did a part: the change replayed at its branch's tip (from its own base),
     # so what another change put there since, or before, is not listed as still to do.
     tip: TipReplay | None = None

@@ -53,6 +53,10 @@ _OVERRIDE_REASONS = {
         "so the change is not done"
     ),
     "other-line": "{other} landed on {line}, not on this change's branch: a port",
+    "reverted": (
+        "{other} made this change, and {reverted} reverted it since: the branch does not have "
+        "it, so it is not done"
+    ),
     "opened-later": (
         "{other} was opened after this change (a later PR number), and this change landed: "
         "{other} repeats it, it did not do it first"
@@ -716,6 +720,7 @@ def _replay_reasons(
             share=_percent(s.candidate_coverage),
             came=came,
             pins=_pins_text(replay),
+            reverted=proof.reverted_by,
         )
         return
     taken_over = s.taken_over and rule is None

@@ -1710,23 +1710,27 @@ def _holds_ours(
 def _leaves_out(
     our_added: Sequence[str], our_removed: Sequence[str], their_added: Sequence[str]
 ) -> bool:
-    """The candidate's replacement is this hunk's own lines with some of the names it brings
-    in left out (`config(options, responseDetails)` for `config(options, responseDetails,
-    requestDetails)`): a part of this hunk, not this hunk written another way. A name the
-    hunk keeps from the lines it replaces is no part it brings (`!array_key_exists($v, $c)`
-    for `!array_key_exists($v, $c) && !in_array($v, $c)`, where `in_array` was there)."""
-    ours = _TOKEN.findall("\n".join(our_added))
-    theirs = _TOKEN.findall("\n".join(their_added))
-    if not theirs or len(theirs) >= len(ours):
+    """The candidate's replacement is this hunk's own lines, line for line, with some of the
+    names it brings in left out (`config(options, responseDetails)` for `config(options,
+    responseDetails, requestDetails)`): a part of this hunk, not this hunk written another
+    way. A name the hunk keeps from the lines it replaces is no part it brings
+    (`!array_key_exists($v, $c)` for `!array_key_exists($v, $c) && !in_array($v, $c)`, where
+    `in_array` was there)."""
+    if len(our_added) != len(their_added):
         return False
-    remaining = iter(ours)
-    if not all(token in remaining for token in theirs):  # theirs is ours with tokens taken out
-        return False
-    spelled = set(theirs) | set(_TOKEN.findall("\n".join(our_removed)))
-    return any(
-        _IDENTIFIER.fullmatch(token) and token.lower() not in _KEYWORDS and token not in spelled
-        for token in Counter(ours) - Counter(theirs)
-    )
+    kept = set(_TOKEN.findall("\n".join(our_removed)))
+    shorter = False
+    for ours_line, theirs_line in zip(our_added, their_added, strict=True):
+        ours, theirs = _TOKEN.findall(ours_line), _TOKEN.findall(theirs_line)
+        remaining = iter(ours)
+        if not all(token in remaining for token in theirs):  # not ours with tokens taken out
+            return False
+        spelled = kept | set(theirs)
+        shorter = shorter or any(
+            _IDENTIFIER.fullmatch(token) and token.lower() not in _KEYWORDS and token not in spelled
+            for token in Counter(ours) - Counter(theirs)
+        )
+    return shorter
 
 
 def _calls_brought(

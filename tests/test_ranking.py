@@ -426,3 +426,30 @@ def test_a_landing_reverted_since_is_named_after_the_one_that_made_the_change_ag
         "#20's change was taken off again after it landed, and #22 made it again: the target "
         "holds #22's"
     ) in found[1]["reasons"]
+
+
+def test_a_landing_reverted_since_and_not_made_again_is_not_done(builder: RepoBuilder):
+    """#20 fixed main by squash and #21 reverted it the next day (GitHub's button: `Revert
+    "Title (#20)"`); nothing made the fix again. #23, opened from before #20, makes #20's very
+    patch: main does not have it, so it is not "already done in #20", and the reasons say which
+    commit took it off. Once #24 reverts the revert, main has it again: already done."""
+    base = add_pipeline(builder)
+    fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
+    builder.pr_branch(20, [("Resolve the offload strategy", fixed)])
+    builder.merge_pr(20, how="squash")
+    builder.pr_branch(
+        21, [('Revert "Resolve the offload strategy (#20)"', {"pipeline.py": PIPELINE})]
+    )
+    builder.merge_pr(21, how="squash")
+    builder.pr_branch(23, [("Offload by strategy", fixed)], start=base)
+    index(builder)
+
+    found = findings(builder, 23)
+    assert not [f for f in found if f["verdict"] in ("already-merged", "partly-merged")], found
+    twenty = next(f for f in found if f["pr"] == 20)
+    assert "#20 made this change, and #21 reverted it since" in " ".join(twenty["reasons"])
+
+    builder.pr_branch(24, [('Revert "Revert "Resolve the offload strategy (#20)" (#21)"', fixed)])
+    builder.merge_pr(24, how="squash")
+    index(builder)
+    assert findings(builder, 23)[0]["verdict"] == "already-merged"

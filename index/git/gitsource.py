@@ -885,6 +885,39 @@ def commit_subjects(repo: git.Repo, shas: list[str]) -> dict[str, str]:
     return dict(_one_line_each(repo, shas, "%s"))
 
 
+_REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
+_REVERTED_SUBJECT = re.compile(r'^Revert "(.+)"(?: \(#\d+\))?$')
+
+
+def reverts_in(repo: git.Repo, tip: str) -> dict[str, list[str]]:
+    """The reverts `tip`'s history holds, newest first, by what they revert: the full sha
+    their message names ("This reverts commit <sha>.", as `git revert` writes it) and the
+    subject they quote (`Revert "Title (#N)"`, as GitHub's revert button writes it). One `git
+    log` over the history, its messages filtered by git itself."""
+    framing = Framing.drawn()
+    process = repo.git.log(
+        "-E",
+        '--grep=^This reverts commit |^Revert "',
+        f"--format={framing.format(['%H', '%s', '%b'], trailing_field=True)}",
+        tip,
+        as_process=True,
+    )
+    found: dict[str, list[str]] = {}
+    for record in _records(process.stdout, framing.record):
+        fields = record.split(framing.field, 3)
+        if len(fields) < 3:
+            continue
+        sha, subject, body = (_decode(field).strip() for field in fields[:3])
+        keys = set(_REVERTS_SHA.findall(body))
+        if quoted := _REVERTED_SUBJECT.match(subject):
+            keys.add(quoted.group(1))
+        for key in keys:
+            found.setdefault(key, []).append(sha)
+    with contextlib.suppress(git.GitCommandError):  # a tip git cannot read: no reverts known
+        process.wait()
+    return found
+
+
 def committed_by_github(repo: git.Repo, shas: list[str]) -> dict[str, str]:
     """The subjects of those of `shas` that GitHub committed (its merge button's squash,
     merge and rebase commits name GitHub as their committer); unreadable ones left out."""

@@ -93,6 +93,9 @@ class SharedReads:
     contents_read: int = 0  # of those, the ones whose contents were read (no text kept)
     answers: GitAnswers | None = None
     blobs: gitsource.BlobReader | None = None  # its `git cat-file` processes, kept across queries
+    # The reverts a branch's history holds, by tip: reverting commits by the sha they name
+    # ("This reverts commit <sha>.") and by the subject they quote (`Revert "<subject>"`).
+    reverts: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
     def git(self) -> GitAnswers:
         if self.answers is None:
@@ -103,6 +106,13 @@ class SharedReads:
         if self.blobs is None:
             self.blobs = gitsource.BlobReader(self.repo)
         return self.blobs
+
+    def reverts_on(self, tip: str) -> dict[str, list[str]]:
+        """Each revert in `tip`'s history, under the sha and the subject it reverts: read
+        once per branch tip with one `git log`, however many landings are asked about."""
+        if tip not in self.reverts:
+            self.reverts[tip] = gitsource.reverts_in(self.repo, tip)
+        return self.reverts[tip]
 
     def close(self) -> None:
         """End the git processes these reads started."""
@@ -228,7 +238,45 @@ class Replayer:
         proof = self._placed(candidate, before, after, result)
         if candidate.state == "merged" and result.partial and not proof.after_query:
             proof = replace(proof, tip=self._at_tip(result))
+        if candidate.state == "merged" and (result.complete or result.partial):
+            reverted = self._reverted_since(after, result)
+            if reverted is not None:
+                proof = replace(proof, reverted_by=reverted)
         return proof
+
+    def _reverted_since(self, landing: str, landed: Replay) -> str | None:
+        """The commit that took this landing off its line again (`Revert "Title (#N)"`, "This
+        reverts commit <landing>"), where the line's tip does not hold what the landing did:
+        a change reverted since (and not made again) is not on the target, so it is not done.
+        Not for a change whose own commits the tip may hold (merged, or its head reachable)."""
+        history = self._history
+        tip = history.line_tip
+        if not tip or history.merged or landing == tip:
+            return None
+        if history.head and self._git.is_ancestor(history.head, tip):
+            return None
+        reverts = self._shared.reverts_on(tip)
+        try:
+            subject = self._git.log("-1", "--format=%s", landing).strip()
+        except git.GitCommandError:
+            return None
+        named = [*reverts.get(landing, ()), *reverts.get(subject, ())] if subject else []
+        found = [c for c in dict.fromkeys(named) if self._git.is_ancestor(landing, c)]
+        if not found or not self._git.is_ancestor(landing, tip):
+            return None
+        made = [h for h in landed.hunks if h.weight and h.turned]
+        files = [f for f in self._files if f.path in {h.path for h in made}]
+        at_tip = replay(
+            Change(files=tuple(files)), self._versions(files, None, tip), tip, self._blocks
+        )
+        there = {
+            (h.path, h.first_line, h.last_line)
+            for h in at_tip.hunks
+            if h.after == "there" or h.removal_made
+        }
+        if all((h.path, h.first_line, h.last_line) in there for h in made):
+            return None  # made again since, or the revert itself reverted: the tip has it
+        return self._commit_label(found[-1])  # listed newest first: the first revert
 
     def mark_made_again(self, landed: list[ChangeEvidence], proofs: dict[str, Proof]) -> None:
         """Among landings that each made the whole change, one whose landing a later one
