@@ -889,11 +889,11 @@ _REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 _REVERTED_SUBJECT = re.compile(r'^Revert "(.+)"(?: \(#\d+\))?$')
 
 
-def reverts_in(repo: git.Repo, tip: str) -> dict[str, list[str]]:
-    """The reverts `tip`'s history holds, newest first, by what they revert: the full sha
-    their message names ("This reverts commit <sha>.", as `git revert` writes it) and the
-    subject they quote (`Revert "Title (#N)"`, as GitHub's revert button writes it). One `git
-    log` over the history, its messages filtered by git itself."""
+def reverts_in(repo: git.Repo, tip: str) -> dict[str, list[tuple[str, str]]]:
+    """The reverts `tip`'s history holds, newest first, each as (sha, subject), by what they
+    revert: the full sha their message names ("This reverts commit <sha>.", as `git revert`
+    writes it) and the subject they quote (`Revert "Title (#N)"`, as GitHub's revert button
+    writes it). One `git log` over the history, its messages filtered by git itself."""
     framing = Framing.drawn()
     process = repo.git.log(
         "-E",
@@ -902,7 +902,7 @@ def reverts_in(repo: git.Repo, tip: str) -> dict[str, list[str]]:
         tip,
         as_process=True,
     )
-    found: dict[str, list[str]] = {}
+    found: dict[str, list[tuple[str, str]]] = {}
     for record in _records(process.stdout, framing.record):
         fields = record.split(framing.field, 3)
         if len(fields) < 3:
@@ -912,7 +912,7 @@ def reverts_in(repo: git.Repo, tip: str) -> dict[str, list[str]]:
         if quoted := _REVERTED_SUBJECT.match(subject):
             keys.add(quoted.group(1))
         for key in keys:
-            found.setdefault(key, []).append(sha)
+            found.setdefault(key, []).append((sha, subject))
     with contextlib.suppress(git.GitCommandError):  # a tip git cannot read: no reverts known
         process.wait()
     return found

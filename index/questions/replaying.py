@@ -95,7 +95,7 @@ class SharedReads:
     blobs: gitsource.BlobReader | None = None  # its `git cat-file` processes, kept across queries
     # The reverts a branch's history holds, by tip: reverting commits by the sha they name
     # ("This reverts commit <sha>.") and by the subject they quote (`Revert "<subject>"`).
-    reverts: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    reverts: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)
 
     def git(self) -> GitAnswers:
         if self.answers is None:
@@ -107,7 +107,7 @@ class SharedReads:
             self.blobs = gitsource.BlobReader(self.repo)
         return self.blobs
 
-    def reverts_on(self, tip: str) -> dict[str, list[str]]:
+    def reverts_on(self, tip: str) -> dict[str, list[tuple[str, str]]]:
         """Each revert in `tip`'s history, under the sha and the subject it reverts: read
         once per branch tip with one `git log`, however many landings are asked about."""
         if tip not in self.reverts:
@@ -260,8 +260,20 @@ class Replayer:
             subject = self._git.log("-1", "--format=%s", landing).strip()
         except git.GitCommandError:
             return None
-        named = [*reverts.get(landing, ()), *reverts.get(subject, ())] if subject else []
-        found = [c for c in dict.fromkeys(named) if self._git.is_ancestor(landing, c)]
+
+        def reverting(commit: str, subject: str) -> list[str]:
+            """The reverts of `commit` after it, oldest first."""
+            named = [*reverts.get(commit, ()), *(reverts.get(subject, ()) if subject else ())]
+            after = [sha for sha, _ in dict.fromkeys(named) if self._git.is_ancestor(commit, sha)]
+            return after[::-1]
+
+        # A revert reverted in its turn ("Revert "Revert ..."") brought the change back.
+        subjects = {sha: line for key in reverts.values() for sha, line in key}
+        found = [
+            revert
+            for revert in reverting(landing, subject)
+            if not reverting(revert, subjects.get(revert, ""))
+        ]
         if not found or not self._git.is_ancestor(landing, tip):
             return None
         made = [h for h in landed.hunks if h.weight and h.turned]
@@ -275,8 +287,8 @@ class Replayer:
             if h.after == "there" or h.removal_made
         }
         if all((h.path, h.first_line, h.last_line) in there for h in made):
-            return None  # made again since, or the revert itself reverted: the tip has it
-        return self._commit_label(found[-1])  # listed newest first: the first revert
+            return None  # made again since (by a change not named here): the tip has it
+        return self._commit_label(found[0])
 
     def mark_made_again(self, landed: list[ChangeEvidence], proofs: dict[str, Proof]) -> None:
         """Among landings that each made the whole change, one whose landing a later one
