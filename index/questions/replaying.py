@@ -296,8 +296,8 @@ class Replayer:
         is marked with that later one: a revert and the fix made again (axios #2189, reverted,
         made again by #4942). A merge-up lands on a line that lacked the fix it carries. The
         later one counts only where nothing refuses it (a revert of the revert restores, a
-        landing on another line is a port), and the latest of several is named: the one the
-        target holds."""
+        landing on another line is a port, one reverted in its turn is not on the target), and
+        the latest of several is named: the one the target holds."""
         counting = [
             c
             for c in landed
@@ -307,6 +307,7 @@ class Replayer:
                 or p.unlanded
                 or p.in_query_base
                 or p.after_query
+                or p.reverted_by
             )
         ]
         starts = {c.key: span[0] for c in counting if (span := self._span(c)) is not None}
