@@ -762,9 +762,15 @@ def _replay_reasons(
         shown = ", ".join(residual[:4])
         more = f" and {len(residual) - 4} more" if len(residual) > 4 else ""
         yield f"not in {other}, still to do: {shown}{more}"
-    elif count.residual and count.done and not _regenerated(s, verdict):
+    elif (
+        count.residual
+        and count.done
+        and not _regenerated(s, verdict)
+        and not (proof.tip is not None and verdict in DECIDING_VERDICTS)
+    ):
         # A part is there, too little to decide: say which part is not (the same line added
-        # to three lists, where the other PR added it to one).
+        # to three lists, where the other PR added it to one). Where the rest is on the
+        # branch's tip, the tip's reasons say where it is, and since which commit.
         shown = ", ".join(count.residual[:4])
         more = f" and {len(count.residual) - 4} more" if len(count.residual) > 4 else ""
         yield f"not in {other}: {shown}{more}"
