@@ -343,12 +343,24 @@ def proven_verdict(
         return "covered" if is_inside_larger(signals) else "duplicate"
     if replay.partial and landed:
         tip = proof.tip
-        if tip is not None and Leftover.of(replay, tip.replay, tip.gone).done_on_tip(replay):
+        left = Leftover.of(replay, tip.replay, tip.gone) if tip is not None else None
+        if left is not None and left.done_on_tip(replay):
             # What this landing left is on the branch's tip anyway, put there by other
             # changes (git's own evidence: the lines are there): done, across those changes.
             return "already-merged"
+        if left is not None and left.applies_nowhere(replay):
+            # Nothing it left would still apply: the tip rewrote those lines since. A part
+            # landed, and no rebase leaves "only X" to do: worth knowing, no verdict.
+            return nearby(signals)
         return "partly-merged"
-    if replay.partial and replay.done_share >= THRESHOLDS.contained and replay.left_where_it_wrote:
+    # A closed PR whose commits this landed change carries (a takeover): its work landed here,
+    # whatever this change added beside it.
+    took_over = proof.stacked and candidate_state == "closed" and query_state == "merged"
+    if (
+        replay.partial
+        and replay.done_share >= THRESHOLDS.contained
+        and (replay.left_where_it_wrote or took_over)
+    ):
         # An open PR that already makes most of this change, what it left written its own way
         # where it wrote (what remains is listed): the same change, as "contained" means
         # elsewhere; there is no landing to rebase onto. A part in a file it never touched is

@@ -713,6 +713,14 @@ def _replay_reasons(
     direct = candidate.number is None
     rule = decide.overriding_rule(s, candidate.state, proof, query.change.state, direct)
     turned = replay.complete or replay.partial
+    # A part landed, and the tip rewrote the rest since: no verdict, and the reasons say why.
+    tip = proof.tip
+    stale = (
+        verdict not in DECIDING_VERDICTS
+        and tip is not None
+        and replay.partial
+        and Leftover.of(replay, tip.replay, tip.gone).applies_nowhere(replay)
+    )
     if rule in _OVERRIDE_REASONS and (turned or rule not in ("sliver", "carried", "cut")):
         yield _OVERRIDE_REASONS[rule].format(
             other=other,
@@ -736,6 +744,12 @@ def _replay_reasons(
             f"the same files, and that landed ({replay.commit[:10]}, where {other} landed): "
             "this change's version is stale"
         )
+    elif count.total and stale:
+        yield (
+            f"replayed {where}: {count.done} of {count.total} hunk(s) are there "
+            f"({_percent(count.share)} of the changed lines), and nothing it left would still "
+            "apply: a part landed, no rebase is left to do"
+        )
     elif count.total:
         yield f"replayed {where}: {_hunks_there(count, replay, verdict in DECIDING_VERDICTS)}"
     if proof.made_again_by and verdict == "already-merged":
@@ -755,7 +769,7 @@ def _replay_reasons(
                 "rewrote when it took this change over, not work still to do"
             )
         return  # nothing is still to do: the rest was the takeover's to keep or leave
-    if proof.tip is not None and verdict in DECIDING_VERDICTS and not count.whole:
+    if proof.tip is not None and (verdict in DECIDING_VERDICTS or stale) and not count.whole:
         yield from _tip_reasons(other, proof.replay, proof.tip, verdict)
     residual = () if _regenerated(s, verdict) else _still_to_do(proof, s.same_patch)
     if residual and verdict in DECIDING_VERDICTS:
@@ -766,7 +780,7 @@ def _replay_reasons(
         count.residual
         and count.done
         and not _regenerated(s, verdict)
-        and not (proof.tip is not None and verdict in DECIDING_VERDICTS)
+        and not (proof.tip is not None and (verdict in DECIDING_VERDICTS or stale))
     ):
         # A part is there, too little to decide: say which part is not (the same line added
         # to three lists, where the other PR added it to one). Where the rest is on the
@@ -821,6 +835,13 @@ def _tip_reasons(other: str, replay: Replay, tip: TipReplay, verdict: str) -> It
             yield f"already done across {_and([other, *others])}: the rest is on {tip.branch}"
         there = f" (first there at {_and(named)})" if named else ""
         yield f"already on {tip.branch}{there}, so not still to do: {shown}{more}"
+    if left.rewritten:
+        shown = ", ".join(places(left.rewritten)[:4])
+        more = f" and {len(left.rewritten) - 4} more" if len(left.rewritten) > 4 else ""
+        yield (
+            f"not in {other}, and {tip.branch} has rewritten those lines since (it no longer "
+            f"applies as it is): {shown}{more}"
+        )
     if left.gone:
         files = sorted({h.path for h in left.gone})
         more = f" and {len(files) - 4} more" if len(files) > 4 else ""

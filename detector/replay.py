@@ -463,17 +463,23 @@ class Leftover:
     still: tuple[HunkReplay, ...]  # not on the tip either: still to do
     on_tip: tuple[HunkReplay, ...]  # on the tip anyway: another change made them
     gone: tuple[HunkReplay, ...]  # in files the tip no longer has: nothing left to apply
+    # Neither there nor applying on the tip: the tip rewrote the lines it edits or sits
+    # between since (renamed, re-wrapped, moved, bumped past): not to do as it stands.
+    rewritten: tuple[HunkReplay, ...] = ()
 
     @classmethod
     def of(cls, landed: Replay, tip: Replay | None, gone: frozenset[str] = frozenset()) -> Leftover:
         """Split what `landed` left by `tip` (the change replayed at its branch's tip from its
         own base): a hunk is on the tip where its result is there at its place, or, removing
         lines only, where they are gone; a hunk of a file the tip no longer has (and the
-        change does not add) has nothing left to apply to."""
+        change does not add) has nothing left to apply to; a hunk whose lines the tip has
+        neither as its result nor as what it edits was rewritten there since. Still to do is
+        what would still apply to the tip and change something there."""
         at_tip = {(h.path, h.first_line, h.last_line): h for h in tip.hunks} if tip else {}
         still: list[HunkReplay] = []
         on_tip: list[HunkReplay] = []
         deleted: list[HunkReplay] = []
+        rewritten: list[HunkReplay] = []
         for hunk in landed.hunks:
             if not hunk.weight or hunk.turned:
                 continue
@@ -482,15 +488,26 @@ class Leftover:
                 deleted.append(hunk)
             elif there is not None and (there.after == "there" or there.removal_made):
                 on_tip.append(hunk)
+            elif there is not None and there.after == "conflict":
+                rewritten.append(hunk)
             else:
                 still.append(hunk)
-        return cls(tuple(still), tuple(on_tip), tuple(deleted))
+        return cls(tuple(still), tuple(on_tip), tuple(deleted), tuple(rewritten))
+
+    def applies_nowhere(self, landed: Replay) -> bool:
+        """Nothing the landing left would still apply to the tip, and the tip rewrote some of
+        the change's code since: "rebase, only X is left" would be false, X being written
+        otherwise there (a name the tip renamed, a version it went past, a signature it
+        re-wrapped). A test or a note that still applies is still to do."""
+        carrying = {id(h) for h in landed.deciding}
+        return not self.still and any(id(h) in carrying for h in self.rewritten)
 
     def done_on_tip(self, landed: Replay) -> bool:
         """Every hunk that carries the change is done by the landing or on the tip, and the tip
         holds some: the change is done, across the landing and what else put the rest there."""
         carrying = {id(h) for h in landed.deciding}
-        return bool(self.on_tip) and not any(id(h) in carrying for h in (*self.still, *self.gone))
+        left = (*self.still, *self.gone, *self.rewritten)
+        return bool(self.on_tip) and not any(id(h) in carrying for h in left)
 
 
 def places(hunks: Iterable[HunkReplay]) -> tuple[str, ...]:
@@ -1721,7 +1738,9 @@ def _leaves_out(
     kept = set(_TOKEN.findall("\n".join(our_removed)))
     shorter = False
     for ours_line, theirs_line in zip(our_added, their_added, strict=True):
-        ours, theirs = _TOKEN.findall(ours_line), _TOKEN.findall(theirs_line)
+        # Values are no names: `read_text(path)` for `read_text(path, 'utf-8')` leaves none out.
+        ours = _TOKEN.findall(_LITERAL.sub('""', ours_line))
+        theirs = _TOKEN.findall(_LITERAL.sub('""', theirs_line))
         remaining = iter(ours)
         if not all(token in remaining for token in theirs):  # not ours with tokens taken out
             return False

@@ -115,3 +115,43 @@ def test_still_to_do_leaves_out_what_main_holds_and_files_it_deleted(across: Rep
     assert partly["remaining"] == [
         {"path": "stats.py", "lines": [[line, line + 1]], "new_file": False}
     ]
+
+
+def test_a_part_landed_and_the_rest_rewritten_on_main_since_is_no_partly_done(
+    builder: RepoBuilder,
+):
+    """#20 (open) rounds `mean` and renames `spread`'s count. #21 landed the `mean` edit; main
+    then rewrote the `spread` lines #20 edits (gin's `cacheQuery`, renamed `queryCache` on
+    master): #20's rest no longer applies, so "partly done: rebase, only spread is left" would
+    be false. #22 (open) rounds `mean` and checks `spread`'s input, whose lines main kept:
+    partly done in #21, the check still to do."""
+    builder.commit("Add stats", {"stats.py": STATS})
+    base = builder.head()
+    renamed = rounded(STATS, "mean").replace(
+        "    count = len(ordered)\n    return spread_result, count\n",
+        "    size = len(ordered)\n    return spread_result, size\n",
+    )
+    builder.pr_branch(20, [("Round the mean, name the size", {"stats.py": renamed})])
+    builder.pr_branch(
+        22, [("Round the mean, check spread", {"stats.py": checked(rounded(STATS, "mean"))})]
+    )
+    builder.pr_branch(21, [("Round the mean", {"stats.py": rounded(STATS, "mean")})], start=base)
+    builder.merge_pr(21, how="squash")
+    rewritten = rounded(STATS, "mean").replace(
+        "    spread_result = ordered[len(ordered) // 2] + 0\n    count = len(ordered)\n"
+        "    return spread_result, count\n",
+        "    return ordered[len(ordered) // 2], len(ordered)\n",
+    )
+    builder.commit("Inline spread", {"stats.py": rewritten})
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(builder.path, "check", "--pr", "20", "--format", "json")
+    assert code == 0, err  # nothing deciding
+    landed = next(f for f in json.loads(out)["findings"] if f["pr"] == 21)
+    assert landed["verdict"] == "overlap", landed
+    text = " ".join(landed["reasons"])
+    assert "main has rewritten those lines since" in text and "still to do" not in text, landed
+    kept = check_first(builder.path, 22)
+    assert (kept["pr"], kept["verdict"]) == (21, "partly-merged"), kept
+    assert kept["residual"] == ["stats.py (lines 17-18)"], kept
