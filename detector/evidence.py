@@ -267,6 +267,7 @@ class Signals:
     replay_complete: bool = False  # ...all of them
     candidate_cut: bool = False  # the candidate is stored cut: its share found here is unknown
     made_again: bool = False  # replayed: taken off after this landing, made again by a later one
+    landed_part: bool = False  # replayed: a part landed here, the rest rewritten on the tip since
 
     @property
     def shares_lines(self) -> bool:

@@ -299,6 +299,8 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
     score = finding.score
     if verdict == "already-merged":
         signals = replace(signals, on_target=True)
+    elif _rest_rewritten(proof, verdict):
+        signals = replace(signals, landed_part=True)
     # What the candidate did not do is still to do, unless it took this change over (and
     # left the rest out on purpose), or its bot generated the same block again since.
     still_to_do = (
@@ -396,11 +398,24 @@ def _landed_first(finding: Finding) -> tuple[int, float]:
     return (0, when.timestamp())
 
 
+def _rest_rewritten(proof: Proof, verdict: str) -> bool:
+    """A part landed, and none of the rest would still apply to the tip (rewritten there
+    since): no verdict, but a part of the change proven."""
+    tip, replay = proof.tip, proof.replay
+    return (
+        verdict not in DECIDING_VERDICTS
+        and tip is not None
+        and replay.partial
+        and Leftover.of(replay, tip.replay, tip.gone).applies_nowhere(replay)
+    )
+
+
 def _evidence_tier(finding: Finding) -> int:
-    """0: the whole change is proven there; 1: a part of it; 2: nothing decides."""
+    """0: the whole change is proven there; 1: a part of it (also where that decides nothing:
+    the rest rewritten on the tip since); 2: nothing decides."""
     s = finding.signals
     if not finding.decides:
-        return 2
+        return 1 if s.landed_part else 2
     if s.same_patch or s.replay_complete or not s.replayed:
         return 0
     if finding.verdict == "already-merged":
@@ -714,13 +729,7 @@ def _replay_reasons(
     rule = decide.overriding_rule(s, candidate.state, proof, query.change.state, direct)
     turned = replay.complete or replay.partial
     # A part landed, and the tip rewrote the rest since: no verdict, and the reasons say why.
-    tip = proof.tip
-    stale = (
-        verdict not in DECIDING_VERDICTS
-        and tip is not None
-        and replay.partial
-        and Leftover.of(replay, tip.replay, tip.gone).applies_nowhere(replay)
-    )
+    stale = _rest_rewritten(proof, verdict)
     if rule in _OVERRIDE_REASONS and (turned or rule not in ("sliver", "carried", "cut")):
         yield _OVERRIDE_REASONS[rule].format(
             other=other,
@@ -747,8 +756,8 @@ def _replay_reasons(
     elif count.total and stale:
         yield (
             f"replayed {where}: {count.done} of {count.total} hunk(s) are there "
-            f"({_percent(count.share)} of the changed lines), and nothing it left would still "
-            "apply: a part landed, no rebase is left to do"
+            f"({_percent(count.share)} of the changed lines), and none of the rest would "
+            "still apply as it is: whether it is still wanted is for a maintainer to read"
         )
     elif count.total:
         yield f"replayed {where}: {_hunks_there(count, replay, verdict in DECIDING_VERDICTS)}"
