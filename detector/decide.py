@@ -352,6 +352,10 @@ def proven_verdict(
             # Nothing it left would still apply: the tip rewrote those lines since. A part
             # landed, and no rebase leaves "only X" to do: worth knowing, no verdict.
             return nearby(signals)
+        if revised_by_author(signals, proof):
+            # Its author's own later PR, which landed a part: their revised version; what it
+            # left out, its author left out. No "rebase, only X is left".
+            return nearby(signals)
         return "partly-merged"
     # A closed PR whose commits this landed change carries (a takeover): its work landed here,
     # whatever this change added beside it.
@@ -367,6 +371,12 @@ def proven_verdict(
         # work it did not do: then it is a part, not the change.
         return "covered" if is_inside_larger(signals) else "duplicate"
     return nearby(signals)
+
+
+def revised_by_author(signals: Signals, proof: Proof) -> bool:
+    """The candidate is this change's author's own PR opened after it, and it did a part of
+    this change: the author's revised version, not a first step with the rest to follow."""
+    return signals.same_author and proof.opened_after and proof.replay.partial
 
 
 def competing_bump(proof: Proof, landed: bool) -> bool:

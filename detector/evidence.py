@@ -359,6 +359,8 @@ class Proof:
     carries_candidate: bool = False
     # This change landed and the unmerged candidate was opened after it (a higher PR number).
     opened_later: bool = False
+    # The candidate was opened after this change (a higher PR number), whatever their states.
+    opened_after: bool = False
     # A later landing on the same line that made the whole change again, the change having
     # been taken off (reverted) after this landing: what the line holds is that one's.
     made_again_by: str | None = None

@@ -654,6 +654,16 @@ def _reasons(
             f"this change resubmits {other} (the same author, "
             f"{_same_work(query, candidate, s)}): {other} is the one to close"
         )
+    elif (
+        proof is not None
+        and candidate.state == "merged"
+        and verdict not in DECIDING_VERDICTS
+        and decide.revised_by_author(s, proof)
+    ):
+        yield (
+            f"{other} is this change's author's own later PR, which landed a part of it: what "
+            "it left out, its author left out"
+        )
     elif s.same_author and verdict not in DECIDING_VERDICTS and not reopened:
         yield f"{other} is by the same author: a follow-up or a resubmission, not a duplicate"
     if s.file_overlap == 0 and (s.query_coverage or s.candidate_coverage):

@@ -155,3 +155,45 @@ def test_a_part_landed_and_the_rest_rewritten_on_main_since_is_no_partly_done(
     kept = check_first(builder.path, 22)
     assert (kept["pr"], kept["verdict"]) == (21, "partly-merged"), kept
     assert kept["residual"] == ["stats.py (lines 17-18)"], kept
+
+
+def test_a_part_its_author_landed_later_in_a_revised_pr_leaves_no_rest_to_do(
+    builder: RepoBuilder,
+):
+    """Ada's #20 rounds `mean` and checks `spread`'s input; her later #21 landed the rounding
+    alone: her revised version, the check left out by her. "Partly done in #21: rebase, only
+    the check is left" would say otherwise. For Bo's #30, rounding and checking too, #21 is
+    another author's part: the check is #30's own work still to do, partly done."""
+    builder.commit("Add stats", {"stats.py": STATS})
+    base = builder.head()
+    both = checked(rounded(STATS, "mean"))
+    builder.pr_branch(
+        20,
+        [("Round the mean, check spread", {"stats.py": both})],
+        author="Ada",
+        email="ada@example.com",
+    )
+    bo = both.replace("spread of nothing", "no values to spread")
+    builder.pr_branch(
+        30, [("Round and check", {"stats.py": bo})], start=base, author="Bo", email="bo@example.com"
+    )
+    builder.pr_branch(
+        21,
+        [("Round the mean", {"stats.py": rounded(STATS, "mean")})],
+        start=base,
+        author="Ada",
+        email="ada@example.com",
+    )
+    builder.merge_pr(21, how="rebase")  # her commit, as she wrote it
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(builder.path, "check", "--pr", "20", "--format", "json")
+    assert code in (0, 1), err  # #30, Bo's same patch opened later, is another story
+    revised = next(f for f in json.loads(out)["findings"] if f["pr"] == 21)
+    assert revised["verdict"] == "overlap", revised
+    assert any("author's own later PR" in r for r in revised["reasons"]), revised
+    code, out, err = run_cli(builder.path, "check", "--pr", "30", "--format", "json")
+    assert code in (0, 1), err
+    other = next(f for f in json.loads(out)["findings"] if f["pr"] == 21)
+    assert other["verdict"] == "partly-merged", other

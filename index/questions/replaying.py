@@ -469,6 +469,12 @@ class Replayer:
             # landed, recorded under another number.
             own_landing = self._lands_only_copies(before, after)
         picks_landing = sibling_port = opened_later = carries_candidate = False
+        # Opened after this change (GitHub numbers PRs in order).
+        opened_after = (
+            history.number is not None
+            and candidate.number is not None
+            and candidate.number > history.number
+        )
         if candidate.state == "merged":
             # Built on the candidate's branch before it landed (its head is in this branch):
             # what of this change it holds is that work, carried here.
@@ -542,6 +548,7 @@ class Replayer:
             sibling_port=sibling_port,
             carries_candidate=carries_candidate,
             opened_later=opened_later,
+            opened_after=opened_after,
         )
 
     def _landings_picked(self, start: str, end: str) -> dict[int, str]:
