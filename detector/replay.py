@@ -1305,10 +1305,11 @@ def _state(
                 return "there"
     if file.status == "added" and not blocks.removed and not blocks.before_context:
         # A new file's place is the file itself: its lines there are the hunk there, however
-        # few (a three-line README has no context to match loosely, and needs none).
+        # few (a three-line README has no context to match loosely, and needs none). A file
+        # there with other lines is not this file to create: creating it would not apply.
         post = blocks.added
         made = text.count(post) > (since.count(post) if since is not None else 0)
-        return "there" if _says_something(post) and made else "new"
+        return "there" if _says_something(post) and made else "conflict"
     for pre, post, offset in blocks.variants():
         pre_found = text.has(pre)
         post_found = _says_something(post) and _found_at_place(

@@ -137,7 +137,9 @@ def test_a_lint_comment_on_the_same_lines_is_not_the_code_they_become(builder: R
     optional; #40 (merged) only marked the same lines `//nolint:staticcheck // Deprecated in
     config v4, but required for config v3.`, as this change also does, and made the same
     `grpcAddress := r.Address()` refactor. The comment's words are not the change's names: the
-    refactor is done, the plugin table and the optional field are still to do."""
+    refactor is done, the plugin table and the optional field are not. #40 rewrote those very
+    lines (its comments on them), so the rest no longer applies as it is: no "partly done,
+    rebase", an overlap that says which part landed and that the rest was rewritten."""
     builder.commit("Add the containerd config", {"supervisor/remote.go": CONFIG})
     base = builder.head()
     marked = (
@@ -171,9 +173,11 @@ def test_a_lint_comment_on_the_same_lines_is_not_the_code_they_become(builder: R
     index(builder)
 
     _, found = check_json(builder.path, "contributor")
-    assert deciding(found) == [(40, "partly-merged")]
-    assert found[0]["residual"] == ["supervisor/remote.go (line 4, lines 10-16)"]
-    assert any("2 of 4 hunk(s) are already there" in r for r in found[0]["reasons"]), found[0]
+    assert deciding(found) == []
+    assert found[0]["pr"] == 40, found[0]
+    reasons = " ".join(found[0]["reasons"])
+    assert "2 of 4 hunk(s) are there" in reasons, found[0]
+    assert "rewritten those lines since" in reasons and "supervisor/remote.go (line 4" in reasons
 
 
 COPY = """package client
@@ -879,8 +883,9 @@ def test_a_file_both_move_away_is_a_part_where_the_candidate_wrote_where_it_goes
 ):
     """#75 ports the input helper's tests: it deletes `htmlbars/tests/input_test.js` and writes
     `glimmer/tests/input-test.js`. #74 (merged) made the same port with tests of its own: the old
-    file's deletion is a part of #75 done there, the new file is what is left (ember's
-    #13566 and #13194)."""
+    file's deletion is a part of #75 done there (ember's #13566 and #13194). The new file is
+    not left to do as it is: main has that file, #74's, so creating it would not apply. An
+    overlap that says so, no "partly done, rebase"."""
     old = "".join(f"test('input {n}', () => assert.ok(render({n})));\n" for n in range(12))
     builder.commit(
         "Add the tests", {"htmlbars/tests/input_test.js": old, "glimmer/lib.js": "x = 1\n"}
@@ -910,7 +915,10 @@ def test_a_file_both_move_away_is_a_part_where_the_candidate_wrote_where_it_goes
     )
     index(builder)
 
-    assert deciding(check_json(builder.path, "--pr", "75")[1]) == [(74, "partly-merged")]
+    found = check_json(builder.path, "--pr", "75")[1]
+    assert deciding(found) == [] and found[0]["pr"] == 74, found
+    reasons = " ".join(found[0]["reasons"])
+    assert "rewritten those lines since" in reasons and "glimmer/tests/input-test.js" in reasons
 
 
 SERVER = """package fzf
