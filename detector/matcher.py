@@ -299,7 +299,7 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
     score = finding.score
     if verdict == "already-merged":
         signals = replace(signals, on_target=True)
-    elif _rest_rewritten(proof, verdict):
+    elif _rest_rewritten(proof, verdict, _overridden(signals, candidate, proof, query)):
         signals = replace(signals, landed_part=True)
     # What the candidate did not do is still to do, unless it took this change over (and
     # left the rest out on purpose), or its bot generated the same block again since.
@@ -398,16 +398,25 @@ def _landed_first(finding: Finding) -> tuple[int, float]:
     return (0, when.timestamp())
 
 
-def _rest_rewritten(proof: Proof, verdict: str) -> bool:
-    """A part landed, and none of the rest would still apply to the tip (rewritten there
-    since): no verdict, but a part of the change proven."""
+def _rest_rewritten(proof: Proof, verdict: str, overridden: bool) -> bool:
+    """A part landed, and none of the rest would still apply to the tip (written otherwise
+    there): no verdict, but a part of the change proven. Not where a rule overrides the
+    replay (a port, a revert since): that rule's reason is the finding's."""
     tip, replay = proof.tip, proof.replay
     return (
-        verdict not in DECIDING_VERDICTS
+        not overridden
+        and verdict not in DECIDING_VERDICTS
         and tip is not None
         and replay.partial
         and Leftover.of(replay, tip.replay, tip.gone).applies_nowhere(replay)
     )
+
+
+def _overridden(signals: Signals, candidate: ChangeEvidence, proof: Proof, query: Query) -> bool:
+    """A rule overrides the replay for this candidate (`decide.overriding_rule`)."""
+    direct = candidate.number is None
+    rule = decide.overriding_rule(signals, candidate.state, proof, query.change.state, direct)
+    return rule is not None
 
 
 def _evidence_tier(finding: Finding) -> int:
@@ -738,8 +747,9 @@ def _replay_reasons(
     direct = candidate.number is None
     rule = decide.overriding_rule(s, candidate.state, proof, query.change.state, direct)
     turned = replay.complete or replay.partial
-    # A part landed, and the tip rewrote the rest since: no verdict, and the reasons say why.
-    stale = _rest_rewritten(proof, verdict)
+    # A part landed, and the tip has the rest written otherwise: no verdict, and the reasons
+    # say why.
+    stale = _rest_rewritten(proof, verdict, rule is not None)
     if rule in _OVERRIDE_REASONS and (turned or rule not in ("sliver", "carried", "cut")):
         yield _OVERRIDE_REASONS[rule].format(
             other=other,
@@ -858,8 +868,8 @@ def _tip_reasons(other: str, replay: Replay, tip: TipReplay, verdict: str) -> It
         shown = ", ".join(places(left.rewritten)[:4])
         more = f" and {len(left.rewritten) - 4} more" if len(left.rewritten) > 4 else ""
         yield (
-            f"not in {other}, and {tip.branch} has rewritten those lines since (it no longer "
-            f"applies as it is): {shown}{more}"
+            f"not in {other}, and {tip.branch} has those lines written otherwise (by {other} "
+            f"or since), so it no longer applies as it is: {shown}{more}"
         )
     if left.gone:
         files = sorted({h.path for h in left.gone})

@@ -459,3 +459,18 @@ def test_a_landing_reverted_since_and_not_made_again_is_not_done(builder: RepoBu
     # still reverted would be listed apart, as an overlap).
     again = [(f["pr"], f["verdict"], f["also_identical"]) for f in findings(builder, 23)]
     assert again[0] == (24, "already-merged", [20]), again
+
+    # A third revert takes it off again: #21 is in effect once more.
+    builder.pr_branch(
+        25,
+        [
+            (
+                'Revert "Revert "Revert "Resolve the offload strategy (#20)" (#21)" (#24)"',
+                {"pipeline.py": PIPELINE},
+            )
+        ],
+    )
+    builder.merge_pr(25, how="squash")
+    index(builder)
+    thrice = {f["pr"]: f["verdict"] for f in findings(builder, 23)}
+    assert thrice[24] == "overlap" and thrice.get(20) != "already-merged", thrice

@@ -27,6 +27,7 @@ from index.questions.changes import parse_filtered
 MAX_FILE_BYTES = 2_000_000
 MAX_FILES = 60  # a change of more files is replayed on its first 60 (the rest stays residual)
 MAX_RANGE_COMMITS = 100  # of an open candidate's range, read for copies of merged commits
+MAX_REVERT_DEPTH = 8  # reverts of reverts followed this deep (each one flips the change)
 LABELLED_FILES = 3  # files of hunks found on the tip whose first commit there is looked for
 SHARED_TEXT_CHARS = 40_000_000  # file versions kept across the queries of a sweep, per process
 
@@ -256,25 +257,31 @@ class Replayer:
         if history.head and self._git.is_ancestor(history.head, tip):
             return None
         reverts = self._shared.reverts_on(tip)
-        try:
-            subject = self._git.log("-1", "--format=%s", landing).strip()
-        except git.GitCommandError:
+        if not reverts or not self._git.is_ancestor(landing, tip):
             return None
+        subjects = {sha: line for key in reverts.values() for sha, line in key}
 
-        def reverting(commit: str, subject: str) -> list[str]:
-            """The reverts of `commit` after it, oldest first."""
+        def reverting(commit: str) -> list[str]:
+            """The reverts of `commit` after it, oldest first (by its sha, then its subject)."""
+            subject = subjects.get(commit)
+            if subject is None and commit == landing:
+                try:
+                    subject = self._git.log("-1", "--format=%s", commit).strip()
+                except git.GitCommandError:
+                    subject = ""
             named = [*reverts.get(commit, ()), *(reverts.get(subject, ()) if subject else ())]
             after = [sha for sha, _ in dict.fromkeys(named) if self._git.is_ancestor(commit, sha)]
             return after[::-1]
 
-        # A revert reverted in its turn ("Revert "Revert ..."") brought the change back.
-        subjects = {sha: line for key in reverts.values() for sha, line in key}
-        found = [
-            revert
-            for revert in reverting(landing, subject)
-            if not reverting(revert, subjects.get(revert, ""))
-        ]
-        if not found or not self._git.is_ancestor(landing, tip):
+        def in_effect(revert: str, depth: int = 0) -> bool:
+            """Not itself reverted by a revert still in effect ("Revert "Revert ..."" brought
+            the change back; a third revert took it off again)."""
+            return depth >= MAX_REVERT_DEPTH or not any(
+                in_effect(undo, depth + 1) for undo in reverting(revert)
+            )
+
+        found = [revert for revert in reverting(landing) if in_effect(revert)]
+        if not found:
             return None
         made = [h for h in landed.hunks if h.weight and h.turned]
         files = [f for f in self._files if f.path in {h.path for h in made}]
@@ -603,7 +610,18 @@ class Replayer:
             return False
         if not (history.base and history.head):
             return False
-        return candidate.number in self._landings_picked(history.base, history.head)
+        # The whole range, however long (a branch synced after months holds hundreds of
+        # commits): git keeps only the subjects that name the candidate.
+        try:
+            listed = self._git.log(
+                "--fixed-strings",
+                f"--grep=#{candidate.number}",
+                "--format=%s",
+                f"{history.base}..{history.head}",
+            )
+        except git.GitCommandError:
+            return False
+        return any(landing_pr(line)[0] == candidate.number for line in listed.splitlines())
 
     def _carries_landing(self, candidate: ChangeEvidence, start: str, end: str) -> bool:
         """The candidate's change holds a commit whose subject lands this merged change (its
