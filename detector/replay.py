@@ -245,6 +245,9 @@ class HunkReplay:
     # It bumps dependency versions, and the candidate bumped the same lines to higher versions:
     # the candidate's line for each (`"lodash": "^4.17.21",`). The bump is superseded.
     superseded_by: tuple[str, ...] = ()
+    # It only adds lines, and the file after the candidate has them all, at another place:
+    # applying it would write them twice.
+    added_elsewhere: bool = False
 
     @property
     def turned(self) -> bool:
@@ -488,7 +491,7 @@ class Leftover:
                 deleted.append(hunk)
             elif there is not None and (there.after == "there" or there.removal_made):
                 on_tip.append(hunk)
-            elif there is not None and there.after == "conflict":
+            elif there is not None and (there.after == "conflict" or there.added_elsewhere):
                 rewritten.append(hunk)
             else:
                 still.append(hunk)
@@ -752,6 +755,7 @@ def _replay_file(
             written=wrote,
             other_pins=_other_pins(file.path, hunk, before, after),
             superseded_by=superseded_by,
+            added_elsewhere=state_after == "new" and _added_elsewhere(blocks, after),
         )
         results.append((replayed, blocks, before, after))
     return results
@@ -1267,6 +1271,24 @@ def _fresh(hunk: Hunk, before: FileText | None) -> bool:
         return True
     absent = sum(1 for line in real if not before.has((line,)))
     return absent * 2 >= len(real)
+
+
+def _added_elsewhere(blocks: _Blocks, text: FileText | None) -> bool:
+    """A hunk that only adds lines, at least a loose block's worth, all of them standing in
+    `text` together (blank lines around them aside): applying it would write them twice."""
+    added = list(blocks.added)
+    while added and not added[0].strip():
+        added.pop(0)
+    while added and not added[-1].strip():
+        added.pop()
+    real = [line for line in added if line.strip()]
+    return (
+        text is not None
+        and not blocks.removed
+        and len(real) >= MIN_LOOSE_BLOCK
+        and _says_something(real)
+        and text.has(added)
+    )
 
 
 def _says_something(block: Sequence[str]) -> bool:

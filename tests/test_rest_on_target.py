@@ -197,3 +197,28 @@ def test_a_part_its_author_landed_later_in_a_revised_pr_leaves_no_rest_to_do(
     assert code in (0, 1), err
     other = next(f for f in json.loads(out)["findings"] if f["pr"] == 21)
     assert other["verdict"] == "partly-merged", other
+
+
+def test_a_rest_the_tip_has_at_another_place_is_not_still_to_do(builder: RepoBuilder):
+    """#40 rounds `mean` and adds a `total` helper after `extent`; #41 landed the rounding, and
+    main added the same helper at the top of the file since: applying #40's rest would write
+    it twice, so nothing of #40 is left to do as it is (tokio's `mod hint`, added by #4491 a
+    few lines above where #3496 put it)."""
+    helper = "def total(values):\n    ordered = list(values)\n    return sum(ordered)\n"
+    builder.commit("Add stats", {"stats.py": STATS})
+    base = builder.head()
+    builder.pr_branch(
+        40,
+        [("Round the mean, add total", {"stats.py": rounded(STATS, "mean") + "\n\n" + helper})],
+    )
+    builder.pr_branch(41, [("Round", {"stats.py": rounded(STATS, "mean")})], start=base)
+    builder.merge_pr(41, how="squash")
+    builder.commit("Add total", {"stats.py": helper + "\n\n" + rounded(STATS, "mean")})
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(builder.path, "check", "--pr", "40", "--format", "json")
+    assert code == 0, err
+    landed = next(f for f in json.loads(out)["findings"] if f["pr"] == 41)
+    assert landed["verdict"] == "overlap", landed
+    assert any("written otherwise" in r for r in landed["reasons"]), landed
