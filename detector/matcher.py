@@ -798,7 +798,12 @@ def _replay_reasons(
                 "rewrote when it took this change over, not work still to do"
             )
         return  # nothing is still to do: the rest was the takeover's to keep or leave
-    if proof.tip is not None and (verdict in DECIDING_VERDICTS or stale) and not count.whole:
+    if (
+        proof.tip is not None
+        and (verdict in DECIDING_VERDICTS or stale)
+        and not count.whole
+        and not _regenerated(s, verdict)
+    ):
         yield from _tip_reasons(other, proof.replay, proof.tip, verdict)
     residual = () if _regenerated(s, verdict) else _still_to_do(proof, s.same_patch)
     if residual and verdict in DECIDING_VERDICTS:
