@@ -97,6 +97,7 @@ class SharedReads:
     # The reverts a branch's history holds, by tip: reverting commits by the sha they name
     # ("This reverts commit <sha>.") and by the subject they quote (`Revert "<subject>"`).
     reverts: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)
+    reverted_numbers: dict[str, set[int]] = field(default_factory=dict)  # `reverted_prs`
 
     def git(self) -> GitAnswers:
         if self.answers is None:
@@ -107,6 +108,14 @@ class SharedReads:
         if self.blobs is None:
             self.blobs = gitsource.BlobReader(self.repo)
         return self.blobs
+
+    def reverted_prs(self, tip: str) -> set[int]:
+        """The PRs whose landing a revert in `tip`'s history quotes (`Revert "Title (#N)"`)."""
+        if tip not in self.reverted_numbers:
+            self.reverted_numbers[tip] = {
+                number for key in self.reverts_on(tip) if (number := landing_pr(key)[0])
+            }
+        return self.reverted_numbers[tip]
 
     def reverts_on(self, tip: str) -> dict[str, list[tuple[str, str]]]:
         """Each revert in `tip`'s history, under the sha and the subject it reverts: read
@@ -221,6 +230,8 @@ class Replayer:
         self._patch_id = change.patch_id
         self._base_texts: dict[str, FileText | None] = {}
         self._blocks: dict = {}  # each hunk's blocks, built once for all candidates
+        # The PRs whose landing commit this change's own range holds (`Title (#M)`), once read.
+        self._range_landings: set[int] | None = None
 
     def prove(self, candidate: ChangeEvidence) -> Proof | None:
         """Replay at the candidate: its landing for a merged one, its head for an open one."""
@@ -240,12 +251,12 @@ class Replayer:
         if candidate.state == "merged" and result.partial and not proof.after_query:
             proof = replace(proof, tip=self._at_tip(result))
         if candidate.state == "merged" and (result.complete or result.partial):
-            reverted = self._reverted_since(after, result)
+            reverted = self._reverted_since(after, result, candidate.number)
             if reverted is not None:
                 proof = replace(proof, reverted_by=reverted)
         return proof
 
-    def _reverted_since(self, landing: str, landed: Replay) -> str | None:
+    def _reverted_since(self, landing: str, landed: Replay, number: int | None) -> str | None:
         """The commit that took this landing off its line again (`Revert "Title (#N)"`, "This
         reverts commit <landing>"), where the line's tip does not hold what the landing did:
         a change reverted since (and not made again) is not on the target, so it is not done.
@@ -257,6 +268,11 @@ class Replayer:
         if history.head and self._git.is_ancestor(history.head, tip):
             return None
         reverts = self._shared.reverts_on(tip)
+        # Only a landing some revert names (by its sha, or by the PR its quoted subject lands)
+        # is asked about: most landings never were, and git is not asked about them.
+        named_prs = self._shared.reverted_prs(tip)
+        if landing not in reverts and (number is not None and number not in named_prs):
+            return None
         if not reverts or not self._git.is_ancestor(landing, tip):
             return None
         subjects = {sha: line for key in reverts.values() for sha, line in key}
@@ -610,18 +626,17 @@ class Replayer:
             return False
         if not (history.base and history.head):
             return False
-        # The whole range, however long (a branch synced after months holds hundreds of
-        # commits): git keeps only the subjects that name the candidate.
-        try:
-            listed = self._git.log(
-                "--fixed-strings",
-                f"--grep=#{candidate.number}",
-                "--format=%s",
-                f"{history.base}..{history.head}",
-            )
-        except git.GitCommandError:
-            return False
-        return any(landing_pr(line)[0] == candidate.number for line in listed.splitlines())
+        if self._range_landings is None:
+            # The whole range, however long (a branch synced after months holds hundreds of
+            # commits), read once for every candidate of this change.
+            try:
+                listed = self._git.log("--format=%s", f"{history.base}..{history.head}")
+            except git.GitCommandError:
+                listed = ""
+            self._range_landings = {
+                number for line in listed.splitlines() if (number := landing_pr(line)[0])
+            }
+        return candidate.number in self._range_landings
 
     def _carries_landing(self, candidate: ChangeEvidence, start: str, end: str) -> bool:
         """The candidate's change holds a commit whose subject lands this merged change (its
