@@ -487,7 +487,7 @@ class Leftover:
             if not hunk.weight or hunk.turned:
                 continue
             there = at_tip.get((hunk.path, hunk.first_line, hunk.last_line))
-            if hunk.path in gone and not hunk.new_file:
+            if hunk.path in gone:
                 deleted.append(hunk)
             elif there is not None and (there.after == "there" or there.removal_made):
                 on_tip.append(hunk)
@@ -503,7 +503,7 @@ class Leftover:
         otherwise there (a name the tip renamed, a version it went past, a signature it
         re-wrapped). A test or a note that still applies is still to do."""
         carrying = {id(h) for h in landed.deciding}
-        return not self.still and any(id(h) in carrying for h in self.rewritten)
+        return not self.still and any(id(h) in carrying for h in (*self.rewritten, *self.gone))
 
     def done_on_tip(self, landed: Replay) -> bool:
         """Every hunk that carries the change is done by the landing or on the tip, and the tip

@@ -222,3 +222,32 @@ def test_a_rest_the_tip_has_at_another_place_is_not_still_to_do(builder: RepoBui
     landed = next(f for f in json.loads(out)["findings"] if f["pr"] == 41)
     assert landed["verdict"] == "overlap", landed
     assert any("written otherwise" in r for r in landed["reasons"]), landed
+
+
+def test_a_new_file_in_a_folder_main_removed_since_is_nothing_to_apply(builder: RepoBuilder):
+    """#50 rounds `mean` and adds an example under `examples/`; #51 landed the rounding, and
+    main moved the examples to their own repository since (gin's `examples/`, tokio's
+    `tokio-trace/`): the example has no folder to go in, so nothing of #50 is left to do."""
+    builder.commit("Add stats", {"stats.py": STATS, "examples/README.md": "Examples.\n"})
+    base = builder.head()
+    example = "from stats import mean\n\nprint(mean([1, 2, 3]))\nprint(mean([4]))\n"
+    builder.pr_branch(
+        50,
+        [
+            (
+                "Round the mean, with an example",
+                {"stats.py": rounded(STATS, "mean"), "examples/mean.py": example},
+            )
+        ],
+    )
+    builder.pr_branch(51, [("Round", {"stats.py": rounded(STATS, "mean")})], start=base)
+    builder.merge_pr(51, how="squash")
+    builder.commit("Move the examples out", {"examples/README.md": None})
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(builder.path, "check", "--pr", "50", "--format", "json")
+    assert code == 0, err
+    landed = next(f for f in json.loads(out)["findings"] if f["pr"] == 51)
+    assert landed["verdict"] == "overlap", landed
+    assert any("no longer has (nothing to apply): examples/mean.py" in r for r in landed["reasons"])

@@ -8,6 +8,7 @@ ancestry, for the few candidates that can decide.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import weakref
 from collections import OrderedDict
@@ -47,6 +48,9 @@ class GitAnswers:
 
     def rev_list(self, *args: str) -> str:
         return self._ask("rev_list", *args)
+
+    def rev_parse(self, *args: str) -> str:
+        return self._ask("rev_parse", *args)
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         key = (ancestor, descendant)
@@ -365,7 +369,10 @@ class Replayer:
         versions = self._versions(files, None, tip)
         at_tip = replay(Change(files=tuple(files)), versions, tip, self._blocks)
         gone = frozenset(
-            f.path for f in files if versions[f.path].after is None and f.status != "added"
+            f.path
+            for f in files
+            if versions[f.path].after is None
+            and (f.status != "added" or self._folder_gone(f.path, (base, landed.commit), tip))
         )
         left_over = Leftover.of(landed, at_tip, gone)
         # Which commits made the rest is looked for (by bisection, a replay at each step) only
@@ -377,6 +384,24 @@ class Replayer:
             gone=gone,
             landed_by=self._landed_by(left_over.on_tip, files, base, tip) if across else {},
         )
+
+    def _folder_gone(self, path: str, had: tuple[str, ...], tip: str) -> bool:
+        """The folder a file this change creates goes in was there (at its base, or where the
+        landing put it) and the tip no longer has it (a crate removed, examples moved to their
+        own repository): nothing of it is left to apply."""
+        folder = posixpath.dirname(path)
+        return (
+            bool(folder)
+            and not self._has(tip, folder)
+            and any(self._has(commit, folder) for commit in had)
+        )
+
+    def _has(self, commit: str, path: str) -> bool:
+        try:
+            self._git.rev_parse("--verify", "--quiet", f"{commit}:{path}")
+        except git.GitCommandError:
+            return False
+        return True
 
     def _landed_by(
         self, hunks: Iterable[HunkReplay], files: list[FileChange], base: str, tip: str
