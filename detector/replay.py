@@ -503,7 +503,7 @@ class Leftover:
         otherwise there (a name the tip renamed, a version it went past, a signature it
         re-wrapped). A test or a note that still applies is still to do."""
         carrying = {id(h) for h in landed.deciding}
-        return not self.still and any(id(h) in carrying for h in (*self.rewritten, *self.gone))
+        return not self.still and any(id(h) in carrying for h in self.rewritten)
 
     def done_on_tip(self, landed: Replay) -> bool:
         """Every hunk that carries the change is done by the landing or on the tip, and the tip

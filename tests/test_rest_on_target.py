@@ -227,7 +227,8 @@ def test_a_rest_the_tip_has_at_another_place_is_not_still_to_do(builder: RepoBui
 def test_a_new_file_in_a_folder_main_removed_since_is_nothing_to_apply(builder: RepoBuilder):
     """#50 rounds `mean` and adds an example under `examples/`; #51 landed the rounding, and
     main moved the examples to their own repository since (gin's `examples/`, tokio's
-    `tokio-trace/`): the example has no folder to go in, so nothing of #50 is left to do."""
+    `tokio-trace/`): the example has no folder to go in, so nothing of #50 is left to do:
+    partly done, with nothing to apply, not "rebase, only the example is left"."""
     builder.commit("Add stats", {"stats.py": STATS, "examples/README.md": "Examples.\n"})
     base = builder.head()
     example = "from stats import mean\n\nprint(mean([1, 2, 3]))\nprint(mean([4]))\n"
@@ -246,8 +247,7 @@ def test_a_new_file_in_a_folder_main_removed_since_is_nothing_to_apply(builder: 
     code, _, err = run_cli(builder.path, "index", "--quiet")
     assert code == 0, err
 
-    code, out, err = run_cli(builder.path, "check", "--pr", "50", "--format", "json")
-    assert code == 0, err
-    landed = next(f for f in json.loads(out)["findings"] if f["pr"] == 51)
-    assert landed["verdict"] == "overlap", landed
+    landed = check_first(builder.path, 50)
+    assert (landed["pr"], landed["verdict"]) == (51, "partly-merged"), landed
+    assert landed["residual"] == [], landed
     assert any("no longer has (nothing to apply): examples/mean.py" in r for r in landed["reasons"])
