@@ -71,6 +71,24 @@ class GitAnswers:
         return answer
 
 
+@dataclass(frozen=True, slots=True)
+class BranchReverts:
+    """A branch's reverts, by what each reverts (the full sha its message names, the subject
+    it quotes), with each revert's own subject and the PRs whose landing they quote."""
+
+    by_key: dict[str, list[tuple[str, str]]]  # reverted sha or subject -> (revert, subject)
+    subjects: dict[str, str]  # revert -> its subject
+    prs: frozenset[int]  # PRs whose landing a revert quotes (`Revert "Title (#N)"`)
+
+    @classmethod
+    def of(cls, by_key: dict[str, list[tuple[str, str]]]) -> BranchReverts:
+        return cls(
+            by_key,
+            {sha: line for listed in by_key.values() for sha, line in listed},
+            frozenset(number for key in by_key if (number := landing_pr(key)[0])),
+        )
+
+
 @dataclass
 class SharedReads:
     """What replaying reads that does not depend on the query, kept from one query to the
@@ -100,8 +118,7 @@ class SharedReads:
     blobs: gitsource.BlobReader | None = None  # its `git cat-file` processes, kept across queries
     # The reverts a branch's history holds, by tip: reverting commits by the sha they name
     # ("This reverts commit <sha>.") and by the subject they quote (`Revert "<subject>"`).
-    reverts: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)
-    reverted_numbers: dict[str, set[int]] = field(default_factory=dict)  # `reverted_prs`
+    reverts: dict[str, BranchReverts] = field(default_factory=dict)
 
     def git(self) -> GitAnswers:
         if self.answers is None:
@@ -113,19 +130,11 @@ class SharedReads:
             self.blobs = gitsource.BlobReader(self.repo)
         return self.blobs
 
-    def reverted_prs(self, tip: str) -> set[int]:
-        """The PRs whose landing a revert in `tip`'s history quotes (`Revert "Title (#N)"`)."""
-        if tip not in self.reverted_numbers:
-            self.reverted_numbers[tip] = {
-                number for key in self.reverts_on(tip) if (number := landing_pr(key)[0])
-            }
-        return self.reverted_numbers[tip]
-
-    def reverts_on(self, tip: str) -> dict[str, list[tuple[str, str]]]:
-        """Each revert in `tip`'s history, under the sha and the subject it reverts: read
-        once per branch tip with one `git log`, however many landings are asked about."""
+    def reverts_on(self, tip: str) -> BranchReverts:
+        """The reverts in `tip`'s history: read once per branch tip with one `git log`,
+        however many landings are asked about."""
         if tip not in self.reverts:
-            self.reverts[tip] = gitsource.reverts_in(self.repo, tip)
+            self.reverts[tip] = BranchReverts.of(gitsource.reverts_in(self.repo, tip))
         return self.reverts[tip]
 
     def close(self) -> None:
@@ -271,15 +280,14 @@ class Replayer:
             return None
         if history.head and self._git.is_ancestor(history.head, tip):
             return None
-        reverts = self._shared.reverts_on(tip)
+        branch = self._shared.reverts_on(tip)
+        reverts, subjects = branch.by_key, branch.subjects
         # Only a landing some revert names (by its sha, or by the PR its quoted subject lands)
         # is asked about: most landings never were, and git is not asked about them.
-        named_prs = self._shared.reverted_prs(tip)
-        if landing not in reverts and (number is not None and number not in named_prs):
+        if landing not in reverts and (number is not None and number not in branch.prs):
             return None
         if not reverts or not self._git.is_ancestor(landing, tip):
             return None
-        subjects = {sha: line for key in reverts.values() for sha, line in key}
 
         def reverting(commit: str) -> list[str]:
             """The reverts of `commit` after it, oldest first (by its sha, then its subject)."""
