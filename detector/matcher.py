@@ -26,8 +26,9 @@ from detector.evidence import (
     Signals,
     TargetProbe,
     TipReplay,
+    Verdict,
 )
-from detector.replay import HunkCount, Leftover, Replay, places
+from detector.replay import HunkCount, HunkReplay, Leftover, Replay, places
 from detector.signals import measure, shared_lines
 
 if TYPE_CHECKING:
@@ -185,10 +186,13 @@ def settle(
     findings: Iterable[Finding],
     proofs: Mapping[str, Proof],
     landings: Iterable[tuple[ChangeEvidence, Proof]] = (),
+    rest: TipReplay | None = None,
 ) -> list[Finding]:
     """Final verdicts where the change could be replayed: a candidate decides only by what its
     replay proved (`proofs`, by candidate key); one that was not replayed does not decide.
-    `landings` are target commits the index does not know that the replay showed did it."""
+    `landings` are target commits the index does not know that the replay showed did it;
+    `rest` the change replayed at its branch's tip in the files of its own commits that have
+    no copy there (`fold_part_landing`)."""
     settled = [
         f if f.landed_commits else _proven(query, f, proofs.get(f.candidate.key)) for f in findings
     ]
@@ -203,16 +207,65 @@ def settle(
             settled.append(_proven(query, unknown, proof))
     kept = [f for f in settled if f.decides or _any_evidence(f.signals)]
     return fold_identical(
-        fold_reopened(rank(fold_part_landing(query, kept), query.reference_number))
+        fold_reopened(rank(fold_part_landing(query, kept, rest), query.reference_number))
     )
 
 
-def fold_part_landing(query: Query, findings: list[Finding]) -> list[Finding]:
+@dataclass(frozen=True, slots=True)
+class RestOfPart:
+    """A part-landed PR's commits with no copy on its branch, by what the branch's tip says
+    of their lines (`Leftover.at_tip`, file by file): a commit is still to do where some of
+    its lines would still apply there; else written otherwise where the tip rewrote lines it
+    edits; else nothing to apply (its files gone); else on the tip already (or nothing of it
+    is left in the PR's own change: a later commit of the PR undid it)."""
+
+    to_do: tuple[PrCommit, ...]
+    written_otherwise: tuple[PrCommit, ...] = ()
+    files_gone: tuple[PrCommit, ...] = ()
+    on_tip: tuple[PrCommit, ...] = ()
+
+    @classmethod
+    def of(cls, part: PartLanded, rest: TipReplay | None) -> RestOfPart:
+        if rest is None:
+            return cls(part.remaining)
+        left = Leftover.at_tip(rest.replay, rest.gone)
+        sorted_: dict[str, list[PrCommit]] = {k: [] for k in ("to_do", "otherwise", "gone", "on")}
+        for commit in part.remaining:
+            files = set(commit.files)
+
+            def touches(hunks: tuple[HunkReplay, ...], files: set[str] = files) -> bool:
+                return any(h.path in files for h in hunks)
+
+            key = (
+                "to_do"
+                if touches(left.still)
+                else "otherwise"
+                if touches(left.rewritten)
+                else "gone"
+                if touches(left.gone)
+                else "on"
+            )
+            sorted_[key].append(commit)
+        return cls(*(tuple(sorted_[k]) for k in ("to_do", "otherwise", "gone", "on")))
+
+    @property
+    def verdict(self) -> Verdict:
+        """Partly merged while something of it still applies (or only gone files are left,
+        as for a landing's rest); none of it left but lines the tip wrote otherwise: a part
+        proven, no verdict; all of it on the tip: done, across the copies and the tip."""
+        if self.to_do or self.files_gone:
+            return "partly-merged"
+        return "overlap" if self.written_otherwise else "already-merged"
+
+
+def fold_part_landing(
+    query: Query, findings: list[Finding], rest: TipReplay | None = None
+) -> list[Finding]:
     """Where this PR's own commits landed in part (copies on the target with their patch, by
-    git's patch identity: the index's record, `Query.landed_in_part`), one `partly-merged`
-    finding at the copy of the last one that landed names every copy and the commits still to
-    do; the copies' own findings fold into it (each alone is this PR's own work, not another's
-    change)."""
+    git's patch identity: the index's record, `Query.landed_in_part`), one finding at the copy
+    of the last one that landed names every copy and what is left (`RestOfPart`, by the
+    branch's tip where `rest` replayed the commits without a copy there); the copies' own
+    findings fold into it (each alone is this PR's own work, not another's change)."""
     part = query.landed_in_part
     if part is None or not part.landed:
         return findings
@@ -234,14 +287,20 @@ def fold_part_landing(query: Query, findings: list[Finding]) -> list[Finding]:
             branch=part.target,
         )
     )
+    left = RestOfPart.of(part, None if query.change.truncated else rest)
     signals = base.signals if base is not None else Signals()
-    residual = tuple(_commit_line(c) for c in part.remaining)
+    if left.verdict == "overlap":
+        signals = replace(signals, landed_part=True)
+    residual = tuple(_commit_line(c) for c in left.to_do)
     finding = Finding(
-        verdict="partly-merged",
-        score=max(base.score if base is not None else 0.0, PARTLY_SCORE),
+        verdict=left.verdict,
+        score=max(
+            base.score if base is not None else 0.0,
+            PROVEN_SCORE if left.verdict == "already-merged" else PARTLY_SCORE,
+        ),
         candidate=candidate,
         signals=signals,
-        reasons=tuple(_part_reasons(part, residual)),
+        reasons=tuple(_part_reasons(part, left)),
         shared_removed=base.shared_removed if base is not None else (),
         shared_added=base.shared_added if base is not None else (),
         shared_files=base.shared_files if base is not None else (),
@@ -252,7 +311,7 @@ def fold_part_landing(query: Query, findings: list[Finding]) -> list[Finding]:
     return [*kept, finding]
 
 
-def _part_reasons(part: PartLanded, residual: tuple[str, ...]) -> Iterable[str]:
+def _part_reasons(part: PartLanded, left: RestOfPart) -> Iterable[str]:
     where = part.target or "the target"
     landed = part.landed
     shown = ", ".join(
@@ -263,9 +322,20 @@ def _part_reasons(part: PartLanded, residual: tuple[str, ...]) -> Iterable[str]:
         f"{len(landed)} of this change's commits landed on {where} with the same patch "
         f"(cherry-picked or rebased, by git's patch-id): {shown}{more}"
     )
-    listed = ", ".join(residual[:4])
-    more = f" and {len(residual) - 4} more" if len(residual) > 4 else ""
-    yield f"not on {where}, still to do: {listed}{more}"
+    for commits, said in (
+        (left.to_do, "still to do"),
+        (
+            left.written_otherwise,
+            f"and {where} has their lines written otherwise since, so they no longer apply "
+            "as they are",
+        ),
+        (left.files_gone, f"in files {where} no longer has (nothing to apply)"),
+        (left.on_tip, f"but {where} has their lines anyway (or this change undid them)"),
+    ):
+        if commits:
+            listed = ", ".join(_commit_line(c) for c in commits[:4])
+            more = f" and {len(commits) - 4} more" if len(commits) > 4 else ""
+            yield f"not on {where}, {said}: {listed}{more}"
 
 
 def _commit_line(commit: PrCommit) -> str:

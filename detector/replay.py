@@ -478,14 +478,25 @@ class Leftover:
         change does not add) has nothing left to apply to; a hunk whose lines the tip has
         neither as its result nor as what it edits was rewritten there since. Still to do is
         what would still apply to the tip and change something there."""
-        at_tip = {(h.path, h.first_line, h.last_line): h for h in tip.hunks} if tip else {}
+        left = [h for h in landed.hunks if h.weight and not h.turned]
+        return cls._split(left, tip.hunks if tip else (), gone)
+
+    @classmethod
+    def at_tip(cls, tip: Replay, gone: frozenset[str] = frozenset()) -> Leftover:
+        """Split, as `of` does, hunks no landing replayed (the commits of a PR that have no
+        copy on its branch) by the tip alone."""
+        return cls._split([h for h in tip.hunks if h.weight], tip.hunks, gone)
+
+    @classmethod
+    def _split(
+        cls, left: Iterable[HunkReplay], tip: Iterable[HunkReplay], gone: frozenset[str]
+    ) -> Leftover:
+        at_tip = {(h.path, h.first_line, h.last_line): h for h in tip}
         still: list[HunkReplay] = []
         on_tip: list[HunkReplay] = []
         deleted: list[HunkReplay] = []
         rewritten: list[HunkReplay] = []
-        for hunk in landed.hunks:
-            if not hunk.weight or hunk.turned:
-                continue
+        for hunk in left:
             there = at_tip.get((hunk.path, hunk.first_line, hunk.last_line))
             if hunk.path in gone:
                 deleted.append(hunk)

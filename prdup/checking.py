@@ -329,7 +329,10 @@ def prove(
         )
     replayer = Replayer(repo, change, history, settings, store.landings.landed_patches, shared)
     proofs = prove_all(replayer, [*chosen.values(), *unknown])
-    return settle(query, findings, proofs, [(c, proofs[c.key]) for c in unknown if c.key in proofs])
+    part = query.landed_in_part
+    rest = replayer.rest_at_tip(part) if part is not None and part.remaining else None
+    landed = [(c, proofs[c.key]) for c in unknown if c.key in proofs]
+    return settle(query, findings, proofs, landed, rest)
 
 
 def check(

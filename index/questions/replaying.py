@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import git
 
-from detector.evidence import ChangeEvidence, Landing, Proof, TipReplay
+from detector.evidence import ChangeEvidence, Landing, PartLanded, Proof, TipReplay
 from detector.model import Change, FileChange, NotADiff
 from detector.replay import FileText, FileVersions, HunkReplay, Leftover, Replay, replay
 from index.config import Settings
@@ -238,7 +238,9 @@ class Replayer:
         self._identified: dict[str, tuple[str, int] | None] = {}
         self._fetched: dict[str, tuple[str, str] | None] = {}
         self._history = history
-        self._files = [f for f in change.files if f.hunks and f.status != "binary"][:MAX_FILES]
+        readable = [f for f in change.files if f.hunks and f.status != "binary"]
+        self._files = readable[:MAX_FILES]
+        self._cut = len(readable) > MAX_FILES  # some of its files are not replayed
         self._change = Change(files=tuple(self._files))
         self._patch_id = change.patch_id
         self._base_texts: dict[str, FileText | None] = {}
@@ -364,34 +366,55 @@ class Replayer:
         """This change replayed at its branch's tip, for the hunks a landing left: another
         change may have made them since (or before), or the tip no longer has their file.
         Not for a change whose own commits the tip may hold (merged, or its head reachable)."""
+        left = {h.path for h in landed.hunks if h.weight and not h.turned}
+        found = self._replayed_at_tip(left, landed.commit)
+        if found is None or not found[1]:
+            return None
+        at_tip, files = found
+        left_over = Leftover.of(landed, at_tip.replay, at_tip.gone)
+        # Which commits made the rest is looked for (by bisection, a replay at each step) only
+        # where it decides what is said: the whole change done across the landing and them.
+        if not left_over.done_on_tip(landed):
+            return at_tip
+        base, tip = self._history.base, self._history.line_tip
+        assert base and tip
+        return replace(at_tip, landed_by=self._landed_by(left_over.on_tip, files, base, tip))
+
+    def rest_at_tip(self, part: PartLanded) -> TipReplay | None:
+        """This change replayed at its branch's tip in the files of its commits that have no
+        copy there yet (`PartLanded.remaining`): which of those the tip has anyway, wrote
+        otherwise since, or no longer has a file for. Only where the copies are on this
+        change's own branch (the tip judged is theirs)."""
+        last = part.landed[-1].landed_as if part.landed else None
+        if last is None or part.target != self._history.line_name or self._cut:
+            return None
+        found = self._replayed_at_tip({p for c in part.remaining for p in c.files}, last)
+        return found[0] if found is not None else None
+
+    def _replayed_at_tip(
+        self, paths: set[str], landed: str
+    ) -> tuple[TipReplay, list[FileChange]] | None:
+        """This change's hunks in `paths` replayed at its branch's tip from its own base, with
+        the files the tip no longer has (a file it creates counts as gone only where its
+        folder went: it was there at the base or at `landed`, and the tip has it no more);
+        none where the change has no hunk in `paths` (its own later commits undid them). Not
+        for a change whose own commits the tip may hold (merged, or its head reachable)."""
         history = self._history
         tip, base = history.line_tip, history.base
         if not (tip and base) or history.merged:
             return None
         if history.head and self._git.is_ancestor(history.head, tip):
             return None
-        left = {h.path for h in landed.hunks if h.weight and not h.turned}
-        files = [f for f in self._files if f.path in left]
-        if not files:
-            return None
+        files = [f for f in self._files if f.path in paths]
         versions = self._versions(files, None, tip)
         at_tip = replay(Change(files=tuple(files)), versions, tip, self._blocks)
         gone = frozenset(
             f.path
             for f in files
             if versions[f.path].after is None
-            and (f.status != "added" or self._folder_gone(f.path, (base, landed.commit), tip))
+            and (f.status != "added" or self._folder_gone(f.path, (base, landed), tip))
         )
-        left_over = Leftover.of(landed, at_tip, gone)
-        # Which commits made the rest is looked for (by bisection, a replay at each step) only
-        # where it decides what is said: the whole change done across the landing and them.
-        across = left_over.done_on_tip(landed)
-        return TipReplay(
-            replay=at_tip,
-            branch=history.line_name or "the target",
-            gone=gone,
-            landed_by=self._landed_by(left_over.on_tip, files, base, tip) if across else {},
-        )
+        return TipReplay(replay=at_tip, branch=history.line_name or "the target", gone=gone), files
 
     def _folder_gone(self, path: str, had: tuple[str, ...], tip: str) -> bool:
         """The folder a file this change creates goes in was there (at its base, or where the
