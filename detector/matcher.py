@@ -28,7 +28,7 @@ from detector.evidence import (
     TipReplay,
     Verdict,
 )
-from detector.replay import HunkCount, HunkReplay, Leftover, Replay, places
+from detector.replay import HunkCount, Leftover, Replay, places
 from detector.signals import measure, shared_lines
 
 if TYPE_CHECKING:
@@ -186,13 +186,13 @@ def settle(
     findings: Iterable[Finding],
     proofs: Mapping[str, Proof],
     landings: Iterable[tuple[ChangeEvidence, Proof]] = (),
-    rest: TipReplay | None = None,
+    rest: Mapping[str, TipReplay] | None = None,
 ) -> list[Finding]:
     """Final verdicts where the change could be replayed: a candidate decides only by what its
     replay proved (`proofs`, by candidate key); one that was not replayed does not decide.
     `landings` are target commits the index does not know that the replay showed did it;
-    `rest` the change replayed at its branch's tip in the files of its own commits that have
-    no copy there (`fold_part_landing`)."""
+    `rest` this change's own commits that have no copy on its branch, each replayed at the
+    branch's tip (`fold_part_landing`)."""
     settled = [
         f if f.landed_commits else _proven(query, f, proofs.get(f.candidate.key)) for f in findings
     ]
@@ -213,11 +213,11 @@ def settle(
 
 @dataclass(frozen=True, slots=True)
 class RestOfPart:
-    """A part-landed PR's commits with no copy on its branch, by what the branch's tip says
-    of their lines (`Leftover.at_tip`, file by file): a commit is still to do where some of
-    its lines would still apply there; else written otherwise where the tip rewrote lines it
-    edits; else nothing to apply (its files gone); else on the tip already (or nothing of it
-    is left in the PR's own change: a later commit of the PR undid it)."""
+    """A part-landed PR's commits with no copy on its branch, each by what the branch's tip
+    says of its own patch (`Leftover.at_tip`): still to do where some of its lines would
+    still apply there; else written otherwise where the tip rewrote lines it edits; else
+    nothing to apply (its files gone); else on the tip already. A commit of none of the
+    files the PR's change touches was undone by its later commits: nothing of it is left."""
 
     to_do: tuple[PrCommit, ...]
     written_otherwise: tuple[PrCommit, ...] = ()
@@ -225,26 +225,29 @@ class RestOfPart:
     on_tip: tuple[PrCommit, ...] = ()
 
     @classmethod
-    def of(cls, part: PartLanded, rest: TipReplay | None) -> RestOfPart:
-        if rest is None:
-            return cls(part.remaining)
-        left = Leftover.at_tip(rest.replay, rest.gone)
+    def of(
+        cls, part: PartLanded, rest: Mapping[str, TipReplay], touched: frozenset[str]
+    ) -> RestOfPart:
+        """`rest`: the commits replayed at the tip, by sha (one left out stays to do);
+        `touched`: the files of the PR's whole change."""
         sorted_: dict[str, list[PrCommit]] = {k: [] for k in ("to_do", "otherwise", "gone", "on")}
         for commit in part.remaining:
-            files = set(commit.files)
-
-            def touches(hunks: tuple[HunkReplay, ...], files: set[str] = files) -> bool:
-                return any(h.path in files for h in hunks)
-
-            key = (
-                "to_do"
-                if touches(left.still)
-                else "otherwise"
-                if touches(left.rewritten)
-                else "gone"
-                if touches(left.gone)
-                else "on"
-            )
+            at_tip = rest.get(commit.sha)
+            if touched and commit.files and not touched & set(commit.files):
+                key = "on"
+            elif at_tip is None:
+                key = "to_do"
+            else:
+                left = Leftover.at_tip(at_tip.replay, at_tip.gone)
+                key = (
+                    "to_do"
+                    if left.still
+                    else "otherwise"
+                    if left.rewritten
+                    else "gone"
+                    if left.gone
+                    else "on"
+                )
             sorted_[key].append(commit)
         return cls(*(tuple(sorted_[k]) for k in ("to_do", "otherwise", "gone", "on")))
 
@@ -259,7 +262,7 @@ class RestOfPart:
 
 
 def fold_part_landing(
-    query: Query, findings: list[Finding], rest: TipReplay | None = None
+    query: Query, findings: list[Finding], rest: Mapping[str, TipReplay] | None = None
 ) -> list[Finding]:
     """Where this PR's own commits landed in part (copies on the target with their patch, by
     git's patch identity: the index's record, `Query.landed_in_part`), one finding at the copy
@@ -271,11 +274,13 @@ def fold_part_landing(
         return findings
     copies = {c.landed_as for c in part.landed}
     kept = [f for f in findings if f.landed_commits or f.candidate.commit not in copies]
-    if any(f.landed_commits for f in kept):
-        return kept
+    folded = [f for f in kept if f.landed_commits]
+    if folded and rest is None:
+        return kept  # folded before the replays (`match`); judged again with the tip
+    kept = [f for f in kept if not f.landed_commits]
     last = part.landed[-1]
     assert last.landed_as is not None
-    base = next((f for f in findings if f.candidate.commit == last.landed_as), None)
+    base = next((f for f in [*folded, *findings] if f.candidate.commit == last.landed_as), None)
     candidate = (
         base.candidate
         if base is not None
@@ -287,7 +292,8 @@ def fold_part_landing(
             branch=part.target,
         )
     )
-    left = RestOfPart.of(part, None if query.change.truncated else rest)
+    touched = frozenset() if query.change.truncated else query.change.files
+    left = RestOfPart.of(part, rest or {}, touched)
     signals = base.signals if base is not None else Signals()
     if left.verdict == "overlap":
         signals = replace(signals, landed_part=True)

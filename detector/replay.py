@@ -484,12 +484,17 @@ class Leftover:
     @classmethod
     def at_tip(cls, tip: Replay, gone: frozenset[str] = frozenset()) -> Leftover:
         """Split, as `of` does, hunks no landing replayed (the commits of a PR that have no
-        copy on its branch) by the tip alone."""
-        return cls._split([h for h in tip.hunks if h.weight], tip.hunks, gone)
+        copy on its branch) by the tip alone; there, the same code at its place is on the tip
+        too (an addition whose context is still there reads as applying, made or not)."""
+        return cls._split([h for h in tip.hunks if h.weight], tip.hunks, gone, by_code=True)
 
     @classmethod
     def _split(
-        cls, left: Iterable[HunkReplay], tip: Iterable[HunkReplay], gone: frozenset[str]
+        cls,
+        left: Iterable[HunkReplay],
+        tip: Iterable[HunkReplay],
+        gone: frozenset[str],
+        by_code: bool = False,
     ) -> Leftover:
         at_tip = {(h.path, h.first_line, h.last_line): h for h in tip}
         still: list[HunkReplay] = []
@@ -500,7 +505,11 @@ class Leftover:
             there = at_tip.get((hunk.path, hunk.first_line, hunk.last_line))
             if hunk.path in gone:
                 deleted.append(hunk)
-            elif there is not None and (there.after == "there" or there.removal_made):
+            elif there is not None and (
+                there.after == "there"
+                or there.removal_made
+                or (by_code and there.turned and there.how in ("identical", "same-code"))
+            ):
                 on_tip.append(hunk)
             elif there is not None and (there.after == "conflict" or there.added_elsewhere):
                 rewritten.append(hunk)

@@ -176,6 +176,52 @@ def test_a_pr_two_of_whose_three_commits_landed_is_partly_merged_with_the_third_
     assert [f["commit"] for f in findings].count(copies[0]) == 0
 
 
+def _check_pr_5(story: RepoBuilder) -> dict:
+    code, out, err = run_cli(story.path, "index", "--quiet")
+    assert code == 0, err
+    code, out, err = run_cli(story.path, "check", "--pr", "5", "--format", "json")
+    assert code in (0, 1), err
+    return json.loads(out)["findings"][0]
+
+
+def test_a_part_landed_pr_whose_last_commit_main_wrote_otherwise_has_nothing_left_to_do(
+    story: RepoBuilder,
+):
+    """Two of PR 5's commits were cherry-picked; then main wrote its own `dump()` and reworded
+    the line PR 5's third commit adds after: that commit no longer applies as it is. No
+    "rebase, only Add dump() is left": a part of PR 5 landed, and it is said as an overlap."""
+    first, second, third = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.git("cherry-pick", first, second)
+    own = STEP_2.replace(
+        "    return {key.strip(): value.strip() for key, value in pairs}\n",
+        "    return {k.strip(): v.strip() for k, v in pairs}\n\n\n"
+        "def dump(values):\n    return json.dumps(values)\n",
+    )
+    story.commit("Write dump() as JSON", {"config.py": "import json\n" + own})
+
+    best = _check_pr_5(story)
+
+    assert (best["verdict"], best["residual"]) == ("overlap", [])
+    assert any(
+        third[:7] in r and "written otherwise since, so they no longer apply" in r
+        for r in best["reasons"]
+    )
+
+
+def test_a_part_landed_pr_whose_last_commit_main_made_anyway_is_done(story: RepoBuilder):
+    """Two of PR 5's commits were cherry-picked; a maintainer's own commit (with a README
+    line of its own, so no copy of the third) added the same `dump()`: all of PR 5 is on
+    main, its two commits as copies and the third's lines as they are."""
+    first, second, third = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.git("cherry-pick", first, second)
+    story.commit("Add dump() and say so", {"config.py": STEP_3, "README.md": "Reads and dumps.\n"})
+
+    best = _check_pr_5(story)
+
+    assert (best["verdict"], best["residual"]) == ("already-merged", [])
+    assert any(third[:7] in r and "has their lines anyway" in r for r in best["reasons"])
+
+
 def test_a_pr_landed_in_part_then_whole_is_merged_and_no_longer_in_part(
     story: RepoBuilder, tmp_path: Path
 ):

@@ -27,6 +27,7 @@ from index.questions.changes import parse_filtered
 
 MAX_FILE_BYTES = 2_000_000
 MAX_FILES = 60  # a change of more files is replayed on its first 60 (the rest stays residual)
+MAX_REST_COMMITS = 20  # a part-landed PR's commits without a copy judged at the tip, at most
 MAX_RANGE_COMMITS = 100  # of an open candidate's range, read for copies of merged commits
 MAX_REVERT_DEPTH = 8  # reverts of reverts followed this deep (each one flips the change)
 LABELLED_FILES = 3  # files of hunks found on the tip whose first commit there is looked for
@@ -380,16 +381,36 @@ class Replayer:
         assert base and tip
         return replace(at_tip, landed_by=self._landed_by(left_over.on_tip, files, base, tip))
 
-    def rest_at_tip(self, part: PartLanded) -> TipReplay | None:
-        """This change replayed at its branch's tip in the files of its commits that have no
-        copy there yet (`PartLanded.remaining`): which of those the tip has anyway, wrote
-        otherwise since, or no longer has a file for. Only where the copies are on this
-        change's own branch (the tip judged is theirs)."""
+    def rest_at_tip(self, part: PartLanded) -> dict[str, TipReplay]:
+        """Each commit of this change with no copy on its branch (`PartLanded.remaining`), by
+        sha, its own patch replayed at the branch's tip: which of them the tip has anyway,
+        wrote otherwise since, or no longer has a file for. Only where the copies are on this
+        change's own branch (the tip judged is theirs), and for a few commits (a git diff
+        each); a commit git cannot diff, or cut at the line limit, is left out (still to do)."""
         last = part.landed[-1].landed_as if part.landed else None
-        if last is None or part.target != self._history.line_name or self._cut:
-            return None
-        found = self._replayed_at_tip({p for c in part.remaining for p in c.files}, last)
-        return found[0] if found is not None else None
+        remaining = part.remaining
+        if last is None or part.target != self._history.line_name:
+            return {}
+        if len(remaining) > MAX_REST_COMMITS:
+            return {}
+        found: dict[str, TipReplay] = {}
+        for commit in remaining:
+            try:
+                parent = self._git.rev_parse(f"{commit.sha}^")
+                diff = gitsource.diff_between(self._repo, parent, commit.sha)
+                change, cut = parse_filtered(diff, self._settings)
+            except (git.GitCommandError, NotADiff):
+                continue
+            if cut:
+                continue
+            history = replace(self._history, base=parent, head=commit.sha)
+            own = Replayer(self._repo, change, history, self._settings, shared=self._shared)
+            replayed = (
+                None if own._cut else own._replayed_at_tip({f.path for f in own._files}, last)
+            )
+            if replayed is not None:
+                found[commit.sha] = replayed[0]
+        return found
 
     def _replayed_at_tip(
         self, paths: set[str], landed: str
