@@ -223,6 +223,7 @@ class RestOfPart:
     written_otherwise: tuple[PrCommit, ...] = ()
     files_gone: tuple[PrCommit, ...] = ()
     on_tip: tuple[PrCommit, ...] = ()
+    undone: tuple[PrCommit, ...] = ()
 
     @classmethod
     def of(
@@ -230,11 +231,12 @@ class RestOfPart:
     ) -> RestOfPart:
         """`rest`: the commits replayed at the tip, by sha (one left out stays to do);
         `touched`: the files of the PR's whole change."""
-        sorted_: dict[str, list[PrCommit]] = {k: [] for k in ("to_do", "otherwise", "gone", "on")}
+        kinds = ("to_do", "otherwise", "gone", "on", "undone")
+        sorted_: dict[str, list[PrCommit]] = {k: [] for k in kinds}
         for commit in part.remaining:
             at_tip = rest.get(commit.sha)
             if touched and commit.files and not touched & set(commit.files):
-                key = "on"
+                key = "undone"
             elif at_tip is None:
                 key = "to_do"
             else:
@@ -249,7 +251,7 @@ class RestOfPart:
                     else "on"
                 )
             sorted_[key].append(commit)
-        return cls(*(tuple(sorted_[k]) for k in ("to_do", "otherwise", "gone", "on")))
+        return cls(*(tuple(sorted_[k]) for k in kinds))
 
     @property
     def verdict(self) -> Verdict:
@@ -336,7 +338,8 @@ def _part_reasons(part: PartLanded, left: RestOfPart) -> Iterable[str]:
             "as they are",
         ),
         (left.files_gone, f"in files {where} no longer has (nothing to apply)"),
-        (left.on_tip, f"but {where} has their lines anyway (or this change undid them)"),
+        (left.on_tip, f"but {where} has their lines anyway"),
+        (left.undone, "and this change's later commits undid them"),
     ):
         if commits:
             listed = ", ".join(_commit_line(c) for c in commits[:4])

@@ -222,6 +222,39 @@ def test_a_part_landed_pr_whose_last_commit_main_made_anyway_is_done(story: Repo
     assert any(third[:7] in r and "has their lines anyway" in r for r in best["reasons"])
 
 
+def test_a_part_landed_prs_commits_that_undo_each_other_are_not_still_to_do(tmp_path: Path):
+    """PR 7 fixes the reader, adds a debugging script and takes it out again, then skips
+    blank lines; only the first fix was cherry-picked. What is still to do is the last
+    commit: the script is in no version of PR 7's change."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Add the config reader", {"config.py": CONFIG})
+    builder.pr_branch(
+        7,
+        [
+            ("Read config files as UTF-8", {"config.py": STEP_1}),
+            ("Debug the reader", {"debug.py": "from config import load\nprint(load('a.cfg'))\n"}),
+            ("Remove the debugging script", {"debug.py": None}),
+            ("Skip blank lines and strip keys", {"config.py": STEP_2}),
+        ],
+    )
+    first, debug, undebug, last = builder.repo.git.rev_list(
+        "--reverse", "main..refs/pull/7/head"
+    ).split()
+    builder.git("cherry-pick", first)
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(builder.path, "check", "--pr", "7", "--format", "json")
+
+    best = json.loads(out)["findings"][0]
+    assert best["verdict"] == "partly-merged"
+    assert best["residual"] == [f"{last[:7]} Skip blank lines and strip keys (config.py)"]
+    assert any(
+        "later commits undid them" in r and debug[:7] in r and undebug[:7] in r
+        for r in best["reasons"]
+    )
+
+
 def test_a_pr_landed_in_part_then_whole_is_merged_and_no_longer_in_part(
     story: RepoBuilder, tmp_path: Path
 ):
