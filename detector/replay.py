@@ -248,6 +248,9 @@ class HunkReplay:
     # It only adds lines, and the file after the candidate has them all, at another place:
     # applying it would write them twice.
     added_elsewhere: bool = False
+    # It only adds whole definitions, and the file after the candidate defines each of them
+    # (by name, where the change's base did not): written otherwise there.
+    defined_there: bool = False
 
     @property
     def turned(self) -> bool:
@@ -511,7 +514,9 @@ class Leftover:
                 or (by_code and there.turned and there.how in ("identical", "same-code"))
             ):
                 on_tip.append(hunk)
-            elif there is not None and (there.after == "conflict" or there.added_elsewhere):
+            elif there is not None and (
+                there.after == "conflict" or there.added_elsewhere or there.defined_there
+            ):
                 rewritten.append(hunk)
             else:
                 still.append(hunk)

@@ -224,6 +224,33 @@ def test_a_rest_the_tip_has_at_another_place_is_not_still_to_do(builder: RepoBui
     assert any("written otherwise" in r for r in landed["reasons"]), landed
 
 
+def test_a_rest_adding_a_function_main_has_written_otherwise_is_not_still_to_do(
+    builder: RepoBuilder,
+):
+    """#42 rounds `mean` and adds a `total` function after `extent`; #43 landed the rounding,
+    and main has since defined its own `total`, with another body, at the top: #42's rest
+    would still apply as text, and write a second `total` (tokio #5016's `is_closed`, on
+    master since #6348 in other words). Nothing of #42 is left to do as it is."""
+    mine = "def total(values):\n    ordered = list(values)\n    return sum(ordered)\n"
+    theirs = "def total(values):\n    return math.fsum(values)\n"
+    builder.commit("Add stats", {"stats.py": STATS})
+    base = builder.head()
+    builder.pr_branch(
+        42, [("Round the mean, add total", {"stats.py": rounded(STATS, "mean") + "\n\n" + mine})]
+    )
+    builder.pr_branch(43, [("Round", {"stats.py": rounded(STATS, "mean")})], start=base)
+    builder.merge_pr(43, how="squash")
+    builder.commit("Add total", {"stats.py": theirs + "\n\n" + rounded(STATS, "mean")})
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(builder.path, "check", "--pr", "42", "--format", "json")
+    assert code == 0, err
+    landed = next(f for f in json.loads(out)["findings"] if f["pr"] == 43)
+    assert landed["verdict"] == "overlap", landed
+    assert any("written otherwise" in r and "stats.py" in r for r in landed["reasons"]), landed
+
+
 def test_a_new_file_in_a_folder_main_removed_since_is_nothing_to_apply(builder: RepoBuilder):
     """#50 rounds `mean` and adds an example under `examples/`; #51 landed the rounding, and
     main moved the examples to their own repository since (gin's `examples/`, tokio's

@@ -12,16 +12,16 @@ import posixpath
 import re
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import git
 
 from detector.evidence import ChangeEvidence, Landing, PartLanded, Proof, TipReplay
-from detector.model import Change, FileChange, NotADiff
+from detector.model import Change, FileChange, Hunk, NotADiff
 from detector.replay import FileText, FileVersions, HunkReplay, Leftover, Replay, replay
 from index.config import Settings
-from index.git import gitsource
+from index.git import gitsource, symbols
 from index.metadata import earlier, landing_pr, names_pr
 from index.questions.changes import parse_filtered
 
@@ -429,6 +429,7 @@ class Replayer:
         files = [f for f in self._files if f.path in paths]
         versions = self._versions(files, None, tip)
         at_tip = replay(Change(files=tuple(files)), versions, tip, self._blocks)
+        at_tip = self._defined_there(at_tip, files, versions)
         gone = frozenset(
             f.path
             for f in files
@@ -436,6 +437,42 @@ class Replayer:
             and (f.status != "added" or self._folder_gone(f.path, (base, landed), tip))
         )
         return TipReplay(replay=at_tip, branch=history.line_name or "the target", gone=gone), files
+
+    def _defined_there(
+        self, at_tip: Replay, files: list[FileChange], versions: Mapping[str, FileVersions]
+    ) -> Replay:
+        """A hunk that would still apply to the tip but only adds whole definitions the tip's
+        file already has (each by its qualified name, `Receiver.is_closed`, where this
+        change's base had none of that name) was written otherwise there: the function is
+        on the branch, in another body. Read with the language's parser, for these hunks
+        only."""
+        head = self._history.head
+        by_path = {f.path: f for f in files}
+        found: list[HunkReplay] = []
+        for replayed in at_tip.hunks:
+            file = by_path.get(replayed.path)
+            hunk = _hunk_at(file, replayed.first_line) if file is not None else None
+            texts = versions.get(replayed.path)
+            if (
+                head is None
+                or replayed.after != "new"
+                or not replayed.weight
+                or hunk is None
+                or any(line.side == "-" for line in hunk.lines)
+                or texts is None
+                or texts.after is None
+            ):
+                found.append(replayed)
+                continue
+            assert file is not None  # (a hunk was found in it)
+            added = _defined(
+                file.path, self._text_at(head, file), replayed.first_line, replayed.last_line
+            )
+            there = added and added <= _defined(file.path, texts.after) - _defined(
+                file.path, texts.base
+            )
+            found.append(replace(replayed, defined_there=True) if there else replayed)
+        return replace(at_tip, hunks=tuple(found))
 
     def _folder_gone(self, path: str, had: tuple[str, ...], tip: str) -> bool:
         """The folder a file this change creates goes in was there (at its base, or where the
@@ -1138,6 +1175,30 @@ class Replayer:
         if spec in self._fetched:
             return self._fetched[spec]
         return self._blobs.read_text(spec, MAX_FILE_BYTES)
+
+
+def _hunk_at(file: FileChange, first_line: int) -> Hunk | None:
+    """The hunk of `file` whose first added line is `first_line` (`HunkReplay.first_line`)."""
+    for hunk in file.hunks:
+        added = next((line.number for line in hunk.lines if line.side == "+"), None)
+        if added == first_line:
+            return hunk
+    return None
+
+
+def _defined(
+    path: str, text: FileText | Sequence[str] | None, first: int = 1, last: int | None = None
+) -> frozenset[str]:
+    """The qualified names of the definitions that start in lines `first`..`last` of a file."""
+    lines = text.lines if isinstance(text, FileText) else text
+    if not lines:
+        return frozenset()
+    source = "\n".join(lines).encode("utf-8", "surrogateescape")
+    return frozenset(
+        d.qualified
+        for d in symbols.definitions(path, source)
+        if first <= d.start_line and (last is None or d.start_line <= last)
+    )
 
 
 def _lines(data: bytes | str) -> list[str]:
