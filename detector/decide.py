@@ -348,9 +348,10 @@ def proven_verdict(
             # What this landing left is on the branch's tip anyway, put there by other
             # changes (git's own evidence: the lines are there): done, across those changes.
             return "already-merged"
-        if left is not None and left.applies_nowhere(replay):
-            # Nothing it left would still apply: the tip rewrote those lines since. A part
-            # landed, and no rebase leaves "only X" to do: worth knowing, no verdict.
+        if left is not None and left.rewritten_since(replay):
+            # The tip rewrote code it left since: a part landed, and no rebase leaves "only X"
+            # to do (X is to be read against what the branch became): worth knowing, no
+            # verdict.
             return nearby(signals)
         if revised_by_author(signals, proof):
             # Its author's own later PR, which landed a part: their revised version; what it

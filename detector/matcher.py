@@ -255,12 +255,13 @@ class RestOfPart:
 
     @property
     def verdict(self) -> Verdict:
-        """Partly merged while something of it still applies (or only gone files are left,
-        as for a landing's rest); none of it left but lines the tip wrote otherwise: a part
-        proven, no verdict; all of it on the tip: done, across the copies and the tip."""
-        if self.to_do or self.files_gone:
-            return "partly-merged"
-        return "overlap" if self.written_otherwise else "already-merged"
+        """Some of it written otherwise on the tip since: a part proven, no verdict (as for a
+        landing's rest, `Leftover.rewritten_since`); else partly merged while something of
+        it still applies (or only gone files are left); else, all of it on the tip: done,
+        across the copies and the tip."""
+        if self.written_otherwise:
+            return "overlap"
+        return "partly-merged" if self.to_do or self.files_gone else "already-merged"
 
 
 def fold_part_landing(
@@ -478,8 +479,8 @@ def _landed_first(finding: Finding) -> tuple[int, float]:
 
 
 def _rest_rewritten(proof: Proof, verdict: str, overridden: bool) -> bool:
-    """A part landed, and none of the rest would still apply to the tip (written otherwise
-    there): no verdict, but a part of the change proven. Not where a rule overrides the
+    """A part landed, and the tip rewrote code of the rest since (`Leftover.rewritten_since`):
+    no verdict, but a part of the change proven. Not where a rule overrides the
     replay (a port, a revert since): that rule's reason is the finding's."""
     tip, replay = proof.tip, proof.replay
     return (
@@ -487,7 +488,7 @@ def _rest_rewritten(proof: Proof, verdict: str, overridden: bool) -> bool:
         and verdict not in DECIDING_VERDICTS
         and tip is not None
         and replay.partial
-        and Leftover.of(replay, tip.replay, tip.gone).applies_nowhere(replay)
+        and Leftover.of(replay, tip.replay, tip.gone).rewritten_since(replay)
     )
 
 
@@ -855,8 +856,9 @@ def _replay_reasons(
     elif count.total and stale:
         yield (
             f"replayed {where}: {count.done} of {count.total} hunk(s) are there "
-            f"({_percent(count.share)} of the changed lines), and none of the rest would "
-            "still apply as it is: whether it is still wanted is for a maintainer to read"
+            f"({_percent(count.share)} of the changed lines), and the tip rewrote some of "
+            "the rest since, so it no longer applies as it is: whether what is left is still "
+            "wanted is for a maintainer to read"
         )
     elif count.total:
         yield f"replayed {where}: {_hunks_there(count, replay, verdict in DECIDING_VERDICTS)}"
@@ -885,10 +887,11 @@ def _replay_reasons(
     ):
         yield from _tip_reasons(other, proof.replay, proof.tip, verdict)
     residual = () if _regenerated(s, verdict) else _still_to_do(proof, s.same_patch)
-    if residual and verdict in DECIDING_VERDICTS:
+    if residual and (verdict in DECIDING_VERDICTS or stale):
         shown = ", ".join(residual[:4])
         more = f" and {len(residual) - 4} more" if len(residual) > 4 else ""
-        yield f"not in {other}, still to do: {shown}{more}"
+        said = "still to do" if verdict in DECIDING_VERDICTS else "would still apply as it is"
+        yield f"not in {other}, {said}: {shown}{more}"
     elif (
         count.residual
         and count.done

@@ -522,13 +522,13 @@ class Leftover:
                 still.append(hunk)
         return cls(tuple(still), tuple(on_tip), tuple(deleted), tuple(rewritten))
 
-    def applies_nowhere(self, landed: Replay) -> bool:
-        """Nothing the landing left would still apply to the tip, and the tip rewrote some of
-        the change's code since: "rebase, only X is left" would be false, X being written
-        otherwise there (a name the tip renamed, a version it went past, a signature it
-        re-wrapped). A test or a note that still applies is still to do."""
+    def rewritten_since(self, landed: Replay) -> bool:
+        """The tip rewrote some of the change's code that the landing left (a name it renamed,
+        a version it went past, a signature it re-wrapped): "rebase, only X is left" would be
+        false, as the rest no longer applies as it is, and whatever of it still applies (X)
+        is to be read against what the branch became since, not applied."""
         carrying = {id(h) for h in landed.deciding}
-        return not self.still and any(id(h) in carrying for h in self.rewritten)
+        return any(id(h) in carrying for h in self.rewritten)
 
     def done_on_tip(self, landed: Replay) -> bool:
         """Every hunk that carries the change is done by the landing or on the tip, and the tip

@@ -251,6 +251,30 @@ def test_a_rest_adding_a_function_main_has_written_otherwise_is_not_still_to_do(
     assert any("written otherwise" in r and "stats.py" in r for r in landed["reasons"]), landed
 
 
+def test_a_rest_main_rewrote_in_part_since_is_no_partly_done(builder: RepoBuilder):
+    """#60 rounds `mean` and `extent` and checks `spread`'s input; #61 landed the `mean`
+    rounding, and main rewrote `extent` since (its result renamed): the `extent` edit no
+    longer applies, so "rebase, only the `spread` check is left" would be false. A part of
+    #60 landed, said as an overlap whose reasons say which rest applies and which does not."""
+    builder.commit("Add stats", {"stats.py": STATS})
+    base = builder.head()
+    mine = checked(rounded(rounded(STATS, "mean"), "extent"))
+    builder.pr_branch(60, [("Round mean and extent, check spread", {"stats.py": mine})])
+    builder.pr_branch(61, [("Round", {"stats.py": rounded(STATS, "mean")})], start=base)
+    builder.merge_pr(61, how="squash")
+    renamed = rounded(STATS, "mean").replace("extent_result", "widest")
+    builder.commit("Name extent's result", {"stats.py": renamed})
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(builder.path, "check", "--pr", "60", "--format", "json")
+    assert code == 0, err
+    landed = next(f for f in json.loads(out)["findings"] if f["pr"] == 61)
+    assert landed["verdict"] == "overlap", landed
+    assert landed["residual"] == [], landed
+    assert any("written otherwise" in r for r in landed["reasons"]), landed
+
+
 def test_a_new_file_in_a_folder_main_removed_since_is_nothing_to_apply(builder: RepoBuilder):
     """#50 rounds `mean` and adds an example under `examples/`; #51 landed the rounding, and
     main moved the examples to their own repository since (gin's `examples/`, tokio's
