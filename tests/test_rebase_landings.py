@@ -208,6 +208,32 @@ def test_a_part_landed_pr_whose_last_commit_main_wrote_otherwise_has_nothing_lef
     )
 
 
+def test_a_pr_part_landed_on_a_release_line_is_judged_by_that_lines_tip(story: RepoBuilder):
+    """PR 5 (for main) had two commits picked to the release line 1.x, and 1.x then wrote its
+    own `dump()`: the third commit is read against 1.x's tip, where the copies are, not
+    main's, and no longer applies there."""
+    first, second, third = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.checkout("1.x", "main~1")
+    story.git("cherry-pick", first, second)
+    own = STEP_2.replace(
+        "    return {key.strip(): value.strip() for key, value in pairs}\n",
+        "    return {k.strip(): v.strip() for k, v in pairs}\n\n\n"
+        "def dump(values):\n    return json.dumps(values)\n",
+    )
+    story.commit("Write dump() as JSON", {"config.py": "import json\n" + own})
+    story.checkout("main")
+    code, _, err = run_cli(story.path, "index", "--quiet", "--target", "main", "--target", "1.x")
+    assert code == 0, err
+
+    code, out, err = run_cli(story.path, "check", "--pr", "5", "--format", "json")
+
+    best = json.loads(out)["findings"][0]
+    assert (best["verdict"], best["residual"]) == ("overlap", [])
+    assert any(
+        third[:7] in r and "1.x has their lines written otherwise" in r for r in best["reasons"]
+    )
+
+
 def test_a_part_landed_pr_whose_last_commit_main_made_anyway_is_done(story: RepoBuilder):
     """Two of PR 5's commits were cherry-picked; a maintainer's own commit (with a README
     line of its own, so no copy of the third) added the same `dump()`: all of PR 5 is on

@@ -383,16 +383,20 @@ class Replayer:
 
     def rest_at_tip(self, part: PartLanded) -> dict[str, TipReplay]:
         """Each commit of this change with no copy on its branch (`PartLanded.remaining`), by
-        sha, its own patch replayed at the branch's tip: which of them the tip has anyway,
-        wrote otherwise since, or no longer has a file for. Only where the copies are on this
-        change's own branch (the tip judged is theirs), and for a few commits (a git diff
+        sha, its own patch replayed at the tip of the branch the copies are on (this change's
+        own, or a release line its commits were picked to): which of them that tip has anyway,
+        wrote otherwise since, or no longer has a file for. For a few commits (a git diff
         each); a commit git cannot diff, or cut at the line limit, is left out (still to do)."""
         last = part.landed[-1].landed_as if part.landed else None
         remaining = part.remaining
-        if last is None or part.target != self._history.line_name:
+        if last is None or part.target is None or len(remaining) > MAX_REST_COMMITS:
             return {}
-        if len(remaining) > MAX_REST_COMMITS:
-            return {}
+        line = self._history
+        if part.target != line.line_name:
+            branch = gitsource.target_branch(self._repo, part.target, required=False)
+            if branch is None:
+                return {}
+            line = replace(line, line_tip=branch.tip, line_name=part.target)
         found: dict[str, TipReplay] = {}
         for commit in remaining:
             try:
@@ -403,7 +407,7 @@ class Replayer:
                 continue
             if cut:
                 continue
-            history = replace(self._history, base=parent, head=commit.sha)
+            history = replace(line, base=parent, head=commit.sha)
             own = Replayer(self._repo, change, history, self._settings, shared=self._shared)
             replayed = (
                 None if own._cut else own._replayed_at_tip({f.path for f in own._files}, last)
