@@ -1117,3 +1117,64 @@ def test_an_entry_added_at_another_place_in_the_same_array_is_the_same_change(
     _, found = check_json(builder.path, "--pr", "71")
 
     assert deciding(found) == [(70, "duplicate")]
+
+
+CONTROLLER = """use std::io::Write;
+
+impl<'b> Controller<'b> {
+    pub fn run(&self) -> Result<bool> {
+        let mut output_type = OutputType::from_mode(self.config.paging_mode);
+        let writer = output_type.handle()?;
+        let mut no_errors: bool = true;
+        for filename in &self.config.files {
+            no_errors &= self.print_file(writer, filename);
+        }
+        Ok(no_errors)
+    }
+}
+"""
+HANDLE_LINE = "        let writer = output_type.handle()?;\n"
+
+
+def test_a_keyword_in_common_is_not_the_same_replacement(builder: RepoBuilder):
+    """This change locks stdout before writing (sharkdp/bat #321); #40 (merged) replaced the
+    same line to write to a caller's buffer (#2618). Both spell `mut`, `match` and `Write`
+    around `output_type.handle()?`, and `mut` is Rust's keyword, no name either brings in:
+    the lock is not there, so #40 did not do this change."""
+    builder.commit("Add the controller", {"src/controller.rs": CONTROLLER})
+    base = builder.head()
+    buffered = CONTROLLER.replace(
+        HANDLE_LINE,
+        "        let mut writer = match output_buffer {\n"
+        "            Some(buf) => OutputHandle::FmtWrite(buf),\n"
+        "            None => OutputHandle::IoWrite(output_type.handle()?),\n"
+        "        };\n",
+    )
+    builder.pr_branch(40, [("Write to a buffer", {"src/controller.rs": buffered})])
+    builder.merge_pr(40, how="merge")
+    builder.checkout("contributor", base)
+    builder._author = "Grace"
+    builder.commit(
+        "Lock stdout before running",
+        {
+            "src/controller.rs": CONTROLLER.replace(
+                HANDLE_LINE,
+                "        let mut lock;\n"
+                "        let writer: &mut Write = match output_type {\n"
+                "            OutputType::Stdout(ref mut stdout) => {\n"
+                "                lock = stdout.lock();\n"
+                "                &mut lock\n"
+                "            }\n"
+                "            _ => output_type.handle()?,\n"
+                "        };\n",
+            )
+        },
+    )
+    builder.checkout("main")
+    index(builder)
+
+    _, found = check_json(builder.path, "contributor")
+
+    assert deciding(found) == []
+    landed = next(f for f in found if f["pr"] == 40)
+    assert any("0 of 1 hunk(s) are there" in r for r in landed["reasons"]), landed
