@@ -39,6 +39,15 @@ STEP_3 = (
 )
 
 
+# The reader after its second step, as a maintainer went on writing it: a `dump()` of its own,
+# after a return line reworded (PR 5's third commit no longer applies to it).
+DUMPED_AS_JSON = "import json\n" + STEP_2.replace(
+    "    return {key.strip(): value.strip() for key, value in pairs}\n",
+    "    return {k.strip(): v.strip() for k, v in pairs}\n\n\n"
+    "def dump(values):\n    return json.dumps(values)\n",
+)
+
+
 def change(db: Path, number: int) -> dict:
     with sqlite3.connect(db) as conn:
         conn.row_factory = sqlite3.Row
@@ -192,12 +201,7 @@ def test_a_part_landed_pr_whose_last_commit_main_wrote_otherwise_has_nothing_lef
     "rebase, only Add dump() is left": a part of PR 5 landed, and it is said as an overlap."""
     first, second, third = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
     story.git("cherry-pick", first, second)
-    own = STEP_2.replace(
-        "    return {key.strip(): value.strip() for key, value in pairs}\n",
-        "    return {k.strip(): v.strip() for k, v in pairs}\n\n\n"
-        "def dump(values):\n    return json.dumps(values)\n",
-    )
-    story.commit("Write dump() as JSON", {"config.py": "import json\n" + own})
+    story.commit("Write dump() as JSON", {"config.py": DUMPED_AS_JSON})
 
     best = _check_pr_5(story)
 
@@ -215,12 +219,7 @@ def test_a_pr_part_landed_on_a_release_line_is_judged_by_that_lines_tip(story: R
     first, second, third = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
     story.checkout("1.x", "main~1")
     story.git("cherry-pick", first, second)
-    own = STEP_2.replace(
-        "    return {key.strip(): value.strip() for key, value in pairs}\n",
-        "    return {k.strip(): v.strip() for k, v in pairs}\n\n\n"
-        "def dump(values):\n    return json.dumps(values)\n",
-    )
-    story.commit("Write dump() as JSON", {"config.py": "import json\n" + own})
+    story.commit("Write dump() as JSON", {"config.py": DUMPED_AS_JSON})
     story.checkout("main")
     code, _, err = run_cli(story.path, "index", "--quiet", "--target", "main", "--target", "1.x")
     assert code == 0, err

@@ -199,54 +199,35 @@ def test_a_part_its_author_landed_later_in_a_revised_pr_leaves_no_rest_to_do(
     assert other["verdict"] == "partly-merged", other
 
 
-def test_a_rest_the_tip_has_at_another_place_is_not_still_to_do(builder: RepoBuilder):
+TOTAL = "def total(values):\n    ordered = list(values)\n    return sum(ordered)\n"
+
+
+@pytest.mark.parametrize(
+    "theirs",
+    [TOTAL, "def total(values):\n    return math.fsum(values)\n"],
+    ids=["the-same-lines", "another-body"],
+)
+def test_a_rest_the_tip_has_at_another_place_is_not_still_to_do(builder: RepoBuilder, theirs):
     """#40 rounds `mean` and adds a `total` helper after `extent`; #41 landed the rounding, and
-    main added the same helper at the top of the file since: applying #40's rest would write
-    it twice, so nothing of #40 is left to do as it is (tokio's `mod hint`, added by #4491 a
-    few lines above where #3496 put it)."""
-    helper = "def total(values):\n    ordered = list(values)\n    return sum(ordered)\n"
+    main added a `total` of its own at the top of the file since, the same lines (tokio's `mod
+    hint`, added by #4491 a few lines above where #3496 put it) or another body (tokio #5016's
+    `is_closed`, on master since #6348 in other words): applying #40's rest would define
+    `total` twice, so nothing of #40 is left to do as it is."""
     builder.commit("Add stats", {"stats.py": STATS})
     base = builder.head()
     builder.pr_branch(
         40,
-        [("Round the mean, add total", {"stats.py": rounded(STATS, "mean") + "\n\n" + helper})],
+        [("Round the mean, add total", {"stats.py": rounded(STATS, "mean") + "\n\n" + TOTAL})],
     )
     builder.pr_branch(41, [("Round", {"stats.py": rounded(STATS, "mean")})], start=base)
     builder.merge_pr(41, how="squash")
-    builder.commit("Add total", {"stats.py": helper + "\n\n" + rounded(STATS, "mean")})
+    builder.commit("Add total", {"stats.py": theirs + "\n\n" + rounded(STATS, "mean")})
     code, _, err = run_cli(builder.path, "index", "--quiet")
     assert code == 0, err
 
     code, out, err = run_cli(builder.path, "check", "--pr", "40", "--format", "json")
     assert code == 0, err
     landed = next(f for f in json.loads(out)["findings"] if f["pr"] == 41)
-    assert landed["verdict"] == "overlap", landed
-    assert any("written otherwise" in r for r in landed["reasons"]), landed
-
-
-def test_a_rest_adding_a_function_main_has_written_otherwise_is_not_still_to_do(
-    builder: RepoBuilder,
-):
-    """#42 rounds `mean` and adds a `total` function after `extent`; #43 landed the rounding,
-    and main has since defined its own `total`, with another body, at the top: #42's rest
-    would still apply as text, and write a second `total` (tokio #5016's `is_closed`, on
-    master since #6348 in other words). Nothing of #42 is left to do as it is."""
-    mine = "def total(values):\n    ordered = list(values)\n    return sum(ordered)\n"
-    theirs = "def total(values):\n    return math.fsum(values)\n"
-    builder.commit("Add stats", {"stats.py": STATS})
-    base = builder.head()
-    builder.pr_branch(
-        42, [("Round the mean, add total", {"stats.py": rounded(STATS, "mean") + "\n\n" + mine})]
-    )
-    builder.pr_branch(43, [("Round", {"stats.py": rounded(STATS, "mean")})], start=base)
-    builder.merge_pr(43, how="squash")
-    builder.commit("Add total", {"stats.py": theirs + "\n\n" + rounded(STATS, "mean")})
-    code, _, err = run_cli(builder.path, "index", "--quiet")
-    assert code == 0, err
-
-    code, out, err = run_cli(builder.path, "check", "--pr", "42", "--format", "json")
-    assert code == 0, err
-    landed = next(f for f in json.loads(out)["findings"] if f["pr"] == 43)
     assert landed["verdict"] == "overlap", landed
     assert any("written otherwise" in r and "stats.py" in r for r in landed["reasons"]), landed
 
