@@ -382,3 +382,14 @@ class TipReplay:
     gone: frozenset[str] = frozenset()  # files the change edits that the tip no longer has
     # (path, first line) of a hunk -> the commit that put it there: "#135" or a short sha
     landed_by: Mapping[tuple[str, int], str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RestAtTip:
+    """What git says of a part-landed PR's commits without a copy (`PartLanded.remaining`):
+    each one's own patch replayed at the tip of the branch the copies are on, by sha (one left
+    out could not be judged), and those the PR's own later commits undid (its head has every
+    file of theirs as its base had it)."""
+
+    replays: Mapping[str, TipReplay] = field(default_factory=dict)
+    undone: frozenset[str] = frozenset()

@@ -23,6 +23,7 @@ from detector.evidence import (
     Proof,
     QueryLineWeights,
     RemainingHunk,
+    RestAtTip,
     Signals,
     TargetProbe,
     TipReplay,
@@ -186,7 +187,7 @@ def settle(
     findings: Iterable[Finding],
     proofs: Mapping[str, Proof],
     landings: Iterable[tuple[ChangeEvidence, Proof]] = (),
-    rest: Mapping[str, TipReplay] | None = None,
+    rest: RestAtTip | None = None,
 ) -> list[Finding]:
     """Final verdicts where the change could be replayed: a candidate decides only by what its
     replay proved (`proofs`, by candidate key); one that was not replayed does not decide.
@@ -214,10 +215,12 @@ def settle(
 @dataclass(frozen=True, slots=True)
 class RestOfPart:
     """A part-landed PR's commits with no copy on its branch, each by what the branch's tip
-    says of its own patch (`Leftover.at_tip`): still to do where some of its lines would
-    still apply there; else written otherwise where the tip rewrote lines it edits; else
-    nothing to apply (its files gone); else on the tip already. A commit of none of the
-    files the PR's change touches was undone by its later commits: nothing of it is left."""
+    says of its own patch (`Leftover.at_tip`, as of a landing's rest): written otherwise where
+    the tip rewrote code of it since (or, nothing of it still applying, anything of it);
+    still to do where some of it would still apply; nothing to apply where its files are gone;
+    on the tip already where its lines are there. A commit git could not judge (not replayed:
+    a binary file, a rename, a cut diff) stays to do. A commit the PR's later commits undid
+    (git: the PR's head has its files as its base had them) leaves nothing."""
 
     to_do: tuple[PrCommit, ...]
     written_otherwise: tuple[PrCommit, ...] = ()
@@ -226,30 +229,20 @@ class RestOfPart:
     undone: tuple[PrCommit, ...] = ()
 
     @classmethod
-    def of(
-        cls, part: PartLanded, rest: Mapping[str, TipReplay], touched: frozenset[str]
-    ) -> RestOfPart:
-        """`rest`: the commits replayed at the tip, by sha (one left out stays to do);
-        `touched`: the files of the PR's whole change."""
+    def of(cls, part: PartLanded, rest: RestAtTip) -> RestOfPart:
         kinds = ("to_do", "otherwise", "gone", "on", "undone")
         sorted_: dict[str, list[PrCommit]] = {k: [] for k in kinds}
         for commit in part.remaining:
-            at_tip = rest.get(commit.sha)
-            if touched and commit.files and not touched & set(commit.files):
-                key = "undone"
-            elif at_tip is None:
-                key = "to_do"
-            else:
+            at_tip = rest.replays.get(commit.sha)
+            key = "undone" if commit.sha in rest.undone else "to_do"
+            if key == "to_do" and at_tip is not None:
                 left = Leftover.at_tip(at_tip.replay, at_tip.gone)
-                key = (
-                    "to_do"
-                    if left.still
-                    else "otherwise"
-                    if left.rewritten
-                    else "gone"
-                    if left.gone
-                    else "on"
-                )
+                if left.rewritten_since(at_tip.replay) or (left.rewritten and not left.still):
+                    key = "otherwise"
+                elif not left.still and left.gone:
+                    key = "gone"
+                elif not left.still and left.on_tip:
+                    key = "on"
             sorted_[key].append(commit)
         return cls(*(tuple(sorted_[k]) for k in kinds))
 
@@ -265,7 +258,7 @@ class RestOfPart:
 
 
 def fold_part_landing(
-    query: Query, findings: list[Finding], rest: Mapping[str, TipReplay] | None = None
+    query: Query, findings: list[Finding], rest: RestAtTip | None = None
 ) -> list[Finding]:
     """Where this PR's own commits landed in part (copies on the target with their patch, by
     git's patch identity: the index's record, `Query.landed_in_part`), one finding at the copy
@@ -295,12 +288,11 @@ def fold_part_landing(
             branch=part.target,
         )
     )
-    touched = frozenset() if query.change.truncated else query.change.files
-    left = RestOfPart.of(part, rest or {}, touched)
+    left = RestOfPart.of(part, rest or RestAtTip())
     signals = base.signals if base is not None else Signals()
     if left.verdict == "overlap":
         signals = replace(signals, landed_part=True)
-    residual = tuple(_commit_line(c) for c in left.to_do)
+    residual = tuple(_commit_line(c) for c in left.to_do) if left.verdict == "partly-merged" else ()
     finding = Finding(
         verdict=left.verdict,
         score=max(
@@ -309,7 +301,7 @@ def fold_part_landing(
         ),
         candidate=candidate,
         signals=signals,
-        reasons=tuple(_part_reasons(part, left)),
+        reasons=tuple(_part_reasons(part, left, left.verdict)),
         shared_removed=base.shared_removed if base is not None else (),
         shared_added=base.shared_added if base is not None else (),
         shared_files=base.shared_files if base is not None else (),
@@ -320,7 +312,7 @@ def fold_part_landing(
     return [*kept, finding]
 
 
-def _part_reasons(part: PartLanded, left: RestOfPart) -> Iterable[str]:
+def _part_reasons(part: PartLanded, left: RestOfPart, verdict: str) -> Iterable[str]:
     where = part.target or "the target"
     landed = part.landed
     shown = ", ".join(
@@ -332,7 +324,7 @@ def _part_reasons(part: PartLanded, left: RestOfPart) -> Iterable[str]:
         f"(cherry-picked or rebased, by git's patch-id): {shown}{more}"
     )
     for commits, said in (
-        (left.to_do, "still to do"),
+        (left.to_do, "still to do" if verdict in DECIDING_VERDICTS else "would still apply"),
         (
             left.written_otherwise,
             f"and {where} has their lines written otherwise since, so they no longer apply "

@@ -255,8 +255,12 @@ def match_query(
         )
     dismissed = engine.dismissed(info.number)
     findings = match(query, candidates, found.weights, dismissed)
-    if change is None and load_change is not None and worth_replaying(findings):
-        change = load_change()  # read only when some candidate is worth replaying
+    part = query.landed_in_part
+    rest_to_read = part is not None and bool(part.landed) and bool(part.remaining)
+    if change is None and load_change is not None and (worth_replaying(findings) or rest_to_read):
+        # Read only when some candidate is worth replaying, or some of the PR's own commits
+        # without a copy are to be read against the tip (`fold_part_landing`).
+        change = load_change()
     if repo is None or change is None or history is None:
         return findings  # nothing to replay at: the index's evidence is all there is
     return prove(repo, store, settings, query, change, history(), findings, dismissed, shared)

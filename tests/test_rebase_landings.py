@@ -210,6 +210,9 @@ def test_a_part_landed_pr_whose_last_commit_main_wrote_otherwise_has_nothing_lef
         third[:7] in r and "written otherwise since, so they no longer apply" in r
         for r in best["reasons"]
     )
+    code, out, err = run_cli(story.path, "sweep", "--format", "json", "--exit-zero")
+    assert code == 0, err
+    assert json.loads(out)["partly_done"] == []  # the sweep's answer is check's
 
 
 def test_a_pr_part_landed_on_a_release_line_is_judged_by_that_lines_tip(story: RepoBuilder):
@@ -278,6 +281,57 @@ def test_a_part_landed_prs_commits_that_undo_each_other_are_not_still_to_do(tmp_
         "later commits undid them" in r and debug[:7] in r and undebug[:7] in r
         for r in best["reasons"]
     )
+    # The sweep reads the PR's commits against the tip too, though no other candidate of
+    # PR 7's is worth replaying: its answer is check's.
+    code, out, err = run_cli(builder.path, "sweep", "--format", "json", "--exit-zero")
+    assert code == 0, err
+    (swept,) = json.loads(out)["partly_done"]
+    assert swept["reasons"] == best["reasons"]
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+
+
+@pytest.mark.parametrize(
+    ("subject", "files"),
+    [
+        ("Add a logo", {"logo.png": PNG}),
+        ("Move the reader", {"config.py": None, "src/config.py": STEP_3}),
+        ("Pin the dependencies", {"poetry.lock": "[[package]]\nname = 'x'\n"}),
+    ],
+    ids=["binary-file", "rename", "ignored-lock-file"],
+)
+def test_a_part_landed_prs_commit_no_replay_can_read_stays_to_do(
+    tmp_path: Path, subject: str, files: dict
+):
+    """Two of PR 5's commits were cherry-picked; its fourth adds a binary file, only moves a
+    file, or changes a lock file prdup ignores: nothing of it can be replayed at the tip, and
+    nothing of it is on main, so it stays to do, in `check` and in the sweep alike (never
+    "already done" for want of lines to look at)."""
+    story = RepoBuilder(tmp_path / "repo")
+    story.commit("Add the config reader", {"config.py": CONFIG})
+    story.pr_branch(
+        5,
+        [
+            ("Read config files as UTF-8", {"config.py": STEP_1}),
+            ("Skip blank lines and strip keys", {"config.py": STEP_2}),
+            ("Add dump()", {"config.py": STEP_3}),
+            (subject, files),
+        ],
+    )
+    story.commit("Unrelated docs", {"README.md": "Config reader.\n"})
+    first, second, *_ = story.repo.git.rev_list("--reverse", "main..refs/pull/5/head").split()
+    story.git("cherry-pick", first, second)
+
+    best = _check_pr_5(story)
+
+    assert best["verdict"] == "partly-merged", best
+    assert any(subject in line for line in best["residual"]), best
+    code, out, err = run_cli(story.path, "sweep", "--format", "json", "--exit-zero")
+    assert code == 0, err
+    swept = json.loads(out)
+    assert [e["pr"] for e in swept["partly_done"]] == [5], swept
+    assert swept["already_done"] == [], swept
 
 
 def test_a_pr_landed_in_part_then_whole_is_merged_and_no_longer_in_part(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import git
 
-from detector.evidence import ChangeEvidence, Landing, PartLanded, Proof, TipReplay
+from detector.evidence import ChangeEvidence, Landing, PartLanded, Proof, RestAtTip, TipReplay
 from detector.model import Change, FileChange, Hunk, NotADiff
 from detector.replay import FileText, FileVersions, HunkReplay, Leftover, Replay, replay
 from index.config import Settings
@@ -246,6 +246,8 @@ class Replayer:
         self._patch_id = change.patch_id
         self._base_texts: dict[str, FileText | None] = {}
         self._blocks: dict = {}  # each hunk's blocks, built once for all candidates
+        # Each file version's definitions, by the version's id (`_definitions`), once parsed.
+        self._parsed: dict[int, tuple[object, tuple[tuple[str, int], ...]]] = {}
         # The PRs whose landing commit this change's own range holds (`Title (#M)`), once read.
         self._range_landings: set[int] | None = None
 
@@ -381,49 +383,62 @@ class Replayer:
         assert base and tip
         return replace(at_tip, landed_by=self._landed_by(left_over.on_tip, files, base, tip))
 
-    def rest_at_tip(self, part: PartLanded) -> dict[str, TipReplay]:
-        """Each commit of this change with no copy on its branch (`PartLanded.remaining`), by
-        sha, its own patch replayed at the tip of the branch the copies are on (this change's
-        own, or a release line its commits were picked to): which of them that tip has anyway,
-        wrote otherwise since, or no longer has a file for. For a few commits (a git diff
-        each); a commit git cannot diff, or cut at the line limit, is left out (still to do)."""
+    def rest_at_tip(self, part: PartLanded) -> RestAtTip:
+        """Each commit of this change with no copy on its branch (`PartLanded.remaining`), its
+        own patch replayed at the tip of the branch the copies are on (this change's own, or a
+        release line its commits were picked to), and those its later commits undid. For a
+        few commits, their diffs read through one `git diff-tree`; a commit git cannot diff,
+        cut at the line limit, or with a file no replay reads (a binary file, a rename alone)
+        is left out: still to do."""
         last = part.landed[-1].landed_as if part.landed else None
         remaining = part.remaining
         if last is None or part.target is None or len(remaining) > MAX_REST_COMMITS:
-            return {}
+            return RestAtTip()
         line = self._history
         if part.target != line.line_name:
             branch = gitsource.target_branch(self._repo, part.target, required=False)
             if branch is None:
-                return {}
+                return RestAtTip()
             line = replace(line, line_tip=branch.tip, line_name=part.target)
+        tip, base, head = line.line_tip, line.base, line.head
+        if not (tip and base and head) or line.merged or self._git.is_ancestor(head, tip):
+            return RestAtTip()
+        try:
+            listed = self._git.rev_list("--no-walk", "--parents", *(c.sha for c in remaining))
+            net = set(self._repo.git.diff("--name-only", "--no-renames", base, head).split("\n"))
+        except git.GitCommandError:
+            return RestAtTip()
+        parents = {sha: rest[0] for sha, *rest in map(str.split, listed.splitlines()) if rest}
+        undone = frozenset(
+            c.sha for c in remaining if c.files and not net & set(c.files) and c.sha in parents
+        )
+        spans = [(parents[c.sha], c.sha) for c in remaining if c.sha in parents]
+        diffs = gitsource.diffs_between(self._repo, [s for s in spans if s[1] not in undone])
         found: dict[str, TipReplay] = {}
-        for commit in remaining:
+        for (parent, sha), diff in diffs.items():
             try:
-                parent = self._git.rev_parse(f"{commit.sha}^")
-                diff = gitsource.diff_between(self._repo, parent, commit.sha)
                 change, cut = parse_filtered(diff, self._settings)
-            except (git.GitCommandError, NotADiff):
+            except NotADiff:
                 continue
-            if cut:
+            if cut or not change.files or any(not f.hunks for f in change.files):
                 continue
-            history = replace(line, base=parent, head=commit.sha)
+            history = replace(line, base=parent, head=sha)
             own = Replayer(self._repo, change, history, self._settings, shared=self._shared)
-            replayed = (
-                None if own._cut else own._replayed_at_tip({f.path for f in own._files}, last)
-            )
-            if replayed is not None:
-                found[commit.sha] = replayed[0]
-        return found
+            if len(own._files) < len(change.files):
+                continue  # a binary file, or past MAX_FILES: not all of it can be read
+            replayed = own._replayed_at_tip({f.path for f in own._files}, last)
+            if replayed is not None and any(h.weight for h in replayed[0].replay.hunks):
+                found[sha] = replayed[0]
+        return RestAtTip(found, undone)
 
     def _replayed_at_tip(
         self, paths: set[str], landed: str
     ) -> tuple[TipReplay, list[FileChange]] | None:
         """This change's hunks in `paths` replayed at its branch's tip from its own base, with
         the files the tip no longer has (a file it creates counts as gone only where its
-        folder went: it was there at the base or at `landed`, and the tip has it no more);
-        none where the change has no hunk in `paths` (its own later commits undid them). Not
-        for a change whose own commits the tip may hold (merged, or its head reachable)."""
+        folder went: it was there at the base or at `landed`, and the tip has it no more),
+        and the files replayed (none where the change has no hunk in `paths`). Not for a
+        change whose own commits the tip may hold (merged, or its head reachable)."""
         history = self._history
         tip, base = history.line_tip, history.base
         if not (tip and base) or history.merged:
@@ -445,14 +460,15 @@ class Replayer:
     def _defined_there(
         self, at_tip: Replay, files: list[FileChange], versions: Mapping[str, FileVersions]
     ) -> Replay:
-        """A hunk that would still apply to the tip but only adds whole definitions the tip's
-        file already has (each by its qualified name, `Receiver.is_closed`, where this
-        change's base had none of that name) was written otherwise there: the function is
-        on the branch, in another body. Read with the language's parser, for these hunks
-        only."""
+        """A hunk that would still apply to the tip, adds lines only, and starts definitions the
+        tip's file already has, each of them (by its qualified name, `Receiver.is_closed`,
+        where this change's base had none of that name), was written otherwise there: the
+        function is on the branch, in another body. Read with the language's parser, for
+        these hunks only."""
         head = self._history.head
         by_path = {f.path: f for f in files}
         found: list[HunkReplay] = []
+        new_at_tip: dict[str, frozenset[str]] = {}  # by path: defined at the tip, not the base
         for replayed in at_tip.hunks:
             file = by_path.get(replayed.path)
             hunk = _hunk_at(file, replayed.first_line) if file is not None else None
@@ -469,14 +485,34 @@ class Replayer:
                 found.append(replayed)
                 continue
             assert file is not None  # (a hunk was found in it)
-            added = _defined(
-                file.path, self._text_at(head, file), replayed.first_line, replayed.last_line
-            )
-            there = added and added <= _defined(file.path, texts.after) - _defined(
-                file.path, texts.base
-            )
+            path = file.path
+            added = {
+                name
+                for name, start in self._definitions(path, self._text_at(head, file))
+                if replayed.first_line <= start <= replayed.last_line
+            }
+            if path not in new_at_tip:
+                new_at_tip[path] = frozenset(
+                    name for name, _ in self._definitions(path, texts.after)
+                ) - {name for name, _ in self._definitions(path, texts.base)}
+            there = bool(added) and added <= new_at_tip[path]
             found.append(replace(replayed, defined_there=True) if there else replayed)
         return replace(at_tip, hunks=tuple(found))
+
+    def _definitions(
+        self, path: str, text: FileText | Sequence[str] | None
+    ) -> tuple[tuple[str, int], ...]:
+        """The definitions of one version of a file (qualified name, first line), parsed once
+        per version this replayer reads (the tip's file is asked of every candidate)."""
+        if text is None:
+            return ()
+        known = self._parsed.get(id(text))
+        if known is None:
+            lines = text.lines if isinstance(text, FileText) else text
+            source = "\n".join(lines).encode("utf-8", "surrogateescape")
+            found = tuple((d.qualified, d.start_line) for d in symbols.definitions(path, source))
+            known = self._parsed[id(text)] = (text, found)  # the text kept: its id stays its own
+        return known[1]
 
     def _folder_gone(self, path: str, had: tuple[str, ...], tip: str) -> bool:
         """The folder a file this change creates goes in was there (at its base, or where the
@@ -1188,21 +1224,6 @@ def _hunk_at(file: FileChange, first_line: int) -> Hunk | None:
         if added == first_line:
             return hunk
     return None
-
-
-def _defined(
-    path: str, text: FileText | Sequence[str] | None, first: int = 1, last: int | None = None
-) -> frozenset[str]:
-    """The qualified names of the definitions that start in lines `first`..`last` of a file."""
-    lines = text.lines if isinstance(text, FileText) else text
-    if not lines:
-        return frozenset()
-    source = "\n".join(lines).encode("utf-8", "surrogateescape")
-    return frozenset(
-        d.qualified
-        for d in symbols.definitions(path, source)
-        if first <= d.start_line and (last is None or d.start_line <= last)
-    )
 
 
 def _lines(data: bytes | str) -> list[str]:
