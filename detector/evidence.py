@@ -206,6 +206,11 @@ class PartLanded:
     def remaining(self) -> tuple[PrCommit, ...]:
         return tuple(c for c in self.commits if not c.landed_as)
 
+    @property
+    def rest_to_read(self) -> bool:
+        """Some commits landed and some did not: what is left is read against the tip."""
+        return bool(self.landed) and bool(self.remaining)
+
 
 @dataclass(frozen=True, slots=True)
 class TargetProbe:

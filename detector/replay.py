@@ -278,8 +278,8 @@ class HunkReplay:
     # It only adds lines, and the file after the candidate has them all, at another place:
     # applying it would write them twice.
     added_elsewhere: bool = False
-    # It only adds whole definitions, and the file after the candidate defines each of them
-    # (by name, where the change's base did not): written otherwise there.
+    # It only adds lines, starting definitions the file after the candidate already defines,
+    # each of them (by name, where the change's base did not): written otherwise there.
     defined_there: bool = False
 
     @property

@@ -256,7 +256,7 @@ def match_query(
     dismissed = engine.dismissed(info.number)
     findings = match(query, candidates, found.weights, dismissed)
     part = query.landed_in_part
-    rest_to_read = part is not None and bool(part.landed) and bool(part.remaining)
+    rest_to_read = part is not None and part.rest_to_read
     if change is None and load_change is not None and (worth_replaying(findings) or rest_to_read):
         # Read only when some candidate is worth replaying, or some of the PR's own commits
         # without a copy are to be read against the tip (`fold_part_landing`).
@@ -334,7 +334,7 @@ def prove(
     replayer = Replayer(repo, change, history, settings, store.landings.landed_patches, shared)
     proofs = prove_all(replayer, [*chosen.values(), *unknown])
     part = query.landed_in_part
-    rest = replayer.rest_at_tip(part) if part is not None and part.remaining else None
+    rest = replayer.rest_at_tip(part) if part is not None and part.rest_to_read else None
     landed = [(c, proofs[c.key]) for c in unknown if c.key in proofs]
     return settle(query, findings, proofs, landed, rest)
 
