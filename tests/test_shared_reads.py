@@ -8,13 +8,14 @@ says alone. A new landing or a new PR still changes the answers a re-sweep gives
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from detector.model import normalise_line
 from detector.replay import FileText
 from index.config import Settings
 from index.git import gitsource
-from index.questions.candidates import CandidateEngine
+from index.questions.candidates import FEW_QUERIES, Batch, CandidateEngine, read_change_rows
 from index.questions.replaying import SharedReads
 from index.storage.store import IndexStore, default_db_path
 from prdup.checking import match_pr, pr_info
@@ -68,6 +69,43 @@ def test_prs_replayed_at_one_landing_read_it_once_and_answer_as_alone(backlog: R
     assert {spec for spec in shared.texts if spec.startswith(landing)} == at_landing
     assert shared.blobs_read == len(shared.texts)  # each read once, PR 1's landing for PR 2
     assert {**first, **second} == alone
+
+
+def test_a_few_prs_checked_read_what_they_share_and_answer_as_a_whole_backlog(
+    backlog: RepoBuilder,
+):
+    """A re-sweep after a new PR checks a dozen PRs: each reads only what it shares with its
+    candidates instead of every candidate's every line. Every PR's findings (replayed, with
+    their scores and reasons) are those of a batch that reads candidates whole."""
+    repo = gitsource.open_repository(backlog.path)
+    with IndexStore(default_db_path(repo), create=False) as store:
+        rows = read_change_rows(store)
+        numbers = sorted(r.number for r in rows.values() if r.number and r.is_open_pr)
+        batch = Batch.read(store, [cid for cid, r in rows.items() if r.number in numbers], rows)
+        assert batch.few
+        answers = []
+        for read in (batch, replace(batch, queries=FEW_QUERIES + 1)):
+            engine = CandidateEngine(store, read)
+            answers.append(
+                {
+                    number: [
+                        (f.candidate.key, f.verdict, round(f.score, 4), f.reasons)
+                        for f in match_pr(
+                            engine,
+                            repo,
+                            store.changes.row(number),
+                            pr_info(store.changes.row(number), "main"),
+                            Settings(),
+                            probe=False,
+                            deciding_only=True,
+                        )[0]
+                    ]
+                    for number in numbers
+                }
+            )
+    few, whole = answers
+    assert any(verdict == "already-merged" for found in few.values() for _, verdict, *_ in found)
+    assert few == whole
 
 
 def test_a_prs_own_base_is_a_shared_text(backlog: RepoBuilder):

@@ -6,7 +6,9 @@ evidence as far as it is shared with the query, and the rarity of the query's li
 batch it first reads, once, every line row that any query of the batch has (`Batch.read`), then
 answers each query with the same candidates, evidence and weights, reading less:
 
-- a candidate's evidence is read once per process and trimmed to what each query shares;
+- a candidate's evidence is read once per process and trimmed to what each query shares (in
+  a batch of a few queries, each reads only what it shares, as `check` does: candidates
+  seldom recur);
 - with `deciding_only`, it keeps only the candidates whose finding could decide (`could_decide`)
   before reading their evidence; without a replay, and when every line of the query is rare,
   memory holds the lookup's whole answer for those (`_shortlist`).
@@ -28,6 +30,10 @@ from index.questions import lookup
 from index.questions.lookup import Scope
 from index.storage import line_postings
 from index.storage.store import IndexStore
+
+# At most this many queries, a batch reads each one's candidates' lines as far as it shares
+# them (re-sweeps after a few new PRs); more, and every candidate's lines are read once.
+FEW_QUERIES = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +161,7 @@ class Batch:
     keys: dict[str, int] = field(default_factory=dict)  # ChangeEvidence.key -> change id
     hashes: frozenset[int] = frozenset()  # every line hash of the batch's queries
     lookup_built: bool = False  # the line rows by hash are in `lookup_order` (`rare` too)
+    queries: int = 0  # how many changes the batch was read for
     # The rows a scope may refuse beyond their status (`admits`): commits by head and by
     # patch, changes by number. Built on first use.
     _refusable: tuple[dict, dict, dict] | None = field(default=None, repr=False)
@@ -225,7 +232,14 @@ class Batch:
             keys=keys,
             hashes=frozenset(query_hashes),
             lookup_built=store.lines.lookup_is_built(),
+            queries=len(query_ids),
         )
+
+    @property
+    def few(self) -> bool:
+        """Too few queries for a candidate to recur much: each reads what it shares instead
+        of every candidate's every line once (a re-sweep after a new PR checks a dozen)."""
+        return self.queries <= FEW_QUERIES
 
     def by_lines(self, query: ChangeEvidence, scope: Scope) -> list[int] | None:
         """`lookup._by_lines`' answer from memory, or None where memory lacks it (a line not
@@ -329,8 +343,13 @@ class CandidateEngine:
                 for cid in found
                 if cid in touching or (cid in batch.lines and shares_code(query, batch.lines[cid]))
             ]
-        self._read(batch, found)
         hashes = query.removed | query.added
+        if batch.few:
+            candidates = lookup.load_evidence(
+                self.store, found, shared_with=query, whole_files=True
+            )
+            return Retrieved(candidates, batch.rarity)
+        self._read(batch, found)
         candidates = [self._shared(batch, cid, hashes) for cid in found if cid in self._evidence]
         return Retrieved(candidates, batch.rarity)
 

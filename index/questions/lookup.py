@@ -460,12 +460,16 @@ def load_evidence(
     ids: Sequence[int],
     rarity: dict[int, int] | None = None,
     shared_with: ChangeEvidence | None = None,
+    whole_files: bool = False,
 ) -> list[ChangeEvidence]:
     """Full evidence for the given change ids, in the given order.
 
     With `rarity`, also fills it with the document frequency of every line read. With `shared_with`,
     reads only the lines the candidates share with that query, and their precomputed side
     weights: a comparison needs nothing more, and large candidates cost no more than small.
+    `whole_files` still reads every file of each (a replay reads the files a candidate
+    touched, and one sharing none with the query touched none of its files: the sweep's
+    candidates, read whole or for one query, are replayed alike).
     """
     if not ids:
         return []
@@ -513,7 +517,7 @@ def load_evidence(
             df = _values_for(store, "line_df", "hash", "df", {line[3] for line in lines})
             rarity.update((line[3], df.get(line[3]) or 0) for line in lines)
         # With a query, only what could be shared with it is read: the signals are overlaps.
-        only, params = _shared_only(shared_with, "path", lambda q: q.files)
+        only, params = _shared_only(None if whole_files else shared_with, "path", lambda q: q.files)
         for cid, path in store.rows(
             f"SELECT change_id, path FROM files WHERE change_id IN ({marks}) "
             f"AND status != 'ignored' {only}",
