@@ -346,7 +346,7 @@ class CandidateEngine:
         hashes = query.removed | query.added
         if batch.few:
             candidates = lookup.load_evidence(
-                self.store, found, shared_with=query, whole_files=True
+                self.store, found, shared_with=query, whole_files=True, known_lines=batch.lines
             )
             return Retrieved(candidates, batch.rarity)
         self._read(batch, found)

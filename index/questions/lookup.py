@@ -461,6 +461,7 @@ def load_evidence(
     rarity: dict[int, int] | None = None,
     shared_with: ChangeEvidence | None = None,
     whole_files: bool = False,
+    known_lines: Mapping[int, ChangeEvidence] | None = None,
 ) -> list[ChangeEvidence]:
     """Full evidence for the given change ids, in the given order.
 
@@ -469,7 +470,9 @@ def load_evidence(
     weights: a comparison needs nothing more, and large candidates cost no more than small.
     `whole_files` still reads every file of each (a replay reads the files a candidate
     touched, and one sharing none with the query touched none of its files: the sweep's
-    candidates, read whole or for one query, are replayed alike).
+    candidates, read whole or for one query, are replayed alike). `known_lines` holds each
+    change's lines as far as a batch's queries have them (`Batch.lines`): the shared ones
+    are taken from there instead of being looked up again.
     """
     if not ids:
         return []
@@ -507,7 +510,9 @@ def load_evidence(
             lines = (
                 store.lines.rows_of(chunk)
                 if shared_with is None
-                else _shared_rows(store, chunk, shared_with.removed | shared_with.added)
+                else _shared_rows(
+                    store, chunk, shared_with.removed | shared_with.added, known_lines
+                )
             )
         for cid, file_id, side, line_hash in lines:
             (removed if side == "-" else added)[cid].add(line_hash)
@@ -644,7 +649,10 @@ def _shared_only(
 
 
 def _shared_rows(
-    store: IndexStore, change_ids: Sequence[int], shared: frozenset[int]
+    store: IndexStore,
+    change_ids: Sequence[int],
+    shared: frozenset[int],
+    known: Mapping[int, ChangeEvidence] | None = None,
 ) -> list[tuple[int, int | None, str, int]]:
     """The line rows of these changes that hold one of the `shared` hashes, by hash first (as
     `LineRows.rows_of` gives them), found through the lookup by hash: reading every line
@@ -652,11 +660,20 @@ def _shared_rows(
     changes with a shared line on both sides, the only ones where it tells a line the change
     keeps (removed and added in one file) from one it moves."""
     wanted = set(change_ids)
-    found: list[tuple[int, int | None, str, int]] = [
-        (cid, None, side, line_hash)
-        for cid, side, line_hash in store.lines.changes_with(sorted(shared))
-        if cid in wanted
-    ]
+    found: list[tuple[int, int | None, str, int]]
+    if known is not None and wanted <= known.keys():
+        found = [
+            (cid, None, side, line_hash)
+            for cid in change_ids
+            for side, hashes in (("-", known[cid].removed), ("+", known[cid].added))
+            for line_hash in hashes & shared
+        ]
+    else:
+        found = [
+            (cid, None, side, line_hash)
+            for cid, side, line_hash in store.lines.changes_with(sorted(shared))
+            if cid in wanted
+        ]
     sides: dict[tuple[int, int], set[str]] = defaultdict(set)
     for cid, _, side, line_hash in found:
         sides[(cid, line_hash)].add(side)
