@@ -112,6 +112,10 @@ class SharedReads:
     ranges: dict[tuple[str, ...], set[str]] = field(default_factory=dict)
     # Each range's patch ids with when the first commit of each was made.
     range_made: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    # Each commit's patch id as the index computes it with those settings (None: it has
+    # none, an empty commit or no diff): a long rebased range is asked about by many queries.
+    commit_patches: dict[tuple[str, Settings], str | None] = field(default_factory=dict)
+    patches_read: int = 0  # commits whose diff was read for `commit_patches`
     chars: int = 0
     blobs_read: int = 0  # file versions looked up in git, each at most once while it is kept
     contents_read: int = 0  # of those, the ones whose contents were read (no text kept)
@@ -878,21 +882,25 @@ class Replayer:
         )
 
     def _commit_patches(self, pairs: list[tuple[str, str]]) -> dict[str, str]:
-        """Each commit's patch id, as the index computes it (`parse_filtered`)."""
-        patches: dict[str, str] = {}
+        """Each commit's patch id, as the index computes it (`parse_filtered`); each commit is
+        read once per process (`SharedReads.commit_patches`)."""
+        known, settings = self._shared.commit_patches, self._settings
         try:
-            for sha, diff in gitsource.diff_pairs(self._repo, pairs):
+            unread = [pair for pair in pairs if (pair[0], settings) not in known]
+            for sha, diff in gitsource.diff_pairs(self._repo, unread):
+                self._shared.patches_read += 1
                 try:
-                    change, _ = parse_filtered(diff, self._settings)
+                    change, _ = parse_filtered(diff, settings)
                 except NotADiff:
+                    known[(sha, settings)] = None
                     continue
-                if not change.is_empty:
-                    patches[sha] = change.patch_id
+                known[(sha, settings)] = None if change.is_empty else change.patch_id
         except git.GitCommandError:
             # A commit whose objects this clone lacks (a partial clone, an incomplete
             # mirror): git stops there. The patches read before it are still what they are.
             pass
-        return patches
+        found = ((sha, known.get((sha, settings))) for sha, _ in pairs)
+        return {sha: patch for sha, patch in found if patch is not None}
 
     def _own_commit(self, commit: str) -> bool:
         """`commit` is one of this change's own commits (its branch holds it, its base does
