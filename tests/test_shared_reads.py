@@ -113,10 +113,10 @@ def test_a_few_prs_checked_read_what_they_share_and_answer_as_a_whole_backlog(
 
 def test_commits_of_a_range_asked_about_by_two_prs_are_read_once(builder: RepoBuilder):
     """#71 asks the offload strategy and logs the stages; #73 landed a cherry-picked copy of
-        its fix later. #72 and #74 make the same fix: each is replayed at #71, whose commits are
-        read to tell its own work from copies. The second PR reads none of them again (only its
-    own commit), and both
-        answers are what each PR's own replay says (#71 made the change first)."""
+    its fix later. #72 and #74 make the same fix: each is replayed at #71, whose commits are
+    read to tell its own work from copies. The second PR reads none of them again (only its
+    own commit), and both answers are what each PR's own replay says (#71 made the change
+    first)."""
     start = builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
     fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
     builder.pr_branch(
