@@ -834,6 +834,9 @@ class FileText:
         self._counts: dict[str, int] = {}  # lines counted one by one, before `_normalised`
         self._looked = 0  # lines looked at to count them one by one
         self._words: set[str] | None = None
+        # `written_since`'s answers, by the earlier version's id (kept with it: the id stays
+        # its own while it is held here).
+        self._since: dict[int, tuple[FileText, dict[str, frozenset[str]]]] = {}
 
     @classmethod
     def of(cls, lines: FileText | Sequence[str] | None) -> FileText | None:
@@ -949,6 +952,17 @@ class FileText:
         if self._words is None:
             self._words = names(self._joined)
         return self._words
+
+    def written_since(self, before: FileText) -> dict[str, frozenset[str]]:
+        """Each line this version has that `before` lacks (what a commit from `before` to it
+        wrote), with the names it uses: worked out once per pair of versions, which many
+        hunks of many changes ask about."""
+        found = self._since.get(id(before))
+        if found is None or found[0] is not before:
+            where = before.where
+            new = {line: frozenset(names(line)) for line in self.lines if line not in where}
+            found = self._since[id(before)] = (before, new)
+        return found[1]
 
 
 class LineCounts:
@@ -1911,8 +1925,8 @@ def _brought_elsewhere(before: FileText, after: FileText, replacement: Sequence[
     """Names the candidate's new lines outside `replacement` bring into the file (names it
     did not use before): an import, a helper of the candidate's own."""
     own = set(replacement)
-    elsewhere = [line for line in after.lines if line not in before.where and line not in own]
-    return names("\n".join(elsewhere)) - before.words
+    written = after.written_since(before)
+    return set().union(*(used for line, used in written.items() if line not in own)) - before.words
 
 
 _VERSIONISH = re.compile(r"(?<![\w.])\d+(?:[.-]\d+)+")
