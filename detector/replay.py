@@ -1209,9 +1209,17 @@ def _written(
     before: Counter[str] | LineCounts,
     after: Counter[str] | LineCounts,
 ) -> bool:
-    """Most `added` lines are more often in `after` than `before`, every `removed` one less."""
-    written = sum(1 for line in added if after[line] > before[line])
-    if written < SAME_CODE_SHARE * len(added):
+    """Most `added` lines are more often in `after` than `before`, every `removed` one less.
+    Lines are counted only until the share is reached or out of reach (counting a line in a
+    large file is a scan)."""
+    needed = SAME_CODE_SHARE * len(added)
+    written, left = 0, len(added)
+    for line in added:
+        if written >= needed or written + left < needed:
+            break
+        written += after[line] > before[line]
+        left -= 1
+    if written < needed:
         return False
     return all(after[line] < before[line] for line in removed)
 
