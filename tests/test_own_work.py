@@ -110,13 +110,10 @@ def test_a_branch_whose_commits_that_made_the_change_are_not_its_own_did_not_mak
         assert any("not its own work" in r for r in reasons_about(found, number)), _debug(found)
 
 
-def test_an_open_pr_whose_commit_another_pr_landed_later_made_the_change(
-    builder: RepoBuilder,
-):
-    """#71 asks the offload strategy, then logs the stages. Later #73 lands a copy of #71's
-    fix (cherry-picked: the same patch, written after #71's commit) and nothing of its own.
-    #72, from before that landing, makes the same fix later. #71's commit came first: it is
-    the original, #73's landing the copy, so #71 made the change #72 repeats."""
+def fix_landed_as_a_later_copy(builder: RepoBuilder, making_it: list[int]) -> None:
+    """#71 asks the offload strategy, then logs the stages; #73 later lands a cherry-picked
+    copy of #71's fix and nothing of its own; each of `making_it`, from before that landing,
+    makes the same fix. Indexed with their numbers."""
     start = builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
     fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
     builder.pr_branch(
@@ -132,10 +129,22 @@ def test_an_open_pr_whose_commit_another_pr_landed_later_made_the_change(
     builder.git("cherry-pick", original)
     builder.git("update-ref", "refs/pull/73/head", builder.head())
     builder.merge_pr(73)
-    builder.pr_branch(72, [("Use the offload strategy", {PIPELINE_PY: fixed})], start=start)
-    for number in (71, 72, 73):
+    for number in making_it:
+        builder.pr_branch(number, [("Use the offload strategy", {PIPELINE_PY: fixed})], start=start)
+    numbers = [71, 73, *making_it]
+    for number in numbers:
         builder.delete_pr_branch(number)
-    index_with(builder, [{"number": n, "createdAt": OPENED} for n in (71, 72, 73)])
+    index_with(builder, [{"number": n, "createdAt": OPENED} for n in numbers])
+
+
+def test_an_open_pr_whose_commit_another_pr_landed_later_made_the_change(
+    builder: RepoBuilder,
+):
+    """#71 asks the offload strategy, then logs the stages. Later #73 lands a copy of #71's
+    fix (cherry-picked: the same patch, written after #71's commit) and nothing of its own.
+    #72, from before that landing, makes the same fix later. #71's commit came first: it is
+    the original, #73's landing the copy, so #71 made the change #72 repeats."""
+    fix_landed_as_a_later_copy(builder, [72])
 
     found = check_json(builder, "--pr", "72")
     assert 71 in deciding(found), _debug(found)

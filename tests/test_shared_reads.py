@@ -7,7 +7,6 @@ says alone. A new landing or a new PR still changes the answers a re-sweep gives
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -22,8 +21,7 @@ from index.storage.store import IndexStore, default_db_path
 from prdup.checking import match_pr, pr_info
 from prdup.sweep import sweep
 from tests.repo_builder import RepoBuilder
-from tests.test_check import LEGACY, MERGED_FIX, PIPELINE
-from tests.test_own_work import OPENED, PIPELINE_PY
+from tests.test_own_work import fix_landed_as_a_later_copy
 from tests.test_sweep import READ_UTF8, SETTINGS, run
 from tests.test_sweep import backlog as backlog  # a fixture
 
@@ -117,29 +115,7 @@ def test_commits_of_a_range_asked_about_by_two_prs_are_read_once(builder: RepoBu
     read to tell its own work from copies. The second PR reads none of them again (only its
     own commit), and both answers are what each PR's own replay says (#71 made the change
     first)."""
-    start = builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
-    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
-    builder.pr_branch(
-        71,
-        [
-            ("Ask the offload strategy", {PIPELINE_PY: fixed}),
-            ("Log the stages", {"pipelines/log.py": "LOG = 1\n"}),
-        ],
-    )
-    original = builder.head("refs/pull/71/head^")
-    builder.pr_branch(73, [])
-    builder.checkout("pr-73")
-    builder.git("cherry-pick", original)
-    builder.git("update-ref", "refs/pull/73/head", builder.head())
-    builder.merge_pr(73)
-    for number in (72, 74):
-        builder.pr_branch(number, [("Use the offload strategy", {PIPELINE_PY: fixed})], start=start)
-    for number in (71, 72, 73, 74):
-        builder.delete_pr_branch(number)
-    export = builder.path.parent / "prs.json"
-    export.write_text(json.dumps([{"number": n, "createdAt": OPENED} for n in (71, 72, 73, 74)]))
-    code, _, err = run(builder.path, "index", "--quiet", "--prs-json", str(export))
-    assert code == 0, err
+    fix_landed_as_a_later_copy(builder, [72, 74])
 
     alone = findings_of(builder.path, [72, 74], None)
     assert ("#71", "covered") in {(key, verdict) for key, verdict, _ in alone[72]}
