@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -834,9 +835,10 @@ class FileText:
         self._counts: dict[str, int] = {}  # lines counted one by one, before `_normalised`
         self._looked = 0  # lines looked at to count them one by one
         self._words: set[str] | None = None
-        # `written_since`'s answers, by the earlier version's id (kept with it: the id stays
-        # its own while it is held here).
-        self._since: dict[int, tuple[FileText, dict[str, frozenset[str]]]] = {}
+        # `written_since`'s answers, by the earlier version's id, with a weak reference to it
+        # (an id is only its own while the version lives; holding it would keep alive a text
+        # the sweep's reads have let go).
+        self._since: dict[int, tuple[weakref.ref[FileText], dict[str, frozenset[str]]]] = {}
 
     @classmethod
     def of(cls, lines: FileText | Sequence[str] | None) -> FileText | None:
@@ -958,10 +960,10 @@ class FileText:
         wrote), with the names it uses: worked out once per pair of versions, which many
         hunks of many changes ask about."""
         found = self._since.get(id(before))
-        if found is None or found[0] is not before:
+        if found is None or found[0]() is not before:
             where = before.where
             new = {line: frozenset(names(line)) for line in self.lines if line not in where}
-            found = self._since[id(before)] = (before, new)
+            found = self._since[id(before)] = (weakref.ref(before), new)
         return found[1]
 
 
