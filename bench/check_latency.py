@@ -19,7 +19,6 @@ would compile prdup's changed modules again (about 40 ms), which no installed co
 from __future__ import annotations
 
 import argparse
-import compileall
 import random
 import statistics
 import subprocess
@@ -29,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.compiled import compile_build  # noqa: E402
 from index.git import gitsource  # noqa: E402
 from index.indexer import index_repository  # noqa: E402
 from index.storage import IndexStore  # noqa: E402
@@ -134,12 +134,7 @@ def main() -> None:
     if args.baseline_cli:
         clis["baseline"] = args.baseline_cli.resolve()
     for cli in clis.values():
-        for part in ("detector", "index", "prdup", "cli.py"):
-            target = cli.parent / part
-            if target.is_dir():
-                compileall.compile_dir(target, quiet=1)
-            else:
-                compileall.compile_file(target, quiet=1)
+        compile_build(cli.parent)
     if args.baseline_full_db:  # the two builds can only be compared on their own indexes
         indexes = {label: entry for label, entry in indexes.items() if entry[1] is None}
     for label, (db, _) in indexes.items():

@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.compiled import compile_build  # noqa: E402
 from bench.index_speed import timed  # noqa: E402
 
 
@@ -56,6 +57,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     sys.path.insert(0, str(args.checkout))
+    compile_build(args.checkout)  # each timed start is a user's, whose prdup is compiled
     number = args.pr
     if number is None:
         with sqlite3.connect(args.db) as conn:

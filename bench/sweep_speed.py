@@ -26,7 +26,6 @@ which ones are first depends on the string hash seed.
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import random
@@ -39,6 +38,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.compiled import compile_build  # noqa: E402
+
 BUILD = ROOT  # the build whose `prdup sweep` is timed (--build)
 
 
@@ -180,12 +182,7 @@ def main() -> None:
     args = parser.parse_args()
     global BUILD
     BUILD = args.build.resolve()
-    # An installed prdup has its modules compiled (pip writes them at install); a checkout
-    # run with PYTHONDONTWRITEBYTECODE set compiles every module at every start. Compile them
-    # first, so each timed start is a user's.
-    for package in ("detector", "index", "prdup", "commands"):
-        compileall.compile_dir(BUILD / package, quiet=1)
-    compileall.compile_file(BUILD / "cli.py", quiet=1)
+    compile_build(BUILD)  # each timed start is a user's, whose prdup is compiled
     save = args.save
     args.work.mkdir(parents=True, exist_ok=True)
     db = args.work / "sweep.db"
