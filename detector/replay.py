@@ -835,10 +835,9 @@ class FileText:
         self._counts: dict[str, int] = {}  # lines counted one by one, before `_normalised`
         self._looked = 0  # lines looked at to count them one by one
         self._words: set[str] | None = None
-        # `written_since`'s answers, by the earlier version's id, with a weak reference to it
-        # (an id is only its own while the version lives; holding it would keep alive a text
-        # the sweep's reads have let go).
-        self._since: dict[int, tuple[weakref.ref[FileText], dict[str, frozenset[str]]]] = {}
+        # `names_written_since`'s answers, by the earlier version, held weakly (an entry goes
+        # with it: holding it would keep alive a text the sweep's reads have let go).
+        self._since: weakref.WeakKeyDictionary[FileText, Counter[str]] = weakref.WeakKeyDictionary()
 
     @classmethod
     def of(cls, lines: FileText | Sequence[str] | None) -> FileText | None:
@@ -955,16 +954,25 @@ class FileText:
             self._words = names(self._joined)
         return self._words
 
-    def written_since(self, before: FileText) -> dict[str, frozenset[str]]:
-        """Each line this version has that `before` lacks (what a commit from `before` to it
-        wrote), with the names it uses: worked out once per pair of versions, which many
-        hunks of many changes ask about."""
-        found = self._since.get(id(before))
-        if found is None or found[0]() is not before:
+    def names_written_since(self, before: FileText, leaving: Iterable[str] = ()) -> set[str]:
+        """The names used by the lines this version has and `before` lacks (what a commit from
+        `before` to it wrote), but for the lines `leaving`. How many such lines use each name
+        is worked out once per pair of versions, which many hunks of many changes ask about;
+        a name is left out where only lines of `leaving` use it."""
+        uses = self._since.get(before)
+        if uses is None:
             where = before.where
-            new = {line: frozenset(names(line)) for line in self.lines if line not in where}
-            found = self._since[id(before)] = (weakref.ref(before), new)
-        return found[1]
+            uses = Counter(
+                name
+                for line in {line for line in self.lines if line not in where}
+                for name in names(line)
+            )
+            self._since[before] = uses
+        taken: Counter[str] = Counter()
+        for line in set(leaving):
+            if line not in before.where and self.has((line,)):
+                taken.update(names(line))
+        return {name for name, count in uses.items() if count > taken[name]}
 
 
 class LineCounts:
@@ -1934,9 +1942,7 @@ def _trailing_comment(path: str) -> re.Pattern[str]:
 def _brought_elsewhere(before: FileText, after: FileText, replacement: Sequence[str]) -> set[str]:
     """Names the candidate's new lines outside `replacement` bring into the file (names it
     did not use before): an import, a helper of the candidate's own."""
-    own = set(replacement)
-    written = after.written_since(before)
-    return set().union(*(used for line, used in written.items() if line not in own)) - before.words
+    return after.names_written_since(before, leaving=replacement) - before.words
 
 
 _VERSIONISH = re.compile(r"(?<![\w.])\d+(?:[.-]\d+)+")

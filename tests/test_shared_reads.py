@@ -15,6 +15,7 @@ from detector.model import normalise_line
 from detector.replay import FileText
 from index.config import Settings
 from index.git import gitsource
+from index.indexer import index_repository
 from index.questions.candidates import FEW_QUERIES, Batch, CandidateEngine, read_change_rows
 from index.questions.replaying import SharedReads
 from index.storage.store import IndexStore, default_db_path
@@ -72,41 +73,114 @@ def test_prs_replayed_at_one_landing_read_it_once_and_answer_as_alone(backlog: R
     assert {**first, **second} == alone
 
 
-def test_a_few_prs_checked_read_what_they_share_and_answer_as_a_whole_backlog(
-    backlog: RepoBuilder,
-):
-    """A re-sweep after a new PR checks a dozen PRs: each reads only what it shares with its
-    candidates instead of every candidate's every line. Every PR's findings (replayed, with
-    their scores and reasons) are those of a batch that reads candidates whole."""
-    repo = gitsource.open_repository(backlog.path)
+def answers_three_ways(repo_path: Path, *, replayed: bool = True) -> tuple[dict, dict, dict]:
+    """Every open PR's findings (candidate, verdict, score, reasons, shared lines; replayed
+    and deciding ones, or without `replayed` every one the index's evidence gives), found by
+    a sweep batch of these few PRs, by one that reads every candidate whole, and by `check`'s
+    engine alone."""
+    repo = gitsource.open_repository(repo_path)
     with IndexStore(default_db_path(repo), create=False) as store:
         rows = read_change_rows(store)
         numbers = sorted(r.number for r in rows.values() if r.number and r.is_open_pr)
         batch = Batch.read(store, [cid for cid, r in rows.items() if r.number in numbers], rows)
         assert batch.few
-        answers = []
-        for read in (batch, replace(batch, queries=FEW_QUERIES + 1)):
-            engine = CandidateEngine(store, read)
-            answers.append(
-                {
-                    number: [
-                        (f.candidate.key, f.verdict, round(f.score, 4), f.reasons)
-                        for f in match_pr(
-                            engine,
-                            repo,
-                            store.changes.row(number),
-                            pr_info(store.changes.row(number), "main"),
-                            Settings(),
-                            probe=False,
-                            deciding_only=True,
-                        )[0]
-                    ]
-                    for number in numbers
-                }
-            )
-    few, whole = answers
+        engines = [
+            CandidateEngine(store, batch),
+            CandidateEngine(store, replace(batch, queries=FEW_QUERIES + 1)),
+            CandidateEngine(store),
+        ]
+        found = []
+        for engine in engines:
+            by_number = {}
+            for number in numbers:
+                row = store.changes.row(number)
+                findings, _ = match_pr(
+                    engine,
+                    repo if replayed else None,
+                    row,
+                    pr_info(row, "main"),
+                    Settings(),
+                    probe=False,
+                )
+                by_number[number] = [
+                    (
+                        f.candidate.key,
+                        f.verdict,
+                        round(f.score, 4),
+                        f.reasons,
+                        sorted(f.candidate.removed | f.candidate.added),
+                    )
+                    for f in findings
+                    if f.decides or not replayed
+                ]
+            found.append(by_number)
+    few, whole, alone = found
+    return few, whole, alone
+
+
+def test_a_few_prs_checked_read_what_they_share_and_answer_as_a_whole_backlog(
+    backlog: RepoBuilder,
+):
+    """A re-sweep after a new PR checks a dozen PRs: each reads only what it shares with its
+    candidates instead of every candidate's every line. Every PR's deciding findings (with
+    their scores, reasons and shared lines) are those of a batch that reads candidates
+    whole, and `check`'s."""
+    few, whole, alone = answers_three_ways(backlog.path)
     assert any(verdict == "already-merged" for found in few.values() for _, verdict, *_ in found)
+    assert few == whole == alone
+
+
+def test_a_few_prs_checked_match_a_pr_stored_cut_by_its_whole_diff(builder: RepoBuilder):
+    """#2, stored cut at the line limit, redoes merged #1's forty checked betas but the last
+    limit: matched by its whole diff, read from git. Lines the batch never read (past the
+    cut) are still shared lines: #1 removes all of #2's removed lines, as `check` says, and
+    the reason quotes the line `check` quotes. (A sweep weighs the lines past the cut with
+    the batch's rarity, which lacks them, so its share of added lines differs from
+    `check`'s: 98% against 95%.)"""
+    alpha = "".join(f"alpha_{i} = compute_alpha({i})\n" for i in range(10))
+    beta = "".join(f"beta_{i} = compute_beta({i})\n" for i in range(40))
+    builder.commit("Initial", {"a.py": alpha, "b.py": beta})
+    base = builder.head()
+    alpha_fix = alpha.replace("compute_alpha(3)", "compute_alpha_safely(3, strict=True)")
+    checked = "".join(f"beta_{i} = compute_beta_checked({i}, limit={i * 7})\n" for i in range(40))
+    builder.pr_branch(1, [("Check the betas", {"a.py": alpha_fix, "b.py": checked})])
+    builder.merge_pr(1, how="squash")
+    last = checked.replace("(39, limit=273)", "(39, limit=999)")
+    builder.pr_branch(2, [("Check the betas too", {"a.py": alpha_fix, "b.py": last})], start=base)
+    index_repository(builder.path, settings=Settings(max_unmerged_lines=20))
+
+    few, whole, alone = answers_three_ways(builder.path)
+    assert [key for key, *_ in few[2]] == ["#1"]
+    assert any("removes 100% of the same lines" in reason for reason in few[2][0][3])
     assert few == whole
+    assert [(key, verdict, reasons[1], lines) for key, verdict, _, reasons, lines in few[2]] == [
+        (key, verdict, reasons[1], lines) for key, verdict, _, reasons, lines in alone[2]
+    ]
+
+
+def test_a_few_prs_checked_quote_the_line_check_quotes(builder: RepoBuilder):
+    """Five open PRs rewrite overlapping runs of sixty lines of one length: the line a reason
+    quotes ("e.g. ...") is the first of lines alike in the lookup's order, for a few PRs
+    checked as for `check` alone."""
+    lines = 60
+
+    def rewrite(low: int, high: int) -> str:
+        return "".join(
+            f"value_{i:02d} = new_compute_{i:02d}(x, k)\n"
+            if low <= i < high
+            else f"value_{i:02d} = old_4_compute_{i:02d}(x)\n"
+            for i in range(lines)
+        )
+
+    builder.commit("Initial", {"a.py": rewrite(0, 0)})
+    base = builder.head()
+    for number, (low, high) in enumerate([(0, 30), (5, 40), (10, 50), (0, 60), (20, 45)], 1):
+        builder.pr_branch(number, [(f"Rewrite {number}", {"a.py": rewrite(low, high)})], start=base)
+    index_repository(builder.path)
+
+    few, _, alone = answers_three_ways(builder.path, replayed=False)
+    assert any("e.g." in reason for found in few.values() for f in found for reason in f[3])
+    assert few == alone
 
 
 def test_commits_of_a_range_asked_about_by_two_prs_are_read_once(builder: RepoBuilder):

@@ -345,8 +345,9 @@ class CandidateEngine:
             ]
         hashes = query.removed | query.added
         if batch.few:
+            known = batch.lines if hashes <= batch.hashes else None  # (a cut PR read whole)
             candidates = lookup.load_evidence(
-                self.store, found, shared_with=query, whole_files=True, known_lines=batch.lines
+                self.store, found, shared_with=query, whole_files=True, known_lines=known
             )
             return Retrieved(candidates, batch.rarity)
         self._read(batch, found)

@@ -472,7 +472,8 @@ def load_evidence(
     touched, and one sharing none with the query touched none of its files: the sweep's
     candidates, read whole or for one query, are replayed alike). `known_lines` holds each
     change's lines as far as a batch's queries have them (`Batch.lines`): the shared ones
-    are taken from there instead of being looked up again.
+    are taken from there instead of being looked up again (only for a query whose every line
+    the batch read: a PR stored cut is matched by its whole diff).
     """
     if not ids:
         return []
@@ -662,12 +663,17 @@ def _shared_rows(
     wanted = set(change_ids)
     found: list[tuple[int, int | None, str, int]]
     if known is not None and wanted <= known.keys():
-        found = [
-            (cid, None, side, line_hash)
-            for cid in change_ids
-            for side, hashes in (("-", known[cid].removed), ("+", known[cid].added))
-            for line_hash in hashes & shared
-        ]
+        # In the lookup's order (by hash, then change, removed first): the first of lines
+        # alike is the one a reason quotes.
+        found = sorted(
+            (
+                (cid, None, side, line_hash)
+                for cid in change_ids
+                for side, hashes in (("-", known[cid].removed), ("+", known[cid].added))
+                for line_hash in hashes & shared
+            ),
+            key=lambda row: (row[3], row[0], row[2] == "+"),
+        )
     else:
         found = [
             (cid, None, side, line_hash)

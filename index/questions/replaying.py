@@ -12,7 +12,7 @@ import posixpath
 import re
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import git
@@ -885,22 +885,36 @@ class Replayer:
         """Each commit's patch id, as the index computes it (`parse_filtered`); each commit is
         read once per process (`SharedReads.commit_patches`)."""
         known, settings = self._shared.commit_patches, self._settings
+        unread = [pair for pair in pairs if (pair[0], settings) not in known]
         try:
-            unread = [pair for pair in pairs if (pair[0], settings) not in known]
-            for sha, diff in gitsource.diff_pairs(self._repo, unread):
-                self._shared.patches_read += 1
-                try:
-                    change, _ = parse_filtered(diff, settings)
-                except NotADiff:
-                    known[(sha, settings)] = None
-                    continue
-                known[(sha, settings)] = None if change.is_empty else change.patch_id
+            for sha, patch in self._patches_of(unread):
+                known[(sha, settings)] = patch
         except git.GitCommandError:
             # A commit whose objects this clone lacks (a partial clone, an incomplete
-            # mirror): git stops there. The patches read before it are still what they are.
-            pass
-        found = ((sha, known.get((sha, settings))) for sha, _ in pairs)
-        return {sha: patch for sha, patch in found if patch is not None}
+            # mirror): git stops there, and the answer is the patches before it in `pairs`,
+            # whatever an earlier query read of the others.
+            found: dict[str, str] = {}
+            try:
+                for sha, patch in self._patches_of(pairs):
+                    if patch is not None:
+                        found[sha] = patch
+            except git.GitCommandError:
+                pass
+            return found
+        answers = ((sha, known.get((sha, settings))) for sha, _ in pairs)
+        return {sha: patch for sha, patch in answers if patch is not None}
+
+    def _patches_of(self, pairs: list[tuple[str, str]]) -> Iterator[tuple[str, str | None]]:
+        """Each commit's patch id in turn (None: no diff, or an empty one); git's error, if
+        any, is raised where it stops."""
+        for sha, diff in gitsource.diff_pairs(self._repo, pairs):
+            self._shared.patches_read += 1
+            try:
+                change, _ = parse_filtered(diff, self._settings)
+            except NotADiff:
+                yield sha, None
+                continue
+            yield sha, None if change.is_empty else change.patch_id
 
     def _own_commit(self, commit: str) -> bool:
         """`commit` is one of this change's own commits (its branch holds it, its base does
