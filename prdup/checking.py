@@ -296,7 +296,7 @@ def _may_be_the_same_patch(store: IndexStore, query: ChangeEvidence, cut: Change
     if not (cut.truncated and cut.patch_id is None and cut.number is not None):
         return False
     if not (cut.base_commit and cut.head_commit and cut.files == query.files):
-        return False  # (a candidate's files are those it shares with the query)
+        return False
     row = store.changes.row(cut.number)
     return row is not None and row["file_count"] == len(query.files)
 

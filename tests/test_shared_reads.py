@@ -183,6 +183,34 @@ def test_a_few_prs_checked_quote_the_line_check_quotes(builder: RepoBuilder):
     assert few == alone
 
 
+def test_a_pr_renaming_the_file_a_landing_fixed_is_replayed_there_by_check_as_by_the_sweep(
+    builder: RepoBuilder,
+):
+    """#1 landed a strict dispatch in `old.py` and a fallback in `other.py`; #2 makes both,
+    and renames `old.py` to `new.py`. The landing touched the renamed file under its old name:
+    `check` replays both files there, as the sweep does (it read only the files #1 shares by
+    name, and left the renamed one's hunk to do)."""
+    handlers = "".join(
+        f"def handler_{i}(request):\n    return dispatch_{i}(request)\n\n" for i in range(12)
+    )
+    settings = "".join(f"setting_{i} = load_setting({i})\n" for i in range(12))
+    builder.commit("Initial", {"old.py": handlers, "other.py": settings})
+    base = builder.head()
+    strict = handlers.replace("dispatch_5(request)", "dispatch_5(request, strict_mode=True)")
+    fallback = settings.replace("load_setting(7)", "load_setting(7, fallback=None)")
+    builder.pr_branch(1, [("Strict dispatch", {"old.py": strict, "other.py": fallback})])
+    builder.merge_pr(1, how="squash")
+    renamed = {"old.py": None, "new.py": strict, "other.py": fallback}
+    builder.pr_branch(2, [("Strict dispatch, renamed", renamed)], start=base)
+    index_repository(builder.path)
+
+    few, whole, alone = answers_three_ways(builder.path)
+    [(key, verdict, _, reasons, _)] = alone[2]
+    assert (key, verdict) == ("#1", "already-merged")
+    assert "all 2 hunk(s)" in reasons[0]
+    assert few == whole == alone
+
+
 def test_commits_of_a_range_asked_about_by_two_prs_are_read_once(builder: RepoBuilder):
     """#71 asks the offload strategy and logs the stages; #73 landed a cherry-picked copy of
     its fix later. #72 and #74 make the same fix: each is replayed at #71, whose commits are

@@ -347,7 +347,7 @@ class CandidateEngine:
         if batch.few:
             known = batch.lines if hashes <= batch.hashes else None  # (a cut PR read whole)
             candidates = lookup.load_evidence(
-                self.store, found, shared_with=query, whole_files=True, known_lines=known
+                self.store, found, shared_with=query, known_lines=known
             )
             return Retrieved(candidates, batch.rarity)
         self._read(batch, found)

@@ -460,7 +460,6 @@ def load_evidence(
     ids: Sequence[int],
     rarity: dict[int, int] | None = None,
     shared_with: ChangeEvidence | None = None,
-    whole_files: bool = False,
     known_lines: Mapping[int, ChangeEvidence] | None = None,
 ) -> list[ChangeEvidence]:
     """Full evidence for the given change ids, in the given order.
@@ -468,12 +467,12 @@ def load_evidence(
     With `rarity`, also fills it with the document frequency of every line read. With `shared_with`,
     reads only the lines the candidates share with that query, and their precomputed side
     weights: a comparison needs nothing more, and large candidates cost no more than small.
-    `whole_files` still reads every file of each (a replay reads the files a candidate
-    touched, and one sharing none with the query touched none of its files: the sweep's
-    candidates, read whole or for one query, are replayed alike). `known_lines` holds each
-    change's lines as far as a batch's queries have them (`Batch.lines`): the shared ones
-    are taken from there instead of being looked up again (only for a query whose every line
-    the batch read: a PR stored cut is matched by its whole diff).
+    Files are read whole even so: a replay reads the files of the query a candidate touched,
+    under their old name too (a query that renames the file a candidate changed).
+    `known_lines` holds each change's lines as far as a batch's queries have them
+    (`Batch.lines`): the shared ones are taken from there instead of being looked up again
+    (only for a query whose every line the batch read: a PR stored cut is matched by its
+    whole diff).
     """
     if not ids:
         return []
@@ -523,11 +522,10 @@ def load_evidence(
             df = _values_for(store, "line_df", "hash", "df", {line[3] for line in lines})
             rarity.update((line[3], df.get(line[3]) or 0) for line in lines)
         # With a query, only what could be shared with it is read: the signals are overlaps.
-        only, params = _shared_only(None if whole_files else shared_with, "path", lambda q: q.files)
         for cid, path in store.rows(
             f"SELECT change_id, path FROM files WHERE change_id IN ({marks}) "
-            f"AND status != 'ignored' {only}",
-            [*chunk, *params],
+            f"AND status != 'ignored'",
+            chunk,
         ):
             files[cid].add(path)
         only, params = _shared_only(shared_with, "qualified", lambda q: {n for _, n in q.symbols})
