@@ -302,8 +302,11 @@ class CandidateEngine:
         `reference` is "now" in PR numbers; `deciding_only` keeps the candidates that could
         decide when `replaying` (or not) follows the match: it drops no deciding finding.
         """
-        if self.batch is not None:
-            return self._in_batch(self.batch, query, scope, reference, deciding_only, replaying)
+        batch = self.batch
+        if batch is not None and (query.removed | query.added) <= batch.hashes:
+            return self._in_batch(batch, query, scope, reference, deciding_only, replaying)
+        # One query, or one whose lines the batch has not all read (a PR stored cut, matched
+        # by its whole diff): asked of the index as `check` asks, weighed by its own lines.
         ids = lookup.candidate_ids(self.store, query, scope, reference)
         rarity: dict[int, int] = {}
         candidates = lookup.load_evidence(self.store, ids, rarity, shared_with=query)
@@ -345,9 +348,8 @@ class CandidateEngine:
             ]
         hashes = query.removed | query.added
         if batch.few:
-            known = batch.lines if hashes <= batch.hashes else None  # (a cut PR read whole)
             candidates = lookup.load_evidence(
-                self.store, found, shared_with=query, known_lines=known
+                self.store, found, shared_with=query, known_lines=batch.lines
             )
             return Retrieved(candidates, batch.rarity)
         self._read(batch, found)

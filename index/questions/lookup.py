@@ -470,9 +470,8 @@ def load_evidence(
     Files are read whole even so: a replay reads the files of the query a candidate touched,
     under their old name too (a query that renames the file a candidate changed).
     `known_lines` holds each change's lines as far as a batch's queries have them
-    (`Batch.lines`): the shared ones are taken from there instead of being looked up again
-    (only for a query whose every line the batch read: a PR stored cut is matched by its
-    whole diff).
+    (`Batch.lines`, for a query whose every line the batch read): the shared ones are taken
+    from there instead of being looked up again.
     """
     if not ids:
         return []
