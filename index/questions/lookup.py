@@ -520,13 +520,13 @@ def load_evidence(
         if rarity is not None:
             df = _values_for(store, "line_df", "hash", "df", {line[3] for line in lines})
             rarity.update((line[3], df.get(line[3]) or 0) for line in lines)
-        # With a query, only what could be shared with it is read: the signals are overlaps.
         for cid, path in store.rows(
             f"SELECT change_id, path FROM files WHERE change_id IN ({marks}) "
             f"AND status != 'ignored'",
             chunk,
         ):
             files[cid].add(path)
+        # With a query, only what else could be shared with it is read: the signals are overlaps.
         only, params = _shared_only(shared_with, "qualified", lambda q: {n for _, n in q.symbols})
         for cid, path, name in store.rows(
             f"SELECT change_id, path, qualified FROM symbols WHERE change_id IN ({marks}) {only}",
