@@ -175,9 +175,9 @@ def test_a_few_prs_checked_quote_the_line_check_quotes(builder: RepoBuilder):
         builder.pr_branch(number, [(f"Rewrite {number}", {"a.py": rewrite(low, high)})], start=base)
     index_repository(builder.path)
 
-    few, _, alone = answers_three_ways(builder.path, replayed=False)
+    few, whole, alone = answers_three_ways(builder.path, replayed=False)
     assert any("e.g." in reason for found in few.values() for f in found for reason in f[3])
-    assert few == alone
+    assert few == whole == alone
 
 
 def test_a_pr_renaming_the_file_a_landing_fixed_is_replayed_there_by_check_as_by_the_sweep(

@@ -373,12 +373,18 @@ class CandidateEngine:
         # `dataclasses.replace`, with the fields kept whole listed once per candidate.
         return ChangeEvidence(
             **self._unshared[change_id],
-            removed=full.removed & hashes,
-            added=full.added & hashes,
-            kept=full.kept & hashes,
+            removed=_in_lookup_order(full.removed & hashes),
+            added=_in_lookup_order(full.added & hashes),
+            kept=_in_lookup_order(full.kept & hashes),
             removed_total=row.removed_weight,
             added_total=row.added_weight,
         )
+
+
+def _in_lookup_order(lines: frozenset[int]) -> frozenset[int]:
+    """The same lines, made one by one in the lookup's order (by hash), as `check` reads them:
+    a set's order follows how it was made, and a reason quotes the first of lines alike."""
+    return frozenset(set(sorted(lines)))
 
 
 # The fields of a candidate's evidence that `_shared` keeps as they were read.
