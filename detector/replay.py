@@ -783,7 +783,10 @@ def _replay_file(
             and state_before == "new"  # the candidate started from the lines it deletes
             and before is not None
             and after is not None
-            and _keeps_what_it_deletes(hunk, kept, before, after)
+            and (
+                _keeps_what_it_deletes(hunk, kept, before, after)
+                or (how == "identical" and _calls_made_beside(blocks, before, after, place))
+            )
         ):
             # Not this hunk's result, whatever stands at its place: no later reader (what the
             # tip holds anyway, a kept identical patch) may take it for one.
@@ -1136,6 +1139,8 @@ def _same_code(
         return False
     if not _keeps_what_it_renests(hunk, kept, after):
         return False
+    if _put_deeper(hunk, blocks, after):
+        return False
     where = place.get()
     # One line added where no enclosing block tells its place (a `cfg(any(...))` list among
     # lists alike) is done where it stands beside the lines it is added between. Inside a
@@ -1163,6 +1168,48 @@ def _keeps_what_it_renests(hunk: Hunk, kept: set[int], after: FileText) -> bool:
     `if ($verbose) {` written while the message this change guards was rewritten is another
     change; entries of an array only re-aligned around a new entry are not moved at all."""
     return all(after.normalised[line] > 0 for line in _renested(hunk, kept))
+
+
+def _put_deeper(hunk: Hunk, blocks: _Blocks, after: FileText) -> bool:
+    """The candidate wrote a line this hunk adds one block deeper than this hunk does, below
+    the same line above it: under a guard of its own (`if flush:` before `fp.flush()`, where
+    tqdm's #1056 flushes after every write and #1724 only when asked), the line runs only
+    when the guard holds. Where some copy stands as deep as this hunk puts it, it is there."""
+    above = next((line for line in reversed(blocks.post_before) if line.strip()), None)
+    if above is None:
+        return False
+    wanted = above.strip()
+    lines = after.lines
+    deeper = False
+    for line in hunk.added:
+        if line.trivial:
+            continue
+        text = line.text.rstrip()
+        ours = _depth(text) - _depth(above)
+        for at, theirs in enumerate(lines):
+            if theirs.strip() != text.strip():
+                continue
+            start = next(
+                (
+                    up
+                    for up in range(at - 1, max(-1, at - 1 - CONTEXT * 3), -1)
+                    if lines[up].strip() == wanted
+                ),
+                None,
+            )
+            if start is None:
+                continue
+            placed = _depth(theirs) - _depth(lines[start])
+            if placed <= ours:
+                return False
+            deeper = True
+    return deeper
+
+
+def _depth(line: str) -> int:
+    """How far a line is indented, a tab as four spaces."""
+    spaced = line.expandtabs(4)
+    return len(spaced) - len(spaced.lstrip())
 
 
 def _renested(hunk: Hunk, kept: set[int]) -> list[str]:
@@ -1346,6 +1393,30 @@ def _keeps_what_it_deletes(hunk: Hunk, kept: set[int], before: FileText, after: 
     return any(
         not (mine and any(mine <= theirs or theirs <= mine for theirs in added))
         for mine in map(names, still)
+    )
+
+
+def _calls_made_beside(
+    blocks: _Blocks, before: FileText, after: FileText, place: _Lazy[_Place | None]
+) -> bool:
+    """The candidate writes, at this hunk's place or within `CONTEXT` lines of it, a line
+    making a call the hunk takes out of its lines (one its removed lines make and neither its
+    added lines nor its context do): the line edited the same way, and the call made again
+    beside it (tqdm's #1263 drops `.strip()` from the line joining the values, as #884 does,
+    and strips each value just above it by default)."""
+    dropped = _calls(blocks.removed) - _calls(
+        blocks.added + blocks.before_context + blocks.after_context
+    )
+    where = place.get() if dropped else None
+    if where is None:
+        return False
+    low, high = where.after[0]
+    near = after.lines[max(0, low - CONTEXT) : high + CONTEXT]
+    return any(
+        _calls([line]) & dropped
+        and after.normalised_count(normalise_line(line))
+        > before.normalised_count(normalise_line(line))
+        for line in near
     )
 
 
@@ -1985,9 +2056,39 @@ def _opposite_tests(ours: str, theirs: str) -> bool:
 
 def _introduced_names_there(blocks: _Blocks, before: FileText, after: FileText) -> bool:
     """An addition's new names (absent from the file before the candidate) are all there
-    after it."""
+    after it, and the addition binds each of them (imports, declares, assigns or takes it as
+    a parameter): a line that only uses a name the fix brings (`total = total ** repeat`,
+    the total made right for tqdm's `repeat` in #1428, which #1552 lacks) does something of
+    its own."""
     introduced = names("\n".join(blocks.added)) - before.words
-    return bool(introduced) and introduced <= after.words
+    return bool(introduced) and introduced <= after.words and introduced <= _bound(blocks.added)
+
+
+# A line that declares what it names: a definition or declaration in the languages prdup
+# meets (`def`, `function`, `fn`, `const`, `pub struct`), or a parameter on a line of its own
+# (`    repeat: int = 1,`, `    $repeat,`).
+_DECLARATION = re.compile(
+    r"^\s*(?:(?:export|pub(?:\([\w:]+\))?|public|private|protected|internal|static|async|"
+    r"final|abstract|override|unsafe|extern|default)\s+)*"
+    r"(?:def|class|function|func|fn|struct|enum|interface|trait|type|const|let|var|val|impl|"
+    r"module|mod|macro_rules!)\b"
+    r"|^\s*[*&$]{0,2}[A-Za-z_]\w*\s*(?::[^=,]*)?(?:=[^=,][^,]*)?,\s*$"
+)
+# A name assigned, or given as a keyword or default: `repeat = ...`, `total *= i`,
+# `x := ...`, `repeat=1`, `self.repeat = ...` (not `==`, `!=`, `<=`, `=>`).
+_ASSIGNED = re.compile(r"([A-Za-z_][\w.]*)\s*(?:[-+*/%|&^:]|<<|>>|\?\?)?=(?![=>])")
+
+
+def _bound(lines: Iterable[str]) -> set[str]:
+    """The names the lines bind: all those of an import or a declaration, and the names
+    assigned (or passed by keyword) on any other line."""
+    bound: set[str] = set()
+    for line in lines:
+        if _IMPORT.match(line) or _DECLARATION.match(line):
+            bound |= names(line)
+        else:
+            bound |= names(" ".join(_ASSIGNED.findall(_LITERAL.sub('""', line))))
+    return bound
 
 
 def _new_words(added: Sequence[str], removed: Sequence[str]) -> set[str]:

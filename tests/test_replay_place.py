@@ -299,3 +299,113 @@ def test_a_member_declared_elsewhere_in_the_same_class_is_there_not_in_another_c
     assert _replayed(CONTROLLER_NAME, ROUTES, ROUTES, first).complete
     other = ROUTES.replace("class View:\n", "class View:\n    controller_name = None\n\n")
     assert not _replayed(CONTROLLER_NAME, ROUTES, ROUTES, other).complete
+
+
+WRITE = """class Bar:
+    @classmethod
+    def write(cls, s, fp, end="\\n"):
+        with cls.lock():
+            fp.write(s)
+            fp.write(end)
+
+    @classmethod
+    def lock(cls):
+        return LOCK
+"""
+FLUSH_ALWAYS = """diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -6,0 +7 @@ class Bar:
++            fp.flush()
+"""
+
+
+def test_a_line_put_under_a_new_guard_is_not_the_line_this_change_adds_unguarded():
+    """This change flushes after every write; the candidate flushes only when asked (a new
+    `flush` argument and an `if flush:` around the same line, as tqdm's #1724 does where
+    #1056 flushes always): the line stands beside the same neighbours, one block deeper, and
+    runs under a condition this change does not set. Written at the same depth, it is the
+    same change."""
+    guarded = WRITE.replace('end="\\n"):', 'end="\\n", flush=False):').replace(
+        "            fp.write(end)\n",
+        "            fp.write(end)\n            if flush:\n                fp.flush()\n",
+    )
+    assert not _replayed(FLUSH_ALWAYS, WRITE, WRITE, guarded).complete
+    always = WRITE.replace('end="\\n"):', 'end="\\n", flush=True):').replace(
+        "            fp.write(end)\n", "            fp.write(end)\n            fp.flush()\n"
+    )
+    assert _replayed(FLUSH_ALWAYS, WRITE, WRITE, always).complete
+
+
+POSTFIX = """def set_postfix(self, postfix):
+    for key in postfix:
+        postfix[key] = str(postfix[key])
+    # Stitch together to get the final postfix
+    self.postfix = ', '.join(key + '=' + postfix[key].strip()
+                             for key in postfix)
+    self.refresh()
+"""
+KEEP_SPACES = """diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -5 +5 @@ def set_postfix(self, postfix):
+-    self.postfix = ', '.join(key + '=' + postfix[key].strip()
++    self.postfix = ', '.join(key + '=' + postfix[key]
+"""
+
+
+def test_a_call_taken_out_of_a_line_and_made_beside_it_is_not_this_removal():
+    """This change stops stripping the values (it drops `.strip()`); the candidate's hunk is
+    the same, but it strips each value a few lines up, by default (tqdm's #1263, where #884
+    keeps the spaces): the call this change takes away is still made at its place. The same
+    hunk alone is the change."""
+    identical = POSTFIX.replace("postfix[key].strip()\n", "postfix[key]\n")
+    assert _replayed(KEEP_SPACES, POSTFIX, POSTFIX, identical).complete
+    moved = identical.replace(
+        "        postfix[key] = str(postfix[key])\n",
+        "        postfix[key] = str(postfix[key])\n        if strip:\n"
+        "            postfix[key] = postfix[key].strip()\n",
+    ).replace("(self, postfix):", "(self, postfix, strip=True):")
+    assert not _replayed(KEEP_SPACES, POSTFIX, POSTFIX, moved).complete
+
+
+PRODUCT = """def product(*iterables, **tqdm_kwargs):
+    kwargs = tqdm_kwargs.copy()
+    tqdm_class = kwargs.pop("tqdm_class", tqdm_auto)
+    total = 1
+    for i in map(len, iterables):
+        total *= i
+    kwargs.setdefault("total", total)
+    with tqdm_class(**kwargs) as t:
+        it = itertools.product(*iterables)
+        for i in it:
+            yield i
+            t.update()
+"""
+REPEAT = """diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -2,0 +3 @@ def product(*iterables, **tqdm_kwargs):
++    repeat = kwargs.pop('repeat', 1)
+@@ -6,0 +8 @@ def product(*iterables, **tqdm_kwargs):
++    total = total ** repeat
+@@ -9 +11 @@ def product(*iterables, **tqdm_kwargs):
+-        it = itertools.product(*iterables)
++        it = itertools.product(*iterables, repeat=repeat)
+"""
+
+
+def test_a_line_using_the_name_a_fix_brings_does_something_of_its_own():
+    """This change passes `repeat` on (its own `repeat = kwargs.pop(...)`, as a parameter
+    taken another way) and raises the total to its power; the candidate takes `repeat` as a
+    parameter and passes it on, with the total left as it was (tqdm's #1552, where #1428
+    also makes the total right): a line that only uses the name a fix brings is not
+    supporting it, and stays to do. With the total raised too, it is the same change."""
+    passed = PRODUCT.replace("**tqdm_kwargs):", "repeat=1, **tqdm_kwargs):").replace(
+        "product(*iterables)\n", "product(*iterables, repeat=repeat)\n"
+    )
+    assert not _replayed(REPEAT, PRODUCT, PRODUCT, passed).complete
+    raised = passed.replace(
+        "        total *= i\n", "        total *= i\n    total = total ** repeat\n"
+    )
+    assert _replayed(REPEAT, PRODUCT, PRODUCT, raised).complete
