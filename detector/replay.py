@@ -271,6 +271,9 @@ class HunkReplay:
     removal_made: bool = False
     deletes_file: bool = False  # it is the change deleting its file
     written: bool = False  # the candidate wrote its file (created or changed it, not deleted)
+    # The candidate changed lines at its place (between its neighbours both versions keep),
+    # or rewrote them so that no neighbour is left to tell the place.
+    written_here: bool = False
     # Packages it pins that the candidate pinned to another version: a competing bump.
     other_pins: tuple[CompetingPin, ...] = ()
     # It bumps dependency versions, and the candidate bumped the same lines to higher versions:
@@ -372,10 +375,12 @@ class Replay:
 
     @property
     def left_where_it_wrote(self) -> bool:
-        """Every carrying hunk the candidate did not do is in a file it wrote: what it left is
+        """Every carrying hunk the candidate did not do is at a place it wrote: what it left is
         that place written another way, not a part of the change it never touched (a
-        behaviour change beside the types both add is more than those types)."""
-        return all(h.written for h in self.deciding if not h.turned)
+        behaviour change beside the types both add is more than those types; tqdm's #1428
+        raises the total to the power of `repeat` where #1552, which takes `repeat` too, left
+        the lines as they were)."""
+        return all(h.written_here for h in self.deciding if not h.turned)
 
     @property
     def competing_pins(self) -> tuple[CompetingPin, ...]:
@@ -812,6 +817,7 @@ def _replay_file(
             removal_made=_removal_made(hunk, before, after),
             deletes_file=file.status == "removed",
             written=wrote,
+            written_here=wrote and _written_here(blocks, before, after, state_after, how, place),
             other_pins=_other_pins(file.path, hunk, before, after),
             superseded_by=superseded_by,
             added_elsewhere=state_after == "new" and _added_elsewhere(blocks, after),
@@ -1418,6 +1424,26 @@ def _calls_made_beside(
         > before.normalised_count(normalise_line(line))
         for line in near
     )
+
+
+def _written_here(
+    blocks: _Blocks,
+    before: FileText | None,
+    after: FileText | None,
+    state_after: HunkState,
+    how: How,
+    place: _Lazy[_Place | None],
+) -> bool:
+    """Whether the candidate changed the lines between this hunk's neighbours (asked of a
+    hunk it did not do, in a file it wrote). Without a place (its neighbours are gone, or
+    were never found), the candidate's rewrite may be anywhere: taken as written here."""
+    if how or state_after == "there" or before is None or after is None:
+        return True
+    where = place.get()
+    if where is None:
+        return True
+    (low, high), (after_low, after_high) = where.before[0], where.after[0]
+    return before.lines[low:high] != after.lines[after_low:after_high]
 
 
 def _fresh(hunk: Hunk, before: FileText | None) -> bool:

@@ -400,11 +400,18 @@ def test_a_line_using_the_name_a_fix_brings_does_something_of_its_own():
     taken another way) and raises the total to its power; the candidate takes `repeat` as a
     parameter and passes it on, with the total left as it was (tqdm's #1552, where #1428
     also makes the total right): a line that only uses the name a fix brings is not
-    supporting it, and stays to do. With the total raised too, it is the same change."""
+    supporting it, and stays to do, at a place the candidate left alone. With the total
+    raised too, it is the same change."""
     passed = PRODUCT.replace("**tqdm_kwargs):", "repeat=1, **tqdm_kwargs):").replace(
         "product(*iterables)\n", "product(*iterables, repeat=repeat)\n"
     )
-    assert not _replayed(REPEAT, PRODUCT, PRODUCT, passed).complete
+    lacking = _replayed(REPEAT, PRODUCT, PRODUCT, passed)
+    assert not lacking.complete
+    # What it left is a place the candidate never wrote: a part of the change, not the
+    # change written another way (a duplicate may only differ where both wrote).
+    assert lacking.partial and not lacking.left_where_it_wrote
+    otherwise = passed.replace("        total *= i\n", "        total *= i\n    total **= repeat\n")
+    assert _replayed(REPEAT, PRODUCT, PRODUCT, otherwise).left_where_it_wrote
     raised = passed.replace(
         "        total *= i\n", "        total *= i\n    total = total ** repeat\n"
     )
