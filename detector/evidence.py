@@ -270,7 +270,6 @@ class Signals:
     replayed: bool = False  # this change's hunks were replayed at the candidate
     replay_done: float = 0.0  # of the hunks that carry the change, the share the candidate did
     replay_complete: bool = False  # ...all of them
-    replay_partial: bool = False  # ...a real part of them, and a real part remains
     candidate_cut: bool = False  # the candidate is stored cut: its share found here is unknown
     made_again: bool = False  # replayed: taken off after this landing, made again by a later one
     landed_part: bool = False  # replayed: a part landed here, the rest rewritten on the tip since

@@ -364,7 +364,6 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         replayed=True,
         replay_done=replay.done_share,
         replay_complete=replay.complete,
-        replay_partial=replay.partial,
         made_again=proof.made_again_by is not None,
     )
     direct = candidate.number is None
@@ -494,11 +493,10 @@ def _overridden(signals: Signals, candidate: ChangeEvidence, proof: Proof, query
 
 def _evidence_tier(finding: Finding) -> int:
     """0: the whole change is proven there; 1: a part of it (also where that decides nothing:
-    the rest rewritten on the tip since, or an open PR that makes a part of it); 2: nothing
-    decides."""
+    the rest rewritten on the tip since); 2: nothing decides."""
     s = finding.signals
     if not finding.decides:
-        return 1 if s.landed_part or s.replay_partial else 2
+        return 1 if s.landed_part else 2
     if s.same_patch or s.replay_complete or not s.replayed:
         return 0
     if finding.verdict == "already-merged":

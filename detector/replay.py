@@ -271,9 +271,6 @@ class HunkReplay:
     removal_made: bool = False
     deletes_file: bool = False  # it is the change deleting its file
     written: bool = False  # the candidate wrote its file (created or changed it, not deleted)
-    # The candidate changed lines at its place (between its neighbours both versions keep),
-    # or rewrote them so that no neighbour is left to tell the place.
-    written_here: bool = False
     # Packages it pins that the candidate pinned to another version: a competing bump.
     other_pins: tuple[CompetingPin, ...] = ()
     # It bumps dependency versions, and the candidate bumped the same lines to higher versions:
@@ -375,12 +372,10 @@ class Replay:
 
     @property
     def left_where_it_wrote(self) -> bool:
-        """Every carrying hunk the candidate did not do is at a place it wrote: what it left is
+        """Every carrying hunk the candidate did not do is in a file it wrote: what it left is
         that place written another way, not a part of the change it never touched (a
-        behaviour change beside the types both add is more than those types; tqdm's #1428
-        raises the total to the power of `repeat` where #1552, which takes `repeat` too, left
-        the lines as they were)."""
-        return all(h.written_here for h in self.deciding if not h.turned)
+        behaviour change beside the types both add is more than those types)."""
+        return all(h.written for h in self.deciding if not h.turned)
 
     @property
     def competing_pins(self) -> tuple[CompetingPin, ...]:
@@ -687,6 +682,7 @@ class _FileFacts:
     kept: set[int]  # lines the file's diff both removes and adds
     kind: FileKind
     hunks: tuple[_HunkFacts, ...]
+    added: frozenset[str]  # every line the file's diff adds, normalised
 
     @classmethod
     def of(cls, file: FileChange) -> _FileFacts:
@@ -713,7 +709,8 @@ class _FileFacts:
                     last_line=added[-1] if added else first,
                 )
             )
-        return cls(kept, file_kind(file.path), tuple(hunks))
+        added_lines = frozenset(line.normalised for line in file.changed_lines if line.side == "+")
+        return cls(kept, file_kind(file.path), tuple(hunks), added_lines)
 
 
 def _facts_of(file: FileChange, memo: dict[int, _Blocks | _FileFacts] | None) -> _FileFacts:
@@ -790,7 +787,10 @@ def _replay_file(
             and after is not None
             and (
                 _keeps_what_it_deletes(hunk, kept, before, after)
-                or (how == "identical" and _calls_made_beside(blocks, before, after, place))
+                or (
+                    how == "identical"
+                    and _calls_made_beside(blocks, before, after, place, facts.added)
+                )
             )
         ):
             # Not this hunk's result, whatever stands at its place: no later reader (what the
@@ -817,7 +817,6 @@ def _replay_file(
             removal_made=_removal_made(hunk, before, after),
             deletes_file=file.status == "removed",
             written=wrote,
-            written_here=wrote and _written_here(blocks, before, after, state_after, how, place),
             other_pins=_other_pins(file.path, hunk, before, after),
             superseded_by=superseded_by,
             added_elsewhere=state_after == "new" and _added_elsewhere(blocks, after),
@@ -1145,7 +1144,7 @@ def _same_code(
         return False
     if not _keeps_what_it_renests(hunk, kept, after):
         return False
-    if _put_deeper(hunk, blocks, after):
+    if _put_deeper(hunk, blocks, before, after):
         return False
     where = place.get()
     # One line added where no enclosing block tells its place (a `cfg(any(...))` list among
@@ -1176,15 +1175,21 @@ def _keeps_what_it_renests(hunk: Hunk, kept: set[int], after: FileText) -> bool:
     return all(after.normalised[line] > 0 for line in _renested(hunk, kept))
 
 
-def _put_deeper(hunk: Hunk, blocks: _Blocks, after: FileText) -> bool:
+def _put_deeper(hunk: Hunk, blocks: _Blocks, before: FileText, after: FileText) -> bool:
     """The candidate wrote a line this hunk adds one block deeper than this hunk does, below
-    the same line above it: under a guard of its own (`if flush:` before `fp.flush()`, where
-    tqdm's #1056 flushes after every write and #1724 only when asked), the line runs only
-    when the guard holds. Where some copy stands as deep as this hunk puts it, it is there."""
-    above = next((line for line in reversed(blocks.post_before) if line.strip()), None)
+    the same line above it (the nearest that says something: not a brace), right under an
+    opening line of its own: under a guard (`if flush:` before `fp.flush()`, where tqdm's
+    #1056 flushes after every write and #1724 only when asked), the line runs only when the
+    guard holds. Where some copy stands as deep as this hunk puts it, it is there; a line
+    only indented otherwise (under no new opening line) is the same line."""
+    above = next(
+        (line for line in reversed(blocks.post_before) if not is_trivial(normalise_line(line))),
+        None,
+    )
     if above is None:
-        return False
+        return False  # only braces and blank lines above it: nothing tells its depth
     wanted = above.strip()
+    ours_added = {normalise_line(line) for line in blocks.added}
     lines = after.lines
     deeper = False
     for line in hunk.added:
@@ -1206,8 +1211,14 @@ def _put_deeper(hunk: Hunk, blocks: _Blocks, after: FileText) -> bool:
             if start is None:
                 continue
             placed = _depth(theirs) - _depth(lines[start])
-            if placed <= ours:
+            opener = next((lines[up] for up in range(at - 1, start, -1) if lines[up].strip()), None)
+            if placed <= ours or opener is None or _depth(opener) >= _depth(theirs):
                 return False
+            guard = normalise_line(opener)
+            if guard in ours_added or after.normalised_count(guard) <= before.normalised_count(
+                guard
+            ):
+                return False  # under a line this change writes too, or one already there
             deeper = True
     return deeper
 
@@ -1403,13 +1414,18 @@ def _keeps_what_it_deletes(hunk: Hunk, kept: set[int], before: FileText, after: 
 
 
 def _calls_made_beside(
-    blocks: _Blocks, before: FileText, after: FileText, place: _Lazy[_Place | None]
+    blocks: _Blocks,
+    before: FileText,
+    after: FileText,
+    place: _Lazy[_Place | None],
+    ours: frozenset[str],
 ) -> bool:
     """The candidate writes, at this hunk's place or within `CONTEXT` lines of it, a line
     making a call the hunk takes out of its lines (one its removed lines make and neither its
-    added lines nor its context do): the line edited the same way, and the call made again
-    beside it (tqdm's #1263 drops `.strip()` from the line joining the values, as #884 does,
-    and strips each value just above it by default)."""
+    added lines nor its context do), a line this change does not add itself (`ours`): the
+    line edited the same way, and the call made again beside it (tqdm's #1263 drops
+    `.strip()` from the line joining the values, as #884 does, and strips each value just
+    above it by default)."""
     dropped = _calls(blocks.removed) - _calls(
         blocks.added + blocks.before_context + blocks.after_context
     )
@@ -1420,30 +1436,10 @@ def _calls_made_beside(
     near = after.lines[max(0, low - CONTEXT) : high + CONTEXT]
     return any(
         _calls([line]) & dropped
-        and after.normalised_count(normalise_line(line))
-        > before.normalised_count(normalise_line(line))
+        and (normalised := normalise_line(line)) not in ours
+        and after.normalised_count(normalised) > before.normalised_count(normalised)
         for line in near
     )
-
-
-def _written_here(
-    blocks: _Blocks,
-    before: FileText | None,
-    after: FileText | None,
-    state_after: HunkState,
-    how: How,
-    place: _Lazy[_Place | None],
-) -> bool:
-    """Whether the candidate changed the lines between this hunk's neighbours (asked of a
-    hunk it did not do, in a file it wrote). Without a place (its neighbours are gone, or
-    were never found), the candidate's rewrite may be anywhere: taken as written here."""
-    if how or state_after == "there" or before is None or after is None:
-        return True
-    where = place.get()
-    if where is None:
-        return True
-    (low, high), (after_low, after_high) = where.before[0], where.after[0]
-    return before.lines[low:high] != after.lines[after_low:after_high]
 
 
 def _fresh(hunk: Hunk, before: FileText | None) -> bool:
@@ -2082,39 +2078,9 @@ def _opposite_tests(ours: str, theirs: str) -> bool:
 
 def _introduced_names_there(blocks: _Blocks, before: FileText, after: FileText) -> bool:
     """An addition's new names (absent from the file before the candidate) are all there
-    after it, and the addition binds each of them (imports, declares, assigns or takes it as
-    a parameter): a line that only uses a name the fix brings (`total = total ** repeat`,
-    the total made right for tqdm's `repeat` in #1428, which #1552 lacks) does something of
-    its own."""
+    after it."""
     introduced = names("\n".join(blocks.added)) - before.words
-    return bool(introduced) and introduced <= after.words and introduced <= _bound(blocks.added)
-
-
-# A line that declares what it names: a definition or declaration in the languages prdup
-# meets (`def`, `function`, `fn`, `const`, `pub struct`), or a parameter on a line of its own
-# (`    repeat: int = 1,`, `    $repeat,`).
-_DECLARATION = re.compile(
-    r"^\s*(?:(?:export|pub(?:\([\w:]+\))?|public|private|protected|internal|static|async|"
-    r"final|abstract|override|unsafe|extern|default)\s+)*"
-    r"(?:def|class|function|func|fn|struct|enum|interface|trait|type|const|let|var|val|impl|"
-    r"module|mod|macro_rules!)\b"
-    r"|^\s*[*&$]{0,2}[A-Za-z_]\w*\s*(?::[^=,]*)?(?:=[^=,][^,]*)?,\s*$"
-)
-# A name assigned, or given as a keyword or default: `repeat = ...`, `total *= i`,
-# `x := ...`, `repeat=1`, `self.repeat = ...` (not `==`, `!=`, `<=`, `=>`).
-_ASSIGNED = re.compile(r"([A-Za-z_][\w.]*)\s*(?:[-+*/%|&^:]|<<|>>|\?\?)?=(?![=>])")
-
-
-def _bound(lines: Iterable[str]) -> set[str]:
-    """The names the lines bind: all those of an import or a declaration, and the names
-    assigned (or passed by keyword) on any other line."""
-    bound: set[str] = set()
-    for line in lines:
-        if _IMPORT.match(line) or _DECLARATION.match(line):
-            bound |= names(line)
-        else:
-            bound |= names(" ".join(_ASSIGNED.findall(_LITERAL.sub('""', line))))
-    return bound
+    return bool(introduced) and introduced <= after.words
 
 
 def _new_words(added: Sequence[str], removed: Sequence[str]) -> set[str]:

@@ -324,8 +324,8 @@ def test_a_line_put_under_a_new_guard_is_not_the_line_this_change_adds_unguarded
     """This change flushes after every write; the candidate flushes only when asked (a new
     `flush` argument and an `if flush:` around the same line, as tqdm's #1724 does where
     #1056 flushes always): the line stands beside the same neighbours, one block deeper, and
-    runs under a condition this change does not set. Written at the same depth, it is the
-    same change."""
+    runs under a condition this change does not set. Written at the same depth, or deeper
+    under no new line, it is the same change."""
     guarded = WRITE.replace('end="\\n"):', 'end="\\n", flush=False):').replace(
         "            fp.write(end)\n",
         "            fp.write(end)\n            if flush:\n                fp.flush()\n",
@@ -335,6 +335,12 @@ def test_a_line_put_under_a_new_guard_is_not_the_line_this_change_adds_unguarded
         "            fp.write(end)\n", "            fp.write(end)\n            fp.flush()\n"
     )
     assert _replayed(FLUSH_ALWAYS, WRITE, WRITE, always).complete
+    # Indented otherwise under no line of the candidate's own: the same line (tokio's #7032
+    # wrote its line five spaces deep, #7136 eight).
+    indented = WRITE.replace(
+        "            fp.write(end)\n", "            fp.write(end)\n                fp.flush()\n"
+    )
+    assert _replayed(FLUSH_ALWAYS, WRITE, WRITE, indented).complete
 
 
 POSTFIX = """def set_postfix(self, postfix):
@@ -367,52 +373,3 @@ def test_a_call_taken_out_of_a_line_and_made_beside_it_is_not_this_removal():
         "            postfix[key] = postfix[key].strip()\n",
     ).replace("(self, postfix):", "(self, postfix, strip=True):")
     assert not _replayed(KEEP_SPACES, POSTFIX, POSTFIX, moved).complete
-
-
-PRODUCT = """def product(*iterables, **tqdm_kwargs):
-    kwargs = tqdm_kwargs.copy()
-    tqdm_class = kwargs.pop("tqdm_class", tqdm_auto)
-    total = 1
-    for i in map(len, iterables):
-        total *= i
-    kwargs.setdefault("total", total)
-    with tqdm_class(**kwargs) as t:
-        it = itertools.product(*iterables)
-        for i in it:
-            yield i
-            t.update()
-"""
-REPEAT = """diff --git a/m.py b/m.py
---- a/m.py
-+++ b/m.py
-@@ -2,0 +3 @@ def product(*iterables, **tqdm_kwargs):
-+    repeat = kwargs.pop('repeat', 1)
-@@ -6,0 +8 @@ def product(*iterables, **tqdm_kwargs):
-+    total = total ** repeat
-@@ -9 +11 @@ def product(*iterables, **tqdm_kwargs):
--        it = itertools.product(*iterables)
-+        it = itertools.product(*iterables, repeat=repeat)
-"""
-
-
-def test_a_line_using_the_name_a_fix_brings_does_something_of_its_own():
-    """This change passes `repeat` on (its own `repeat = kwargs.pop(...)`, as a parameter
-    taken another way) and raises the total to its power; the candidate takes `repeat` as a
-    parameter and passes it on, with the total left as it was (tqdm's #1552, where #1428
-    also makes the total right): a line that only uses the name a fix brings is not
-    supporting it, and stays to do, at a place the candidate left alone. With the total
-    raised too, it is the same change."""
-    passed = PRODUCT.replace("**tqdm_kwargs):", "repeat=1, **tqdm_kwargs):").replace(
-        "product(*iterables)\n", "product(*iterables, repeat=repeat)\n"
-    )
-    lacking = _replayed(REPEAT, PRODUCT, PRODUCT, passed)
-    assert not lacking.complete
-    # What it left is a place the candidate never wrote: a part of the change, not the
-    # change written another way (a duplicate may only differ where both wrote).
-    assert lacking.partial and not lacking.left_where_it_wrote
-    otherwise = passed.replace("        total *= i\n", "        total *= i\n    total **= repeat\n")
-    assert _replayed(REPEAT, PRODUCT, PRODUCT, otherwise).left_where_it_wrote
-    raised = passed.replace(
-        "        total *= i\n", "        total *= i\n    total = total ** repeat\n"
-    )
-    assert _replayed(REPEAT, PRODUCT, PRODUCT, raised).complete
