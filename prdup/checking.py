@@ -651,9 +651,12 @@ def _whole_query(
     store: IndexStore, repo: git.Repo, query: Query, change: Change, settings: Settings
 ) -> Query:
     """An unmerged PR stored cut, as its diff from git shows it: what it changes from the
-    diff, who and what it is from the index."""
-    symbols, hunk_symbols = extract_symbols(change, gitsource.BlobReader(repo), settings)
-    whole = lookup.query_from_change(store, change, symbols, hunk_symbols)
+    diff, who and what it is from the index. Its lines are placed by file alone, as an
+    indexed PR's are: no file of a change this large is parsed to name the definition a
+    reason's line sits in (that cost more than the rest of its check), and a hunk header's
+    name is the nearest definition above the hunk, not always the one holding the line."""
+    symbols, _ = extract_symbols(change, None, settings)
+    whole = lookup.query_from_change(store, change, symbols, {})
     evidence = replace(
         query.change,
         removed=whole.change.removed,

@@ -22,7 +22,8 @@ from index.storage.store import IndexStore, default_db_path
 from prdup.checking import match_pr, pr_info
 from prdup.sweep import sweep
 from tests.repo_builder import RepoBuilder
-from tests.test_own_work import fix_landed_as_a_later_copy
+from tests.test_check import LEGACY, MERGED_FIX, PIPELINE
+from tests.test_own_work import OPENED, PIPELINE_PY, fix_landed_as_a_later_copy, index_with
 from tests.test_sweep import READ_UTF8, SETTINGS, run
 from tests.test_sweep import backlog as backlog  # a fixture
 
@@ -354,3 +355,41 @@ def test_a_resweep_sees_a_new_landing_and_a_new_pr(builder: RepoBuilder):
     assert 3 in proposed.rechecked
     again = proposed.answer(3)
     assert again is not None and again.verdict in ("already-merged", "duplicate")
+
+
+def test_an_open_prs_own_newest_commit_answers_before_its_copies_are_read(
+    builder: RepoBuilder,
+):
+    """#81 was rebased onto upstream by cherry-picking five landed fixes of the pipeline file
+    (copies, made after they landed), then wrote a note and made the offload fix in commits
+    of its own; #82 makes the same fix. #82 is replayed at #81's head, and #81's commits
+    touching the file are read to tell its work from copies: its newest commit is its own,
+    which answers (it is #81's work), without reading the patches of the five copies."""
+    start = builder.commit("Add the pipeline", {PIPELINE_PY: PIPELINE})
+    landed = []
+    text = PIPELINE
+    for number in range(61, 66):
+        text += f"STEP_{number} = {number}\n"
+        landed.append(builder.pr_branch(number, [(f"Add step {number}", {PIPELINE_PY: text})]))
+        builder.merge_pr(number)
+    builder.checkout("pr-81", start)
+    for commit in landed:
+        builder.git("cherry-pick", commit)
+    builder._author = "Contributor 81"
+    builder.commit("Note the strategy", {"NOTES.md": "Offload follows the strategy.\n"})
+    builder.commit("Ask the offload strategy", {PIPELINE_PY: text.replace(LEGACY, MERGED_FIX)})
+    builder._author = "Test Author"
+    builder.git("update-ref", "refs/pull/81/head", builder.head())
+    builder.checkout("main")
+    fixed = PIPELINE.replace(LEGACY, MERGED_FIX)
+    builder.pr_branch(82, [("Use the offload strategy", {PIPELINE_PY: fixed})], start=start)
+    for number in [*range(61, 66), 81, 82]:
+        builder.delete_pr_branch(number)
+    export = [{"number": n, "createdAt": OPENED, "state": "MERGED"} for n in range(61, 66)]
+    export += [{"number": n, "createdAt": OPENED, "state": "OPEN"} for n in (81, 82)]
+    index_with(builder, export)
+
+    shared = SharedReads(gitsource.open_repository(builder.path))
+    found = findings_of(builder.path, [82], shared)
+    assert ("#81", "covered") in {(key, verdict) for key, verdict, _ in found[82]}
+    assert shared.patches_read <= 3  # not the five copies'

@@ -29,6 +29,7 @@ MAX_FILE_BYTES = 2_000_000
 MAX_FILES = 60  # a change of more files is replayed on its first 60 (the rest stays residual)
 MAX_REST_COMMITS = 20  # a part-landed PR's commits without a copy judged at the tip, at most
 MAX_RANGE_COMMITS = 100  # of an open candidate's range, read for copies of merged commits
+COPIES_READ_IN_TURN = (2, 8, MAX_RANGE_COMMITS)  # commits read at once, in turn, for copies
 MAX_REVERT_DEPTH = 8  # reverts of reverts followed this deep (each one flips the change)
 LABELLED_FILES = 3  # files of hunks found on the tip whose first commit there is looked for
 SHARED_TEXT_CHARS = 40_000_000  # file versions kept across the queries of a sweep, per process
@@ -858,17 +859,30 @@ class Replayer:
             made[sha] = committed
         if not maybe_own:
             return True
-        if self._landed_patches is None or len(maybe_own) > MAX_RANGE_COMMITS:
+        landed_patches = self._landed_patches
+        if landed_patches is None or len(maybe_own) > MAX_RANGE_COMMITS:
             return False
-        patches = self._commit_patches([pair for pair in maybe_own if pair[1]])
-        if len(patches) < len(maybe_own):
-            return False  # a commit whose patch is unknown (a root, an empty one) may be its own
-        landed = self._landed_patches(set(patches.values()))
-        # A landing time unknown cannot show the commit came first: read as a copy.
-        return all(
-            patch in landed and not earlier(made[sha], landed[patch])
-            for sha, patch in patches.items()
-        )
+        if not all(parent for _, parent in maybe_own):
+            return False  # a root commit: its patch is unknown, and it may be its own
+        # Newest first, a few at a time: one commit of its own answers, and reading every
+        # commit's patch (a rebased branch's hundred) would be for nothing.
+        start_at = 0
+        for size in COPIES_READ_IN_TURN:
+            part = maybe_own[start_at : start_at + size]
+            start_at += size
+            if not part:
+                break
+            patches = self._commit_patches(part)
+            if len(patches) < len(part):
+                return False  # a commit with no patch (an empty one) may be its own
+            landed = landed_patches(set(patches.values()))
+            # A landing time unknown cannot show the commit came first: read as a copy.
+            if not all(
+                patch in landed and not earlier(made[sha], landed[patch])
+                for sha, patch in patches.items()
+            ):
+                return False
+        return True
 
     def _reverts_within(self, sha: str, start: str, head: str) -> bool:
         """The commit reverts one of `start..head` (git's "This reverts commit X")."""
