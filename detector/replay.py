@@ -1421,13 +1421,14 @@ def _calls_made_beside(
     ours: frozenset[str],
 ) -> bool:
     """The candidate writes, at this hunk's place or within `CONTEXT` lines of it, a line
-    making a call the hunk takes out of its lines (one its removed lines make and neither its
-    added lines nor its context do), a line this change does not add itself (`ours`): the
-    line edited the same way, and the call made again beside it (tqdm's #1263 drops
-    `.strip()` from the line joining the values, as #884 does, and strips each value just
-    above it by default)."""
+    making a call the hunk takes out of its lines (one its removed lines make, and neither
+    its context nor any line this change adds to the file: `ours`), a line this change does
+    not add itself: the line edited the same way, and the call made again beside it (tqdm's
+    #1263 drops `.strip()` from the line joining the values, as #884 does, and strips each
+    value just above it by default). A call this change makes elsewhere in the file is
+    moved, not taken away (bat's #3618 and #3595 both move `map_err` up a few lines)."""
     dropped = _calls(blocks.removed) - _calls(
-        blocks.added + blocks.before_context + blocks.after_context
+        (*blocks.added, *blocks.before_context, *blocks.after_context, *ours)
     )
     where = place.get() if dropped else None
     if where is None:

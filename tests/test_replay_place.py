@@ -373,3 +373,26 @@ def test_a_call_taken_out_of_a_line_and_made_beside_it_is_not_this_removal():
         "            postfix[key] = postfix[key].strip()\n",
     ).replace("(self, postfix):", "(self, postfix, strip=True):")
     assert not _replayed(KEEP_SPACES, POSTFIX, POSTFIX, moved).complete
+
+
+STRIP_EARLIER = """diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -3,0 +4 @@ def set_postfix(self, postfix):
++        postfix[key] = postfix[key].strip()
+@@ -5 +6 @@ def set_postfix(self, postfix):
+-    self.postfix = ', '.join(key + '=' + postfix[key].strip()
++    self.postfix = ', '.join(key + '=' + postfix[key]
+"""
+
+
+def test_a_call_this_change_moves_is_not_taken_away_where_the_candidate_moves_it_too():
+    """This change strips each value once, up in the loop, rather than in the join; the
+    candidate does the same, its loop line written another way: the join's edit is the
+    candidate's too (bat's #3618 and #3595 both move `map_err` up a few lines)."""
+    moved = POSTFIX.replace("postfix[key].strip()\n", "postfix[key]\n").replace(
+        "        postfix[key] = str(postfix[key])\n",
+        "        postfix[key] = str(postfix[key]).strip()\n",
+    )
+    joined = _replayed(STRIP_EARLIER, POSTFIX, POSTFIX, moved).hunks[1]
+    assert (joined.first_line, joined.how) == (6, "identical")
