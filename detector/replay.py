@@ -1421,13 +1421,15 @@ def _calls_made_beside(
     ours: frozenset[str],
 ) -> bool:
     """The candidate writes, at this hunk's place or within `CONTEXT` lines of it, a line
-    making a call the hunk takes out of its lines (one its removed lines make, and neither
-    its context nor any line this change adds to the file: `ours`), a line this change does
-    not add itself: the line edited the same way, and the call made again beside it (tqdm's
-    #1263 drops `.strip()` from the line joining the values, as #884 does, and strips each
-    value just above it by default). A call this change makes elsewhere in the file is
-    moved, not taken away (bat's #3618 and #3595 both move `map_err` up a few lines)."""
-    dropped = _calls(blocks.removed) - _calls(
+    making a call the hunk takes out of its lines, with the same arguments (one its removed
+    lines make, and neither its context nor any line this change adds to the file: `ours`),
+    a line this change does not add itself: the line edited the same way, and the call made
+    again beside it (tqdm's #1263 drops `.strip()` from the line joining the values, as #884
+    does, and strips each value just above it by default). A call this change makes
+    elsewhere in the file is moved, not taken away (bat's #3618 and #3595 both move
+    `map_err` up a few lines); another call of the same name is another call (a
+    `require('x')` written where this change drops `require('legacy-loader')`)."""
+    dropped = _call_expressions(blocks.removed) - _call_expressions(
         (*blocks.added, *blocks.before_context, *blocks.after_context, *ours)
     )
     where = place.get() if dropped else None
@@ -1436,11 +1438,27 @@ def _calls_made_beside(
     low, high = where.after[0]
     near = after.lines[max(0, low - CONTEXT) : high + CONTEXT]
     return any(
-        _calls([line]) & dropped
+        _call_expressions([line]) & dropped
         and (normalised := normalise_line(line)) not in ours
         and after.normalised_count(normalised) > before.normalised_count(normalised)
         for line in near
     )
+
+
+# A call with what it is given, when that holds no call of its own: `strip()`,
+# `require('legacy-loader')`.
+_CALL_EXPRESSION = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(([^()]*)\)")
+
+
+def _call_expressions(lines: Iterable[str]) -> set[tuple[str, str]]:
+    """The calls the lines make, each as its name and its arguments (spaces aside); keywords
+    call nothing (`if (x)`)."""
+    return {
+        (name, "".join(arguments.split()))
+        for line in lines
+        for name, arguments in _CALL_EXPRESSION.findall(line)
+        if names(name)
+    }
 
 
 def _fresh(hunk: Hunk, before: FileText | None) -> bool:
