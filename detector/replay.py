@@ -885,6 +885,17 @@ class FileText:
                 self._where.setdefault(line, []).append(number)
         return self._where
 
+    def at_any_depth(self, stripped: str) -> list[int]:
+        """Where a line occurs, however indented: a scan of the text for the few lines asked
+        (`stripped` without its leading and trailing whitespace)."""
+        if not stripped or "\n" in stripped:
+            return []
+        found = []
+        pattern = re.compile(r"\n[ \t]*" + re.escape(stripped) + r"(?=\n)")
+        for match in pattern.finditer(self._joined):
+            found.append(self._joined.count("\n", 0, match.start()))
+        return found
+
     def once(self, line: str) -> int | None:
         """Where `line` is, if it occurs exactly once; found by a scan of the text while the map
         is not built (most replays ask about a few lines of a large file)."""
@@ -1144,8 +1155,6 @@ def _same_code(
         return False
     if not _keeps_what_it_renests(hunk, kept, after):
         return False
-    if _put_deeper(hunk, blocks, before, after):
-        return False
     where = place.get()
     # One line added where no enclosing block tells its place (a `cfg(any(...))` list among
     # lists alike) is done where it stands beside the lines it is added between. Inside a
@@ -1159,12 +1168,12 @@ def _same_code(
         and not _beside_its_neighbours(blocks, after)
     ):
         return False
-    if where is None:
-        return True  # its surroundings are nowhere to be found: the file is all there is
-    there, here = before.counted(where.before), after.counted(where.after)
-    if not _written(added, removed, there, here):
-        return False
-    return not _keeps_deleted(blocks, here - there)
+    if where is not None:
+        there, here = before.counted(where.before), after.counted(where.after)
+        if not _written(added, removed, there, here) or _keeps_deleted(blocks, here - there):
+            return False
+    # (Without a place, its surroundings are nowhere to be found: the file is all there is.)
+    return not _put_deeper(hunk, blocks, before, after)
 
 
 def _keeps_what_it_renests(hunk: Hunk, kept: set[int], after: FileText) -> bool:
@@ -1197,9 +1206,8 @@ def _put_deeper(hunk: Hunk, blocks: _Blocks, before: FileText, after: FileText) 
             continue
         text = line.text.rstrip()
         ours = _depth(text) - _depth(above)
-        for at, theirs in enumerate(lines):
-            if theirs.strip() != text.strip():
-                continue
+        for at in after.at_any_depth(text.strip()):
+            theirs = lines[at]
             start = next(
                 (
                     up

@@ -82,34 +82,52 @@ def details_digest(*fields: object) -> str:
 
 
 def read_change_rows(store: IndexStore) -> dict[int, ChangeRow]:
-    """Every change of the index, by id."""
+    """Every change of the index, by id (read as tuples: a busy index has tens of thousands)."""
     rows: dict[int, ChangeRow] = {}
-    for row in store.query(
+    for (
+        change_id,
+        kind,
+        number,
+        sha,
+        head_sha,
+        patch_id,
+        state,
+        status,
+        title,
+        author,
+        created_at,
+        added,
+        removed,
+        file_count,
+        removed_weight,
+        added_weight,
+        author_email,
+        title_source,
+        body_length,
+    ) in store.rows(
         "SELECT id, kind, number, sha, head_sha, patch_id, state, status, title, author, "
         "created_at, added, removed, file_count, removed_weight, added_weight, author_email, "
-        "title_source, length(body) AS body_length FROM changes"
+        "title_source, length(body) FROM changes"
     ):
-        rows[row["id"]] = ChangeRow(
-            id=row["id"],
-            kind=row["kind"],
-            number=row["number"],
-            sha=row["sha"],
-            head_sha=row["head_sha"],
-            patch_id=row["patch_id"],
-            state=row["state"],
-            status=row["status"],
-            title=row["title"] or "",
-            author=row["author"],
-            created_at=row["created_at"],
-            added=row["added"] or 0,
-            removed=row["removed"] or 0,
-            files=row["file_count"] or 0,
-            removed_weight=row["removed_weight"],
-            added_weight=row["added_weight"],
-            details=details_digest(
-                row["title"], row["body_length"], row["author"], row["author_email"]
-            ),
-            title_from_commit=row["title_source"] == "commit",
+        rows[change_id] = ChangeRow(
+            id=change_id,
+            kind=kind,
+            number=number,
+            sha=sha,
+            head_sha=head_sha,
+            patch_id=patch_id,
+            state=state,
+            status=status,
+            title=title or "",
+            author=author,
+            created_at=created_at,
+            added=added or 0,
+            removed=removed or 0,
+            files=file_count or 0,
+            removed_weight=removed_weight,
+            added_weight=added_weight,
+            details=details_digest(title, body_length, author, author_email),
+            title_from_commit=title_source == "commit",
         )
     return rows
 
