@@ -683,6 +683,7 @@ class _FileFacts:
     kind: FileKind
     hunks: tuple[_HunkFacts, ...]
     added: frozenset[str]  # every line the file's diff adds, normalised
+    added_calls: frozenset[tuple[str, str]]  # the calls those lines make (`_call_expressions`)
 
     @classmethod
     def of(cls, file: FileChange) -> _FileFacts:
@@ -710,7 +711,8 @@ class _FileFacts:
                 )
             )
         added_lines = frozenset(line.normalised for line in file.changed_lines if line.side == "+")
-        return cls(kept, file_kind(file.path), tuple(hunks), added_lines)
+        calls = frozenset(_call_expressions(added_lines))
+        return cls(kept, file_kind(file.path), tuple(hunks), added_lines, calls)
 
 
 def _facts_of(file: FileChange, memo: dict[int, _Blocks | _FileFacts] | None) -> _FileFacts:
@@ -787,10 +789,7 @@ def _replay_file(
             and after is not None
             and (
                 _keeps_what_it_deletes(hunk, kept, before, after)
-                or (
-                    how == "identical"
-                    and _calls_made_beside(blocks, before, after, place, facts.added)
-                )
+                or (how == "identical" and _calls_made_beside(blocks, before, after, place, facts))
             )
         ):
             # Not this hunk's result, whatever stands at its place: no later reader (what the
@@ -1426,7 +1425,7 @@ def _calls_made_beside(
     before: FileText,
     after: FileText,
     place: _Lazy[_Place | None],
-    ours: frozenset[str],
+    ours: _FileFacts,
 ) -> bool:
     """The candidate writes, at this hunk's place or within `CONTEXT` lines of it, a line
     making a call the hunk takes out of its lines, with the same arguments (one its removed
@@ -1437,8 +1436,10 @@ def _calls_made_beside(
     elsewhere in the file is moved, not taken away (bat's #3618 and #3595 both move
     `map_err` up a few lines); another call of the same name is another call (a
     `require('x')` written where this change drops `require('legacy-loader')`)."""
-    dropped = _call_expressions(blocks.removed) - _call_expressions(
-        (*blocks.added, *blocks.before_context, *blocks.after_context, *ours)
+    dropped = (
+        _call_expressions(blocks.removed)
+        - _call_expressions((*blocks.before_context, *blocks.after_context))
+        - ours.added_calls
     )
     where = place.get() if dropped else None
     if where is None:
@@ -1447,7 +1448,7 @@ def _calls_made_beside(
     near = after.lines[max(0, low - CONTEXT) : high + CONTEXT]
     return any(
         _call_expressions([line]) & dropped
-        and (normalised := normalise_line(line)) not in ours
+        and (normalised := normalise_line(line)) not in ours.added
         and after.normalised_count(normalised) > before.normalised_count(normalised)
         for line in near
     )

@@ -794,11 +794,7 @@ def _run(
     can_fork = "fork" in multiprocessing.get_all_start_methods()
     least = MIN_PARALLEL if source is None else MIN_PARALLEL_REPLAYING
     parallel = jobs > 1 and len(numbers) >= least and can_fork
-    # PRs go to a process a few at a time, their diffs read together (`check_all`); in
-    # parallel the largest first, so that no large PR is left running alone at the end.
-    if parallel:
-        sizes = {r.number: r.added + r.removed for r in snapshot.values() if r.number is not None}
-        numbers = sorted(numbers, key=lambda n: -sizes.get(n, 0))
+    # PRs go to a process a few at a time, their diffs read together (`check_all`).
     size = max(1, min(DIFFS_READ_TOGETHER, len(numbers) // (jobs * 4))) if parallel else 16
     parts = [numbers[start : start + size] for start in range(0, len(numbers), size)]
     if not parallel:
