@@ -1186,10 +1186,12 @@ def _keeps_what_it_renests(hunk: Hunk, kept: set[int], after: FileText) -> bool:
 def _put_deeper(hunk: Hunk, blocks: _Blocks, before: FileText, after: FileText) -> bool:
     """The candidate wrote a line this hunk adds one block deeper than this hunk does, below
     the same line above it (the nearest that says something: not a brace), right under an
-    opening line of its own: under a guard (`if flush:` before `fp.flush()`, where tqdm's
-    #1056 flushes after every write and #1724 only when asked), the line runs only when the
-    guard holds. Where some copy stands as deep as this hunk puts it, it is there; a line
-    only indented otherwise (under no new opening line) is the same line."""
+    opening line of its own that tests an option it added (`_new_option`): the line runs
+    only when asked (`if flush:` before `fp.flush()`, with `flush=False` added to the
+    signature: tqdm's #1724, where #1056 flushes after every write). Where some copy stands
+    as deep as this hunk puts it, it is there; a line only indented otherwise, or under a
+    test of what was there already (`if self._completed_intervals > 0:`, click's #3614
+    around the `make_step` #3690 calls always), is the same line."""
     above = next(
         (line for line in reversed(blocks.post_before) if not is_trivial(normalise_line(line))),
         None,
@@ -1218,16 +1220,42 @@ def _put_deeper(hunk: Hunk, blocks: _Blocks, before: FileText, after: FileText) 
             if start is None:
                 continue
             placed = _depth(theirs) - _depth(lines[start])
-            opener = next((lines[up] for up in range(at - 1, start, -1) if lines[up].strip()), None)
-            if placed <= ours or opener is None or _depth(opener) >= _depth(theirs):
+            opener = next((up for up in range(at - 1, start, -1) if lines[up].strip()), None)
+            if placed <= ours or opener is None or _depth(lines[opener]) >= _depth(theirs):
                 return False
-            guard = normalise_line(opener)
+            guard = normalise_line(lines[opener])
             if guard in ours_added or after.normalised_count(guard) <= before.normalised_count(
                 guard
             ):
                 return False  # under a line this change writes too, or one already there
+            if not _new_option(lines, opener, before, after):
+                return False  # a test of what was there: the step it skips does nothing
             deeper = True
     return deeper
+
+
+ENCLOSING_SEARCH = 60  # lines looked up from a guard for the definition around it
+
+
+def _new_option(lines: Sequence[str], guard: int, before: FileText, after: FileText) -> bool:
+    """The guard at `guard` tests a name that a line enclosing it brings, a line the
+    candidate wrote (its own signature: `flush=False` above `if flush:`): an option added to
+    ask for what this change does always."""
+    tested = names(lines[guard])
+    depth = _depth(lines[guard])
+    for up in range(guard - 1, max(-1, guard - 1 - ENCLOSING_SEARCH), -1):
+        line = lines[up]
+        if not line.strip() or _depth(line) >= depth:
+            continue
+        depth = _depth(line)  # a line opening a block around the guard
+        normalised = normalise_line(line)
+        if names(line) & tested and after.normalised_count(normalised) > before.normalised_count(
+            normalised
+        ):
+            return True
+        if depth == 0:
+            break
+    return False
 
 
 def _depth(line: str) -> int:

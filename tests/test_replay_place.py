@@ -335,6 +335,13 @@ def test_a_line_put_under_a_new_guard_is_not_the_line_this_change_adds_unguarded
         "            fp.write(end)\n", "            fp.write(end)\n            fp.flush()\n"
     )
     assert _replayed(FLUSH_ALWAYS, WRITE, WRITE, always).complete
+    # Under a test of what was there already, not an option the candidate added: the step it
+    # skips would do nothing (click's #3614 and #3690).
+    checked = WRITE.replace(
+        "            fp.write(end)\n",
+        "            fp.write(end)\n            if not fp.closed:\n                fp.flush()\n",
+    )
+    assert _replayed(FLUSH_ALWAYS, WRITE, WRITE, checked).complete
     # Indented otherwise under no line of the candidate's own: the same line (tokio's #7032
     # wrote its line five spaces deep, #7136 eight).
     indented = WRITE.replace(
