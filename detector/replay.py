@@ -884,7 +884,7 @@ class FileText:
                 self._where.setdefault(line, []).append(number)
         return self._where
 
-    def at_any_depth(self, stripped: str) -> list[int]:
+    def at_any_indentation(self, stripped: str) -> list[int]:
         """Where a line occurs, however indented: a scan of the text for the few lines asked
         (`stripped` without its leading and trailing whitespace)."""
         if not stripped or "\n" in stripped:
@@ -1206,8 +1206,8 @@ def _put_deeper(hunk: Hunk, blocks: _Blocks, before: FileText, after: FileText) 
         if line.trivial:
             continue
         text = line.text.rstrip()
-        ours = _depth(text) - _depth(above)
-        for at in after.at_any_depth(text.strip()):
+        ours = _indentation(text) - _indentation(above)
+        for at in after.at_any_indentation(text.strip()):
             theirs = lines[at]
             start = next(
                 (
@@ -1219,9 +1219,13 @@ def _put_deeper(hunk: Hunk, blocks: _Blocks, before: FileText, after: FileText) 
             )
             if start is None:
                 continue
-            placed = _depth(theirs) - _depth(lines[start])
+            placed = _indentation(theirs) - _indentation(lines[start])
             opener = next((up for up in range(at - 1, start, -1) if lines[up].strip()), None)
-            if placed <= ours or opener is None or _depth(lines[opener]) >= _depth(theirs):
+            if (
+                placed <= ours
+                or opener is None
+                or _indentation(lines[opener]) >= _indentation(theirs)
+            ):
                 return False
             guard = normalise_line(lines[opener])
             if guard in ours_added or after.normalised_count(guard) <= before.normalised_count(
@@ -1242,12 +1246,12 @@ def _new_option(lines: Sequence[str], guard: int, before: FileText, after: FileT
     candidate wrote (its own signature: `flush=False` above `if flush:`): an option added to
     ask for what this change does always."""
     tested = names(lines[guard])
-    depth = _depth(lines[guard])
+    depth = _indentation(lines[guard])
     for up in range(guard - 1, max(-1, guard - 1 - ENCLOSING_SEARCH), -1):
         line = lines[up]
-        if not line.strip() or _depth(line) >= depth:
+        if not line.strip() or _indentation(line) >= depth:
             continue
-        depth = _depth(line)  # a line opening a block around the guard
+        depth = _indentation(line)  # a line opening a block around the guard
         normalised = normalise_line(line)
         if names(line) & tested and after.normalised_count(normalised) > before.normalised_count(
             normalised
@@ -1256,12 +1260,6 @@ def _new_option(lines: Sequence[str], guard: int, before: FileText, after: FileT
         if depth == 0:
             break
     return False
-
-
-def _depth(line: str) -> int:
-    """How far a line is indented, a tab as four spaces."""
-    spaced = line.expandtabs(4)
-    return len(spaced) - len(spaced.lstrip())
 
 
 def _renested(hunk: Hunk, kept: set[int]) -> list[str]:
