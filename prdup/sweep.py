@@ -495,11 +495,15 @@ def _unknown_states(snapshot: dict[int, ChangeRow]) -> set[int]:
 def _current(findings: list[SweptFinding], snapshot: dict[int, ChangeRow]) -> list[SweptFinding]:
     """Cached findings named as the index names their changes now (a commit relabelled as the
     PR that landed it keeps its id and lines, so the finding holds, under its new name)."""
-    return [
-        replace(f, pr=snapshot[f.change_id].number) if f.change_id in snapshot else f
-        for f in findings
-        if f.decides or f.change_id in snapshot
-    ]
+    current = []
+    for f in findings:
+        row = snapshot.get(f.change_id)
+        if row is None:
+            if f.decides:
+                current.append(f)
+        else:
+            current.append(f if row.number == f.pr else replace(f, pr=row.number))
+    return current
 
 
 def _links(findings: dict[int, list[SweptFinding]]) -> list[Link]:
