@@ -473,12 +473,13 @@ def _findings(
 ) -> tuple[dict[int, list[SweptFinding]], list[int]]:
     """Each swept PR's deciding findings, from the cache where it holds; and the PRs redone."""
     cache = _load_cache(store)
-    stale = _stale_numbers(store, cache, snapshot)
+    moved = _moved_changes(store, snapshot)
+    stale = _stale_numbers(store, cache, snapshot, moved)
     todo = [n for n in swept if full or n not in cache or n in stale]
     fresh = _run(store.path, todo, snapshot, jobs, progress, source)
     # Stale rows this sweep did not redo (outside --limit) go: a later sweep redoes them.
     if not store.read_only:  # a read-only index is swept all the same, and caches nothing
-        _save_cache(store, fresh, stale - set(fresh), snapshot)
+        _save_cache(store, fresh, stale - set(fresh), snapshot, moved)
     reused = {n: _current(cache[n].findings, snapshot) for n in swept if n not in fresh}
     return {n: fresh[n] if n in fresh else reused[n] for n in swept}, todo
 
@@ -584,7 +585,10 @@ def _load_cache(store: IndexStore) -> dict[int, CachedSweep]:
 
 
 def _stale_numbers(
-    store: IndexStore, cache: dict[int, CachedSweep], snapshot: dict[int, ChangeRow]
+    store: IndexStore,
+    cache: dict[int, CachedSweep],
+    snapshot: dict[int, ChangeRow],
+    moved: set[int],
 ) -> set[int]:
     """Cached PRs whose findings may no longer hold.
 
@@ -603,7 +607,6 @@ def _stale_numbers(
     by_number = {row.number: row for row in snapshot.values() if row.number is not None}
     count = int(store.get_meta("change_count") or 0)
     fingerprints = _fingerprints(store, cache)
-    moved = _moved_changes(store, snapshot)
     stale: set[int] = set()
     for number, cached in cache.items():
         row = by_number.get(number)
@@ -638,8 +641,10 @@ def _save_cache(
     fresh: dict[int, list[SweptFinding]],
     invalid: set[int],
     snapshot: dict[int, ChangeRow],
+    moved: set[int],
 ) -> None:
-    """Write the new rows, drop the invalid ones, and remember every change as it is now."""
+    """Write the new rows, drop the invalid ones, and remember the changes that moved as they
+    are now (the others are remembered already)."""
     count = int(store.get_meta("change_count") or 0)
     fingerprints = _fingerprints(store, fresh)
     heads = {row.number: row.head_sha for row in snapshot.values() if row.number is not None}
@@ -649,7 +654,9 @@ def _save_cache(
         )
         for n, found in fresh.items()
     ]
-    sweep_cache.save(store, rows, invalid, [(cid, row.seen) for cid, row in snapshot.items()])
+    seen = [(cid, snapshot[cid].seen) for cid in sorted(moved) if cid in snapshot]
+    gone = sorted(cid for cid in moved if cid not in snapshot)
+    sweep_cache.save(store, rows, invalid, seen, gone)
 
 
 # --- matching, in one process or several ----------------------------------------------------

@@ -407,6 +407,13 @@ def test_a_second_sweep_reuses_everything_and_an_update_only_its_neighbours(
     with IndexStore(db_path) as store:
         assert store.changes.update_metadata(6, {"title": "Rename the mile constant"}, ())
     assert sorted(sweep(None, db_path, jobs=1).rechecked) == [6]
+    # What each sweep saw is kept, the changes that moved written again: the next has no work,
+    # and every change of the index is remembered.
+    assert sweep(None, db_path, jobs=1).rechecked == []
+    with IndexStore(db_path) as store:
+        seen = list(store.rows("SELECT count(*) FROM sweep_seen"))
+        changes = list(store.rows("SELECT count(*) FROM changes"))
+    assert seen == changes
 
     # A maintainer says 3 is no duplicate of 2: only 2 is redone, and no longer names 3.
     with IndexStore(db_path) as store:

@@ -47,10 +47,15 @@ def save(
     store: IndexStore,
     rows: Iterable[CachedRow],
     invalid: Iterable[int],
-    now_seen: Iterable[tuple[int, tuple[str | None, str, str, str]]],
+    seen: Iterable[tuple[int, tuple[str | None, str, str, str]]],
+    gone: Iterable[int],
 ) -> None:
-    """Write the new rows, drop the invalid ones, and remember every change as it is now, in
-    one transaction."""
+    """Write the new rows, drop the invalid ones, and remember the changes that moved as they
+    are now (`seen`; `gone`: no longer in the index), in one transaction; nothing is written
+    where nothing changed."""
+    rows, invalid, seen, gone = list(rows), list(invalid), list(seen), list(gone)
+    if not (rows or invalid or seen or gone):
+        return
     conn = store.conn
     with store.batch():
         conn.executemany(
@@ -61,10 +66,11 @@ def save(
             "findings) VALUES (?, ?, ?, ?, ?)",
             [(r.number, r.head_sha, r.fingerprint, r.change_count, r.findings) for r in rows],
         )
-        conn.execute("DELETE FROM sweep_seen")
+        conn.executemany("DELETE FROM sweep_seen WHERE change_id = ?", [(c,) for c in gone])
         conn.executemany(
-            "INSERT INTO sweep_seen(change_id, sha, state, status, details) VALUES (?, ?, ?, ?, ?)",
-            [(change_id, *what) for change_id, what in now_seen],
+            "INSERT OR REPLACE INTO sweep_seen(change_id, sha, state, status, details) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(change_id, *what) for change_id, what in seen],
         )
 
 
