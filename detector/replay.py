@@ -40,6 +40,8 @@ COUNTED_LINES = 64  # lines looked at to count normalised lines one by one, at l
 # C, about the cost of this many scans), and a line not there exactly once is answered at once.
 SCANS_BEFORE_COUNT = 6
 STRONG_CONTEXT = 3  # context lines that place a hunk on their own (fewer: its neighbours do)
+ABOVE_SEARCH = 9  # lines looked up from a deeper copy of a line for the line above it
+ENCLOSING_SEARCH = 60  # lines looked up from a guard for the definition around it
 PARTIAL_SHARE = 0.25  # of the hunks that carry code, this much done: a real part is done
 SAME_CODE_SHARE = 0.7  # of a hunk's code lines, this many written by the candidate (as the
 # matcher's "contained": most of it, allowing a comment or a line written another way)
@@ -1212,7 +1214,7 @@ def _put_deeper(hunk: Hunk, blocks: _Blocks, before: FileText, after: FileText) 
             start = next(
                 (
                     up
-                    for up in range(at - 1, max(-1, at - 1 - CONTEXT * 3), -1)
+                    for up in range(at - 1, max(-1, at - 1 - ABOVE_SEARCH), -1)
                     if lines[up].strip() == wanted
                 ),
                 None,
@@ -1236,9 +1238,6 @@ def _put_deeper(hunk: Hunk, blocks: _Blocks, before: FileText, after: FileText) 
                 return False  # a test of what was there: the step it skips does nothing
             deeper = True
     return deeper
-
-
-ENCLOSING_SEARCH = 60  # lines looked up from a guard for the definition around it
 
 
 def _new_option(lines: Sequence[str], guard: int, before: FileText, after: FileText) -> bool:
