@@ -318,6 +318,9 @@ class Finding:
     shared_symbols: tuple[str, ...] = ()
     residual: tuple[str, ...] = ()  # what the candidate did not do, where it did a part
     remaining: tuple[RemainingHunk, ...] = ()  # the same, hunk by hunk, as values
+    # Files of what the candidate did not do that the branch's tip no longer has: nothing of
+    # it is left to apply there (without them, a part landed and nothing else remains).
+    gone_files: tuple[str, ...] = ()
     also_identical: tuple[int, ...] = ()  # later PRs with the identical patch, folded in here
     also_opened_as: tuple[int, ...] = ()  # other PRs of the same head commit, folded in here
     # Where the checked PR landed in part: (its commit, the target commit with its patch).

@@ -396,6 +396,7 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         reasons=tuple(_reasons(query, candidate, signals, verdict, proof)),
         residual=_still_to_do(proof, signals.same_patch) if still_to_do else (),
         remaining=remaining_hunks(replay, proof.tip) if still_to_do else (),
+        gone_files=gone_files(replay, proof.tip) if still_to_do else (),
     )
 
 
@@ -411,6 +412,15 @@ def remaining_hunks(replay: Replay, tip: TipReplay | None = None) -> tuple[Remai
     if replay.superseded:
         hunks = [h for h in hunks if not h.superseded_by]
     return tuple(RemainingHunk(h.path, h.first_line, h.last_line, h.new_file) for h in hunks)
+
+
+def gone_files(replay: Replay, tip: TipReplay | None) -> tuple[str, ...]:
+    """The files of the hunks the candidate did not do that the branch's tip no longer has,
+    in the change's order: `remaining_hunks` leaves them out, as there is nothing to apply."""
+    if tip is None:
+        return ()
+    gone = Leftover.of(replay, tip.replay, tip.gone).gone
+    return tuple(dict.fromkeys(h.path for h in gone))
 
 
 def _still_to_do(proof: Proof, same_patch: bool) -> tuple[str, ...]:

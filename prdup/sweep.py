@@ -35,7 +35,7 @@ re-checks the PRs an update can affect.
                       "state": "merged", "score": S, "done_share": F | null,
                       "remaining": [{"path": "a.py", "lines": [[FIRST, LAST], ...],
                                      "new_file": false}],
-                      "reasons": ["..."]}],
+                      "gone_files": ["b.py"], "reasons": ["..."]}],
      "related": [{"pr": N, "title": "...", "to": M | null, "commit": "sha" | null,
                   "state": "...", "verdict": "overlap|related", "score": S, "reasons": [...]}],
      "prs": [{"pr": N, "class": "already-done|duplicate|partly-done|related",
@@ -50,10 +50,13 @@ member is the PR to keep (verdict "keep", score null; `keep_class` is its own an
 if it has one); every other member carries its own answer: its verdict, score, and the PR it
 names (`against`: the kept PR or another member). `remaining` lists, file by file, the lines
 on the PR's side that the landing (or the PR it duplicates) did not make: a duplicate may do a
-little more than the PR it is closed into. Keys may be added to objects in later versions;
-none is removed or changes meaning without a new `schema_version`. (Version 1 had no
-`partly_done`, `related`, `prs`, `keep_class`, `issues`, `against`; its members' verdicts were
-their evidence against the kept PR, and PRs already done were members of a merged PR's group.)
+little more than the PR it is closed into. A partly done PR's `gone_files` are the files of
+the rest that the target no longer has: nothing of them is left to apply (where `remaining` is
+empty, a part landed and the rest has nowhere to go: the PR can be closed). Keys may be
+added to objects in later versions; none is removed or changes meaning without a new
+`schema_version`. (Version 1 had no `partly_done`, `related`, `prs`, `keep_class`, `issues`,
+`against`; its members' verdicts were their evidence against the kept PR, and PRs already done
+were members of a merged PR's group.)
 """
 
 from __future__ import annotations
@@ -134,6 +137,7 @@ class SweptFinding:
     shared_files: tuple[str, ...] = ()
     shared_symbols: tuple[str, ...] = ()
     remaining: tuple[RemainingHunk, ...] = ()  # what the candidate did not do (partly done)
+    gone_files: tuple[str, ...] = ()  # the rest's files the target no longer has: nothing to apply
     done_share: float | None = None  # replayed: the share of the changed lines it did
 
     @property
@@ -165,6 +169,13 @@ class SweptFinding:
         return items
 
     @property
+    def gone_text(self) -> str | None:
+        """The rest that has nothing left to apply, in words, where there is some."""
+        if not self.gone_files:
+            return None
+        return "nothing to apply: in files the target no longer has: " + ", ".join(self.gone_files)
+
+    @property
     def named(self) -> str:
         """The change it names, as a reader knows it: "#12", or "commit 0123456789"."""
         return f"#{self.pr}" if self.pr is not None else f"commit {(self.commit or '')[:10]}"
@@ -187,6 +198,7 @@ class SweptFinding:
             shared_files=finding.shared_files,
             shared_symbols=finding.shared_symbols,
             remaining=finding.remaining,
+            gone_files=finding.gone_files,
             done_share=round(signals.replay_done, 4) if signals.replayed else None,
         )
 
@@ -205,6 +217,7 @@ class SweptFinding:
             shared_files=tuple(data["shared_files"]),
             shared_symbols=tuple(data["shared_symbols"]),
             remaining=tuple(RemainingHunk(**hunk) for hunk in data.get("remaining", ())),
+            gone_files=tuple(data.get("gone_files", ())),
             done_share=data.get("done_share"),
         )
 
@@ -378,6 +391,7 @@ class SweepResult:
             "score": found.score,
             "done_share": found.done_share,
             "remaining": _remaining_json(found),
+            "gone_files": list(found.gone_files),
             "reasons": list(found.reasons),
         }
 

@@ -115,6 +115,8 @@ def test_still_to_do_leaves_out_what_main_holds_and_files_it_deleted(across: Rep
     assert partly["remaining"] == [
         {"path": "stats.py", "lines": [[line, line + 1]], "new_file": False}
     ]
+    # The rest in the file main deleted is named apart: there is nothing of it to apply.
+    assert first["gone_files"] == partly["gone_files"] == ["legacy.py"]
 
 
 def test_a_part_landed_and_the_rest_rewritten_on_main_since_is_no_partly_done(
@@ -283,3 +285,14 @@ def test_a_new_file_in_a_folder_main_removed_since_is_nothing_to_apply(builder: 
     assert (landed["pr"], landed["verdict"]) == (51, "partly-merged"), landed
     assert landed["residual"] == [], landed
     assert any("no longer has (nothing to apply): examples/mean.py" in r for r in landed["reasons"])
+    # The sweep lists it as partly done with nothing left to do, and says why in every format:
+    # a maintainer reading an empty "still to do" could not tell it from a missing one.
+    [partly] = [p for p in sweep_json(builder.path)["partly_done"] if p["pr"] == 50]
+    assert (partly["remaining"], partly["gone_files"]) == ([], ["examples/mean.py"])
+    said = "nothing to apply: in files the target no longer has: examples/mean.py"
+    for form in ("text", "markdown", "html"):
+        code, out, err = run_cli(builder.path, "sweep", "--format", form, "--exit-zero")
+        assert code == 0, err
+        assert said in out, form
+    code, out, err = run_cli(builder.path, "sweep", "--exit-zero")
+    assert "still to do:" not in out.split("#50 partly done")[1], out
