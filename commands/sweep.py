@@ -288,8 +288,7 @@ def to_text(result: SweepResult) -> str:
             )
             if found.remaining:
                 lines.append(f"    still to do: {terminal(_remaining(found))}")
-            if found.gone_text is not None:
-                lines.append(f"    {terminal(found.gone_text)}")
+            lines += [f"    {terminal(said)}" for said in found.not_to_apply]
     related = result.related
     if related:
         shown = ", ".join(
@@ -349,8 +348,9 @@ def to_markdown(result: SweepResult) -> str:
             remaining = "<br>".join(inline(item, 200) for item in items[:FILES_SHOWN])
             if len(items) > FILES_SHOWN:
                 remaining += f"<br>and {len(items) - FILES_SHOWN} more file(s)"
-            if found.gone_text is not None:
-                remaining += ("<br>" if remaining else "") + inline(found.gone_text, 300)
+            remaining = "<br>".join(
+                [*([remaining] if remaining else []), *(inline(s, 300) for s in found.not_to_apply)]
+            )
             lines.append(
                 f"| #{number} | {_md_pr(found.pr, found)} | {commit} | {share} | {remaining} |"
             )

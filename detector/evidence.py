@@ -321,6 +321,9 @@ class Finding:
     # Files of what the candidate did not do that the branch's tip no longer has: nothing of
     # it is left to apply there (without them, a part landed and nothing else remains).
     gone_files: tuple[str, ...] = ()
+    # Hunks of what it did not do that the tip has written otherwise since: not to apply as
+    # they stand (hunk by hunk, as `remaining`).
+    rewritten: tuple[RemainingHunk, ...] = ()
     also_identical: tuple[int, ...] = ()  # later PRs with the identical patch, folded in here
     also_opened_as: tuple[int, ...] = ()  # other PRs of the same head commit, folded in here
     # Where the checked PR landed in part: (its commit, the target commit with its patch).

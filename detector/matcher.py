@@ -293,6 +293,9 @@ def fold_part_landing(
     if left.verdict == "overlap":
         signals = replace(signals, landed_part=True)
     residual = tuple(_commit_line(c) for c in left.to_do) if left.verdict == "partly-merged" else ()
+    gone = (
+        _gone_files(left.files_gone, rest or RestAtTip()) if left.verdict == "partly-merged" else ()
+    )
     finding = Finding(
         verdict=left.verdict,
         score=max(
@@ -307,9 +310,20 @@ def fold_part_landing(
         shared_files=base.shared_files if base is not None else (),
         shared_symbols=base.shared_symbols if base is not None else (),
         residual=residual,
+        gone_files=gone,
         landed_commits=tuple((c.sha, c.landed_as) for c in part.landed if c.landed_as),
     )
     return [*kept, finding]
+
+
+def _gone_files(commits: Iterable[PrCommit], rest: RestAtTip) -> tuple[str, ...]:
+    """The files the tip no longer has of a part-landed PR's commits with nothing to apply."""
+    paths: dict[str, None] = {}
+    for commit in commits:
+        at_tip = rest.replays.get(commit.sha)
+        if at_tip is not None:
+            paths.update(dict.fromkeys(sorted(at_tip.gone)))
+    return tuple(paths)
 
 
 def _part_reasons(part: PartLanded, left: RestOfPart, verdict: str) -> Iterable[str]:
@@ -397,6 +411,7 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         residual=_still_to_do(proof, signals.same_patch) if still_to_do else (),
         remaining=remaining_hunks(replay, proof.tip) if still_to_do else (),
         gone_files=gone_files(replay, proof.tip) if still_to_do else (),
+        rewritten=rewritten_hunks(replay, proof.tip) if still_to_do else (),
     )
 
 
@@ -421,6 +436,15 @@ def gone_files(replay: Replay, tip: TipReplay | None) -> tuple[str, ...]:
         return ()
     gone = Leftover.of(replay, tip.replay, tip.gone).gone
     return tuple(dict.fromkeys(h.path for h in gone))
+
+
+def rewritten_hunks(replay: Replay, tip: TipReplay | None) -> tuple[RemainingHunk, ...]:
+    """The hunks the candidate did not do that the branch's tip has written otherwise since
+    (`Leftover.rewritten`): `remaining_hunks` leaves them out, as they no longer apply."""
+    if tip is None:
+        return ()
+    rewritten = Leftover.of(replay, tip.replay, tip.gone).rewritten
+    return tuple(RemainingHunk(h.path, h.first_line, h.last_line, h.new_file) for h in rewritten)
 
 
 def _still_to_do(proof: Proof, same_patch: bool) -> tuple[str, ...]:

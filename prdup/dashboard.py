@@ -157,8 +157,7 @@ def _partly(result: SweepResult) -> list[list[str]]:
         blocks.append([line, *remaining[:MAX_REMAINING]])
         if len(remaining) > MAX_REMAINING:
             blocks[-1].append(f"  - and {len(remaining) - MAX_REMAINING} more file(s)")
-        if found.gone_text is not None:
-            blocks[-1].append(f"  - {inline(found.gone_text, 300)}")
+        blocks[-1] += [f"  - {inline(said, 300)}" for said in found.not_to_apply]
     return blocks
 
 

@@ -50,6 +50,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "residual": list(finding.residual),
         "remaining": [asdict(hunk) for hunk in finding.remaining],
         "gone_files": list(finding.gone_files),
+        "rewritten": [asdict(hunk) for hunk in finding.rewritten],
         "also_identical": list(finding.also_identical),
         "also_opened_as": list(finding.also_opened_as),
         "signals": asdict(finding.signals),

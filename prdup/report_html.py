@@ -251,8 +251,7 @@ def _partly_row(result: SweepResult, number: int, found: SweptFinding, links: _L
     text = f"#{number} {pull.title if pull else ''} partly-merged".lower()
     share = found.done_share
     remaining = "".join(f"<li><code>{_e(item)}</code></li>" for item in found.remaining_text())
-    if found.gone_text is not None:
-        remaining += f'<li class="gone">{_e(found.gone_text)}</li>'
+    remaining += "".join(f'<li class="not-to-apply">{_e(said)}</li>' for said in found.not_to_apply)
     commit = f"<code>{_e(found.commit[:10])}</code>" if found.commit else ""
     return (
         f'<tr data-text="{_e(text)}" data-verdict="partly-merged">'

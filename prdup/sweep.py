@@ -35,7 +35,7 @@ re-checks the PRs an update can affect.
                       "state": "merged", "score": S, "done_share": F | null,
                       "remaining": [{"path": "a.py", "lines": [[FIRST, LAST], ...],
                                      "new_file": false}],
-                      "gone_files": ["b.py"], "reasons": ["..."]}],
+                      "gone_files": ["b.py"], "rewritten": [...], "reasons": ["..."]}],
      "related": [{"pr": N, "title": "...", "to": M | null, "commit": "sha" | null,
                   "state": "...", "verdict": "overlap|related", "score": S, "reasons": [...]}],
      "prs": [{"pr": N, "class": "already-done|duplicate|partly-done|related",
@@ -52,8 +52,9 @@ names (`against`: the kept PR or another member). `remaining` lists, file by fil
 on the PR's side that the landing (or the PR it duplicates) did not make: a duplicate may do a
 little more than the PR it is closed into. A partly done PR's `gone_files` are the files of
 the rest that the target no longer has: nothing of them is left to apply (where `remaining` is
-empty, a part landed and the rest has nowhere to go: the PR can be closed). Keys may be
-added to objects in later versions; none is removed or changes meaning without a new
+empty, a part landed and the rest has nowhere to go: the PR can be closed); `rewritten` (as
+`remaining`) is the rest the target has written otherwise since, not to apply as it is. Keys
+may be added to objects in later versions; none is removed or changes meaning without a new
 `schema_version`. (Version 1 had no `partly_done`, `related`, `prs`, `keep_class`, `issues`,
 `against`; its members' verdicts were their evidence against the kept PR, and PRs already done
 were members of a merged PR's group.)
@@ -107,6 +108,7 @@ MIN_PARALLEL = 20  # fewer PRs than this are matched in this process: forking co
 MIN_PARALLEL_REPLAYING = 4  # the same where PRs are replayed (a PR then costs ~0.3 s)
 DIFFS_READ_TOGETHER = 16  # PRs whose diffs one git process reads, handed to a process at once
 SHOWN_LINES = 12  # shared lines kept per finding for the report
+SPANS_IN_WORDS = 3  # line spans of a file said of a rest that is not to apply, then "N more"
 CANDIDATE_STATES = ("merged", "open", "unmerged")
 # Findings that make no claim (overlap, related) are kept for the related class: those scoring
 # at least RELATED_FLOOR, the first RELATED_KEPT of them (check ranks them by score).
@@ -138,6 +140,7 @@ class SweptFinding:
     shared_symbols: tuple[str, ...] = ()
     remaining: tuple[RemainingHunk, ...] = ()  # what the candidate did not do (partly done)
     gone_files: tuple[str, ...] = ()  # the rest's files the target no longer has: nothing to apply
+    rewritten: tuple[RemainingHunk, ...] = ()  # the rest the target wrote otherwise since
     done_share: float | None = None  # replayed: the share of the changed lines it did
 
     @property
@@ -147,33 +150,25 @@ class SweptFinding:
     @property
     def remaining_by_file(self) -> list[tuple[str, bool, list[tuple[int, int]]]]:
         """(path, a new file, line spans) of what remains, file by file, in the change's order."""
-        files: dict[str, tuple[bool, list[tuple[int, int]]]] = {}
-        for hunk in self.remaining:
-            new_file, spans = files.setdefault(hunk.path, (hunk.new_file, []))
-            if (hunk.first_line, hunk.last_line) not in spans:
-                spans.append((hunk.first_line, hunk.last_line))
-            files[hunk.path] = (new_file or hunk.new_file, spans)
-        return [(path, new_file, spans) for path, (new_file, spans) in files.items()]
+        return _by_file(self.remaining)
 
     def remaining_text(self, spans_shown: int | None = None) -> list[str]:
         """What remains in words, one item a file: "a.py (lines 3-5, line 9)"; with
         `spans_shown`, a file's first spans and how many more."""
-        items = []
-        for path, new_file, spans in self.remaining_by_file:
-            words = ["new file"] if new_file else []
-            shown = spans if spans_shown is None else spans[:spans_shown]
-            words += [f"line {a}" if a == b else f"lines {a}-{b}" for a, b in shown]
-            if len(spans) > len(shown):
-                words.append(f"{len(spans) - len(shown)} more")
-            items.append(f"{path} ({', '.join(dict.fromkeys(words))})")
-        return items
+        return _in_words(self.remaining, spans_shown)
 
     @property
-    def gone_text(self) -> str | None:
-        """The rest that has nothing left to apply, in words, where there is some."""
-        if not self.gone_files:
-            return None
-        return "nothing to apply: in files the target no longer has: " + ", ".join(self.gone_files)
+    def not_to_apply(self) -> list[str]:
+        """The rest that is not to do, in words: in files the target no longer has, and lines
+        the target wrote otherwise since (`remaining` leaves both out)."""
+        said = []
+        if self.gone_files:
+            gone = ", ".join(self.gone_files)
+            said.append(f"nothing to apply: in files the target no longer has: {gone}")
+        if self.rewritten:
+            where = "; ".join(_in_words(self.rewritten, SPANS_IN_WORDS))
+            said.append(f"written otherwise on the target since, not to apply as it is: {where}")
+        return said
 
     @property
     def named(self) -> str:
@@ -199,6 +194,7 @@ class SweptFinding:
             shared_symbols=finding.shared_symbols,
             remaining=finding.remaining,
             gone_files=finding.gone_files,
+            rewritten=finding.rewritten,
             done_share=round(signals.replay_done, 4) if signals.replayed else None,
         )
 
@@ -218,6 +214,7 @@ class SweptFinding:
             shared_symbols=tuple(data["shared_symbols"]),
             remaining=tuple(RemainingHunk(**hunk) for hunk in data.get("remaining", ())),
             gone_files=tuple(data.get("gone_files", ())),
+            rewritten=tuple(RemainingHunk(**hunk) for hunk in data.get("rewritten", ())),
             done_share=data.get("done_share"),
         )
 
@@ -392,6 +389,7 @@ class SweepResult:
             "done_share": found.done_share,
             "remaining": _remaining_json(found),
             "gone_files": list(found.gone_files),
+            "rewritten": _hunks_json(found.rewritten),
             "reasons": list(found.reasons),
         }
 
@@ -409,10 +407,39 @@ class SweepResult:
 
 
 def _remaining_json(found: SweptFinding) -> list[dict[str, Any]]:
+    return _hunks_json(found.remaining)
+
+
+def _hunks_json(hunks: Iterable[RemainingHunk]) -> list[dict[str, Any]]:
     return [
         {"path": path, "lines": [list(span) for span in spans], "new_file": new_file}
-        for path, new_file, spans in found.remaining_by_file
+        for path, new_file, spans in _by_file(hunks)
     ]
+
+
+def _by_file(hunks: Iterable[RemainingHunk]) -> list[tuple[str, bool, list[tuple[int, int]]]]:
+    """(path, a new file, line spans) of `hunks`, file by file, in the change's order."""
+    files: dict[str, tuple[bool, list[tuple[int, int]]]] = {}
+    for hunk in hunks:
+        new_file, spans = files.setdefault(hunk.path, (hunk.new_file, []))
+        if (hunk.first_line, hunk.last_line) not in spans:
+            spans.append((hunk.first_line, hunk.last_line))
+        files[hunk.path] = (new_file or hunk.new_file, spans)
+    return [(path, new_file, spans) for path, (new_file, spans) in files.items()]
+
+
+def _in_words(hunks: Iterable[RemainingHunk], spans_shown: int | None) -> list[str]:
+    """`hunks` in words, one item a file: "a.py (lines 3-5, line 9)"; with `spans_shown`, a
+    file's first spans and how many more."""
+    items = []
+    for path, new_file, spans in _by_file(hunks):
+        words = ["new file"] if new_file else []
+        shown = spans if spans_shown is None else spans[:spans_shown]
+        words += [f"line {a}" if a == b else f"lines {a}-{b}" for a, b in shown]
+        if len(spans) > len(shown):
+            words.append(f"{len(spans) - len(shown)} more")
+        items.append(f"{path} ({', '.join(dict.fromkeys(words))})")
+    return items
 
 
 # --- the sweep ------------------------------------------------------------------------------

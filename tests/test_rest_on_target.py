@@ -296,3 +296,36 @@ def test_a_new_file_in_a_folder_main_removed_since_is_nothing_to_apply(builder: 
         assert said in out, form
     code, out, err = run_cli(builder.path, "sweep", "--exit-zero")
     assert "still to do:" not in out.split("#50 partly done")[1], out
+
+
+def test_a_note_main_rewrote_since_is_named_apart_from_what_is_still_to_do(builder: RepoBuilder):
+    """#70 rounds `mean`, checks `spread`'s input and says so in the README; #71 landed the
+    rounding, and main rewrote the README line #70 edits since. The code decides: partly done
+    in #71, the `spread` check still to do; the README edit no longer applies as it stands,
+    and is named apart, not left out unsaid nor listed as still to do."""
+    readme = "# stats\n\nSmall statistics helpers.\nThe mean is exact.\n\nMIT licensed.\n"
+    builder.commit("Add stats", {"stats.py": STATS, "README.md": readme})
+    base = builder.head()
+    said = readme.replace("The mean is exact.\n", "The mean is rounded; spread checks input.\n")
+    mine = checked(rounded(STATS, "mean"))
+    builder.pr_branch(70, [("Round the mean, check spread", {"stats.py": mine, "README.md": said})])
+    builder.pr_branch(71, [("Round", {"stats.py": rounded(STATS, "mean")})], start=base)
+    builder.merge_pr(71, how="squash")
+    builder.commit(
+        "Say what the helpers return",
+        {"README.md": readme.replace("The mean is exact.\n", "Results are floats.\n")},
+    )
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    landed = check_first(builder.path, 70)
+    assert (landed["pr"], landed["verdict"]) == (71, "partly-merged"), landed
+    assert [h["path"] for h in landed["remaining"]] == ["stats.py"], landed
+    assert [(h["path"], h["first_line"]) for h in landed["rewritten"]] == [("README.md", 4)]
+    [partly] = [p for p in sweep_json(builder.path)["partly_done"] if p["pr"] == 70]
+    assert partly["rewritten"] == [{"path": "README.md", "lines": [[4, 4]], "new_file": False}]
+    code, out, err = run_cli(builder.path, "sweep", "--exit-zero")
+    assert code == 0, err
+    assert (
+        "written otherwise on the target since, not to apply as it is: README.md (line 4)" in out
+    )
