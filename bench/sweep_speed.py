@@ -7,8 +7,10 @@ Run by hand (not a test), on an index built with `prdup index`:
 
 Works on a copy of the index (in --work), the build's modules compiled first (as an installed
 prdup has them). For each limit (the N highest-numbered open PRs, or
-all) and process count, times `prdup sweep --full` as a subprocess, interpreter start included;
-then a sweep that reuses the cache; then one after the newest open PR is made to look freshly
+all) and process count, times `prdup sweep --full` as a subprocess, interpreter start included,
+with no replay kept (the first sweep of an index), and, with --repo, again with the replays
+that sweep kept in the index (`index.questions.replay_memory`); then a sweep that reuses the
+cache; then one after the newest open PR is made to look freshly
 indexed (its cache rows forgotten), which re-checks it and the PRs sharing rare lines with it.
 Prints each command with its wall time, CPU time (the command and its worker processes), PRs
 per second and the load average: on a shared machine the wall time depends on what else runs,
@@ -96,6 +98,14 @@ def timed_sweep(
         flush=True,
     )
     return figures
+
+
+def forget_replays(db: Path) -> None:
+    """Forget the replays an earlier sweep kept (`index.questions.replay_memory`): the next
+    full sweep replays every candidate, as the first sweep of an index does."""
+    with sqlite3.connect(db) as conn:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'replays'").fetchone():
+            conn.execute("DELETE FROM replays")
 
 
 def forget_newest(db: Path) -> int:
@@ -194,10 +204,23 @@ def main() -> None:
     for limit in args.limits.split(","):
         limit_flags = [] if limit == "all" else ["--limit", limit]
         for jobs in args.jobs.split(","):
+            forget_replays(db)  # cold: nothing replayed yet
             name = f"full-{limit}-jobs{jobs}"
             timed_sweep(
                 db, "--full", "--jobs", jobs, *limit_flags, repo=args.repo, save=save, name=name
             )
+            if args.repo is not None:
+                print("again, with the replays that sweep kept:")
+                timed_sweep(
+                    db,
+                    "--full",
+                    "--jobs",
+                    jobs,
+                    *limit_flags,
+                    repo=args.repo,
+                    save=save,
+                    name=f"kept-{limit}-jobs{jobs}",
+                )
         timed_sweep(db, *limit_flags, repo=args.repo, save=save, name=f"cached-{limit}")
     number = forget_newest(db)
     print(f"PR #{number} now looks freshly indexed:")

@@ -28,7 +28,7 @@ from index.git import gitsource
 from index.git.doc_sections import is_document
 from index.git.stored_diff import CUT
 from index.metadata import linked_issues
-from index.questions import lookup, probe_target
+from index.questions import lookup, probe_target, replay_memory
 from index.questions.candidates import CandidateEngine
 from index.questions.changes import (
     document_sections,
@@ -37,6 +37,7 @@ from index.questions.changes import (
     parse_filtered,
     whole_patch_id,
 )
+from index.questions.replay_memory import ReplayMemory
 from index.questions.replaying import (
     QueryHistory,
     Replayer,
@@ -331,10 +332,19 @@ def prove(
                 if c.state != "merged" and c.number is not None and c.head_commit
             ],
         )
-    replayer = Replayer(repo, change, history, settings, store.landings.landed_patches, shared)
-    proofs = prove_all(replayer, [*chosen.values(), *unknown])
-    part = query.landed_in_part
-    rest = replayer.rest_at_tip(part) if part is not None and part.rest_to_read else None
+    own = shared is None  # `check`'s own reads: its replays are kept once it is done
+    if shared is None:
+        shared = SharedReads(repo, memory=ReplayMemory(store))
+    try:
+        replayer = Replayer(repo, change, history, settings, store.landings.landed_patches, shared)
+        proofs = prove_all(replayer, [*chosen.values(), *unknown])
+        part = query.landed_in_part
+        rest = replayer.rest_at_tip(part) if part is not None and part.rest_to_read else None
+    finally:
+        if own:
+            shared.close()
+    if own and shared.memory is not None and not store.read_only:
+        replay_memory.add(store, shared.memory.take())
     landed = [(c, proofs[c.key]) for c in unknown if c.key in proofs]
     return settle(query, findings, proofs, landed, rest)
 

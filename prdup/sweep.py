@@ -89,7 +89,7 @@ from index.config import Settings
 from index.errors import PrdupError
 from index.git import gitsource
 from index.github import dismissals
-from index.questions import candidates, lookup, replaying, sweep_cache
+from index.questions import candidates, lookup, replay_memory, replaying, sweep_cache
 from index.questions.candidates import Batch, CandidateEngine, ChangeRow, read_change_rows
 from index.storage import IndexStore, identity
 from prdup import checking
@@ -517,10 +517,15 @@ def _findings(
     moved = _moved_changes(store, snapshot)
     stale = _stale_numbers(store, cache, snapshot, moved)
     todo = [n for n in swept if full or n not in cache or n in stale]
-    fresh = _run(store.path, todo, snapshot, jobs, progress, source)
+    replays: list[tuple[str, str, bytes]] = []
+    fresh = _run(store.path, todo, snapshot, jobs, progress, source, replays)
     # Stale rows this sweep did not redo (outside --limit) go: a later sweep redoes them.
     if not store.read_only:  # a read-only index is swept all the same, and caches nothing
         _save_cache(store, fresh, stale - set(fresh), snapshot, moved)
+        if todo:
+            # The replays of the PRs still open with the same head are kept; the others go.
+            live = {row.head_sha for row in snapshot.values() if row.is_open_pr and row.head_sha}
+            replay_memory.save(store, replays, live)
     reused = {n: _current(cache[n].findings, snapshot) for n in swept if n not in fresh}
     return {n: fresh[n] if n in fresh else reused[n] for n in swept}, todo
 
@@ -726,8 +731,14 @@ class _Matcher:
             self.engine = CandidateEngine(store, self.batch)
             if self.source is not None:
                 self.repo = gitsource.open_repository(self.source.git_dir)
-                self.shared = replaying.SharedReads(self.repo)
+                memory = replay_memory.ReplayMemory(store)
+                self.shared = replaying.SharedReads(self.repo, memory=memory)
         return self.engine
+
+    def replays_made(self) -> list[tuple[str, str, bytes]]:
+        """The replays this process made since last asked, for the parent to keep."""
+        memory = self.shared.memory if self.shared is not None else None
+        return memory.take() if memory is not None else []
 
     def check_all(self, numbers: list[int]) -> list[tuple[int, list[SweptFinding]]]:
         """`check` of each PR, their diffs read first (`read_diffs`)."""
@@ -824,9 +835,11 @@ def _replay_source(
     return ReplaySource(gitsource.git_dir(repo), target, settings)
 
 
-def _check_in_worker(numbers: list[int]) -> list[tuple[int, list[SweptFinding]]]:
+def _check_in_worker(
+    numbers: list[int],
+) -> tuple[list[tuple[int, list[SweptFinding]]], list[tuple[str, str, bytes]]]:
     assert _worker is not None
-    return _worker.check_all(numbers)
+    return _worker.check_all(numbers), _worker.replays_made()
 
 
 def _run(
@@ -836,7 +849,10 @@ def _run(
     jobs: int,
     progress: Progress | None,
     source: ReplaySource | None = None,
+    replays: list[tuple[str, str, bytes]] | None = None,
 ) -> dict[int, list[SweptFinding]]:
+    """Each PR's findings; the replays the matching made are added to `replays`."""
+    replays = replays if replays is not None else []
     if not numbers:
         return {}
     global _worker
@@ -856,6 +872,7 @@ def _run(
                 for number in part:
                     results[number] = matcher.check(number)
                     report(len(results), len(numbers))
+            replays.extend(matcher.replays_made())
         finally:
             matcher.close()
         return results
@@ -866,8 +883,9 @@ def _run(
         with signals_held():  # a stop met while forking would print a traceback
             pool = multiprocessing.get_context("fork").Pool(jobs, die_with_parent)
         with pool:
-            for found in pool.imap_unordered(_check_in_worker, parts):
+            for found, made in pool.imap_unordered(_check_in_worker, parts):
                 results.update(found)
+                replays.extend(made)
                 report(len(results), len(numbers))
     finally:
         _worker = None

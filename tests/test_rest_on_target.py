@@ -326,6 +326,4 @@ def test_a_note_main_rewrote_since_is_named_apart_from_what_is_still_to_do(build
     assert partly["rewritten"] == [{"path": "README.md", "lines": [[4, 4]], "new_file": False}]
     code, out, err = run_cli(builder.path, "sweep", "--exit-zero")
     assert code == 0, err
-    assert (
-        "written otherwise on the target since, not to apply as it is: README.md (line 4)" in out
-    )
+    assert "written otherwise on the target since, not to apply as it is: README.md (line 4)" in out

@@ -1183,6 +1183,14 @@ class BlobReader:
             return None
         return (sha.decode() if isinstance(sha, bytes) else str(sha)), int(size)
 
+    def has_commit(self, name: str) -> bool:
+        """The repository holds this commit (a runner's clone may lack a PR's head)."""
+        try:
+            _, kind, _ = self._repo.git.get_object_header(name)
+        except (git.GitCommandError, ValueError):
+            return False
+        return kind == b"commit"
+
     def read_blob(self, blob: str, limit: int) -> tuple[str, bytes] | None:
         """The blob's id and contents: `commit:path` names the same blob at every commit
         where the file is unchanged, and its id says so."""

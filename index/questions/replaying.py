@@ -24,6 +24,7 @@ from index.config import Settings
 from index.git import gitsource, symbols
 from index.metadata import earlier, landing_pr, names_pr
 from index.questions.changes import parse_filtered
+from index.questions.replay_memory import ReplayMemory, change_digest, replay_key
 
 MAX_FILE_BYTES = 2_000_000
 MAX_FILES = 60  # a change of more files is replayed on its first 60 (the rest stays residual)
@@ -125,6 +126,9 @@ class SharedReads:
     # The reverts a branch's history holds, by tip: reverting commits by the sha they name
     # ("This reverts commit <sha>.") and by the subject they quote (`Revert "<subject>"`).
     reverts: dict[str, BranchReverts] = field(default_factory=dict)
+    # Replays kept in the index by their inputs (`replay_memory`): read and made by every query.
+    memory: ReplayMemory | None = None
+    commits_held: set[str] = field(default_factory=set)  # commits the repository was seen to hold
 
     def git(self) -> GitAnswers:
         if self.answers is None:
@@ -229,6 +233,7 @@ class Replayer:
         shared: SharedReads | None = None,
     ) -> None:
         self._repo = repo
+        self._digest: str | None = None  # this change's, once a kept replay is asked for
         self._shared = shared if shared is not None else SharedReads(repo)
         self._git = self._shared.git()
         self._settings = settings
@@ -269,7 +274,7 @@ class Replayer:
         files = [
             f for f in self._files if not touched or f.path in touched or f.old_path in touched
         ]
-        result = replay(self._change, self._versions(files, before, after), after, self._blocks)
+        result = self._replayed(files, before, after)
         proof = self._placed(candidate, before, after, result)
         if candidate.state == "merged" and result.partial and not proof.after_query:
             proof = replace(proof, tip=self._at_tip(result))
@@ -278,6 +283,38 @@ class Replayer:
             if reverted is not None:
                 proof = replace(proof, reverted_by=reverted)
         return proof
+
+    def _replayed(self, files: list[FileChange], before: str, after: str) -> Replay:
+        """This change replayed in `files` between `before` and `after`: kept from an earlier
+        replay of the same inputs where there is one (`replay_memory`), else replayed."""
+        memory = self._shared.memory
+        if memory is None:
+            return replay(self._change, self._versions(files, before, after), after, self._blocks)
+        key = replay_key(self._change_digest(), before, after, [f.path for f in files])
+        kept = memory.get(key)
+        if kept is not None:
+            return kept[0]
+        result = replay(self._change, self._versions(files, before, after), after, self._blocks)
+        if self._all_read(files, before, after):
+            memory.put(key, self._history.head or self._change_digest(), result)
+        return result
+
+    def _all_read(self, files: list[FileChange], *commits: str | None) -> bool:
+        """Every input of a replay was there to read: its commits (a runner's clone may lack a
+        candidate's head until it is fetched) and this change's files at its base. A replay
+        that missed one says what this clone lacks, not what the commits hold: not kept."""
+        held = self._shared.commits_held
+        for commit in (*commits, self._history.base):
+            if commit and commit not in held:
+                if not self._blobs.has_commit(commit):
+                    return False
+                held.add(commit)
+        return all(f.status == "added" or self._base_texts.get(f.path) is not None for f in files)
+
+    def _change_digest(self) -> str:
+        if self._digest is None:
+            self._digest = change_digest(self._change, self._history.base)
+        return self._digest
 
     def _reverted_since(self, landing: str, landed: Replay, number: int | None) -> str | None:
         """The commit that took this landing off its line again (`Revert "Title (#N)"`, "This
@@ -451,6 +488,15 @@ class Replayer:
         if history.head and self._git.is_ancestor(history.head, tip):
             return None
         files = [f for f in self._files if f.path in paths]
+        branch = history.line_name or "the target"
+        # Kept by its inputs: the hunks, the tip, the head (its definitions) and the landing
+        # (the folders it put files in).
+        memory = self._shared.memory
+        inputs = [f.path for f in files] + [f"head {history.head}", f"landed {landed}"]
+        key = replay_key(self._change_digest(), None, tip, inputs) if memory else ""
+        kept = memory.get(key) if memory else None
+        if kept is not None:
+            return TipReplay(replay=kept[0], branch=branch, gone=kept[1]), files
         versions = self._versions(files, None, tip)
         at_tip = replay(Change(files=tuple(files)), versions, tip, self._blocks)
         at_tip = self._defined_there(at_tip, files, versions)
@@ -460,7 +506,9 @@ class Replayer:
             if versions[f.path].after is None
             and (f.status != "added" or self._folder_gone(f.path, (base, landed), tip))
         )
-        return TipReplay(replay=at_tip, branch=history.line_name or "the target", gone=gone), files
+        if memory is not None and self._all_read(files, tip, history.head, landed):
+            memory.put(key, history.head or self._change_digest(), at_tip, gone)
+        return TipReplay(replay=at_tip, branch=branch, gone=gone), files
 
     def _defined_there(
         self, at_tip: Replay, files: list[FileChange], versions: Mapping[str, FileVersions]

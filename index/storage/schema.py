@@ -567,6 +567,19 @@ def _fork_lines(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE changes ADD COLUMN fork_line TEXT")
 
 
+def _replay_memory(conn: sqlite3.Connection) -> None:
+    """Replays kept by their inputs (`index.questions.replay_memory`), each with the head of
+    the query it was made for."""
+    conn.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS replays (
+            key TEXT PRIMARY KEY, query TEXT NOT NULL, replay BLOB NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS replays_by_query ON replays(query);
+        """
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -585,6 +598,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _state_and_title_sources,
     _landings_in_part,
     _fork_lines,
+    _replay_memory,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,164 @@
+"""Replays kept in the index, by everything they are computed from.
+
+A change replayed at a candidate (`detector.replay.replay`) is a pure function of the change's
+replayed files and hunks, its base, the two commits it is replayed between and which of its
+files are read there, and of the code that replays: git names file versions by sha, so the same
+inputs read the same texts. A replay at a branch's tip is kept the same way, with the tip's
+commit among its inputs, and with what it says of the tip's files (those gone, the definitions
+there), read from that commit too. Each replay is kept under a digest of exactly those inputs, so a
+kept one is the one a new replay would give: a re-sweep after one new PR, or a `check` run again
+on an unchanged PR, replays only what it has not replayed before. What depends on the branch's
+tip's history or on the index (where the candidate sits, which commit made what) is worked
+out anew each time, never kept here.
+
+Rows name the query they were made for (its head commit): a sweep keeps those of the PRs still
+open with the same head, and drops the others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from detector.model import Change
+from detector.pins import CompetingPin
+from detector.replay import HunkReplay, Replay
+from index.errors import IndexDiskFull, IndexLocked
+from index.storage.store import IndexStore
+
+# The fields of a kept hunk, in the order they are stored; a change of `HunkReplay`'s fields
+# changes the code digest too (`detector/` is part of it), so older rows are never read.
+_HUNK_FIELDS = tuple(f.name for f in fields(HunkReplay))
+
+
+@cache
+def code_digest() -> str:
+    """What a replay's code is: `detector/` (the comparison), and the reading of file versions
+    (`index.questions.replaying`, `index.git.gitsource`). A changed rule keeps nothing."""
+    here = Path(__file__).resolve()
+    root = here.parents[2]
+    sources = [
+        *sorted((root / "detector").glob("*.py")),
+        here.parent / "replaying.py",
+        root / "index" / "git" / "gitsource.py",
+        here,
+    ]
+    digest = hashlib.sha1()
+    for source in sources:
+        digest.update(source.name.encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+def change_digest(change: Change, base: str | None) -> str:
+    """The replayed change and the commit it starts from (its files' texts at the base are
+    read by their old blob or at `base`)."""
+    digest = hashlib.sha1(code_digest().encode())
+    digest.update(repr(base).encode())
+    digest.update(repr(change.files).encode())
+    return digest.hexdigest()
+
+
+def replay_key(change: str, before: str | None, after: str, paths: Sequence[str]) -> str:
+    """A replay's key: the change's digest, the commits it is replayed between (`before` None:
+    from the change's own base) and the files read there."""
+    text = "\0".join([change, before or "", after, *paths])
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def encode(replay: Replay, gone: Iterable[str] = ()) -> bytes:
+    """A replay (and, at a branch's tip, the files the tip no longer has) as compressed JSON: a
+    hunk a list of its fields' values (a sweep of a large backlog keeps thousands, most alike)."""
+    hunks = [[_plain(getattr(hunk, name)) for name in _HUNK_FIELDS] for hunk in replay.hunks]
+    data = [replay.commit, hunks, sorted(gone)]
+    return zlib.compress(json.dumps(data, separators=(",", ":")).encode())
+
+
+def decode(data: bytes) -> tuple[Replay, frozenset[str]]:
+    commit, hunks, gone = json.loads(zlib.decompress(data))
+    return Replay(commit=commit, hunks=tuple(_hunk(values) for values in hunks)), frozenset(gone)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, CompetingPin):
+        return [value.package, value.ours, value.theirs]
+    return value
+
+
+def _hunk(values: Sequence[Any]) -> HunkReplay:
+    found = dict(zip(_HUNK_FIELDS, values, strict=True))
+    found["other_pins"] = tuple(CompetingPin(*pin) for pin in found["other_pins"])
+    found["superseded_by"] = tuple(found["superseded_by"])
+    return HunkReplay(**found)
+
+
+@dataclass
+class ReplayMemory:
+    """The kept replays a process reads (from the index, a key at a time, as it asks) and the
+    ones it made, to be written once its work is done (`save`)."""
+
+    store: IndexStore | None
+    made: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # key -> (query, replay)
+    reused: int = 0
+
+    def get(self, key: str) -> tuple[Replay, frozenset[str]] | None:
+        """The replay kept under `key` and the files gone with it, if there is one."""
+        if key in self.made:
+            self.reused += 1
+            return decode(self.made[key][1])
+        if self.store is None:
+            return None
+        for (data,) in self.store.rows("SELECT replay FROM replays WHERE key = ?", (key,)):
+            self.reused += 1
+            return decode(data)
+        return None
+
+    def put(self, key: str, query: str, replay: Replay, gone: Iterable[str] = ()) -> None:
+        self.made[key] = (query, encode(replay, gone))
+
+    def take(self) -> list[tuple[str, str, bytes]]:
+        """The replays made since the last `take`, as rows (key, query, replay)."""
+        rows = [(key, query, text) for key, (query, text) in self.made.items()]
+        self.made = {}
+        return rows
+
+
+def save(store: IndexStore, rows: Iterable[tuple[str, str, bytes]], live: Iterable[str]) -> None:
+    """Keep the new replays, and drop those made for a query no longer live (`live`: the heads
+    of the PRs still open), in one transaction."""
+    rows = list(rows)
+    live = set(live)
+    conn = store.conn
+    with store.batch():
+        kept = {query for (query,) in conn.execute("SELECT DISTINCT query FROM replays")}
+        gone = sorted(kept - live)
+        conn.executemany("DELETE FROM replays WHERE query = ?", [(q,) for q in gone])
+        conn.executemany(
+            "INSERT OR REPLACE INTO replays(key, query, replay) VALUES (?, ?, ?)",
+            [row for row in rows if row[1] in live],
+        )
+
+
+def add(store: IndexStore, rows: Iterable[tuple[str, str, bytes]]) -> bool:
+    """Keep these replays (a `check`'s), dropping none. Keeping them only saves a later check
+    time: where the index is busy being written, or its disk full, they are not kept (False),
+    and the check's answer stands."""
+    rows = list(rows)
+    if not rows:
+        return True
+    try:
+        with store.batch():
+            store.conn.executemany(
+                "INSERT OR REPLACE INTO replays(key, query, replay) VALUES (?, ?, ?)", rows
+            )
+    except (IndexLocked, IndexDiskFull):
+        return False
+    return True
