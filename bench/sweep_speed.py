@@ -109,15 +109,18 @@ def forget_replays(db: Path) -> None:
 
 
 def forget_newest(db: Path) -> int:
-    """Make the newest open PR look freshly indexed: the sweep has never seen it."""
+    """Make the newest open PR look freshly indexed: the sweep has never seen it, nor kept a
+    replay of it or at its head."""
     with sqlite3.connect(db) as conn:
-        number, change_id = conn.execute(
-            "SELECT number, id FROM changes WHERE state IN ('open', 'unmerged') "
+        number, change_id, head = conn.execute(
+            "SELECT number, id, head_sha FROM changes WHERE state IN ('open', 'unmerged') "
             "AND status = 'indexed' "
             "ORDER BY number DESC LIMIT 1"
         ).fetchone()
         conn.execute("DELETE FROM sweep_seen WHERE change_id = ?", (change_id,))
         conn.execute("DELETE FROM sweep_results WHERE number = ?", (number,))
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'replays'").fetchone():
+            conn.execute("DELETE FROM replays WHERE query = ? OR at = ?", (head, head))
     return int(number)
 
 

@@ -517,7 +517,7 @@ def _findings(
     moved = _moved_changes(store, snapshot)
     stale = _stale_numbers(store, cache, snapshot, moved)
     todo = [n for n in swept if full or n not in cache or n in stale]
-    replays: list[tuple[str, str, bytes]] = []
+    replays: list[replay_memory.Row] = []
     fresh = _run(store.path, todo, snapshot, jobs, progress, source, replays)
     # Stale rows this sweep did not redo (outside --limit) go: a later sweep redoes them.
     if not store.read_only:  # a read-only index is swept all the same, and caches nothing
@@ -735,7 +735,7 @@ class _Matcher:
                 self.shared = replaying.SharedReads(self.repo, memory=memory)
         return self.engine
 
-    def replays_made(self) -> list[tuple[str, str, bytes]]:
+    def replays_made(self) -> list[replay_memory.Row]:
         """The replays this process made since last asked, for the parent to keep."""
         memory = self.shared.memory if self.shared is not None else None
         return memory.take() if memory is not None else []
@@ -837,7 +837,7 @@ def _replay_source(
 
 def _check_in_worker(
     numbers: list[int],
-) -> tuple[list[tuple[int, list[SweptFinding]]], list[tuple[str, str, bytes]]]:
+) -> tuple[list[tuple[int, list[SweptFinding]]], list[replay_memory.Row]]:
     assert _worker is not None
     return _worker.check_all(numbers), _worker.replays_made()
 
@@ -849,7 +849,7 @@ def _run(
     jobs: int,
     progress: Progress | None,
     source: ReplaySource | None = None,
-    replays: list[tuple[str, str, bytes]] | None = None,
+    replays: list[replay_memory.Row] | None = None,
 ) -> dict[int, list[SweptFinding]]:
     """Each PR's findings; the replays the matching made are added to `replays`."""
     replays = replays if replays is not None else []

@@ -53,6 +53,7 @@ def story(builder: RepoBuilder) -> RepoBuilder:
 
 
 def kept(repo: Path) -> list[tuple[str, str, bytes]]:
+    """(key, query, replay) of every kept replay."""
     with sqlite3.connect(repo / ".git" / "prdup.db") as conn:
         return list(conn.execute("SELECT key, query, replay FROM replays ORDER BY key"))
 

@@ -32,6 +32,8 @@ from detector.replay import HunkReplay, Replay
 from index.errors import IndexDiskFull, IndexLocked
 from index.storage.store import IndexStore
 
+Row = tuple[str, str, str, bytes]  # a kept replay: key, query, the commit replayed at, replay
+
 # The fields of a kept hunk, in the order they are stored; a change of `HunkReplay`'s fields
 # changes the code digest too (`detector/` is part of it), so older rows are never read.
 _HUNK_FIELDS = tuple(f.name for f in fields(HunkReplay))
@@ -106,14 +108,15 @@ class ReplayMemory:
     ones it made, to be written once its work is done (`save`)."""
 
     store: IndexStore | None
-    made: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # key -> (query, replay)
+    # key -> (query, the commit replayed at, replay)
+    made: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)
     reused: int = 0
 
     def get(self, key: str) -> tuple[Replay, frozenset[str]] | None:
         """The replay kept under `key` and the files gone with it, if there is one."""
         if key in self.made:
             self.reused += 1
-            return decode(self.made[key][1])
+            return decode(self.made[key][2])
         if self.store is None:
             return None
         for (data,) in self.store.rows("SELECT replay FROM replays WHERE key = ?", (key,)):
@@ -122,16 +125,16 @@ class ReplayMemory:
         return None
 
     def put(self, key: str, query: str, replay: Replay, gone: Iterable[str] = ()) -> None:
-        self.made[key] = (query, encode(replay, gone))
+        self.made[key] = (query, replay.commit, encode(replay, gone))
 
-    def take(self) -> list[tuple[str, str, bytes]]:
-        """The replays made since the last `take`, as rows (key, query, replay)."""
-        rows = [(key, query, text) for key, (query, text) in self.made.items()]
+    def take(self) -> list[Row]:
+        """The replays made since the last `take`, as rows (key, query, at, replay)."""
+        rows = [(key, *made) for key, made in self.made.items()]
         self.made = {}
         return rows
 
 
-def save(store: IndexStore, rows: Iterable[tuple[str, str, bytes]], live: Iterable[str]) -> None:
+def save(store: IndexStore, rows: Iterable[Row], live: Iterable[str]) -> None:
     """Keep the new replays, and drop those made for a query no longer live (`live`: the heads
     of the PRs still open), in one transaction."""
     rows = list(rows)
@@ -142,12 +145,12 @@ def save(store: IndexStore, rows: Iterable[tuple[str, str, bytes]], live: Iterab
         gone = sorted(kept - live)
         conn.executemany("DELETE FROM replays WHERE query = ?", [(q,) for q in gone])
         conn.executemany(
-            "INSERT OR REPLACE INTO replays(key, query, replay) VALUES (?, ?, ?)",
+            "INSERT OR REPLACE INTO replays(key, query, at, replay) VALUES (?, ?, ?, ?)",
             [row for row in rows if row[1] in live],
         )
 
 
-def add(store: IndexStore, rows: Iterable[tuple[str, str, bytes]]) -> bool:
+def add(store: IndexStore, rows: Iterable[Row]) -> bool:
     """Keep these replays (a `check`'s), dropping none. Keeping them only saves a later check
     time: where the index is busy being written, or its disk full, they are not kept (False),
     and the check's answer stands."""
@@ -157,7 +160,7 @@ def add(store: IndexStore, rows: Iterable[tuple[str, str, bytes]]) -> bool:
     try:
         with store.batch():
             store.conn.executemany(
-                "INSERT OR REPLACE INTO replays(key, query, replay) VALUES (?, ?, ?)", rows
+                "INSERT OR REPLACE INTO replays(key, query, at, replay) VALUES (?, ?, ?, ?)", rows
             )
     except (IndexLocked, IndexDiskFull):
         return False
