@@ -129,6 +129,9 @@ def load_prs_json(path: Path) -> dict[int, PullMetadata]:
 LANDING_SUBJECTS = (
     (re.compile(r"^Merge pull request #(\d+)\b"), "merge-commit"),
     (re.compile(r"\(#(\d+)\)\s*$"), "squash"),
+    # GitHub's other way to write a reference, which some projects' squash titles end with
+    # (psf/black's "Enforce no formatting changes for PRs via CI (GH-2951)"; CPython's too).
+    (re.compile(r"\(GH-(\d+)\)\s*$"), "squash"),
     # Symfony's merge tool: "bug #58638 [FrameworkBundle] fix ... (xabbuh)", and its older
     # "merged branch user/topic (PR #1234)".
     (re.compile(r"^(?:bug|feature|minor|security|major|patch) #(\d+) "), "merge-tool"),

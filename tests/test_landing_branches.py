@@ -307,3 +307,21 @@ def test_a_branch_named_by_a_bare_number_needs_the_landings_of_any_branch(tmp_pa
     summary = index_repository(builder.path, db_path=tmp_path / "index.db")
 
     assert summary.targets == ["main", "1.4.x (1 PR landing of its own)"]
+
+
+def test_a_squash_titled_with_a_gh_reference_lands_the_pr_it_names(tmp_path: Path):
+    """Some projects' squash titles end with GitHub's other way to write a reference, "(GH-N)"
+    (psf/black, CPython): that commit is PR N's landing, as "(#N)" is. Without it, PR N
+    stayed in the open backlog, "partly done" in an earlier PR with its own patch."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"app.py": "VERSION = 1\n"})
+    builder.pr_branch(7, [("Check the formatting in CI", {"ci.py": "CHECK = True\n"})])
+    builder.git("merge", "-q", "--squash", "pr-7")
+    # Edited as it landed: no patch of the PR's is on main, only the title names it.
+    builder.write({"ci.py": "CHECK = True  # on every PR\n"})
+    builder.git("add", "ci.py")
+    builder.git("commit", "-q", "-m", "Enforce no formatting changes for PRs via CI (GH-7)")
+    landing = builder.head()
+    index_repository(builder.path, builder.path / "prdup.db")
+    row = change(builder.path / "prdup.db", 7)
+    assert (row["state"], row["merge_commit"]) == ("merged", landing), row
