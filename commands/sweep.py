@@ -108,7 +108,14 @@ def sweep(
         click.echo(f"{summary_line(result)} -> {out_path}", err=True)
     else:
         click.echo(report)
-    if any(settings.fails_on(verdict) for verdict in result.verdicts()) and not exit_zero:
+    failing = sorted(v for v in result.verdicts() if settings.fails_on(v))
+    if failing and not exit_zero:
+        # The exit code is the findings' (`--fail-on`), not an error: say so where it is read.
+        click.echo(
+            f"prdup: exit {EXIT_FINDINGS}: some answers are {', '.join(failing)} "
+            "(--fail-on; --exit-zero exits 0)",
+            err=True,
+        )
         raise SystemExit(EXIT_FINDINGS)
 
 

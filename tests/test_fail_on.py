@@ -79,6 +79,10 @@ def test_the_sweep_exits_by_the_verdicts_it_shows(story: RepoBuilder):
     code, out, err = run_cli(story.path, "sweep", "--format", "json")
     done = [entry["pr"] for entry in json.loads(out)["already_done"]]
     assert done == [41] and code == 1, err
+    # The exit is the findings', not an error, and stderr says so in its last line.
+    assert err.splitlines()[-1] == (
+        "prdup: exit 1: some answers are already-merged, duplicate (--fail-on; --exit-zero exits 0)"
+    )
 
     code, out, err = run_cli(story.path, "sweep", "--format", "json", "--fail-on", "duplicate")
     # Ada's two PRs are one patch resubmitted: the older, #30, is to close into #31.

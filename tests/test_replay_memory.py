@@ -1,9 +1,9 @@
 """Replays kept in the index by their inputs: read again where the inputs are the same, never
 where they differ, and the answers the same as replaying anew.
 
-The story: stats.py's `mean` and `median`. #2 rounds `mean` and is squash-merged; #1 (open)
-rounds `mean` too, and checks `median`'s input: partly done in #2. #3 (open) rounds `mean`
-alone: already done in #2.
+The story: stats.py's four functions (`tests/test_rest_on_target.py`). #2 rounds `mean` and is
+squash-merged; #1 (open) rounds `mean` too, and checks `spread`'s input: partly done in #2. #3
+(open) rounds `mean` alone: already done in #2.
 """
 
 from __future__ import annotations
@@ -19,31 +19,17 @@ from detector.model import parse_patch
 from detector.replay import FileVersions, replay
 from index.questions import replay_memory
 from tests.repo_builder import RepoBuilder, run_cli
+from tests.test_rest_on_target import STATS, checked, rounded
 
-STATS = "".join(
-    f"def {name}(values):\n"
-    f"    ordered = sorted(values)\n"
-    f"    {name}_result = ordered[len(ordered) // 2] + 0\n"
-    f"    count = len(ordered)\n"
-    f"    return {name}_result, count\n\n\n"
-    for name in ("mean", "median", "spread")
-)
-ROUNDED = STATS.replace(
-    "    mean_result = ordered[len(ordered) // 2] + 0\n",
-    "    mean_result = round(ordered[len(ordered) // 2], 2)\n"
-    "    mean_result = float(mean_result)\n",
-)
-CHECKED = ROUNDED.replace(
-    "def median(values):\n",
-    "def median(values):\n    if not values:\n        raise ValueError('median of nothing')\n",
-)
+ROUNDED = rounded(STATS, "mean")
+CHECKED = checked(ROUNDED)
 
 
 @pytest.fixture
 def story(builder: RepoBuilder) -> RepoBuilder:
     builder.commit("Add stats", {"stats.py": STATS})
     base = builder.head()
-    builder.pr_branch(1, [("Round the mean, check the median", {"stats.py": CHECKED})])
+    builder.pr_branch(1, [("Round the mean, check spread", {"stats.py": CHECKED})])
     builder.pr_branch(3, [("Round the mean", {"stats.py": ROUNDED})], start=base)
     builder.pr_branch(2, [("Round", {"stats.py": ROUNDED})], start=base)
     builder.merge_pr(2, how="squash")
