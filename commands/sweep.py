@@ -288,7 +288,7 @@ def to_text(result: SweepResult) -> str:
     if result.partly_done:
         lines += ["", "Partly done (rebase: only what remains is still to do):"]
         for number, found in result.partly_done:
-            share = f", {found.done_share:.0%} done" if found.done_share is not None else ""
+            share = f", {found.share_done}" if found.share_done is not None else ""
             lines.append(
                 f"  #{number} partly done in {terminal(landing(found))}{share}, score "
                 f"{found.score:.2f}{_pr_title(result, number)}"
@@ -350,7 +350,7 @@ def to_markdown(result: SweepResult) -> str:
         lines += ["| PR | done in | landing | done | still to do |", "|---|---|---|---|---|"]
         for number, found in result.partly_done:
             commit = f"`{found.commit[:10]}`" if found.commit else ""
-            share = f"{found.done_share:.0%}" if found.done_share is not None else ""
+            share = found.share_done or ""
             items = found.remaining_text(SPANS_SHOWN)
             remaining = "<br>".join(inline(item, 200) for item in items[:FILES_SHOWN])
             if len(items) > FILES_SHOWN:

@@ -145,7 +145,7 @@ def _done(result: SweepResult) -> list[list[str]]:
 def _partly(result: SweepResult) -> list[list[str]]:
     blocks = []
     for number, found in result.partly_done:
-        done = f", {found.done_share:.0%} of it done" if found.done_share is not None else ""
+        done = f", {found.share_done}" if found.share_done is not None else ""
         landed = f" as `{found.commit[:10]}`" if found.pr is not None and found.commit else ""
         line = (
             f"- {_link(number)} ({_state(result, number)}): partly done in "

@@ -259,7 +259,7 @@ def _partly_row(result: SweepResult, number: int, found: SweptFinding, links: _L
         f"<td>{_e(pull.marked_title if pull else '')}</td>"
         f'<td data-value="{found.pr or 0}">{_named(found, links)}</td>'
         f"<td>{commit}</td>"
-        f'<td data-value="{share or 0:.4f}">{"" if share is None else f"{share:.0%}"}</td>'
+        f'<td data-value="{share or 0:.4f}">{_e(found.share_done or "")}</td>'
         f'<td><ul class="remaining">{remaining}</ul></td>{_reasons(found)}</tr>'
     )
 

@@ -158,6 +158,17 @@ class SweptFinding:
         return _in_words(self.remaining, spans_shown)
 
     @property
+    def share_done(self) -> str | None:
+        """How much of it is done, in words: the share counts the hunks that carry the change
+        (its code, where it has code), so a rest of tests or docs beside code all done is
+        "all its code done", not "100% done" beside a line still to do."""
+        if self.done_share is None:
+            return None
+        if round(self.done_share, 2) >= 1 and self.remaining:
+            return "all its code done"
+        return f"{self.done_share:.0%} done"
+
+    @property
     def not_to_apply(self) -> list[str]:
         """The rest that is not to do, in words: in files the target no longer has, and lines
         the target wrote otherwise since (`remaining` leaves both out)."""

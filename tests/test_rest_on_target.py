@@ -13,10 +13,13 @@ The story: stats.py's four functions and a helper module.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from detector.evidence import RemainingHunk
+from prdup.sweep import SweptFinding
 from tests.repo_builder import RepoBuilder, run_cli
 
 STATS = "".join(
@@ -327,3 +330,15 @@ def test_a_note_main_rewrote_since_is_named_apart_from_what_is_still_to_do(build
     code, out, err = run_cli(builder.path, "sweep", "--exit-zero")
     assert code == 0, err
     assert "written otherwise on the target since, not to apply as it is: README.md (line 4)" in out
+
+
+def test_a_rest_beside_code_all_done_is_said_so_not_as_a_hundred_percent():
+    """The share done counts the hunks that carry the change (its code, where it has code):
+    with all of them done and a test still to do, "100% done" beside a line still to do reads
+    as a contradiction (psf/black #2951); it is said "all its code done"."""
+    rest = (RemainingHunk("test_stats.py", 1, 5, new_file=True),)
+    found = SweptFinding(1, 80, "abc", "merged", "partly-merged", 0.9, done_share=0.999)
+    assert replace(found, remaining=rest).share_done == "all its code done"
+    assert found.share_done == "100% done"  # nothing left: the whole of it
+    assert replace(found, done_share=0.75, remaining=rest).share_done == "75% done"
+    assert replace(found, done_share=None).share_done is None
