@@ -29,7 +29,7 @@ from detector.evidence import (
     TipReplay,
     Verdict,
 )
-from detector.replay import HunkCount, Leftover, Replay, places
+from detector.replay import HunkCount, HunkReplay, Leftover, Replay, places
 from detector.signals import measure, shared_lines
 
 if TYPE_CHECKING:
@@ -971,15 +971,13 @@ def _tip_reasons(other: str, replay: Replay, tip: TipReplay, verdict: str) -> It
             )
         )
         others = [label for label in named if label != other]
-        shown = ", ".join(places(left.on_tip)[:4])
-        more = f" and {len(left.on_tip) - 4} more" if len(left.on_tip) > 4 else ""
+        shown, more = _first_places(left.on_tip)
         if verdict == "already-merged" and others:
             yield f"already done across {_and([other, *others])}: the rest is on {tip.branch}"
         there = f" (first there at {_and(named)})" if named else ""
         yield f"already on {tip.branch}{there}, so not still to do: {shown}{more}"
     if left.rewritten:
-        shown = ", ".join(places(left.rewritten)[:4])
-        more = f" and {len(left.rewritten) - 4} more" if len(left.rewritten) > 4 else ""
+        shown, more = _first_places(left.rewritten)
         yield (
             f"not in {other}, and {tip.branch} has those lines written otherwise (by {other} "
             f"or since), so it no longer applies as it is: {shown}{more}"
@@ -991,6 +989,14 @@ def _tip_reasons(other: str, replay: Replay, tip: TipReplay, verdict: str) -> It
             f"not in {other}, in files {tip.branch} no longer has (nothing to apply): "
             f"{', '.join(files[:4])}{more}"
         )
+
+
+def _first_places(hunks: Sequence[HunkReplay], most: int = 4) -> tuple[str, str]:
+    """The first `most` files of these hunks in words, and " and N more" files past them (a
+    count of files, as the words list files: five hunks of one file are no "1 more")."""
+    listed = places(hunks)
+    more = f" and {len(listed) - most} more" if len(listed) > most else ""
+    return ", ".join(listed[:most]), more
 
 
 def _and(names: Sequence[str], most: int = 4) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+from detector.matcher import _first_places
+from detector.replay import HunkReplay
 from tests.repo_builder import RepoBuilder, run_cli
 from tests.test_verdict_accounting import assert_reasons_agree
 
@@ -170,3 +172,19 @@ def test_an_open_takeover_covers_the_pr_it_took_over(builder: RepoBuilder):
     assert "#41 takes over this change (its title or description says so)" in finding["reasons"]
     assert not any("contained in #41" in reason for reason in finding["reasons"]), finding
     assert finding["residual"] == []
+
+
+def test_a_rest_listed_by_file_counts_what_it_leaves_out_in_files():
+    """Five rewritten hunks of one README are one file listed, nothing more (psf/black #534's
+    reason said "README.md (...) and 1 more" with no other file); seven files list four and
+    say 3 more."""
+
+    def hunk(path: str, line: int) -> HunkReplay:
+        return HunkReplay(path, line, line, 1, "docs", False, "new", "conflict", "")
+
+    one_file = [hunk("README.md", line) for line in (9, 733, 868, 953, 1319)]
+    shown, more = _first_places(one_file)
+    assert (shown, more) == ("README.md (line 9, line 733, line 868, line 953, line 1319)", "")
+    seven = [hunk(f"docs/{n}.md", 1) for n in range(7)]
+    shown, more = _first_places(seven)
+    assert shown.count("docs/") == 4 and more == " and 3 more"
