@@ -144,3 +144,19 @@ def test_a_read_only_index_is_swept_with_nothing_kept(story: RepoBuilder):
     finally:
         db.chmod(0o644)
     assert kept(story.path) == rows
+
+
+def test_replays_made_by_other_code_are_never_read_and_a_sweep_drops_them(story: RepoBuilder):
+    """A rule changed since (another prdup) makes other replays: the key holds the code, so
+    the old ones are never read, and the next sweep drops them rather than keep them forever."""
+    first = sweep_json(story.path)
+    db = story.path / ".git" / "prdup.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE replays SET code = 'an older prdup'")
+    undo_every_kept_replay(story.path)  # under this code's keys: proof the new ones are made
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE replays SET key = 'old:' || key")
+    assert sweep_json(story.path, "--full") == first
+    with sqlite3.connect(db) as conn:
+        codes = {code for (code,) in conn.execute("SELECT DISTINCT code FROM replays")}
+    assert codes and "an older prdup" not in codes

@@ -11,14 +11,15 @@ on an unchanged PR, replays only what it has not replayed before. What depends o
 tip's history or on the index (where the candidate sits, which commit made what) is worked
 out anew each time, never kept here.
 
-Rows name the query they were made for (its head commit): a sweep keeps those of the PRs still
-open with the same head, and drops the others.
+Rows name the query they were made for (its head commit) and the code that made them: a sweep
+keeps those of the PRs still open with the same head, made by this code, and drops the others.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
@@ -136,7 +137,8 @@ class ReplayMemory:
 
 def save(store: IndexStore, rows: Iterable[Row], live: Iterable[str]) -> None:
     """Keep the new replays, and drop those made for a query no longer live (`live`: the heads
-    of the PRs still open), in one transaction."""
+    of the PRs still open) or by other code than this (never read again), in one
+    transaction."""
     rows = list(rows)
     live = set(live)
     conn = store.conn
@@ -144,10 +146,15 @@ def save(store: IndexStore, rows: Iterable[Row], live: Iterable[str]) -> None:
         kept = {query for (query,) in conn.execute("SELECT DISTINCT query FROM replays")}
         gone = sorted(kept - live)
         conn.executemany("DELETE FROM replays WHERE query = ?", [(q,) for q in gone])
-        conn.executemany(
-            "INSERT OR REPLACE INTO replays(key, query, at, replay) VALUES (?, ?, ?, ?)",
-            [row for row in rows if row[1] in live],
-        )
+        conn.execute("DELETE FROM replays WHERE code != ?", (code_digest(),))
+        _insert(conn, [row for row in rows if row[1] in live])
+
+
+def _insert(conn: sqlite3.Connection, rows: list[Row]) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO replays(key, query, at, code, replay) VALUES (?, ?, ?, ?, ?)",
+        [(key, query, at, code_digest(), data) for key, query, at, data in rows],
+    )
 
 
 def add(store: IndexStore, rows: Iterable[Row]) -> bool:
@@ -159,9 +166,7 @@ def add(store: IndexStore, rows: Iterable[Row]) -> bool:
         return True
     try:
         with store.batch():
-            store.conn.executemany(
-                "INSERT OR REPLACE INTO replays(key, query, at, replay) VALUES (?, ?, ?, ?)", rows
-            )
+            _insert(store.conn, rows)
     except (IndexLocked, IndexDiskFull):
         return False
     return True

@@ -569,11 +569,12 @@ def _fork_lines(conn: sqlite3.Connection) -> None:
 
 def _replay_memory(conn: sqlite3.Connection) -> None:
     """Replays kept by their inputs (`index.questions.replay_memory`), each with the head of
-    the query it was made for and the commit it was replayed at."""
+    the query it was made for, the commit it was replayed at and the code that replayed it."""
     conn.executescript(
         """
         CREATE TABLE IF NOT EXISTS replays (
-            key TEXT PRIMARY KEY, query TEXT NOT NULL, at TEXT NOT NULL, replay BLOB NOT NULL
+            key TEXT PRIMARY KEY, query TEXT NOT NULL, at TEXT NOT NULL, code TEXT NOT NULL,
+            replay BLOB NOT NULL
         );
         CREATE INDEX IF NOT EXISTS replays_by_query ON replays(query);
         """
