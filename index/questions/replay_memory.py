@@ -5,11 +5,11 @@ replayed files and hunks, its base, the two commits it is replayed between and w
 files are read there, and of the code that replays: git names file versions by sha, so the same
 inputs read the same texts. A replay at a branch's tip is kept the same way, with the tip's
 commit among its inputs, and with what it says of the tip's files (those gone, the definitions
-there), read from that commit too. Each replay is kept under a digest of exactly those inputs, so a
-kept one is the one a new replay would give: a re-sweep after one new PR, or a `check` run again
-on an unchanged PR, replays only what it has not replayed before. What depends on the branch's
-tip's history or on the index (where the candidate sits, which commit made what) is worked
-out anew each time, never kept here.
+there), read from that commit too. Each replay is kept under a digest of exactly those inputs,
+so a kept one is the one a new replay would give: a re-sweep after one new PR, or a `check`
+run again on an unchanged PR, replays only what it has not replayed before. What depends on
+the branch's tip's history or on the index (where the candidate sits, which commit made what)
+is worked out anew each time, never kept here.
 
 Rows name the query they were made for (its head commit) and the code that made them: a sweep
 keeps those of the PRs still open with the same head, made by this code, and drops the others.
@@ -42,14 +42,16 @@ _HUNK_FIELDS = tuple(f.name for f in fields(HunkReplay))
 
 @cache
 def code_digest() -> str:
-    """What a replay's code is: `detector/` (the comparison), and the reading of file versions
-    (`index.questions.replaying`, `index.git.gitsource`). A changed rule keeps nothing."""
+    """What a replay's code is: `detector/` (the comparison), the reading of file versions
+    (`index.questions.replaying`, `index.git.gitsource`) and of the definitions a replay at the
+    tip asks about (`index.git.symbols`). A changed rule keeps nothing."""
     here = Path(__file__).resolve()
     root = here.parents[2]
     sources = [
         *sorted((root / "detector").glob("*.py")),
         here.parent / "replaying.py",
         root / "index" / "git" / "gitsource.py",
+        root / "index" / "git" / "symbols.py",
         here,
     ]
     digest = hashlib.sha1()
