@@ -24,6 +24,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,8 @@ _HUNK_FIELDS = tuple(f.name for f in fields(HunkReplay))
 def code_digest() -> str:
     """What a replay's code is: `detector/` (the comparison), the reading of file versions
     (`index.questions.replaying`, `index.git.gitsource`) and of the definitions a replay at the
-    tip asks about (`index.git.symbols`). A changed rule keeps nothing."""
+    tip asks about (`index.git.symbols`, and the tree-sitter grammars' versions). A changed
+    rule keeps nothing."""
     here = Path(__file__).resolve()
     root = here.parents[2]
     sources = [
@@ -58,6 +60,13 @@ def code_digest() -> str:
     for source in sources:
         digest.update(source.name.encode())
         digest.update(source.read_bytes())
+    # The parsers that name those definitions: another grammar may name them otherwise.
+    parsers = sorted(
+        f"{found.metadata['Name']} {found.version}"
+        for found in metadata.distributions()
+        if found.metadata["Name"] and found.metadata["Name"].lower().startswith("tree-sitter")
+    )
+    digest.update("\n".join(parsers).encode())
     return digest.hexdigest()
 
 
