@@ -11,7 +11,9 @@ shares read once, then `check --pr N`'s path without the target probe), 16 PRs' 
 together, and prints the CPU seconds of the matching and the heaviest PRs. With --save, writes
 each PR's CPU time and verdicts; with --against, compares the verdicts with another run's
 (two builds must give the same). --build times another checkout's prdup. Runs with
-PYTHONHASHSEED=0, as `bench/sweep_speed.py` does.
+PYTHONHASHSEED=0, as `bench/sweep_speed.py` does. The replays the index keeps
+(`index.questions.replay_memory`) are read, as the sweep reads them: on an index a sweep has
+run on, most replays are read back, not made; time replaying on an index no sweep has run on.
 """
 
 from __future__ import annotations
