@@ -379,7 +379,7 @@ class SweepResult:
                     "score": None if found is None else found.score,
                     "against": None if found is None else found.pr,
                     "commit": None if found is None else found.commit,
-                    "remaining": [] if found is None else _remaining_json(found),
+                    "remaining": [] if found is None else _hunks_json(found.remaining),
                 }
             )
         return {
@@ -398,7 +398,7 @@ class SweepResult:
             "state": found.state,
             "score": found.score,
             "done_share": found.done_share,
-            "remaining": _remaining_json(found),
+            "remaining": _hunks_json(found.remaining),
             "gone_files": list(found.gone_files),
             "rewritten": _hunks_json(found.rewritten),
             "reasons": list(found.reasons),
@@ -415,10 +415,6 @@ class SweepResult:
             "score": found.score,
             "reasons": list(found.reasons),
         }
-
-
-def _remaining_json(found: SweptFinding) -> list[dict[str, Any]]:
-    return _hunks_json(found.remaining)
 
 
 def _hunks_json(hunks: Iterable[RemainingHunk]) -> list[dict[str, Any]]:

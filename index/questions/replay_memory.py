@@ -122,17 +122,14 @@ class ReplayMemory:
     store: IndexStore | None
     # key -> (query, the commit replayed at, replay)
     made: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)
-    reused: int = 0
 
     def get(self, key: str) -> tuple[Replay, frozenset[str]] | None:
         """The replay kept under `key` and the files gone with it, if there is one."""
         if key in self.made:
-            self.reused += 1
             return decode(self.made[key][2])
         if self.store is None:
             return None
         for (data,) in self.store.rows("SELECT replay FROM replays WHERE key = ?", (key,)):
-            self.reused += 1
             return decode(data)
         return None
 
