@@ -70,7 +70,10 @@ class ChangeEvidence:
     added: frozenset[int] = frozenset()
     # Lines a file's diff both removes and adds (moved or re-indented there): lines it keeps.
     kept: frozenset[int] = frozenset()
+    # The files it changes; a candidate read for a query, only those of the query's files
+    # (by their new names or old ones), which every comparison of files is about.
     files: frozenset[str] = frozenset()
+    old_paths: frozenset[str] = frozenset()  # the names its renamed files had
     symbols: frozenset[tuple[str, str]] = frozenset()  # (path, qualified name)
     hunks: frozenset[int] = frozenset()
     issues: frozenset[str] = frozenset()
@@ -85,7 +88,7 @@ class ChangeEvidence:
     # needs), and these are the weights of the whole sides, precomputed at index time.
     removed_total: float | None = None
     added_total: float | None = None
-    file_count: int | None = None  # how many files it changes, where `files` may hold fewer
+    file_count: int | None = None  # how many files it changes (where `files` may hold fewer)
 
     @property
     def identities(self) -> frozenset[str]:

@@ -67,6 +67,7 @@ import json
 import multiprocessing
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -728,6 +729,7 @@ class _Matcher:
     shared: replaying.SharedReads | None = None  # what replays read, kept across this process's PRs
     tips: dict[str, str | None] = field(default_factory=dict)  # each branch's tip, read once
     diffs: dict[tuple[str, str], str] = field(default_factory=dict)  # PRs' diffs, by span
+    reverts: dict[str, replaying.BranchReverts] = field(default_factory=dict)  # read before forking
 
     def open(self) -> CandidateEngine:
         """This process's engine, on its own connection; it only reads (no `query_only`: the
@@ -740,6 +742,7 @@ class _Matcher:
                 self.repo = gitsource.open_repository(self.source.git_dir)
                 memory = replay_memory.ReplayMemory(store)
                 self.shared = replaying.SharedReads(self.repo, memory=memory)
+                self.shared.reverts.update(self.reverts)
         return self.engine
 
     def replays_made(self) -> list[replay_memory.Row]:
@@ -863,7 +866,12 @@ def _run(
     if not numbers:
         return {}
     global _worker
-    matcher = _prepare(db_path, numbers, snapshot, source)
+    with ThreadPoolExecutor(1) as aside:
+        # git walks the target's history for its reverts while the batch is read; every
+        # process would otherwise wait for its own walk.
+        reverts = aside.submit(_target_reverts, source) if source is not None else None
+        matcher = _prepare(db_path, numbers, snapshot, source)
+        matcher.reverts = reverts.result() if reverts is not None else {}
     results: dict[int, list[SweptFinding]] = {}
     report = progress or (lambda done, total: None)
     can_fork = "fork" in multiprocessing.get_all_start_methods()
@@ -872,6 +880,10 @@ def _run(
     # PRs go to a process a few at a time, their diffs read together (`check_all`).
     size = max(1, min(DIFFS_READ_TOGETHER, len(numbers) // (jobs * 4))) if parallel else 16
     parts = [numbers[start : start + size] for start in range(0, len(numbers), size)]
+    if parallel:
+        # The largest first: a large PR handed out last would leave the other processes idle.
+        lines = {row.number: row.added + row.removed for row in snapshot.values()}
+        parts.sort(key=lambda part: -sum(lines.get(number, 0) for number in part))
     if not parallel:
         try:
             for part in parts:
@@ -897,6 +909,19 @@ def _run(
     finally:
         _worker = None
     return results
+
+
+def _target_reverts(source: ReplaySource) -> dict[str, replaying.BranchReverts]:
+    """The reverts in the target's history, by its tip: a replay asks which landings were
+    taken off the target again."""
+    if source.target is None:
+        return {}
+    repo = gitsource.open_repository(source.git_dir)
+    try:
+        resolved = gitsource.target_branch(repo, source.target, required=False)
+        return {resolved.tip: replaying.branch_reverts(repo, resolved.tip)} if resolved else {}
+    finally:
+        repo.close()
 
 
 def _prepare(

@@ -141,6 +141,21 @@ def language_for_path(path: str) -> str | None:
 # ---------------------------------------------------------------------------------------
 
 
+# The distributions that name definitions (a replay's code includes their versions).
+PARSER_DISTRIBUTIONS = (
+    "tree-sitter",
+    "tree-sitter-python",
+    "tree-sitter-javascript",
+    "tree-sitter-typescript",
+    "tree-sitter-go",
+    "tree-sitter-rust",
+    "tree-sitter-java",
+    "tree-sitter-c",
+    "tree-sitter-cpp",
+    "tree-sitter-php",
+)
+
+
 def _grammar_capsule(language: str) -> object:
     """Import only the grammar wheel this file needs, never all nine up front."""
     if language == "python":

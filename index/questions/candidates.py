@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 from detector.evidence import OPEN_STATES, ChangeEvidence, LineWeights
 from detector.grouping import shares_code
@@ -36,9 +36,9 @@ from index.storage.store import IndexStore
 FEW_QUERIES = 32
 
 
-@dataclass(frozen=True, slots=True)
-class ChangeRow:
-    """A `changes` row as a batch reads it: what picks queries, scopes them and names them."""
+class ChangeRow(NamedTuple):
+    """A `changes` row as a batch reads it: what picks queries, scopes them and names them (a
+    named tuple: a sweep makes one for every change of the index before it can start)."""
 
     id: int
     kind: str
@@ -168,12 +168,56 @@ class Retrieved:
     weights: LineWeights
 
 
+class BatchLines(Mapping[int, ChangeEvidence]):
+    """Every indexed change's lines that some query of a batch has, as evidence (its key, those
+    lines and its patch identity), made when first asked for: most changes share no line with
+    a re-sweep's dozen queries, and making evidence for tens of thousands cost more than the
+    rest of reading the batch."""
+
+    def __init__(
+        self,
+        rows: dict[int, ChangeRow],
+        indexed: frozenset[int],
+        removed: dict[int, set[int]],
+        added: dict[int, set[int]],
+    ) -> None:
+        self._rows = rows
+        self._indexed = indexed
+        self._removed = removed
+        self._added = added
+        self._made: dict[int, ChangeEvidence] = {}
+
+    def __getitem__(self, change_id: int) -> ChangeEvidence:
+        made = self._made.get(change_id)
+        if made is None:
+            if change_id not in self._indexed:
+                raise KeyError(change_id)
+            row = self._rows[change_id]
+            made = ChangeEvidence(
+                key=row.key,
+                removed=frozenset(self._removed.get(change_id, ())),
+                added=frozenset(self._added.get(change_id, ())),
+                patch_id=row.patch_id,
+            )
+            self._made[change_id] = made
+        return made
+
+    def __contains__(self, change_id: object) -> bool:
+        return change_id in self._indexed
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._indexed)
+
+    def __len__(self) -> int:
+        return len(self._indexed)
+
+
 @dataclass
 class Batch:
     """What a sweep reads once for all its queries; forked workers share it."""
 
     rows: dict[int, ChangeRow]  # change id -> its row
-    lines: dict[int, ChangeEvidence]  # indexed change id -> its lines that some query has
+    lines: BatchLines  # indexed change id -> its lines that some query has
     rarity: LineWeights  # document frequency of every line of the batch's queries
     rare: dict[int, list[int]]  # the queries' rare line hash -> changes with it, one per row
     keys: dict[str, int] = field(default_factory=dict)  # ChangeEvidence.key -> change id
@@ -225,26 +269,17 @@ class Batch:
         rare: dict[int, list[int]] = {
             h: [] for h in query_hashes if rarity.document_frequency.get(h, 0) <= limit
         }
-        removed: dict[int, set[int]] = {cid: set() for cid in indexed}
-        added: dict[int, set[int]] = {cid: set() for cid in indexed}
+        removed: defaultdict[int, set[int]] = defaultdict(set)
+        added: defaultdict[int, set[int]] = defaultdict(set)
         for change_id, side, line_hash in store.lines.changes_with(query_hashes):
-            if change_id in removed:
+            if change_id in indexed:
                 (removed if side == "-" else added)[change_id].add(line_hash)
                 if line_hash in rare:
                     rare[line_hash].append(change_id)  # one per row, as the lookup counts
-        lines = {
-            cid: ChangeEvidence(
-                key=rows[cid].key,
-                removed=frozenset(removed[cid]),
-                added=frozenset(added[cid]),
-                patch_id=rows[cid].patch_id,
-            )
-            for cid in indexed
-        }
         keys = {row.key: cid for cid, row in rows.items()}
         return cls(
             rows=rows,
-            lines=lines,
+            lines=BatchLines(rows, frozenset(indexed), removed, added),
             rarity=rarity,
             rare=rare,
             keys=keys,

@@ -150,6 +150,7 @@ def query_from_change(
         added=frozenset(added),
         kept=frozenset(kept),
         files=frozenset(f.path for f in change.files),
+        old_paths=frozenset(f.old_path for f in change.files if f.old_path != f.path),
         symbols=frozenset((s.path, s.qualified) for s in symbols),
         hunks=frozenset(hunks),
         issues=frozenset(issues),
@@ -484,6 +485,7 @@ def load_evidence(
     # line; only membership in `kept` is ever asked).
     by_file: dict[int, dict[int, list[list[int]]]] = defaultdict(dict)
     files: dict[int, set[str]] = defaultdict(set)
+    old_paths: dict[int, set[str]] = defaultdict(set)
     symbols: dict[int, set[tuple[str, str]]] = defaultdict(set)
     hunks: dict[int, set[int]] = defaultdict(set)
     issues: dict[int, set[str]] = defaultdict(set)
@@ -520,13 +522,17 @@ def load_evidence(
         if rarity is not None:
             df = _values_for(store, "line_df", "hash", "df", {line[3] for line in lines})
             rarity.update((line[3], df.get(line[3]) or 0) for line in lines)
-        for cid, path in store.rows(
-            f"SELECT change_id, path FROM files WHERE change_id IN ({marks}) "
-            f"AND status != 'ignored'",
-            chunk,
+        # With a query, only what could be shared with it is read: the signals are overlaps,
+        # and a replay reads the query's files a candidate changed (by a new name or an old).
+        only, params = _shared_only(shared_with, "path", lambda q: q.files | q.old_paths)
+        for cid, path, old_path in store.rows(
+            f"SELECT change_id, path, old_path FROM files WHERE change_id IN ({marks}) "
+            f"AND status != 'ignored' {only}",
+            [*chunk, *params],
         ):
             files[cid].add(path)
-        # With a query, only what else could be shared with it is read: the signals are overlaps.
+            if old_path and old_path != path:
+                old_paths[cid].add(old_path)
         only, params = _shared_only(shared_with, "qualified", lambda q: {n for _, n in q.symbols})
         for cid, path, name in store.rows(
             f"SELECT change_id, path, qualified FROM symbols WHERE change_id IN ({marks}) {only}",
@@ -578,6 +584,7 @@ def load_evidence(
             added=frozenset(added[cid]),
             kept=_kept(removed_in[cid], added_in[cid], by_file.get(cid)),
             files=frozenset(files[cid]),
+            old_paths=frozenset(old_paths[cid]),
             symbols=frozenset(symbols[cid]),
             hunks=frozenset(hunks[cid]),
             issues=frozenset(issues[cid]),

@@ -92,6 +92,11 @@ class BranchReverts:
         )
 
 
+def branch_reverts(repo: git.Repo, tip: str) -> BranchReverts:
+    """The reverts in `tip`'s history (one `git log` over all of it)."""
+    return BranchReverts.of(gitsource.reverts_in(repo, tip))
+
+
 @dataclass
 class SharedReads:
     """What replaying reads that does not depend on the query, kept from one query to the
@@ -144,7 +149,7 @@ class SharedReads:
         """The reverts in `tip`'s history: read once per branch tip with one `git log`,
         however many landings are asked about."""
         if tip not in self.reverts:
-            self.reverts[tip] = BranchReverts.of(gitsource.reverts_in(self.repo, tip))
+            self.reverts[tip] = branch_reverts(self.repo, tip)
         return self.reverts[tip]
 
     def close(self) -> None:
@@ -268,12 +273,12 @@ class Replayer:
             return None
         before, after = span
         # A file the candidate did not change is the same before and after it: nothing of
-        # this change can turn there, so it is not read. (A landing the index does not know
-        # has no file list: all are read.)
+        # this change can turn there, so it is not read. (A landing the index does not know,
+        # or one that changes no file it reads, has no file list: all are read. A candidate
+        # read for this query lists only the query's files it changed, and how many it has.)
         touched = candidate.files
-        files = [
-            f for f in self._files if not touched or f.path in touched or f.old_path in touched
-        ]
+        listed = bool(touched or candidate.file_count)
+        files = [f for f in self._files if not listed or f.path in touched or f.old_path in touched]
         result = self._replayed(files, before, after)
         proof = self._placed(candidate, before, after, result)
         if candidate.state == "merged" and result.partial and not proof.after_query:
