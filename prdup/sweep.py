@@ -526,7 +526,13 @@ def _findings(
     stale = _stale_numbers(store, cache, snapshot, moved)
     todo = [n for n in swept if full or n not in cache or n in stale]
     replays: list[replay_memory.Row] = []
-    fresh = _run(store.path, todo, snapshot, jobs, progress, source, replays)
+    redone = set(todo)
+    reused: dict[int, list[SweptFinding]] = {}
+
+    def reuse() -> None:
+        reused.update((n, _current(cache[n].findings, snapshot)) for n in swept if n not in redone)
+
+    fresh = _run(store.path, todo, snapshot, jobs, progress, source, replays, meanwhile=reuse)
     # Stale rows this sweep did not redo (outside --limit) go: a later sweep redoes them.
     if not store.read_only:  # a read-only index is swept all the same, and caches nothing
         _save_cache(store, fresh, stale - set(fresh), snapshot, moved)
@@ -534,7 +540,6 @@ def _findings(
             # The replays of the PRs still open with the same head are kept; the others go.
             live = {row.head_sha for row in snapshot.values() if row.is_open_pr and row.head_sha}
             replay_memory.save(store, replays, live)
-    reused = {n: _current(cache[n].findings, snapshot) for n in swept if n not in fresh}
     return {n: fresh[n] if n in fresh else reused[n] for n in swept}, todo
 
 
@@ -594,11 +599,27 @@ def _pulls(snapshot: dict[int, ChangeRow]) -> dict[int, PullInfo]:
 
 @dataclass(frozen=True, slots=True)
 class CachedSweep:
+    """A PR's cached findings as stored: they are made into `SweptFinding`s only for the
+    answer (while the processes match the PRs to redo), read as JSON to tell what is stale."""
+
     number: int
     head_sha: str
     fingerprint: str
     change_count: int
-    findings: list[SweptFinding] = field(default_factory=list)
+    stored: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[SweptFinding]:
+        return [SweptFinding.from_json(item) for item in self.stored]
+
+    @property
+    def deciding_changes(self) -> set[int]:
+        """The changes its deciding findings name (`SweptFinding.decides`)."""
+        return {
+            int(item["change_id"])
+            for item in self.stored
+            if triage_class(str(item["verdict"])) != "related"
+        }
 
 
 def matcher_fingerprint() -> str:
@@ -632,7 +653,7 @@ def _load_cache(store: IndexStore) -> dict[int, CachedSweep]:
             row.head_sha,
             row.fingerprint,
             row.change_count,
-            [SweptFinding.from_json(item) for item in json.loads(row.findings)],
+            json.loads(row.findings),
         )
         for row in sweep_cache.load(store)
     }
@@ -671,7 +692,7 @@ def _stale_numbers(
             or row.id in moved
             or cached.fingerprint != fingerprints[number]
             or abs(count - cached.change_count) > max(RARITY_DRIFT * cached.change_count, MIN_DRIFT)
-            or any(f.change_id in moved for f in cached.findings if f.decides)
+            or not cached.deciding_changes.isdisjoint(moved)
         ):
             stale.add(number)
     changed = [cid for cid in moved if cid in snapshot]
@@ -860,10 +881,13 @@ def _run(
     progress: Progress | None,
     source: ReplaySource | None = None,
     replays: list[replay_memory.Row] | None = None,
+    meanwhile: Callable[[], None] = lambda: None,
 ) -> dict[int, list[SweptFinding]]:
-    """Each PR's findings; the replays the matching made are added to `replays`."""
+    """Each PR's findings; the replays the matching made are added to `replays`. `meanwhile`
+    is called while other processes match (this one would only wait)."""
     replays = replays if replays is not None else []
     if not numbers:
+        meanwhile()
         return {}
     global _worker
     with ThreadPoolExecutor(1) as aside:
@@ -885,6 +909,7 @@ def _run(
         lines = {row.number: row.added + row.removed for row in snapshot.values()}
         parts.sort(key=lambda part: -sum(lines.get(number, 0) for number in part))
     if not parallel:
+        meanwhile()
         try:
             for part in parts:
                 matcher.read_diffs(part)
@@ -902,7 +927,9 @@ def _run(
         with signals_held():  # a stop met while forking would print a traceback
             pool = multiprocessing.get_context("fork").Pool(jobs, die_with_parent)
         with pool:
-            for found, made in pool.imap_unordered(_check_in_worker, parts):
+            matched = pool.imap_unordered(_check_in_worker, parts)
+            meanwhile()
+            for found, made in matched:
                 results.update(found)
                 replays.extend(made)
                 report(len(results), len(numbers))

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from detector.signals import is_backport
+from prdup.sweep import sweep
 from tests.repo_builder import RepoBuilder, run_cli
 from tests.test_check import LEGACY, PIPELINE
 
@@ -426,6 +427,32 @@ def test_a_landing_reverted_since_is_named_after_the_one_that_made_the_change_ag
         "#20's change was taken off again after it landed, and #22 made it again: the target "
         "holds #22's"
     ) in found[1]["reasons"]
+
+
+def test_a_sweep_in_two_processes_knows_a_landing_was_reverted_as_check_does(
+    builder: RepoBuilder,
+):
+    """#20 fixed main by squash and #21 reverted it; #23 to #26 each make #20's patch again,
+    from before it. The sweep matches them in two processes, main's reverts read once before
+    they start: none is "already done in #20", and each answer is `check --pr N`'s."""
+    base = add_pipeline(builder)
+    fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
+    builder.pr_branch(20, [("Resolve the offload strategy", fixed)])
+    builder.merge_pr(20, how="squash")
+    builder.pr_branch(
+        21, [('Revert "Resolve the offload strategy (#20)"', {"pipeline.py": PIPELINE})]
+    )
+    builder.merge_pr(21, how="squash")
+    for number in (23, 24, 25, 26):
+        builder.pr_branch(number, [(f"Offload by strategy, take {number}", fixed)], start=base)
+    index(builder)
+
+    result = sweep(builder.path, None, jobs=2, full=True)
+    for number in (23, 24, 25, 26):
+        swept = [(f.pr, f.verdict) for f in result.findings[number] if f.decides]
+        checked = [(f["pr"], f["verdict"]) for f in findings(builder, number)]
+        assert (20, "already-merged") not in swept
+        assert swept == [found for found in checked if found[1] in DECIDING]
 
 
 def test_a_landing_reverted_since_and_not_made_again_is_not_done(builder: RepoBuilder):
