@@ -394,6 +394,9 @@ class TipReplay:
     replay: Replay
     branch: str  # the branch's name, for the reasons
     gone: frozenset[str] = frozenset()  # files the change edits that the tip no longer has
+    # Files the change edits that the tip has under another name (moved since its base, most
+    # of their text kept), by the change's path: its hunks there were replayed in that file.
+    moved: Mapping[str, str] = field(default_factory=dict)
     # (path, first line) of a hunk -> the commit that put it there: "#135" or a short sha
     landed_by: Mapping[tuple[str, int], str] = field(default_factory=dict)
 

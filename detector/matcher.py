@@ -960,6 +960,14 @@ def _superseded_reasons(other: str, replay: Replay, where: str) -> Iterable[str]
 def _tip_reasons(other: str, replay: Replay, tip: TipReplay, verdict: str) -> Iterable[str]:
     """What of the rest the branch's tip holds anyway, and since which commits."""
     left = Leftover.of(replay, tip.replay, tip.gone)
+    rest = {h.path for h in (*left.on_tip, *left.rewritten, *left.still)}
+    moved = sorted((path, there) for path, there in tip.moved.items() if path in rest)
+    if moved:
+        listed = _and([f"{path} to {there}" for path, there in moved])
+        yield (
+            f"{tip.branch} has moved {listed} since this change's base: its rest there "
+            "was replayed where the file went"
+        )
     if left.on_tip:
         since = list(
             dict.fromkeys(tip.landed_by.get((h.path, h.first_line), "") for h in left.on_tip)

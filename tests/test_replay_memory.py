@@ -48,9 +48,9 @@ def undo_every_kept_replay(repo: Path) -> None:
     """Rewrite every kept replay to say that nothing was done there."""
     with sqlite3.connect(repo / ".git" / "prdup.db") as conn:
         for key, _, text in kept(repo):
-            found, gone = replay_memory.decode(text)
+            found, gone, moved = replay_memory.decode(text)
             undone = tuple(replace(h, after="new", how="") for h in found.hunks)
-            text = replay_memory.encode(replace(found, hunks=undone), gone)
+            text = replay_memory.encode(replace(found, hunks=undone), gone, moved)
             conn.execute("UPDATE replays SET replay = ? WHERE key = ?", (text, key))
 
 
@@ -86,9 +86,10 @@ def test_a_replay_reads_back_as_it_was_made():
     }
     made = replay(change, versions, "abc123")
     assert made.complete  # a replay that found something, so its fields say something
-    assert replay_memory.decode(replay_memory.encode(made)) == (made, frozenset())
+    assert replay_memory.decode(replay_memory.encode(made)) == (made, frozenset(), {})
     gone = {"docs/old.md", "examples/a.py"}
-    assert replay_memory.decode(replay_memory.encode(made, gone)) == (made, gone)
+    moved = {"legacy.py": "compat/legacy.py"}
+    assert replay_memory.decode(replay_memory.encode(made, gone, moved)) == (made, gone, moved)
 
 
 def test_a_second_sweep_reads_the_kept_replays_and_answers_the_same(story: RepoBuilder):

@@ -122,6 +122,42 @@ def test_still_to_do_leaves_out_what_main_holds_and_files_it_deleted(across: Rep
     assert first["gone_files"] == partly["gone_files"] == ["legacy.py"]
 
 
+def test_a_rest_in_a_file_main_moved_since_is_replayed_where_it_went(builder: RepoBuilder):
+    """#10's story, but main moved legacy.py to compat/legacy.py instead of deleting it: the
+    tidy still applies there, so it is still to do, not "nothing to apply", and the reasons
+    say where the file went. Once main makes the tidy in the moved file, nothing is left."""
+    builder.commit("Add stats", {"stats.py": STATS, "legacy.py": LEGACY})
+    base = builder.head()
+    both = rounded(rounded(STATS, "mean"), "median")
+    tidy = LEGACY.replace("    total = sum(values)\n", "    total = float(sum(values))\n")
+    builder.pr_branch(10, [("Round, tidy", {"stats.py": both, "legacy.py": tidy})], start=base)
+    builder.pr_branch(2, [("Round mean and median", {"stats.py": both})], start=base)
+    builder.merge_pr(2, how="squash")
+    builder.commit("Move the legacy module", {"legacy.py": None, "compat/legacy.py": LEGACY})
+    assert run_cli(builder.path, "index", "--quiet")[0] == 0
+
+    first = check_first(builder.path, 10)
+    assert (first["verdict"], first["pr"], first["gone_files"]) == ("partly-merged", 2, [])
+    assert first["remaining"] == [
+        {"path": "legacy.py", "first_line": 2, "last_line": 2, "new_file": False}
+    ]
+    assert (
+        "main has moved legacy.py to compat/legacy.py since this change's base: its rest "
+        "there was replayed where the file went"
+    ) in first["reasons"]
+    [partly] = [p for p in sweep_json(builder.path)["partly_done"] if p["pr"] == 10]
+    assert (partly["remaining"], partly["gone_files"]) == (
+        [{"path": "legacy.py", "lines": [[2, 2]], "new_file": False}],
+        [],
+    )
+
+    builder.commit("Tidy the legacy mean", {"compat/legacy.py": tidy})
+    assert run_cli(builder.path, "index", "--quiet")[0] == 0
+    first = check_first(builder.path, 10)
+    assert (first["verdict"], first["pr"], first["remaining"]) == ("already-merged", 2, [])
+    assert any(reason.startswith("already on main") for reason in first["reasons"])
+
+
 def test_a_part_landed_and_the_rest_rewritten_on_main_since_is_no_partly_done(
     builder: RepoBuilder,
 ):

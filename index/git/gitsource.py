@@ -918,6 +918,23 @@ def reverts_in(repo: git.Repo, tip: str) -> dict[str, list[tuple[str, str]]]:
     return found
 
 
+def renamed_between(repo: git.Repo, base: str, tip: str) -> dict[str, str]:
+    """The files git finds renamed from `base` to `tip` (moved, most of their text kept), old
+    path to new; none where git cannot read either commit."""
+    try:
+        listed = repo.git.diff(
+            "--name-status", "-M", "--diff-filter=R", "-z", "--no-ext-diff", base, tip
+        )
+    except git.GitCommandError:
+        return {}
+    fields = listed.split("\0")
+    return {
+        fields[i + 1]: fields[i + 2]
+        for i in range(0, len(fields) - 2, 3)
+        if fields[i].startswith("R")
+    }
+
+
 def committed_by_github(repo: git.Repo, shas: list[str]) -> dict[str, str]:
     """The subjects of those of `shas` that GitHub committed (its merge button's squash,
     merge and rebase commits name GitHub as their committer); unreadable ones left out."""

@@ -21,12 +21,12 @@ import hashlib
 import json
 import sqlite3
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from detector.model import Change
 from detector.pins import CompetingPin
@@ -91,17 +91,31 @@ def replay_key(change: str, before: str | None, after: str, paths: Sequence[str]
     return hashlib.sha1(text.encode()).hexdigest()
 
 
-def encode(replay: Replay, gone: Iterable[str] = ()) -> bytes:
-    """A replay (and, at a branch's tip, the files the tip no longer has) as compressed JSON: a
-    hunk a list of its fields' values (a sweep of a large backlog keeps thousands, most alike)."""
+class Kept(NamedTuple):
+    """A kept replay, and at a branch's tip the files the tip no longer has and those it has
+    under another name."""
+
+    replay: Replay
+    gone: frozenset[str]
+    moved: dict[str, str]
+
+
+def encode(
+    replay: Replay, gone: Iterable[str] = (), moved: Mapping[str, str] | None = None
+) -> bytes:
+    """A replay (and, at a branch's tip, the files the tip no longer has and those it moved) as
+    compressed JSON: a hunk a list of its fields' values (a sweep of a large backlog keeps
+    thousands, most alike)."""
+    moved = moved or {}
     hunks = [[_plain(getattr(hunk, name)) for name in _HUNK_FIELDS] for hunk in replay.hunks]
-    data = [replay.commit, hunks, sorted(gone)]
+    data = [replay.commit, hunks, sorted(gone), sorted(moved.items())]
     return zlib.compress(json.dumps(data, separators=(",", ":")).encode())
 
 
-def decode(data: bytes) -> tuple[Replay, frozenset[str]]:
-    commit, hunks, gone = json.loads(zlib.decompress(data))
-    return Replay(commit=commit, hunks=tuple(_hunk(values) for values in hunks)), frozenset(gone)
+def decode(data: bytes) -> Kept:
+    commit, hunks, gone, moved = json.loads(zlib.decompress(data))
+    replay = Replay(commit=commit, hunks=tuple(_hunk(values) for values in hunks))
+    return Kept(replay, frozenset(gone), dict(moved))
 
 
 def _plain(value: Any) -> Any:
@@ -128,8 +142,8 @@ class ReplayMemory:
     # key -> (query, the commit replayed at, replay)
     made: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)
 
-    def get(self, key: str) -> tuple[Replay, frozenset[str]] | None:
-        """The replay kept under `key` and the files gone with it, if there is one."""
+    def get(self, key: str) -> Kept | None:
+        """The replay kept under `key`, with the files gone and moved at a tip, if there is one."""
         if key in self.made:
             return decode(self.made[key][2])
         if self.store is None:
@@ -138,8 +152,15 @@ class ReplayMemory:
             return decode(data)
         return None
 
-    def put(self, key: str, query: str, replay: Replay, gone: Iterable[str] = ()) -> None:
-        self.made[key] = (query, replay.commit, encode(replay, gone))
+    def put(
+        self,
+        key: str,
+        query: str,
+        replay: Replay,
+        gone: Iterable[str] = (),
+        moved: Mapping[str, str] | None = None,
+    ) -> None:
+        self.made[key] = (query, replay.commit, encode(replay, gone, moved))
 
     def take(self) -> list[Row]:
         """The replays made since the last `take`, as rows (key, query, at, replay)."""

@@ -428,7 +428,8 @@ class Replayer:
             return at_tip
         base, tip = self._history.base, self._history.line_tip
         assert base and tip
-        return replace(at_tip, landed_by=self._landed_by(left_over.on_tip, files, base, tip))
+        landed_by = self._landed_by(left_over.on_tip, files, base, tip, at_tip.moved)
+        return replace(at_tip, landed_by=landed_by)
 
     def rest_at_tip(self, part: PartLanded) -> RestAtTip:
         """Each commit of this change with no copy on its branch (`PartLanded.remaining`), its
@@ -501,8 +502,11 @@ class Replayer:
         key = replay_key(self._change_digest(), None, tip, inputs) if memory else ""
         kept = memory.get(key) if memory else None
         if kept is not None:
-            return TipReplay(replay=kept[0], branch=branch, gone=kept[1]), files
+            tip_replay = TipReplay(kept.replay, branch, gone=kept.gone, moved=kept.moved)
+            return tip_replay, files
         versions = self._versions(files, None, tip)
+        moved = self._moved_since(files, versions, base, tip)
+        self._read_moved(versions, files, tip, moved)
         at_tip = replay(Change(files=tuple(files)), versions, tip, self._blocks)
         at_tip = self._defined_there(at_tip, files, versions)
         gone = frozenset(
@@ -512,8 +516,42 @@ class Replayer:
             and (f.status != "added" or self._folder_gone(f.path, (base, landed), tip))
         )
         if memory is not None and self._all_read(files, tip, history.head, landed):
-            memory.put(key, history.head or self._change_digest(), at_tip, gone)
-        return TipReplay(replay=at_tip, branch=branch, gone=gone), files
+            memory.put(key, history.head or self._change_digest(), at_tip, gone, moved)
+        return TipReplay(replay=at_tip, branch=branch, gone=gone, moved=moved), files
+
+    def _read_moved(
+        self,
+        versions: dict[str, FileVersions],
+        files: list[FileChange],
+        commit: str,
+        moved: Mapping[str, str],
+    ) -> None:
+        """A moved file as `commit` has it where it went, where it has none by its name."""
+        for f in files:
+            if f.path in moved and versions[f.path].after is None:
+                there = replace(f, path=moved[f.path], old_path=moved[f.path])
+                versions[f.path] = replace(versions[f.path], after=self._text_at(commit, there))
+
+    def _moved_since(
+        self, files: list[FileChange], versions: Mapping[str, FileVersions], base: str, tip: str
+    ) -> dict[str, str]:
+        """The files this change edits that the tip no longer has by that name but has moved
+        (git finds the rename from this change's base to the tip): its hunks are replayed in
+        the file where it went, not called gone. An empty file is not followed (git pairs
+        any two empty files)."""
+        missing = [
+            f
+            for f in files
+            if versions[f.path].after is None and f.status != "added" and versions[f.path].base
+        ]
+        if not missing:
+            return {}
+        renamed = gitsource.renamed_between(self._repo, base, tip)
+        return {
+            f.path: renamed[old]
+            for f in missing
+            if (old := f.old_path or f.path) in renamed and renamed[old] != f.path
+        }
 
     def _defined_there(
         self, at_tip: Replay, files: list[FileChange], versions: Mapping[str, FileVersions]
@@ -591,18 +629,24 @@ class Replayer:
         return True
 
     def _landed_by(
-        self, hunks: Iterable[HunkReplay], files: list[FileChange], base: str, tip: str
+        self,
+        hunks: Iterable[HunkReplay],
+        files: list[FileChange],
+        base: str,
+        tip: str,
+        moved: Mapping[str, str],
     ) -> dict[tuple[str, int], str]:
         """The first commit of the branch's first-parent line after this change's base whose
         version of a file holds that file's hunks (found by bisection), as its PR ("#135") or
-        its short sha."""
+        its short sha; a file the tip moved read by either name."""
         hunks = list(hunks)
         paths = sorted({h.path for h in hunks})
         if not hunks:
             return {}
+        named = sorted({*paths, *(moved[path] for path in paths if path in moved)})
         try:
             line = self._git.rev_list(
-                "--first-parent", "--reverse", f"{base}..{tip}", "--", *paths
+                "--first-parent", "--reverse", f"{base}..{tip}", "--", *named
             ).split()
         except git.GitCommandError:
             return {}
@@ -611,10 +655,10 @@ class Replayer:
         def all_there(path: str, wanted: list[HunkReplay], commit: str) -> bool:
             # A file replays on its own (a hunk's place is found within its file): one file
             # at each commit the bisection visits, not the whole change.
-            file = (by_path[path],)
-            done = replay(
-                Change(files=file), self._versions(list(file), None, commit), commit, self._blocks
-            )
+            file = [by_path[path]]
+            versions = self._versions(file, None, commit)
+            self._read_moved(versions, file, commit, moved)
+            done = replay(Change(files=tuple(file)), versions, commit, self._blocks)
             found = {(h.path, h.first_line): h for h in done.hunks}
             return all(
                 (h := found.get((hunk.path, hunk.first_line))) is not None
