@@ -429,12 +429,9 @@ def test_a_landing_reverted_since_is_named_after_the_one_that_made_the_change_ag
     ) in found[1]["reasons"]
 
 
-def test_a_sweep_in_two_processes_knows_a_landing_was_reverted_as_check_does(
-    builder: RepoBuilder,
-):
-    """#20 fixed main by squash and #21 reverted it; #23 to #26 each make #20's patch again,
-    from before it. The sweep matches them in two processes, main's reverts read once before
-    they start: none is "already done in #20", and each answer is `check --pr N`'s."""
+def landed_then_reverted(builder: RepoBuilder) -> tuple[str, dict[str, str]]:
+    """#20 fixes main by squash and #21 reverts it (GitHub's button: `Revert "Title (#20)"`);
+    returns where the pipeline was added (later PRs start there) and #20's files."""
     base = add_pipeline(builder)
     fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
     builder.pr_branch(20, [("Resolve the offload strategy", fixed)])
@@ -443,6 +440,16 @@ def test_a_sweep_in_two_processes_knows_a_landing_was_reverted_as_check_does(
         21, [('Revert "Resolve the offload strategy (#20)"', {"pipeline.py": PIPELINE})]
     )
     builder.merge_pr(21, how="squash")
+    return base, fixed
+
+
+def test_a_sweep_in_two_processes_knows_a_landing_was_reverted_as_check_does(
+    builder: RepoBuilder,
+):
+    """#20 fixed main by squash and #21 reverted it; #23 to #26 each make #20's patch again,
+    from before it. The sweep matches them in two processes, main's reverts read once before
+    they start: none is "already done in #20", and each answer is `check --pr N`'s."""
+    base, fixed = landed_then_reverted(builder)
     for number in (23, 24, 25, 26):
         builder.pr_branch(number, [(f"Offload by strategy, take {number}", fixed)], start=base)
     index(builder)
@@ -461,14 +468,7 @@ def test_a_landing_reverted_since_and_not_made_again_is_not_done(builder: RepoBu
     patch: main does not have it, so it is not "already done in #20", and the reasons say which
     commit took it off. Once #24 reverts the revert, the change is back: already done, however
     main's lines are rewritten later (ember.js's run loop, reverted and restored in 2013)."""
-    base = add_pipeline(builder)
-    fixed = {"pipeline.py": PIPELINE.replace(LEGACY, FIX)}
-    builder.pr_branch(20, [("Resolve the offload strategy", fixed)])
-    builder.merge_pr(20, how="squash")
-    builder.pr_branch(
-        21, [('Revert "Resolve the offload strategy (#20)"', {"pipeline.py": PIPELINE})]
-    )
-    builder.merge_pr(21, how="squash")
+    base, fixed = landed_then_reverted(builder)
     builder.pr_branch(23, [("Offload by strategy", fixed)], start=base)
     index(builder)
 
