@@ -56,6 +56,8 @@ _COMMENT = re.compile(
 # An attribute line (`#[inline]`, `#[must_use]`): code that qualifies the definition below it.
 _ATTRIBUTE = re.compile(r"^#!?\[")
 
+# Files that are sets of patterns, one a line: ignore files.
+_PATTERN_LIST = re.compile(r"(?:^|/)\.[\w-]*ignore$")
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing|spec|specs|__tests__|testdata|test_data|fixtures)/"
     r"|(^|/)test_[^/]*$|_test\.[^/.]+$|(^|/)[^/]*Tests?\.[^/.]+$"
@@ -281,6 +283,9 @@ class HunkReplay:
     # It only adds lines, and the file after the candidate has them all, at another place:
     # applying it would write them twice.
     added_elsewhere: bool = False
+    # It only adds entries to a file of patterns (`.gitignore`), and the file after the
+    # candidate has every one of them, in any order: it changes nothing there.
+    entries_there: bool = False
     # It only adds lines, starting definitions the file after the candidate already defines,
     # each of them (by name, where the change's base did not): written otherwise there.
     defined_there: bool = False
@@ -544,6 +549,7 @@ class Leftover:
             elif there is not None and (
                 there.after == "there"
                 or there.removal_made
+                or there.entries_there
                 or (by_code and there.turned and there.how in ("identical", "same-code"))
             ):
                 on_tip.append(hunk)
@@ -821,6 +827,7 @@ def _replay_file(
             other_pins=_other_pins(file.path, hunk, before, after),
             superseded_by=superseded_by,
             added_elsewhere=state_after == "new" and _added_elsewhere(blocks, after),
+            entries_there=state_after == "new" and _entries_there(blocks, after, file.path),
         )
         results.append((replayed, blocks, before, after))
     return results
@@ -1521,6 +1528,20 @@ def _added_elsewhere(blocks: _Blocks, text: FileText | None) -> bool:
         and len(real) >= MIN_LOOSE_BLOCK
         and _says_something(real)
         and text.has(added)
+    )
+
+
+def _entries_there(blocks: _Blocks, text: FileText | None, path: str) -> bool:
+    """A hunk that only adds entries to a file of patterns (`.gitignore`, `.dockerignore`),
+    each a line `text` already has: such a file is a set of patterns, where one listed twice
+    means what it means once, so the hunk adds nothing, wherever the file lists them."""
+    real = [line for line in blocks.added if line.strip()]
+    return (
+        text is not None
+        and not blocks.removed
+        and bool(real)
+        and _PATTERN_LIST.search(path) is not None
+        and all(text.has((line,)) for line in real)
     )
 
 

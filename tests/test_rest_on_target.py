@@ -158,6 +158,30 @@ def test_a_rest_in_a_file_main_moved_since_is_replayed_where_it_went(builder: Re
     assert any(reason.startswith("already on main") for reason in first["reasons"])
 
 
+def test_ignore_entries_main_lists_elsewhere_are_not_still_to_do(builder: RepoBuilder):
+    """#10 rounds the mean and median (#2 landed that) and ignores `build/` and `dist/` after
+    `__pycache__`; main lists both since, after a line of its own (psf/black #534's
+    `.gitignore`). An ignore file is a set of patterns: they are on main, not still to do,
+    so #10 is done, across #2 and main's commit."""
+    ignored = "*.pyc\n__pycache__\n"
+    builder.commit("Add stats", {"stats.py": STATS, ".gitignore": ignored})
+    base = builder.head()
+    both = rounded(rounded(STATS, "mean"), "median")
+    mine = ignored + "build/\ndist/\n"
+    builder.pr_branch(10, [("Round, ignore builds", {"stats.py": both, ".gitignore": mine})])
+    builder.pr_branch(2, [("Round mean and median", {"stats.py": both})], start=base)
+    builder.merge_pr(2, how="squash")
+    builder.commit("Ignore packaging", {".gitignore": ignored + "*.egg-info\nbuild/\ndist/\n"})
+    assert run_cli(builder.path, "index", "--quiet")[0] == 0
+
+    first = check_first(builder.path, 10)
+    assert (first["verdict"], first["pr"], first["remaining"]) == ("already-merged", 2, [])
+    assert any(
+        reason.startswith("already on main") and ".gitignore (lines 3-4)" in reason
+        for reason in first["reasons"]
+    ), first["reasons"]
+
+
 def test_a_part_landed_and_the_rest_rewritten_on_main_since_is_no_partly_done(
     builder: RepoBuilder,
 ):

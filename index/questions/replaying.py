@@ -662,7 +662,7 @@ class Replayer:
             found = {(h.path, h.first_line): h for h in done.hunks}
             return all(
                 (h := found.get((hunk.path, hunk.first_line))) is not None
-                and (h.after == "there" or h.removal_made)
+                and (h.after == "there" or h.removal_made or h.entries_there)
                 for hunk in wanted
             )
 
