@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
+from index.git.threads import start_quietly
+
 PLAIN_EVERY = 5.0  # seconds between plain lines
 
 
@@ -67,8 +69,7 @@ class IndexProgress:
             )
             self._bar.start()
         else:
-            self._heartbeat = threading.Thread(target=self._beat, daemon=True)
-            self._heartbeat.start()
+            self._heartbeat = start_quietly(threading.Thread(target=self._beat, daemon=True))
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -62,6 +62,7 @@ were members of a merged PR's group.)
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -893,7 +894,8 @@ def _run(
     with ThreadPoolExecutor(1) as aside:
         # git walks the target's history for its reverts while the batch is read; every
         # process would otherwise wait for its own walk.
-        reverts = aside.submit(_target_reverts, source) if source is not None else None
+        with signals_held():  # the thread it starts leaves stop signals to this one
+            reverts = aside.submit(_target_reverts, source) if source is not None else None
         matcher = _prepare(db_path, numbers, snapshot, source)
         matcher.reverts = reverts.result() if reverts is not None else {}
     results: dict[int, list[SweptFinding]] = {}
@@ -924,9 +926,13 @@ def _run(
     # every worker then opens its own connection (never share one across a fork).
     _worker = matcher
     try:
-        with signals_held():  # a stop met while forking would print a traceback
-            pool = multiprocessing.get_context("fork").Pool(jobs, die_with_parent)
-        with pool:
+        with contextlib.ExitStack() as ending:
+            with signals_held():  # a stop met while forking would print a traceback
+                # The pool is ended however this block is left, a stop that arrives the
+                # moment the signals are taken again included: a pool never ended keeps
+                # replacing its workers, and the command's exit waits for them for ever.
+                fork = multiprocessing.get_context("fork")
+                pool = ending.enter_context(fork.Pool(jobs, die_with_parent))
             matched = pool.imap_unordered(_check_in_worker, parts)
             meanwhile()
             for found, made in matched:

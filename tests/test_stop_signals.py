@@ -186,3 +186,32 @@ def test_a_worker_ends_with_its_parent_at_once(tmp_path: Path):
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()
     assert_nothing_left(parent.pid)
+
+
+@needs_proc
+def test_a_stop_held_while_forking_waits_though_the_progress_heartbeat_runs(tmp_path: Path):
+    """The mechanism alone: while the sweep makes its pool, stops are held (`signals_held`),
+    and they must wait even though the progress heartbeat, a thread of its own, is running.
+    The kernel hands a process's SIGTERM to any thread not blocking it: a heartbeat that took
+    it had it handled in the middle of making the pool, which was left half made, and the
+    command's exit waited for its workers for ever."""
+    script = (
+        "import io, os, signal, time\n"
+        "from prdup.lifetime import signals_held\n"
+        "from prdup.progress import IndexProgress\n"
+        "handled = []\n"
+        "signal.signal(signal.SIGTERM, lambda *_: handled.append(time.monotonic()))\n"
+        "with IndexProgress(io.StringIO(), live=False, every=0.01, command='sweep'):\n"
+        "    with signals_held():\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        time.sleep(0.3)\n"
+        "        early = bool(handled)\n"
+        "    time.sleep(0.05)\n"
+        "print('early' if early else 'held', 'handled' if handled else 'lost', flush=True)\n"
+    )
+    env = run_in(tmp_path)
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.split() == ["held", "handled"], done.stderr

@@ -26,6 +26,7 @@ from index.errors import EmptyRepository, MissingRevision, NotAGitRepository
 from index.git.decoding import as_utf8, decode_text
 from index.git.diff_budget import SHA_LINE, ListedFile, PairBudget, kept_files
 from index.git.hunk_symbols import attribute_environment
+from index.git.threads import start_quietly
 
 # -U0: context lines make the same change look different on another base, so none are asked for.
 # --full-index: whole blob ids, so symbols can read the exact old and new file.
@@ -438,7 +439,7 @@ def _read_ahead(blocks: Iterator[bytes]) -> Iterator[bytes]:
             return
         ready.put(None)
 
-    threading.Thread(target=read, daemon=True).start()
+    start_quietly(threading.Thread(target=read, daemon=True))
     try:
         while (block := ready.get()) is not None:
             if isinstance(block, BaseException):
@@ -1076,7 +1077,7 @@ def feed(process: git.cmd.Git.AutoInterrupt, payload: bytes) -> None:
         except OSError:
             pass  # git exited early (a missing object): its exit status tells the reader why
 
-    threading.Thread(target=write, daemon=True).start()
+    start_quietly(threading.Thread(target=write, daemon=True))
 
 
 def diff_between(repo: git.Repo, base: str, head: str) -> str:
