@@ -33,16 +33,21 @@ def big_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def start(args: list[str], home: Path) -> subprocess.Popen[str]:
-    """This checkout's prdup in a session of its own, its stderr piped."""
+def this_checkout(home: Path) -> dict[str, str]:
+    """An environment whose Python imports this checkout's prdup, with `home` as HOME."""
     env = run_in(home)
     env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def start(args: list[str], home: Path) -> subprocess.Popen[str]:
+    """This checkout's prdup in a session of its own, its stderr piped."""
     return subprocess.Popen(
         [sys.executable, "-m", "cli", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=this_checkout(home),
         start_new_session=True,
     )
 
@@ -172,13 +177,11 @@ def test_a_worker_ends_with_its_parent_at_once(tmp_path: Path):
         "    print('started', flush=True)\n"
         "    time.sleep(600)\n"
     )
-    env = run_in(tmp_path)
-    env["PYTHONPATH"] = str(ROOT)
     parent = subprocess.Popen(
         [sys.executable, "-c", script],
         stdout=subprocess.PIPE,
         text=True,
-        env=env,
+        env=this_checkout(tmp_path),
         start_new_session=True,
     )
     assert parent.stdout is not None and parent.stdout.readline() == "started\n"
@@ -209,9 +212,11 @@ def test_a_stop_held_while_forking_waits_though_the_progress_heartbeat_runs(tmp_
         "    time.sleep(0.05)\n"
         "print('early' if early else 'held', 'handled' if handled else 'lost', flush=True)\n"
     )
-    env = run_in(tmp_path)
-    env["PYTHONPATH"] = str(ROOT)
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=this_checkout(tmp_path),
+        check=True,
     )
     assert done.stdout.split() == ["held", "handled"], done.stderr
