@@ -158,6 +158,38 @@ def test_a_rest_in_a_file_main_moved_since_is_replayed_where_it_went(builder: Re
     assert any(reason.startswith("already on main") for reason in first["reasons"])
 
 
+def test_a_file_moved_then_grown_is_followed_through_the_commit_that_moved_it(
+    builder: RepoBuilder,
+):
+    """main moved legacy.py to compat/legacy.py, then grew it far past what it was: from #10's
+    base to the tip git no longer pairs the two files (black's `blib2to3/`, moved under `src/`
+    and edited for years), but the commit that deleted legacy.py moved it, so #10's tidy is
+    replayed in compat/legacy.py, where it is still to do."""
+    builder.commit("Add stats", {"stats.py": STATS, "legacy.py": LEGACY})
+    base = builder.head()
+    both = rounded(rounded(STATS, "mean"), "median")
+    tidy = LEGACY.replace("    total = sum(values)\n", "    total = float(sum(values))\n")
+    builder.pr_branch(10, [("Round, tidy", {"stats.py": both, "legacy.py": tidy})], start=base)
+    builder.pr_branch(2, [("Round mean and median", {"stats.py": both})], start=base)
+    builder.merge_pr(2, how="squash")
+    builder.commit("Move the legacy module", {"legacy.py": None, "compat/legacy.py": LEGACY})
+    grown = LEGACY + "".join(
+        f"\n\ndef old_stat_{n}(values):\n    return sorted(values)[{n}] * {n + 2}\n"
+        for n in range(12)
+    )
+    builder.commit("Grow the legacy module", {"compat/legacy.py": grown})
+    assert run_cli(builder.path, "index", "--quiet")[0] == 0
+    whole_span = builder.git("diff", "-M", "--name-status", base, "HEAD")
+    assert "D\tlegacy.py" in whole_span.splitlines()  # not paired with its new name
+
+    first = check_first(builder.path, 10)
+    assert (first["verdict"], first["pr"], first["gone_files"]) == ("partly-merged", 2, [])
+    assert first["remaining"] == [
+        {"path": "legacy.py", "first_line": 2, "last_line": 2, "new_file": False}
+    ]
+    assert any("main has moved legacy.py to compat/legacy.py" in r for r in first["reasons"])
+
+
 def test_ignore_entries_main_lists_elsewhere_are_not_still_to_do(builder: RepoBuilder):
     """#10 rounds the mean and median (#2 landed that) and ignores `build/` and `dist/` after
     `__pycache__`; main lists both since, after a line of its own (psf/black #534's

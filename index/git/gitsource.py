@@ -919,12 +919,43 @@ def reverts_in(repo: git.Repo, tip: str) -> dict[str, list[tuple[str, str]]]:
     return found
 
 
-def renamed_between(repo: git.Repo, base: str, tip: str) -> dict[str, str]:
+MOVES_FOLLOWED = 3  # how many times one file is followed from name to name towards the tip
+
+
+def renamed_between(
+    repo: git.Repo, base: str, tip: str, paths: Sequence[str] = ()
+) -> dict[str, str]:
     """The files git finds renamed from `base` to `tip` (moved, most of their text kept), old
-    path to new; none where git cannot read either commit."""
+    path to new; none where git cannot read either commit.
+
+    Across a long span git pairs only identical files once there are more than its rename
+    limit to compare, so each of `paths` it did not pair, and the tip does not have, is
+    followed through the commit that deleted it: that one commit's renames say where it went,
+    and that name is followed the same way while the tip lacks it."""
+    moved = _renames(repo, base, tip)
+    for path in paths:
+        if path in moved:
+            continue
+        name, start = path, base
+        for _ in range(MOVES_FOLLOWED):
+            deleted_by = _deleted_by(repo, start, tip, name)
+            if deleted_by is None:
+                break
+            went = _renames(repo, f"{deleted_by}^", deleted_by).get(name)
+            if went is None:
+                break
+            name, start = went, deleted_by
+            if _exists(repo, tip, name):
+                moved[path] = name
+                break
+    return moved
+
+
+def _renames(repo: git.Repo, before: str, after: str) -> dict[str, str]:
+    """The renames git finds from `before` to `after`, old path to new."""
     try:
         listed = repo.git.diff(
-            "--name-status", "-M", "--diff-filter=R", "-z", "--no-ext-diff", base, tip
+            "--name-status", "-M", "--diff-filter=R", "-z", "--no-ext-diff", before, after
         )
     except git.GitCommandError:
         return {}
@@ -934,6 +965,26 @@ def renamed_between(repo: git.Repo, base: str, tip: str) -> dict[str, str]:
         for i in range(0, len(fields) - 2, 3)
         if fields[i].startswith("R")
     }
+
+
+def _deleted_by(repo: git.Repo, start: str, tip: str, path: str) -> str | None:
+    """The commit between `start` and `tip` that deleted `path` (the earliest, where it was
+    deleted more than once)."""
+    try:
+        listed = repo.git.log(
+            "--format=%H", "--diff-filter=D", "--reverse", f"{start}..{tip}", "--", path
+        ).split()
+    except git.GitCommandError:
+        return None
+    return listed[0] if listed else None
+
+
+def _exists(repo: git.Repo, commit: str, path: str) -> bool:
+    try:
+        repo.git.cat_file("-e", f"{commit}:{path}")
+    except git.GitCommandError:
+        return False
+    return True
 
 
 def committed_by_github(repo: git.Repo, shas: list[str]) -> dict[str, str]:

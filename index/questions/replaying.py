@@ -546,7 +546,7 @@ class Replayer:
         ]
         if not missing:
             return {}
-        renamed = gitsource.renamed_between(self._repo, base, tip)
+        renamed = gitsource.renamed_between(self._repo, base, tip, [f.old_path for f in missing])
         return {
             f.path: renamed[old]
             for f in missing
