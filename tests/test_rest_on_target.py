@@ -122,10 +122,9 @@ def test_still_to_do_leaves_out_what_main_holds_and_files_it_deleted(across: Rep
     assert first["gone_files"] == partly["gone_files"] == ["legacy.py"]
 
 
-def test_a_rest_in_a_file_main_moved_since_is_replayed_where_it_went(builder: RepoBuilder):
-    """#10's story, but main moved legacy.py to compat/legacy.py instead of deleting it: the
-    tidy still applies there, so it is still to do, not "nothing to apply", and the reasons
-    say where the file went. Once main makes the tidy in the moved file, nothing is left."""
+def legacy_moved(builder: RepoBuilder) -> tuple[str, str]:
+    """#10 rounds the mean and median (#2 lands that) and tidies legacy.py, which main then
+    moves to compat/legacy.py; returns #10's base and its tidied legacy.py."""
     builder.commit("Add stats", {"stats.py": STATS, "legacy.py": LEGACY})
     base = builder.head()
     both = rounded(rounded(STATS, "mean"), "median")
@@ -134,6 +133,14 @@ def test_a_rest_in_a_file_main_moved_since_is_replayed_where_it_went(builder: Re
     builder.pr_branch(2, [("Round mean and median", {"stats.py": both})], start=base)
     builder.merge_pr(2, how="squash")
     builder.commit("Move the legacy module", {"legacy.py": None, "compat/legacy.py": LEGACY})
+    return base, tidy
+
+
+def test_a_rest_in_a_file_main_moved_since_is_replayed_where_it_went(builder: RepoBuilder):
+    """#10's story, but main moved legacy.py to compat/legacy.py instead of deleting it: the
+    tidy still applies there, so it is still to do, not "nothing to apply", and the reasons
+    say where the file went. Once main makes the tidy in the moved file, nothing is left."""
+    _, tidy = legacy_moved(builder)
     assert run_cli(builder.path, "index", "--quiet")[0] == 0
 
     first = check_first(builder.path, 10)
@@ -165,14 +172,7 @@ def test_a_file_moved_then_grown_is_followed_through_the_commit_that_moved_it(
     base to the tip git no longer pairs the two files (black's `blib2to3/`, moved under `src/`
     and edited for years), but the commit that deleted legacy.py moved it, so #10's tidy is
     replayed in compat/legacy.py, where it is still to do."""
-    builder.commit("Add stats", {"stats.py": STATS, "legacy.py": LEGACY})
-    base = builder.head()
-    both = rounded(rounded(STATS, "mean"), "median")
-    tidy = LEGACY.replace("    total = sum(values)\n", "    total = float(sum(values))\n")
-    builder.pr_branch(10, [("Round, tidy", {"stats.py": both, "legacy.py": tidy})], start=base)
-    builder.pr_branch(2, [("Round mean and median", {"stats.py": both})], start=base)
-    builder.merge_pr(2, how="squash")
-    builder.commit("Move the legacy module", {"legacy.py": None, "compat/legacy.py": LEGACY})
+    base, tidy = legacy_moved(builder)
     grown = LEGACY + "".join(
         f"\n\ndef old_stat_{n}(values):\n    return sorted(values)[{n}] * {n + 2}\n"
         for n in range(12)
