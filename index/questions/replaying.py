@@ -263,6 +263,9 @@ class Replayer:
         self._blocks: dict = {}  # each hunk's blocks, built once for all candidates
         # Each file version's definitions, by the version's id (`_definitions`), once parsed.
         self._parsed: dict[int, tuple[object, tuple[tuple[str, int], ...]]] = {}
+        # Where each file this change edits went at its branch's tip (None: not moved), asked
+        # of git once per query, however many candidates' rests are replayed there.
+        self._moves: dict[str, str | None] = {}
         # The PRs whose landing commit this change's own range holds (`Title (#M)`), once read.
         self._range_landings: set[int] | None = None
 
@@ -544,14 +547,12 @@ class Replayer:
             for f in files
             if versions[f.path].after is None and f.status != "added" and versions[f.path].base
         ]
-        if not missing:
-            return {}
-        renamed = gitsource.renamed_between(self._repo, base, tip, [f.old_path for f in missing])
-        return {
-            f.path: renamed[old]
-            for f in missing
-            if (old := f.old_path or f.path) in renamed and renamed[old] != f.path
-        }
+        unasked = [f.old_path for f in missing if f.old_path not in self._moves]
+        if unasked:
+            renamed = gitsource.renamed_between(self._repo, base, tip, unasked)
+            self._moves.update((old, renamed.get(old)) for old in unasked)
+        moved = {f.path: self._moves[f.old_path] for f in missing}
+        return {path: there for path, there in moved.items() if there and there != path}
 
     def _defined_there(
         self, at_tip: Replay, files: list[FileChange], versions: Mapping[str, FileVersions]
