@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -36,13 +37,16 @@ _TAKEOVER = re.compile(
     r"((?:#\d+|https?://\S+/pull/\d+)(?:(?:\s*[,&+]\s*|\s+and\s+)(?:#\d+|https?://\S+/pull/\d+))*)",
     re.IGNORECASE,
 )
+TEXTS_KEPT = 8192  # descriptions whose takeovers are kept (`taken_over`)
 _PR_NUMBER = re.compile(r"(?:#|/pull/)(\d+)")
 
 
+@functools.lru_cache(maxsize=TEXTS_KEPT)
 def taken_over(text: str | None) -> tuple[int, ...]:
     """The PRs a PR's title or description says it takes over ("Carry #12", "Finishes #12",
     "Replaces #12 and #14", "Continuation of https://github.com/o/r/pull/12"): their work goes
     on in it. A reference to a PR that was merged is a follow-up; the matcher tells them apart.
+    Kept by text: a sweep reads the same candidates' descriptions query after query.
     """
     if not text:
         return ()

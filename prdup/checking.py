@@ -345,6 +345,8 @@ def prove(
             shared.close()
     if own and shared.memory is not None and not store.read_only:
         replay_memory.add(store, shared.memory.take())
+        for tip, reverts in shared.memory.reverts_read.items():
+            replay_memory.keep_reverts(store, tip, reverts)
     landed = [(c, proofs[c.key]) for c in unknown if c.key in proofs]
     return settle(query, findings, proofs, landed, rest)
 

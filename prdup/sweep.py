@@ -67,7 +67,7 @@ import hashlib
 import json
 import multiprocessing
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -93,6 +93,7 @@ from index.git import gitsource
 from index.github import dismissals
 from index.questions import candidates, lookup, replay_memory, replaying, sweep_cache
 from index.questions.candidates import Batch, CandidateEngine, ChangeRow, read_change_rows
+from index.questions.replaying import BranchReverts
 from index.storage import IndexStore, identity
 from prdup import checking
 from prdup.checking import match_pr, open_index, pr_info, pr_span
@@ -109,6 +110,8 @@ MMAP_BYTES = 1 << 30
 MIN_PARALLEL = 20  # fewer PRs than this are matched in this process: forking costs more
 MIN_PARALLEL_REPLAYING = 4  # the same where PRs are replayed (a PR then costs ~0.3 s)
 DIFFS_READ_TOGETHER = 16  # PRs whose diffs one git process reads, handed to a process at once
+DIFFS_AHEAD = 32  # a sweep of this few PRs reads their diffs before forking, in one git process
+DIGITS_LOOKED_FOR = 64  # changes that moved, looked for in a cached row's text before parsing it
 SHOWN_LINES = 12  # shared lines kept per finding for the report
 SPANS_IN_WORDS = 3  # line spans of a file said of a rest that is not to apply, then "N more"
 CANDIDATE_STATES = ("merged", "open", "unmerged")
@@ -497,8 +500,10 @@ def sweep(
         unknown_states=len(set(swept) & _unknown_states(snapshot)),
     )
     pulls = _pulls(snapshot)
-    ranks = {n: Pull(n, p.state, p.changed_lines) for n, p in pulls.items()}
     links = _links(findings)
+    # Groups are made of linked PRs: only those are ranked.
+    linked = {n for link in links for n in (link.query, link.candidate) if n in pulls}
+    ranks = {n: Pull(n, pulls[n].state, pulls[n].changed_lines) for n in linked}
     answered = answers(links, min_score)
     return SweepResult(
         groups=group_by_kept(ranks, answered, links, issues, min_score),
@@ -533,7 +538,8 @@ def _findings(
     def reuse() -> None:
         reused.update((n, _current(cache[n].findings, snapshot)) for n in swept if n not in redone)
 
-    fresh = _run(store.path, todo, snapshot, jobs, progress, source, replays, meanwhile=reuse)
+    reverts = _TargetReverts(replay_memory.kept_reverts(store) if todo else None)
+    fresh = _run(store.path, todo, snapshot, jobs, progress, source, replays, reverts, reuse)
     # Stale rows this sweep did not redo (outside --limit) go: a later sweep redoes them.
     if not store.read_only:  # a read-only index is swept all the same, and caches nothing
         _save_cache(store, fresh, stale - set(fresh), snapshot, moved)
@@ -541,6 +547,8 @@ def _findings(
             # The replays of the PRs still open with the same head are kept; the others go.
             live = {row.head_sha for row in snapshot.values() if row.is_open_pr and row.head_sha}
             replay_memory.save(store, replays, live)
+        if reverts.read is not None:
+            replay_memory.keep_reverts(store, *reverts.read)
     return {n: fresh[n] if n in fresh else reused[n] for n in swept}, todo
 
 
@@ -600,25 +608,33 @@ def _pulls(snapshot: dict[int, ChangeRow]) -> dict[int, PullInfo]:
 
 @dataclass(frozen=True, slots=True)
 class CachedSweep:
-    """A PR's cached findings as stored: they are made into `SweptFinding`s only for the
-    answer (while the processes match the PRs to redo), read as JSON to tell what is stale."""
+    """A PR's cached findings as stored (JSON text): parsed only for the answer (while the
+    processes match the PRs to redo), and to tell what is stale only where the text names a
+    change that moved (`may_name`)."""
 
     number: int
     head_sha: str
     fingerprint: str
     change_count: int
-    stored: list[dict[str, Any]] = field(default_factory=list)
+    stored: str = "[]"
 
     @property
     def findings(self) -> list[SweptFinding]:
-        return [SweptFinding.from_json(item) for item in self.stored]
+        return [SweptFinding.from_json(item) for item in json.loads(self.stored)]
+
+    def may_name(self, change_ids: Collection[int]) -> bool:
+        """False where none of these changes can be named: the text has not even its digits
+        (looked for when they are few: past that, parsing costs less)."""
+        if len(change_ids) > DIGITS_LOOKED_FOR:
+            return True
+        return any(str(change_id) in self.stored for change_id in change_ids)
 
     @property
     def deciding_changes(self) -> set[int]:
         """The changes its deciding findings name (`SweptFinding.decides`)."""
         return {
             int(item["change_id"])
-            for item in self.stored
+            for item in json.loads(self.stored)
             if triage_class(str(item["verdict"])) != "related"
         }
 
@@ -654,7 +670,7 @@ def _load_cache(store: IndexStore) -> dict[int, CachedSweep]:
             row.head_sha,
             row.fingerprint,
             row.change_count,
-            json.loads(row.findings),
+            row.findings,
         )
         for row in sweep_cache.load(store)
     }
@@ -693,7 +709,7 @@ def _stale_numbers(
             or row.id in moved
             or cached.fingerprint != fingerprints[number]
             or abs(count - cached.change_count) > max(RARITY_DRIFT * cached.change_count, MIN_DRIFT)
-            or not cached.deciding_changes.isdisjoint(moved)
+            or (cached.may_name(moved) and not cached.deciding_changes.isdisjoint(moved))
         ):
             stale.add(number)
     changed = [cid for cid in moved if cid in snapshot]
@@ -751,7 +767,8 @@ class _Matcher:
     shared: replaying.SharedReads | None = None  # what replays read, kept across this process's PRs
     tips: dict[str, str | None] = field(default_factory=dict)  # each branch's tip, read once
     diffs: dict[tuple[str, str], str] = field(default_factory=dict)  # PRs' diffs, by span
-    reverts: dict[str, replaying.BranchReverts] = field(default_factory=dict)  # read before forking
+    reverts: dict[str, BranchReverts] = field(default_factory=dict)  # read before forking
+    ahead: dict[tuple[str, str], str] = field(default_factory=dict)  # diffs read before forking
 
     def open(self) -> CandidateEngine:
         """This process's engine, on its own connection; it only reads (no `query_only`: the
@@ -778,19 +795,17 @@ class _Matcher:
         return [(number, self.check(number)) for number in numbers]
 
     def read_diffs(self, numbers: list[int]) -> None:
-        """The diffs of the PRs checked next, through one git process: most PRs are
-        replayed, and a replay needs the PR's diff."""
+        """The diffs of the PRs checked next, through one git process (those not read before
+        forking): most PRs are replayed, and a replay needs the PR's diff."""
         engine = self.open()
         self.diffs = {}
         if self.repo is None:
             return
-        spans = []
-        for number in numbers:
-            row = engine.store.changes.row(number)
-            base, head = pr_span(row) if row is not None else (None, None)
-            if base and head:
-                spans.append((base, head))
-        self.diffs = gitsource.diffs_between(self.repo, spans)
+        spans = _spans(engine.store, numbers)
+        missing = [span for span in spans if span not in self.ahead]
+        self.diffs = {span: self.ahead[span] for span in spans if span in self.ahead}
+        if missing:
+            self.diffs.update(gitsource.diffs_between(self.repo, missing))
 
     def check(self, number: int) -> list[SweptFinding]:
         """`check --pr N`'s findings (no target probe), in its order: every deciding one, and
@@ -874,6 +889,15 @@ def _check_in_worker(
     return _worker.check_all(numbers), _worker.replays_made()
 
 
+@dataclass
+class _TargetReverts:
+    """The target's reverts: those the index kept for a tip (`replay_memory.kept_reverts`),
+    and those this sweep read from git, to be kept."""
+
+    kept: tuple[str, replay_memory.Reverts] | None = None
+    read: tuple[str, replay_memory.Reverts] | None = None
+
+
 def _run(
     db_path: Path,
     numbers: list[int],
@@ -882,22 +906,19 @@ def _run(
     progress: Progress | None,
     source: ReplaySource | None = None,
     replays: list[replay_memory.Row] | None = None,
+    reverts: _TargetReverts | None = None,
     meanwhile: Callable[[], None] = lambda: None,
 ) -> dict[int, list[SweptFinding]]:
-    """Each PR's findings; the replays the matching made are added to `replays`. `meanwhile`
-    is called while other processes match (this one would only wait)."""
+    """Each PR's findings; the replays the matching made are added to `replays`, the target's
+    reverts read to `reverts`. `meanwhile` is called while other processes match (this one
+    would only wait)."""
     replays = replays if replays is not None else []
+    reverts = reverts if reverts is not None else _TargetReverts()
     if not numbers:
         meanwhile()
         return {}
     global _worker
-    with ThreadPoolExecutor(1) as aside:
-        # git walks the target's history for its reverts while the batch is read; every
-        # process would otherwise wait for its own walk.
-        with signals_held():  # the thread it starts leaves stop signals to this one
-            reverts = aside.submit(_target_reverts, source) if source is not None else None
-        matcher = _prepare(db_path, numbers, snapshot, source)
-        matcher.reverts = reverts.result() if reverts is not None else {}
+    matcher = _prepare(db_path, numbers, snapshot, source, reverts)
     results: dict[int, list[SweptFinding]] = {}
     report = progress or (lambda done, total: None)
     can_fork = "fork" in multiprocessing.get_all_start_methods()
@@ -944,17 +965,44 @@ def _run(
     return results
 
 
-def _target_reverts(source: ReplaySource) -> dict[str, replaying.BranchReverts]:
-    """The reverts in the target's history, by its tip: a replay asks which landings were
-    taken off the target again."""
+def _target_reverts(source: ReplaySource, reverts: _TargetReverts) -> dict[str, BranchReverts]:
+    """The reverts in the target's history, by its tip (a replay asks which landings were
+    taken off the target again): those the index kept where the tip is the same, else read
+    from git (and noted in `reverts.read`, to be kept)."""
     if source.target is None:
         return {}
     repo = gitsource.open_repository(source.git_dir)
     try:
         resolved = gitsource.target_branch(repo, source.target, required=False)
-        return {resolved.tip: replaying.branch_reverts(repo, resolved.tip)} if resolved else {}
+        if resolved is None:
+            return {}
+        if reverts.kept is not None and reverts.kept[0] == resolved.tip:
+            return {resolved.tip: BranchReverts.of(reverts.kept[1])}
+        found = gitsource.reverts_in(repo, resolved.tip)
+        reverts.read = (resolved.tip, found)
+        return {resolved.tip: BranchReverts.of(found)}
     finally:
         repo.close()
+
+
+def _diffs_ahead(source: ReplaySource, spans: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The diffs of a few PRs' spans, read while the batch is (`gitsource.diffs_between`)."""
+    repo = gitsource.open_repository(source.git_dir)
+    try:
+        return gitsource.diffs_between(repo, spans)
+    finally:
+        repo.close()
+
+
+def _spans(store: IndexStore, numbers: Iterable[int]) -> list[tuple[str, str]]:
+    """The (base, head) span of each PR that has both (`pr_span`)."""
+    spans = []
+    for number in numbers:
+        row = store.changes.row(number)
+        base, head = pr_span(row) if row is not None else (None, None)
+        if base and head:
+            spans.append((base, head))
+    return spans
 
 
 def _prepare(
@@ -962,10 +1010,25 @@ def _prepare(
     numbers: list[int],
     snapshot: dict[int, ChangeRow],
     source: ReplaySource | None = None,
+    reverts: _TargetReverts | None = None,
 ) -> _Matcher:
-    """Read, once, the lines of every change that the given PRs share any line with."""
+    """Read, once, the lines of every change that the given PRs share any line with; and,
+    while that is read, the target's reverts (every process asks about them) and, for a few
+    PRs, their diffs (a git process per worker and PR cost more than reading them)."""
     wanted = set(numbers)
     query_ids = [cid for cid, row in snapshot.items() if row.number in wanted]
-    with IndexStore(db_path, create=False) as store:
+    with ThreadPoolExecutor(2) as aside, IndexStore(db_path, create=False) as store:
+        found_reverts = found_diffs = None
+        if source is not None:
+            spans = _spans(store, numbers) if len(numbers) <= DIFFS_AHEAD else []
+            with signals_held():  # the threads it starts leave stop signals to this one
+                found_reverts = aside.submit(
+                    _target_reverts, source, reverts if reverts is not None else _TargetReverts()
+                )
+                if spans:
+                    found_diffs = aside.submit(_diffs_ahead, source, spans)
         batch = Batch.read(store, query_ids, snapshot)
-    return _Matcher(db_path=db_path, batch=batch, source=source)
+        matcher = _Matcher(db_path=db_path, batch=batch, source=source)
+        matcher.reverts = found_reverts.result() if found_reverts is not None else {}
+        matcher.ahead = found_diffs.result() if found_diffs is not None else {}
+    return matcher

@@ -11,6 +11,8 @@ import json
 import pytest
 
 from detector.signals import is_backport
+from index.questions import replay_memory
+from index.storage.store import IndexStore, default_db_path
 from prdup.sweep import sweep
 from tests.repo_builder import RepoBuilder, run_cli
 from tests.test_check import LEGACY, PIPELINE
@@ -460,6 +462,11 @@ def test_a_sweep_in_two_processes_knows_a_landing_was_reverted_as_check_does(
         checked = [(f["pr"], f["verdict"]) for f in findings(builder, number)]
         assert (20, "already-merged") not in swept
         assert swept == [found for found in checked if found[1] in DECIDING]
+    # The index keeps main's reverts for its tip: the next sweep reads them there.
+    with IndexStore(default_db_path(builder.repo), create=False) as store:
+        kept = replay_memory.kept_reverts(store)
+    assert kept is not None and kept[0] == builder.head("main") and kept[1]
+    assert sweep(builder.path, None, jobs=2, full=True).findings == result.findings
 
 
 def test_a_landing_reverted_since_and_not_made_again_is_not_done(builder: RepoBuilder):

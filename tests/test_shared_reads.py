@@ -16,8 +16,10 @@ from detector.replay import FileText
 from index.config import Settings
 from index.git import gitsource
 from index.indexer import index_repository
+from index.questions import replay_memory
 from index.questions.candidates import FEW_QUERIES, Batch, CandidateEngine, read_change_rows
-from index.questions.replaying import SharedReads
+from index.questions.replay_memory import ReplayMemory
+from index.questions.replaying import HISTORY_AFTER, SharedReads
 from index.storage.store import IndexStore, default_db_path
 from prdup.checking import match_pr, pr_info
 from prdup.sweep import sweep
@@ -393,3 +395,57 @@ def test_an_open_prs_own_newest_commit_answers_before_its_copies_are_read(
     found = findings_of(builder.path, [82], shared)
     assert ("#81", "covered") in {(key, verdict) for key, verdict, _ in found[82]}
     assert shared.patches_read <= 3  # not the five copies'
+
+
+def test_ancestry_asked_often_of_one_tip_is_answered_from_its_history_as_git_answers(
+    builder: RepoBuilder,
+):
+    """A sweep asks of every landing whether the target's tip holds it: once one commit is
+    asked about often, its history is read whole, and every answer is still git's (a commit
+    itself, an ancestor, one on another branch, a later one, an unknown id, a name)."""
+    builder.commit("first", {"a.txt": "1\n"})
+    old = builder.head()
+    builder.checkout("side", old)
+    side = builder.commit("side work", {"b.txt": "side\n"})
+    builder.checkout("main")
+    middle = builder.commit("second", {"a.txt": "2\n"})
+    builder.git("merge", "--no-ff", "-m", "merge side", "side")
+    tip = builder.head()
+    builder.checkout("later", tip)
+    later = builder.commit("later", {"a.txt": "3\n"})
+    repo = gitsource.open_repository(builder.path)
+    asked = [old, side, middle, tip, later, "0" * 40, "main", f"{middle}^1"]
+    expected = {a: gitsource.is_ancestor(repo, a, tip) for a in asked}
+    assert expected[side] and not expected[later] and not expected["0" * 40]
+    answers = SharedReads(repo).git()
+    for n in range(HISTORY_AFTER):  # each answer is kept: ask about other commits
+        answers.is_ancestor(f"{n:040x}", tip)
+    assert answers._histories.get(tip) is not None  # read whole by now
+    assert {a: answers.is_ancestor(a, tip) for a in asked} == expected
+    assert not answers.is_ancestor(tip, middle)  # another commit's: asked of git
+
+
+def test_a_tips_reverts_are_kept_by_the_index_for_a_check_run_again(builder: RepoBuilder):
+    """Reading a branch's reverts walks its whole history: a check keeps the tip's in the
+    index, and the next check on the same tip reads them there (git is not asked); a tip that
+    moved is read anew."""
+    builder.commit("first", {"a.txt": "1\n"})
+    fix = builder.commit("fix", {"a.txt": "2\n"})
+    builder.git("revert", "--no-edit", fix)
+    repo = gitsource.open_repository(builder.path)
+    tip = builder.head()
+    with IndexStore(builder.path.parent / "kept.db", create=True) as store:
+        assert replay_memory.kept_reverts(store) is None
+        shared = SharedReads(repo, memory=ReplayMemory(store))
+        read = shared.reverts_on(tip)
+        assert set(read.by_key) == {fix, "fix"}  # the commit it reverts, the subject it quotes
+        assert shared.memory is not None and shared.memory.reverts_read == {
+            tip: gitsource.reverts_in(repo, tip)
+        }
+        assert replay_memory.keep_reverts(store, tip, shared.memory.reverts_read[tip])
+        again = SharedReads(repo, memory=ReplayMemory(store))
+        assert again.reverts_on(tip) == read
+        assert again.memory is not None and again.memory.reverts_read == {}  # from the index
+        moved = SharedReads(repo, memory=ReplayMemory(store))
+        moved.reverts_on(builder.commit("on", {"z.txt": "z\n"}))
+        assert moved.memory is not None and len(moved.memory.reverts_read) == 1

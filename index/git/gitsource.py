@@ -1226,6 +1226,21 @@ def is_ancestor(repo: git.Repo, ancestor: str, descendant: str) -> bool:
         return False
 
 
+def is_full_sha(name: str) -> bool:
+    """A commit named by its full id (not a ref, an abbreviation or `sha^1`)."""
+    return bool(_FULL_SHA.match(name))
+
+
+def history(repo: git.Repo, tip: str) -> frozenset[str] | None:
+    """Every commit `tip`'s history holds, itself included, by full id (`git rev-list`), or
+    None where git cannot read it: a commit is an ancestor of `tip` exactly when it is in the
+    set (`is_ancestor`)."""
+    try:
+        return frozenset(repo.git.rev_list(tip).split())
+    except git.GitCommandError:
+        return None
+
+
 class BlobReader:
     """Blob contents, as UTF-8 text (`as_utf8`), through GitPython's persistent
     `git cat-file --batch` process; and many blobs at once (`identify_all`, `read_texts`)

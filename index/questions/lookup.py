@@ -533,10 +533,16 @@ def load_evidence(
             files[cid].add(path)
             if old_path and old_path != path:
                 old_paths[cid].add(old_path)
+        # A symbol is compared as (path, name): a name the query changes in another file
+        # is no overlap, and common names (`__init__`) are in most changes.
         only, params = _shared_only(shared_with, "qualified", lambda q: {n for _, n in q.symbols})
+        in_files, file_params = _shared_only(
+            shared_with, "path", lambda q: {p for p, _ in q.symbols}
+        )
         for cid, path, name in store.rows(
-            f"SELECT change_id, path, qualified FROM symbols WHERE change_id IN ({marks}) {only}",
-            [*chunk, *params],
+            f"SELECT change_id, path, qualified FROM symbols WHERE change_id IN ({marks}) "
+            f"{only} {in_files}",
+            [*chunk, *params, *file_params],
         ):
             symbols[cid].add((path, name))
         only, params = _shared_only(shared_with, "content_hash", lambda q: q.hunks)

@@ -36,6 +36,8 @@ from index.git import symbols
 from index.storage.store import IndexStore
 
 Row = tuple[str, str, str, bytes]  # a kept replay: key, query, the commit replayed at, replay
+Reverts = dict[str, list[tuple[str, str]]]  # `gitsource.reverts_in`'s answer
+REVERTS_KEY = "target_reverts"  # the meta row keeping the last tip's reverts
 
 # The fields of a kept hunk, in the order they are stored; a change of `HunkReplay`'s fields
 # changes the code digest too (`detector/` is part of it), so older rows are never read.
@@ -141,6 +143,12 @@ class ReplayMemory:
     store: IndexStore | None
     # key -> (query, the commit replayed at, replay)
     made: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)
+    reverts_read: dict[str, Reverts] = field(default_factory=dict)  # read from git, by tip
+
+    def reverts(self, tip: str) -> Reverts | None:
+        """The reverts kept for `tip`'s history (`kept_reverts`), if they are that tip's."""
+        kept = kept_reverts(self.store) if self.store is not None else None
+        return kept[1] if kept is not None and kept[0] == tip else None
 
     def get(self, key: str) -> Kept | None:
         """The replay kept under `key`, with the files gone and moved at a tip, if there is one."""
@@ -201,6 +209,36 @@ def add(store: IndexStore, rows: Iterable[Row]) -> bool:
     try:
         with store.batch():
             _insert(store.conn, rows)
+    except (IndexLocked, IndexDiskFull):
+        return False
+    return True
+
+
+def kept_reverts(store: IndexStore) -> tuple[str, Reverts] | None:
+    """The tip and the reverts in its history (`gitsource.reverts_in`) last kept, if this code
+    read them: a re-sweep after a new PR, or a check run again, asks about the same tip, and
+    reading them walks the branch's whole history."""
+    text = store.get_meta(REVERTS_KEY)
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+        if data["code"] != code_digest():
+            return None
+        return str(data["tip"]), {
+            str(key): [(str(sha), str(subject)) for sha, subject in listed]
+            for key, listed in data["reverts"].items()
+        }
+    except (ValueError, KeyError, TypeError):
+        return None  # not as this code writes it: read again
+
+
+def keep_reverts(store: IndexStore, tip: str, reverts: Reverts) -> bool:
+    """Keep one tip's reverts in place of the last kept. As with replays, where the index is
+    busy being written or its disk full they are not kept (False)."""
+    data = {"code": code_digest(), "tip": tip, "reverts": reverts}
+    try:
+        store.set_meta(REVERTS_KEY, json.dumps(data, separators=(",", ":")))
     except (IndexLocked, IndexDiskFull):
         return False
     return True

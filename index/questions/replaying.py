@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 import weakref
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -33,6 +33,8 @@ MAX_RANGE_COMMITS = 100  # of an open candidate's range, read for copies of merg
 COPIES_READ_IN_TURN = (2, 8, MAX_RANGE_COMMITS)  # commits read at once, in turn, for copies
 MAX_REVERT_DEPTH = 8  # reverts of reverts followed this deep (each one flips the change)
 LABELLED_FILES = 3  # files of hunks found on the tip whose first commit there is looked for
+HISTORY_AFTER = 16  # ancestry questions about one commit before its whole history is read
+HISTORIES_KEPT = 4  # commits whose whole history is kept, per process
 SHARED_TEXT_CHARS = 40_000_000  # file versions kept across the queries of a sweep, per process
 
 
@@ -45,6 +47,8 @@ class GitAnswers:
         self._repo = repo
         self._answers: dict[tuple[str, ...], str | git.GitCommandError] = {}
         self._ancestry: dict[tuple[str, str], bool] = {}
+        self._asked: Counter[str] = Counter()  # ancestry questions by descendant
+        self._histories: dict[str, frozenset[str] | None] = {}  # read whole (`_history`)
 
     def log(self, *args: str) -> str:
         return self._ask("log", *args)
@@ -58,8 +62,28 @@ class GitAnswers:
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         key = (ancestor, descendant)
         if key not in self._ancestry:
-            self._ancestry[key] = gitsource.is_ancestor(self._repo, ancestor, descendant)
+            history = self._history(descendant)
+            if history is not None and gitsource.is_full_sha(ancestor):
+                self._ancestry[key] = ancestor in history
+            else:
+                self._ancestry[key] = gitsource.is_ancestor(self._repo, ancestor, descendant)
         return self._ancestry[key]
+
+    def _history(self, descendant: str) -> frozenset[str] | None:
+        """`descendant`'s whole history, read once it is asked about often (a branch's tip,
+        asked whether each landing is on it): one `git rev-list` costs what a few ancestry
+        questions do."""
+        if descendant in self._histories:
+            return self._histories[descendant]
+        self._asked[descendant] += 1
+        if (
+            self._asked[descendant] < HISTORY_AFTER
+            or len(self._histories) >= HISTORIES_KEPT
+            or not gitsource.is_full_sha(descendant)
+        ):
+            return None
+        self._histories[descendant] = gitsource.history(self._repo, descendant)
+        return self._histories[descendant]
 
     def _ask(self, command: str, *args: str) -> str:
         key = (command, *args)
@@ -147,9 +171,16 @@ class SharedReads:
 
     def reverts_on(self, tip: str) -> BranchReverts:
         """The reverts in `tip`'s history: read once per branch tip with one `git log`,
-        however many landings are asked about."""
+        however many landings are asked about, unless the index keeps that tip's (`memory`;
+        those read are handed to it to keep)."""
         if tip not in self.reverts:
-            self.reverts[tip] = branch_reverts(self.repo, tip)
+            memory = self.memory
+            found = memory.reverts(tip) if memory is not None else None
+            if found is None:
+                found = gitsource.reverts_in(self.repo, tip)
+                if memory is not None:
+                    memory.reverts_read[tip] = found
+            self.reverts[tip] = BranchReverts.of(found)
         return self.reverts[tip]
 
     def close(self) -> None:
