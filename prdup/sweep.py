@@ -987,6 +987,8 @@ def _target_reverts(source: ReplaySource, reverts: _TargetReverts) -> dict[str, 
 
 def _diffs_ahead(source: ReplaySource, spans: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """The diffs of a few PRs' spans, read while the batch is (`gitsource.diffs_between`)."""
+    if not spans:
+        return {}
     repo = gitsource.open_repository(source.git_dir)
     try:
         return gitsource.diffs_between(repo, spans)
@@ -1017,18 +1019,22 @@ def _prepare(
     PRs, their diffs (a git process per worker and PR cost more than reading them)."""
     wanted = set(numbers)
     query_ids = [cid for cid, row in snapshot.items() if row.number in wanted]
-    with ThreadPoolExecutor(2) as aside, IndexStore(db_path, create=False) as store:
-        found_reverts = found_diffs = None
+    with ThreadPoolExecutor(3) as aside, IndexStore(db_path, create=False) as store:
+        found_reverts = None
+        found_diffs = []
         if source is not None:
-            spans = _spans(store, numbers) if len(numbers) <= DIFFS_AHEAD else []
+            sizes = {row.number: row.added + row.removed for row in snapshot.values()}
+            largest_first = sorted(numbers, key=lambda number: -sizes.get(number, 0))
+            spans = _spans(store, largest_first) if len(numbers) <= DIFFS_AHEAD else []
             with signals_held():  # the threads it starts leave stop signals to this one
                 found_reverts = aside.submit(
                     _target_reverts, source, reverts if reverts is not None else _TargetReverts()
                 )
-                if spans:
-                    found_diffs = aside.submit(_diffs_ahead, source, spans)
+                # Two git processes, the PRs (largest first) dealt between them.
+                found_diffs = [aside.submit(_diffs_ahead, source, spans[i::2]) for i in (0, 1)]
         batch = Batch.read(store, query_ids, snapshot)
         matcher = _Matcher(db_path=db_path, batch=batch, source=source)
         matcher.reverts = found_reverts.result() if found_reverts is not None else {}
-        matcher.ahead = found_diffs.result() if found_diffs is not None else {}
+        for diffs in found_diffs:
+            matcher.ahead.update(diffs.result())
     return matcher
