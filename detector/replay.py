@@ -16,7 +16,7 @@ import re
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Generic, Literal, TypeVar, cast
 
@@ -312,6 +312,10 @@ class Replay:
 
     commit: str  # where the hunks were replayed (a landing commit, an open PR's head)
     hunks: tuple[HunkReplay, ...]
+    # `deciding`, worked out when first asked: every verdict rule asks it again.
+    _deciding: tuple[HunkReplay, ...] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def deciding(self) -> tuple[HunkReplay, ...]:
@@ -320,6 +324,12 @@ class Replay:
         correct its docblock, and that makes neither a part of the other; only a change of
         nothing but comments is decided by them. A change whose code is nothing but version
         numbers is decided with its notes and tests."""
+        if self._deciding is None:
+            object.__setattr__(self, "_deciding", self._carrying_the_change())
+        assert self._deciding is not None
+        return self._deciding
+
+    def _carrying_the_change(self) -> tuple[HunkReplay, ...]:
         carrying = [h for h in self.hunks if h.weight > 0]
         code = [h for h in carrying if h.kind == "code"]
         statements = [h for h in code if not h.comments_only]
