@@ -85,6 +85,14 @@ def test_an_index_of_the_previous_schema_upgrades_and_gives_the_same_findings(
         assert not warnings
     again = index_repository(repo, db_path=old)
     assert (again.merged, again.unmerged) == (0, 0)  # rebuilt once, then incremental as ever
+    # A candidate's hunks shared with a query are read from an index alone, in either file.
+    read = (
+        "SELECT change_id, content_hash FROM hunks WHERE change_id IN (1, 2) AND content_hash = ?"
+    )
+    for db in (old, fresh):
+        with sqlite3.connect(db) as conn:
+            plan = " ".join(map(str, conn.execute(f"EXPLAIN QUERY PLAN {read}", (9,))))
+        assert "COVERING INDEX hunks_change_content" in plan
 
 
 LAYOUT_BEFORE_INCREMENTAL_DERIVED = 9
