@@ -116,11 +116,6 @@ class BranchReverts:
         )
 
 
-def branch_reverts(repo: git.Repo, tip: str) -> BranchReverts:
-    """The reverts in `tip`'s history (one `git log` over all of it)."""
-    return BranchReverts.of(gitsource.reverts_in(repo, tip))
-
-
 @dataclass
 class SharedReads:
     """What replaying reads that does not depend on the query, kept from one query to the
