@@ -18,7 +18,7 @@ from index.git import gitsource
 from index.indexer import index_repository
 from index.questions import replay_memory
 from index.questions.candidates import FEW_QUERIES, Batch, CandidateEngine, read_change_rows
-from index.questions.replay_memory import ReplayMemory
+from index.questions.replay_memory import ReplayMemory, code_digest
 from index.questions.replaying import HISTORY_AFTER, SharedReads
 from index.storage.store import IndexStore, default_db_path
 from prdup.checking import match_pr, pr_info
@@ -449,3 +449,11 @@ def test_a_tips_reverts_are_kept_by_the_index_for_a_check_run_again(builder: Rep
         moved = SharedReads(repo, memory=ReplayMemory(store))
         moved.reverts_on(builder.commit("on", {"z.txt": "z\n"}))
         assert moved.memory is not None and len(moved.memory.reverts_read) == 1
+        for damaged in (
+            "{",
+            '{"code": 1}',
+            "[1, 2]",
+            f'{{"code": "{code_digest()}", "tip": 1, "reverts": [1]}}',
+        ):
+            store.set_meta(replay_memory.REVERTS_KEY, damaged)
+            assert replay_memory.kept_reverts(store) is None  # read from git again

@@ -229,7 +229,7 @@ def kept_reverts(store: IndexStore) -> tuple[str, Reverts] | None:
             str(key): [(str(sha), str(subject)) for sha, subject in listed]
             for key, listed in data["reverts"].items()
         }
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None  # not as this code writes it: read again
 
 
