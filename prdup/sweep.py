@@ -929,7 +929,7 @@ def _run(
     parts = [numbers[start : start + size] for start in range(0, len(numbers), size)]
     if parallel:
         # The largest first: a large PR handed out last would leave the other processes idle.
-        lines = {row.number: row.added + row.removed for row in snapshot.values()}
+        lines = _changed_lines(numbers, snapshot)
         parts.sort(key=lambda part: -sum(lines.get(number, 0) for number in part))
     if not parallel:
         meanwhile()
@@ -987,13 +987,22 @@ def _target_reverts(source: ReplaySource, reverts: _TargetReverts) -> dict[str, 
 
 def _diffs_ahead(source: ReplaySource, spans: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """The diffs of a few PRs' spans, read while the batch is (`gitsource.diffs_between`)."""
-    if not spans:
-        return {}
     repo = gitsource.open_repository(source.git_dir)
     try:
         return gitsource.diffs_between(repo, spans)
     finally:
         repo.close()
+
+
+def _changed_lines(numbers: list[int], snapshot: dict[int, ChangeRow]) -> dict[int, int]:
+    """Each of these PRs' changed lines, by number."""
+    wanted = set(numbers)
+    return {r.number: r.added + r.removed for r in snapshot.values() if r.number in wanted}
+
+
+def _largest_first(numbers: list[int], snapshot: dict[int, ChangeRow]) -> list[int]:
+    lines = _changed_lines(numbers, snapshot)
+    return sorted(numbers, key=lambda number: -lines.get(number, 0))
 
 
 def _spans(store: IndexStore, numbers: Iterable[int]) -> list[tuple[str, str]]:
@@ -1023,15 +1032,19 @@ def _prepare(
         found_reverts = None
         found_diffs = []
         if source is not None:
-            sizes = {row.number: row.added + row.removed for row in snapshot.values()}
-            largest_first = sorted(numbers, key=lambda number: -sizes.get(number, 0))
-            spans = _spans(store, largest_first) if len(numbers) <= DIFFS_AHEAD else []
+            spans = (
+                _spans(store, _largest_first(numbers, snapshot))
+                if len(numbers) <= DIFFS_AHEAD
+                else []
+            )
             with signals_held():  # the threads it starts leave stop signals to this one
                 found_reverts = aside.submit(
                     _target_reverts, source, reverts if reverts is not None else _TargetReverts()
                 )
                 # Two git processes, the PRs (largest first) dealt between them.
-                found_diffs = [aside.submit(_diffs_ahead, source, spans[i::2]) for i in (0, 1)]
+                found_diffs = [
+                    aside.submit(_diffs_ahead, source, spans[i::2]) for i in (0, 1) if spans[i::2]
+                ]
         batch = Batch.read(store, query_ids, snapshot)
         matcher = _Matcher(db_path=db_path, batch=batch, source=source)
         matcher.reverts = found_reverts.result() if found_reverts is not None else {}
