@@ -1148,7 +1148,7 @@ def diffs_between(repo: git.Repo, spans: Sequence[tuple[str, str]]) -> dict[tupl
     pairs = [
         (head, base)
         for base, head in dict.fromkeys(spans)
-        if heads[head] == 1 and _FULL_SHA.match(head) and _FULL_SHA.match(base)
+        if heads[head] == 1 and is_full_sha(head) and is_full_sha(base)
     ]
     found: dict[str, str] = {}
     try:
