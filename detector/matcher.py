@@ -5,7 +5,7 @@ Pure: it sees typed values only, so `check`, the bot and `sweep` all call this o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -161,22 +161,32 @@ def match(
     return rank(fold_part_landing(query, findings), query.reference_number)
 
 
+# Why a candidate may decide once replayed, each by what the index's evidence shows: the same
+# change by its verdict, the same patch, the same fix written differently (it shares removed
+# lines), a real share of the change's lines, or the same file with code like it.
+REPLAY_REASONS: tuple[tuple[str, Callable[[Finding], bool]], ...] = (
+    ("index verdict", lambda f: f.decides),
+    ("same patch", lambda f: f.signals.same_patch),
+    ("removed lines", lambda f: f.signals.removed_in_candidate > 0),
+    ("a tenth of the lines", lambda f: f.signals.query_coverage >= 0.1),
+    ("file and code", lambda f: f.signals.file_overlap > 0 and f.signals.code_similarity >= 0.3),
+)
+
+
+def replay_reasons(finding: Finding) -> list[str]:
+    """The `REPLAY_REASONS` that hold for this candidate (none for one whose own commits are
+    proven landed by git's patch identity: nothing to replay)."""
+    if finding.landed_commits:
+        return []
+    return [name for name, holds in REPLAY_REASONS if holds(finding)]
+
+
 def worth_replaying(findings: Sequence[Finding], limit: int = MAX_REPLAYS) -> list[Finding]:
-    """The few candidates that could decide: those the index's evidence calls the same change,
-    then those sharing the most with it (the same fix written differently shares its removed
-    lines, or at least the file and its names)."""
+    """The few candidates that could decide (`replay_reasons`): those the index's evidence
+    calls the same change, then those sharing the most with it."""
 
     def could(f: Finding) -> bool:
-        s = f.signals
-        if f.landed_commits:
-            return False  # proven by git's patch identity of the commits: nothing to replay
-        return bool(
-            f.decides
-            or s.same_patch
-            or s.removed_in_candidate > 0
-            or s.query_coverage >= 0.1
-            or (s.file_overlap > 0 and s.code_similarity >= 0.3)
-        )
+        return not f.landed_commits and any(holds(f) for _, holds in REPLAY_REASONS)
 
     chosen = [f for f in findings if f.decides] + [f for f in findings if not f.decides]
     return [f for f in chosen if could(f)][:limit]

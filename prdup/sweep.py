@@ -807,9 +807,8 @@ class _Matcher:
         if missing:
             self.diffs.update(gitsource.diffs_between(self.repo, missing))
 
-    def check(self, number: int) -> list[SweptFinding]:
-        """`check --pr N`'s findings (no target probe), in its order: every deciding one, and
-        the first few that make no claim and score at least `RELATED_FLOOR`."""
+    def findings(self, number: int) -> list[Finding]:
+        """`check --pr N`'s findings without the target probe, every one, in its order."""
         engine = self.open()
         row = engine.store.changes.row(number)
         assert row is not None
@@ -828,10 +827,15 @@ class _Matcher:
             tips=self.tips,
             diffs=self.diffs,
         )
+        return findings
+
+    def check(self, number: int) -> list[SweptFinding]:
+        """`check --pr N`'s findings (no target probe), in its order: every deciding one, and
+        the first few that make no claim and score at least `RELATED_FLOOR`."""
         keys = self.batch.keys
         kept: list[SweptFinding] = []
         unclaimed = 0
-        for finding in findings:
+        for finding in self.findings(number):
             if finding.candidate.key not in keys:
                 continue  # a landing only the target probe finds (the sweep does not probe)
             if not finding.decides:
