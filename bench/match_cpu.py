@@ -18,52 +18,32 @@ run on, most replays are read back, not made; time replaying on an index no swee
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import random
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.sweep_inputs import open_prs, sample_parser, sweep_inputs, with_fixed_hash_seed  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--db", type=Path, required=True)
-    parser.add_argument("--repo", type=Path, required=True)
-    parser.add_argument("--random", type=int, default=400, help="this many random open PRs")
-    parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--prs", help="these PRs instead (comma-separated numbers)")
+    parser = sample_parser(400)
     parser.add_argument("--build", type=Path, default=ROOT, help="time this checkout's prdup")
     parser.add_argument("--save", type=Path)
     parser.add_argument("--against", type=Path, help="compare verdicts with this saved run")
     args = parser.parse_args()
     build = str(args.build.resolve())
-    if os.environ.get("PYTHONHASHSEED") != "0" or os.environ.get("PRDUP_BENCH_BUILD") != build:
-        environment = {**os.environ, "PYTHONHASHSEED": "0", "PRDUP_BENCH_BUILD": build}
-        os.execve(sys.executable, [sys.executable, *sys.argv], environment)
+    with_fixed_hash_seed(PRDUP_BENCH_BUILD=build)
     sys.path.insert(0, build)
     from bench.compiled import compile_build  # the build's own, as an installed prdup has
-    from index.config import Settings
-    from index.git import gitsource
-    from index.questions.candidates import read_change_rows
-    from index.storage.store import IndexStore
     from prdup import sweep
 
     compile_build(Path(build))
-    repo = gitsource.open_repository(args.repo)
-    store = IndexStore(args.db, create=False)
-    source = sweep._replay_source(repo, args.repo, store, Settings())
-    snapshot = read_change_rows(store)
-    store.close()
-    if args.prs:
-        numbers = [int(n) for n in args.prs.split(",")]
-    else:
-        numbers = sorted(r.number for r in snapshot.values() if r.number and r.is_open_pr)
-        random.Random(args.seed).shuffle(numbers)
-        numbers = numbers[: args.random]
+    source, snapshot = sweep_inputs(args.db, args.repo)
+    numbers = open_prs(snapshot, args.prs, args.random, args.seed)
     matcher = sweep._prepare(args.db, numbers, snapshot, source)
     timed: dict[int, tuple[float, list[str]]] = {}
     for start in range(0, len(numbers), sweep.DIFFS_READ_TOGETHER):

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import random
 import sqlite3
 import sys
 import tempfile
@@ -35,13 +33,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.sweep_inputs import open_prs, sample_parser, sweep_inputs, with_fixed_hash_seed  # noqa: E402
 from bench.sweep_speed import forget_replays  # noqa: E402
 from detector.evidence import Finding  # noqa: E402
 from detector.matcher import REPLAY_REASONS, replay_reasons  # noqa: E402
-from index.config import Settings  # noqa: E402
-from index.git import gitsource  # noqa: E402
-from index.questions.candidates import read_change_rows  # noqa: E402
-from index.storage.store import IndexStore  # noqa: E402
 from prdup import sweep  # noqa: E402
 
 
@@ -65,15 +60,8 @@ def matched(
 
 
 def main() -> None:
-    if os.environ.get("PYTHONHASHSEED") != "0":
-        environment = {**os.environ, "PYTHONHASHSEED": "0"}
-        os.execve(sys.executable, [sys.executable, *sys.argv], environment)
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--db", type=Path, required=True)
-    parser.add_argument("--repo", type=Path, required=True)
-    parser.add_argument("--random", type=int, default=300, help="this many random open PRs")
-    parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--prs", help="these PRs instead (comma-separated numbers)")
+    with_fixed_hash_seed()
+    parser = sample_parser(300)
     parser.add_argument("--save", type=Path, help="write each replayed candidate's row here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
@@ -85,17 +73,8 @@ def main() -> None:
 
 
 def report(db: Path, args: argparse.Namespace) -> None:
-    repo = gitsource.open_repository(args.repo)
-    with IndexStore(db, create=False) as store:
-        source = sweep._replay_source(repo, args.repo, store, Settings())
-        snapshot = read_change_rows(store)
-    repo.close()
-    if args.prs:
-        numbers = [int(n) for n in args.prs.split(",")]
-    else:
-        numbers = sorted(r.number for r in snapshot.values() if r.number and r.is_open_pr)
-        random.Random(args.seed).shuffle(numbers)
-        numbers = numbers[: args.random]
+    source, snapshot = sweep_inputs(db, args.repo)
+    numbers = open_prs(snapshot, args.prs, args.random, args.seed)
     alone, alone_cpu, alone_wall, _ = matched(db, numbers, snapshot, None)
     print(f"{len(numbers)} PRs from the index alone: {alone_cpu:.1f} CPU-s, {alone_wall:.1f} s")
     replayed, cpu, wall, keys = matched(db, numbers, snapshot, source)

@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.compiled import compile_build  # noqa: E402
+from bench.sweep_inputs import with_fixed_hash_seed  # noqa: E402
 
 BUILD = ROOT  # the build whose `prdup sweep` is timed (--build)
 
@@ -178,9 +179,7 @@ def verify(db: Path, count: int, repo_path: Path | None = None) -> None:
 
 
 def main() -> None:
-    if os.environ.get("PYTHONHASHSEED") != "0":
-        environment = {**os.environ, "PYTHONHASHSEED": "0"}
-        os.execve(sys.executable, [sys.executable, *sys.argv], environment)
+    with_fixed_hash_seed()
     parser = argparse.ArgumentParser()
     parser.add_argument("--db", type=Path, required=True)
     parser.add_argument("--work", type=Path, default=Path("/tmp/prdup-sweep-bench"))
