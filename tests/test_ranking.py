@@ -10,6 +10,8 @@ import json
 
 import pytest
 
+from detector.evidence import ChangeEvidence, Finding, Signals
+from detector.matcher import replay_reasons, worth_replaying
 from detector.signals import is_backport
 from index.questions import replay_memory
 from index.storage.store import IndexStore, default_db_path
@@ -508,3 +510,30 @@ def test_a_landing_reverted_since_and_not_made_again_is_not_done(builder: RepoBu
     index(builder)
     thrice = {f["pr"]: f["verdict"] for f in findings(builder, 23)}
     assert thrice[24] == "overlap" and thrice.get(20) != "already-merged", thrice
+
+
+def test_the_candidates_replayed_are_those_the_index_gives_a_reason_for_deciding_first():
+    def found(key: str, verdict: str, **signals: object) -> Finding:
+        landed = signals.pop("landed", ())
+        return Finding(
+            verdict,  # type: ignore[arg-type]
+            0.5,
+            ChangeEvidence(key=key),
+            Signals(**signals),  # type: ignore[arg-type]
+            (),
+            landed_commits=landed,  # type: ignore[arg-type]
+        )
+
+    same = found("#1", "duplicate", same_patch=True)
+    removes = found("#2", "overlap", removed_in_candidate=0.2)
+    nothing = found("#3", "overlap", file_overlap=0.5, code_similarity=0.1)
+    similar = found("#4", "overlap", file_overlap=0.5, code_similarity=0.3)
+    proven = found("#5", "overlap", query_coverage=1.0, landed=(("a" * 40, "b" * 40),))
+    assert replay_reasons(same) == ["index verdict", "same patch"]
+    assert replay_reasons(removes) == ["removed lines"]
+    assert replay_reasons(similar) == ["file and code"]
+    assert replay_reasons(nothing) == replay_reasons(proven) == []
+    # The deciding one first, then the others in their order; at most `limit`.
+    ranked = [nothing, removes, proven, similar, same]
+    assert worth_replaying(ranked) == [same, removes, similar]
+    assert worth_replaying(ranked, limit=2) == [same, removes]
