@@ -184,12 +184,8 @@ def replay_reasons(finding: Finding) -> list[str]:
 def worth_replaying(findings: Sequence[Finding], limit: int = MAX_REPLAYS) -> list[Finding]:
     """The few candidates that could decide (`replay_reasons`): those the index's evidence
     calls the same change, then those sharing the most with it."""
-
-    def could(f: Finding) -> bool:
-        return not f.landed_commits and any(holds(f) for _, holds in REPLAY_REASONS)
-
     chosen = [f for f in findings if f.decides] + [f for f in findings if not f.decides]
-    return [f for f in chosen if could(f)][:limit]
+    return [f for f in chosen if replay_reasons(f)][:limit]
 
 
 def settle(
