@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 import tempfile
 import time
@@ -33,7 +32,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.sweep_inputs import open_prs, sample_parser, sweep_inputs, with_fixed_hash_seed  # noqa: E402
+from bench.sweep_inputs import (  # noqa: E402
+    copy_index,
+    open_prs,
+    sample_parser,
+    sweep_inputs,
+    with_fixed_hash_seed,
+)
 from bench.sweep_speed import forget_replays  # noqa: E402
 from detector.evidence import Finding  # noqa: E402
 from detector.matcher import REPLAY_REASONS, replay_reasons  # noqa: E402
@@ -66,8 +71,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         db = Path(work) / "index.db"
-        with sqlite3.connect(args.db) as source_db, sqlite3.connect(db) as copy:
-            source_db.backup(copy)
+        copy_index(args.db, db)
         forget_replays(db)
         report(db, args)
 

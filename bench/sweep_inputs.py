@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,3 +59,12 @@ def sample_parser(count: int) -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--prs", help="these PRs instead (comma-separated numbers)")
     return parser
+
+
+def copy_index(source: Path, target: Path) -> None:
+    """A copy of the index at `source` in `target` (any earlier copy there and its journal
+    replaced), through SQLite's backup: benchmarks write to their copy, never to the index."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    with sqlite3.connect(source) as original, sqlite3.connect(target) as copy:
+        original.backup(copy)

@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.compiled import compile_build  # noqa: E402
-from bench.sweep_inputs import with_fixed_hash_seed  # noqa: E402
+from bench.sweep_inputs import copy_index, with_fixed_hash_seed  # noqa: E402
 
 BUILD = ROOT  # the build whose `prdup sweep` is timed (--build)
 
@@ -198,10 +198,7 @@ def main() -> None:
     save = args.save
     args.work.mkdir(parents=True, exist_ok=True)
     db = args.work / "sweep.db"
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
-    with sqlite3.connect(args.db) as source, sqlite3.connect(db) as copy:
-        source.backup(copy)
+    copy_index(args.db, db)
     print(f"index: {args.db} (copied to {db}); {os.cpu_count()} CPUs; build {BUILD}")
     for limit in args.limits.split(","):
         limit_flags = [] if limit == "all" else ["--limit", limit]
