@@ -193,7 +193,8 @@ def summary_line(result: SweepResult) -> str:
     return (
         f"swept {stats.swept} of {stats.open_prs} open PRs ({stats.rechecked} checked, "
         f"{stats.reused} from cache) in {stats.seconds:.1f}s: {len(result.already_done)} PR(s) "
-        f"already done, {len(result.groups)} duplicate group(s) ({closable} PR(s) to close), "
+        f"already done, {len(result.superseded)} superseded, "
+        f"{len(result.groups)} duplicate group(s) ({closable} PR(s) to close), "
         f"{len(result.partly_done)} partly done, {len(result.related)} related"
         + unknown_states_note(stats)
     )
@@ -212,6 +213,7 @@ def unknown_states_note(stats: SweepStats) -> str:
 
 SAYS = {
     "already-merged": "already done by",
+    "superseded": "superseded by",
     "duplicate": "duplicate of",
     "covered": "covered by",
     "partly-merged": "partly done in",
@@ -271,6 +273,19 @@ def to_text(result: SweepResult) -> str:
                 f"  #{done.pr} done by {terminal(where)}, score {done.score:.2f}"
                 + _pr_title(result, done.pr)
             )
+    if result.superseded:
+        lines += [
+            "",
+            "Superseded (a landing rewrote their lines: close, or rebase what is wanted):",
+        ]
+        for number, found in result.superseded:
+            lines.append(
+                f"  #{number} superseded by {terminal(landing(found))}, score {found.score:.2f}"
+                + _pr_title(result, number)
+            )
+            if found.remaining:
+                lines.append(f"    still to do: {terminal(_remaining(found))}")
+            lines += [f"    {terminal(said)}" for said in found.not_to_apply]
     if result.groups:
         lines += ["", "Duplicates (keep one PR of each group, close the others into it):"]
     for index, group in enumerate(result.groups, 1):
@@ -326,6 +341,18 @@ def to_markdown(result: SweepResult) -> str:
             lines.append(
                 f"| #{done.pr} | {_md_pr(done.by, result.answer(done.pr))} | {commit} "
                 f"| {done.score:.2f} | {inline(pull.marked_title if pull else '')} |"
+            )
+    if result.superseded:
+        lines += ["", "### Superseded: a landing rewrote their lines; close, or rebase", ""]
+        lines += ["| PR | superseded by | landing | rewritten since | title |"]
+        lines += ["|---|---|---|---|---|"]
+        for number, rewrote in result.superseded:
+            pull = result.pulls.get(number)
+            commit = f"`{rewrote.commit[:10]}`" if rewrote.commit else ""
+            said = "<br>".join(inline(s, 300) for s in rewrote.not_to_apply)
+            lines.append(
+                f"| #{number} | {_md_pr(rewrote.pr, rewrote)} | {commit} | {said} "
+                f"| {inline(pull.marked_title if pull else '')} |"
             )
     if result.groups:
         lines += ["", "### Duplicates: keep one PR of each group, close the others"]

@@ -52,6 +52,8 @@ class Thresholds:
     sweeping: float = 0.05  # shared lines under this share of the candidate: no decision
     reverting: float = 0.5
     related_text: float = 0.35
+    most: float = 0.5  # a landing that made more than this share of the change made most of it
+    agreeing_text: float = 0.2  # titles and descriptions this alike say the same purpose
 
 
 THRESHOLDS = Thresholds()
@@ -308,13 +310,17 @@ def proven_verdict(
     proof: Proof,
     query_state: str = "open",
     direct_commit: bool = False,
+    may_supersede: bool = False,
 ) -> Verdict:
     """The verdict once this change has been replayed at the candidate: "already done" only
-    where the candidate's own commit turned this change's hunks from not there to there.
+    where the candidate's own commit turned this change's hunks from not there to there, and
+    "superseded" only where it made most of them, or rewrote the very lines they edit for the
+    same purpose, and nothing of the rest still applies on the branch.
 
     Shared lines, a tip that lacks the removed lines or a high score only choose whom to
     replay; the replay decides. What it cannot show (another file, a copy, a re-indent, code
-    rewritten since for another purpose) never turns.
+    rewritten since for another purpose) never turns. `may_supersede`: the candidate passes
+    the guards a rewrite needs before it can supersede (`detector.matcher.may_supersede`).
     """
     if overriding_rule(signals, candidate_state, proof, query_state, direct_commit) is not None:
         return nearby(signals)
@@ -342,22 +348,7 @@ def proven_verdict(
             return "already-merged"
         return "covered" if is_inside_larger(signals) else "duplicate"
     if replay.partial and landed:
-        tip = proof.tip
-        left = Leftover.of(replay, tip.replay, tip.gone) if tip is not None else None
-        if left is not None and left.done_on_tip(replay):
-            # What this landing left is on the branch's tip anyway, put there by other
-            # changes (git's own evidence: the lines are there): done, across those changes.
-            return "already-merged"
-        if left is not None and left.rewritten_since(replay):
-            # The tip rewrote code it left since: a part landed, and no rebase leaves "only X"
-            # to do (X is to be read against what the branch became): worth knowing, no
-            # verdict.
-            return nearby(signals)
-        if revised_by_author(signals, proof):
-            # Its author's own later PR, which landed a part: their revised version; what it
-            # left out, its author left out. No "rebase, only X is left".
-            return nearby(signals)
-        return "partly-merged"
+        return _part_landed(signals, proof)
     # A closed PR whose commits this landed change carries (a takeover): its work landed here,
     # whatever this change added beside it.
     took_over = proof.stacked and candidate_state == "closed" and query_state == "merged"
@@ -371,7 +362,53 @@ def proven_verdict(
         # elsewhere; there is no landing to rebase onto. A part in a file it never touched is
         # work it did not do: then it is a part, not the change.
         return "covered" if is_inside_larger(signals) else "duplicate"
+    if landed and rewritten_for_the_same_purpose(signals, proof, may_supersede):
+        # It rewrote, its own way, most of the lines this change edits, for the same purpose,
+        # and nothing of this change still applies on the branch: superseded by it.
+        return "superseded"
     return nearby(signals)
+
+
+def _part_landed(signals: Signals, proof: Proof) -> Verdict:
+    """A landing did a real part: what the rest is on the branch's tip decides. All of it on
+    the tip: done, across changes. Most of the change landed and nothing of the rest applies
+    as it is (rewritten on the tip since, or in files gone): superseded, or done where nothing
+    was rewritten. Some of the rest still applies: partly done, whatever else was rewritten
+    (listed apart). Its author's own later PR landed the part: their revised version."""
+    replay, tip = proof.replay, proof.tip
+    left = Leftover.of(replay, tip.replay, tip.gone) if tip is not None else None
+    if left is not None and left.done_on_tip(replay):
+        # What this landing left is on the branch's tip anyway, put there by other changes
+        # (git's own evidence: the lines are there): done, across those changes.
+        return "already-merged"
+    most = replay.done_share > THRESHOLDS.most
+    if left is not None and left.nothing_applies(replay):
+        if left.rewritten_since(replay):
+            # The rest was written otherwise since: with most of the change landed, nothing
+            # is left to apply, and a maintainer closes it as superseded; with a smaller part
+            # landed, whether the rest is still wanted is for a maintainer to read.
+            return "superseded" if most else nearby(signals)
+        if most and left.gone:
+            return "already-merged"  # the rest is only in files the branch deleted since
+    if revised_by_author(signals, proof):
+        # Its author's own later PR, which landed a part: their revised version; what it left
+        # out, its author left out. No "rebase, only X is left".
+        return nearby(signals)
+    return "partly-merged"
+
+
+def rewritten_for_the_same_purpose(signals: Signals, proof: Proof, may_supersede: bool) -> bool:
+    """The landing rewrote at least half of the lines this change removes (exact lines, at
+    their place, where they still were just before it), text agrees on the purpose (a word
+    this change brings in is in the landing's new lines, or the titles are alike), the guards
+    of `may_supersede` hold, and the branch's tip applies nothing of this change: every
+    carrying hunk is done, on the tip, rewritten there or in a file gone."""
+    replay, tip = proof.replay, proof.tip
+    if not (may_supersede and replay.rewrote and tip is not None):
+        return False
+    if not (replay.words_agree or signals.text_similarity >= THRESHOLDS.agreeing_text):
+        return False
+    return Leftover.of(replay, tip.replay, tip.gone).nothing_applies(replay)
 
 
 def revised_by_author(signals: Signals, proof: Proof) -> bool:

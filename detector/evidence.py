@@ -10,16 +10,21 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from detector.replay import Replay
 
-Verdict = Literal["already-merged", "duplicate", "covered", "partly-merged", "overlap", "related"]
+Verdict = Literal[
+    "already-merged", "superseded", "duplicate", "covered", "partly-merged", "overlap", "related"
+]
 VERDICT_ORDER: dict[str, int] = {
     "already-merged": 0,
-    "duplicate": 1,
-    "covered": 2,
-    "partly-merged": 3,
-    "overlap": 4,
-    "related": 5,
+    "superseded": 1,  # a landing rewrote the lines this change edits: it cannot go in as it is
+    "duplicate": 2,
+    "covered": 3,
+    "partly-merged": 4,
+    "overlap": 5,
+    "related": 6,
 }
-DECIDING_VERDICTS = frozenset({"already-merged", "duplicate", "covered", "partly-merged"})
+DECIDING_VERDICTS = frozenset(
+    {"already-merged", "superseded", "duplicate", "covered", "partly-merged"}
+)
 # A PR's states. "unmerged": not merged, and nothing tells whether it is open or closed (no
 # GitHub metadata, and no test merge of GitHub's shows it open); it is treated as an open PR
 # (checked, swept, a candidate), never as closed.
@@ -89,6 +94,7 @@ class ChangeEvidence:
     removed_total: float | None = None
     added_total: float | None = None
     file_count: int | None = None  # how many files it changes (where `files` may hold fewer)
+    lines_changed: int | None = None  # lines it adds and removes, all files (None: unknown)
 
     @property
     def identities(self) -> frozenset[str]:

@@ -84,13 +84,15 @@ def strong_ties(links: Iterable[Link], min_score: float) -> dict[int, dict[int, 
 
 
 CLOSE_INTO = frozenset({"duplicate", "covered"})
-CLASSES = ("already-done", "duplicate", "partly-done", "related")
+CLASSES = ("already-done", "superseded", "duplicate", "partly-done", "related")
 
 
 def triage_class(verdict: str) -> str:
     """The class an answer puts its PR in (`CLASSES`, in the report's order)."""
     if verdict == "already-merged":
         return "already-done"
+    if verdict == "superseded":
+        return "superseded"  # a landing rewrote its lines: close it, or rebase what is wanted
     if verdict in CLOSE_INTO:
         return "duplicate"
     if verdict == "partly-merged":

@@ -289,6 +289,21 @@ class HunkReplay:
     # It only adds lines, starting definitions the file after the candidate already defines,
     # each of them (by name, where the change's base did not): written otherwise there.
     defined_there: bool = False
+    # Its removed lines that say something (exact, indentation counted), and how many of them
+    # the candidate itself replaced or deleted at the hunk's place, where the hunk still
+    # applied before the candidate and no longer does after it (not done): the candidate
+    # rewrote these lines its own way. `rewritten_as` is what it put there instead.
+    removed_lines: int = 0
+    rewritten_lines: int = 0
+    rewritten_as: tuple[str, ...] = ()
+    # The candidate's replacement brings in a word this hunk brings in (the same message
+    # reworded, the same setting renamed): text that agrees on what the lines are for.
+    words_agree: bool = False
+
+    @property
+    def rewritten(self) -> bool:
+        """The candidate rewrote at least half of the lines this hunk removes, its own way."""
+        return self.rewritten_lines > 0 and 2 * self.rewritten_lines >= self.removed_lines
 
     @property
     def turned(self) -> bool:
@@ -418,6 +433,21 @@ class Replay:
             and all(h.turned or h.superseded_by for h in hunks)
             and all(h.turned or h.superseded_by for h in self.hunks if h.weight > 0)
         )
+
+    @property
+    def rewrote(self) -> bool:
+        """The candidate rewrote, its own way, at least half of the lines this change removes
+        (counted over the hunks that carry it): the lines this change edits are not there as
+        it read them any more, and the candidate is who changed them."""
+        hunks = [h for h in self.deciding if h.removed_lines]
+        removed = sum(h.removed_lines for h in hunks)
+        rewritten = sum(h.rewritten_lines for h in hunks if h.rewritten)
+        return removed > 0 and 2 * rewritten >= removed
+
+    @property
+    def words_agree(self) -> bool:
+        """Some hunk the candidate rewrote is rewritten with a word this hunk brings in."""
+        return any(h.words_agree for h in self.deciding if h.rewritten)
 
     @property
     def same_names(self) -> bool:
@@ -578,6 +608,12 @@ class Leftover:
         is to be read against what the branch became since, not applied."""
         carrying = {id(h) for h in landed.deciding}
         return any(id(h) in carrying for h in self.rewritten)
+
+    def nothing_applies(self, landed: Replay) -> bool:
+        """No hunk that carries the change would still apply to the tip as it is: each is
+        done by the landing, on the tip, rewritten there since, or in a file gone."""
+        carrying = {id(h) for h in landed.deciding}
+        return not any(id(h) in carrying for h in self.still)
 
     def done_on_tip(self, landed: Replay) -> bool:
         """Every hunk that carries the change is done by the landing or on the tip, and the tip
@@ -818,6 +854,18 @@ def _replay_file(
             if state_before == "new" and state_after == "conflict" and before and after
             else ()
         )
+        removed_lines = sum(1 for line in hunk.removed if not line.trivial)
+        rewritten_lines, rewritten_as, words_agree = (
+            _rewrite(blocks, before, after, file.path)
+            if state_before == "new"
+            and state_after == "conflict"
+            and not how
+            and not moves
+            and removed_lines
+            and before is not None
+            and after is not None
+            else (0, (), False)
+        )
         replayed = HunkReplay(
             path=file.path,
             first_line=known.first_line,
@@ -838,6 +886,10 @@ def _replay_file(
             superseded_by=superseded_by,
             added_elsewhere=state_after == "new" and _added_elsewhere(blocks, after),
             entries_there=state_after == "new" and _entries_there(blocks, after, file.path),
+            removed_lines=removed_lines,
+            rewritten_lines=rewritten_lines,
+            rewritten_as=rewritten_as,
+            words_agree=words_agree,
         )
         results.append((replayed, blocks, before, after))
     return results
@@ -2198,29 +2250,69 @@ def _candidate_edit(
     before: FileText, after: FileText, region: tuple[int, int]
 ) -> tuple[list[str] | None, list[str]]:
     """What the candidate did to `region` of the file: the lines it replaced there (None when
-    it left some of them in place) and the lines it put instead. Read between the nearest
-    lines around the region that both versions have once, so a large file costs no more."""
+    it left some of them in place) and the lines it put instead."""
+    edit = _edit_of(before, after, region)
+    if edit is None:
+        return None, []
+    replaced, replacement, untouched = edit
+    if any(not is_trivial(normalise_line(before.lines[i])) for i in untouched):
+        return None, replacement
+    return replaced, replacement
+
+
+def _edit_of(
+    before: FileText, after: FileText, region: tuple[int, int]
+) -> tuple[list[str], list[str], set[int]] | None:
+    """The candidate's edit of `region`: the lines it replaced or deleted around it, the lines
+    it put instead, and the region's lines it left in place (by their index in `before`).
+    Read between the nearest lines around the region that both versions have once, so a
+    large file costs no more; None where that span is too large to compare."""
     start, end = region
     head = _anchor(before, after, range(start - 1, max(-1, start - 1 - ANCHOR_SEARCH), -1))
     tail = _anchor(before, after, range(end, min(len(before.lines), end + ANCHOR_SEARCH)))
     old_lo, new_lo = (head[0] + 1, head[1] + 1) if head else (0, 0)
     old_hi, new_hi = tail if tail else (len(before.lines), len(after.lines))
     if new_hi < new_lo or old_hi - old_lo > MAX_DIFF_LINES or new_hi - new_lo > MAX_DIFF_LINES:
-        return None, []
+        return None
     old, new = before.lines[old_lo:old_hi], after.lines[new_lo:new_hi]
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     replaced: list[str] = []
     replacement: list[str] = []
-    untouched = set(range(start - old_lo, end - old_lo))
+    untouched = set(range(start, end))
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal" or i2 < start - old_lo or i1 > end - old_lo:
             continue
-        untouched -= set(range(i1, i2))
+        untouched -= set(range(old_lo + i1, old_lo + i2))
         replaced.extend(old[i1:i2])
         replacement.extend(new[j1:j2])
-    if any(not is_trivial(normalise_line(old[i])) for i in untouched):
-        return None, replacement
-    return replaced, replacement
+    return replaced, replacement, untouched
+
+
+def _rewrite(
+    blocks: _Blocks, before: FileText, after: FileText, path: str
+) -> tuple[int, tuple[str, ...], bool]:
+    """How many of the hunk's removed lines that say something the candidate replaced or
+    deleted at the hunk's place (exact lines: indentation counts), what it put there, and
+    whether that brings in a word the hunk brings in."""
+    region = _located(blocks, before)
+    if region is None:
+        return 0, (), False
+    edit = _edit_of(before, after, region)
+    if edit is None:
+        return 0, (), False
+    replaced, replacement, untouched = edit
+    touched = sum(
+        1
+        for i in range(*region)
+        if i not in untouched and not is_trivial(normalise_line(before.lines[i]))
+    )
+    ours = _new_words(_code(blocks.added, path), _code(blocks.removed, path))
+    theirs = _new_words(_code(replacement, path), _code(replaced, path))
+    if not ours:
+        # A hunk whose code brings in no word (a message, a comment): its text's words.
+        ours = _new_words(blocks.added, blocks.removed)
+        theirs = _new_words(replacement, replaced)
+    return touched, tuple(replacement), bool(ours & theirs)
 
 
 def _anchor(before: FileText, after: FileText, positions: Iterable[int]) -> tuple[int, int] | None:

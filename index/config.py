@@ -44,8 +44,9 @@ DEFAULT_IGNORE = (
 )
 
 # The verdicts that fail a job (exit 1) unless `fail_on` says otherwise: the change is already
-# done, or another PR makes it. A partial or nearby finding is worth reading, not a red job.
-DEFAULT_FAIL_ON = ("already-merged", "duplicate", "covered")
+# done, a landing superseded it (it cannot go in as it is), or another PR makes it. A partial
+# or nearby finding is worth reading, not a red job.
+DEFAULT_FAIL_ON = ("already-merged", "superseded", "duplicate", "covered")
 NEVER_FAIL = "none"
 
 

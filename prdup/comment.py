@@ -12,10 +12,10 @@ Three parts, each usable alone:
   records the PR's commands and label as they are now, so a deleted or hidden command and a
   removed label take back what they said (see `index.github.dismissals`).
 
-Which findings the bot reports: only those that *decide* (already-merged, duplicate, covered) at
-or above ``min_score``. An "overlap" never triggers a comment, however high its score: a bot that
-speaks on every PR touching a busy file is noise people learn to ignore; ``prdup check`` still
-lists overlaps for whoever asks.
+Which findings the bot reports: only those that *decide* (already-merged, superseded, duplicate,
+covered) at or above ``min_score``. An "overlap" never triggers a comment, however high its
+score: a bot that speaks on every PR touching a busy file is noise people learn to ignore;
+``prdup check`` still lists overlaps for whoever asks.
 """
 
 from __future__ import annotations
@@ -69,6 +69,10 @@ _FINGERPRINT_LINE = re.compile(r"<!-- prdup:fingerprint ?([0-9a-f]*) ?-->")
 
 VERDICT_SENTENCES = {
     "already-merged": "{key} ({state}) already made this change on the target branch",
+    "superseded": (
+        "{key} ({state}) already rewrote, on the target branch, the lines this change edits: "
+        "it no longer applies as it is"
+    ),
     "duplicate": "{key} ({state}) makes the same change",
     "covered": "{key} ({state}) already contains this change, and more",
     "partly-merged": "{key} ({state}) already made part of this change on the target branch",

@@ -142,13 +142,15 @@ def _done(result: SweepResult) -> list[list[str]]:
     return blocks
 
 
-def _partly(result: SweepResult) -> list[list[str]]:
+def _partly(result: SweepResult, superseded: bool = False) -> list[list[str]]:
+    """Partly done PRs (or, `superseded`, the superseded ones): what landed, what is left."""
     blocks = []
-    for number, found in result.partly_done:
-        done = f", {found.share_done}" if found.share_done is not None else ""
+    for number, found in result.superseded if superseded else result.partly_done:
+        done = f", {found.share_done}" if found.share_done is not None and not superseded else ""
         landed = f" as `{found.commit[:10]}`" if found.pr is not None and found.commit else ""
+        says = "superseded by" if superseded else "partly done in"
         line = (
-            f"- {_link(number)} ({_state(result, number)}): partly done in "
+            f"- {_link(number)} ({_state(result, number)}): {says} "
             f"{_link(found.pr, found.commit)}{landed}{done} —{_title(result, number)}"
         )
         remaining = [
@@ -202,8 +204,8 @@ def _body(result: SweepResult, report_url: str | None) -> str:
         "`/prdup not-duplicate #N` on the PR, or add the label `prdup: not a duplicate`.",
         "",
         f"**{stats.swept} open PRs swept**: {len(result.already_done)} PR(s) already done on "
-        f"the target, {len(groups)} group(s) of open duplicates, {len(partly)} PR(s) partly "
-        f"done, {len(related)} with related work."
+        f"the target, {len(result.superseded)} superseded by a landing, {len(groups)} group(s) "
+        f"of open duplicates, {len(partly)} PR(s) partly done, {len(related)} with related work."
         + (
             f" [The full report]({report_url}) is the run's `prdup-sweep-report` artifact."
             if report_url
@@ -211,11 +213,17 @@ def _body(result: SweepResult, report_url: str | None) -> str:
         ),
         "",
     ]
-    if not groups and not result.already_done and not partly:
+    if not groups and not result.already_done and not result.superseded and not partly:
         body += ["Nothing to close: no open PR is already done, duplicated or partly done.", ""]
     budget = MAX_BODY - sum(len(line) + 1 for line in body)
     sections = [
         ("## Already done on the target: can be closed", _done(result), "PR(s)", 3),
+        (
+            "## Superseded: a landing rewrote their lines; close, or rebase what is wanted",
+            _partly(result, superseded=True),
+            "PR(s)",
+            5,
+        ),
         (
             "## Open duplicates: keep one of each group, close the others",
             _groups(result),
@@ -287,7 +295,8 @@ def sync_dashboard(
     )
     try:
         if found is None:
-            if not open_groups(result) and not result.already_done and not result.partly_done:
+            nothing = not (result.already_done or result.superseded or result.partly_done)
+            if not open_groups(result) and nothing:
                 return DashboardRun("none", None, "nothing to close, and no dashboard yet")
             created = client.create_issue(TITLE, body, labels=(LABEL,))
             return DashboardRun("created", created.number)

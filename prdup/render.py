@@ -15,6 +15,7 @@ from prdup.titles import shown_title
 SCHEMA_VERSION = 1
 HEADLINES = {
     "already-merged": "Already done in {key}",
+    "superseded": "Superseded by {key}",
     "duplicate": "Duplicate of {key}",
     "covered": "Covered by {key}",
     "partly-merged": "Partly done in {key}",

@@ -54,6 +54,7 @@ def render_html(
         "groups": "\n".join(_group(result, i, g, links) for i, g in enumerate(result.groups, 1))
         or '<p class="empty">No duplicate groups.</p>',
         "already_done": _already_done(result, links),
+        "superseded": _superseded(result, links),
         "partly_done": _partly_done(result, links),
         "related": _related(result, links),
     }
@@ -72,6 +73,7 @@ def _summary(result: SweepResult) -> str:
         (stats.swept, "open PRs swept", f"of {stats.open_prs} in the index"),
         (len(result.already_done), "already done", "open PRs a merged change made"),
         (len(result.groups), "duplicate groups", f"{sum(len(g.members) for g in groups)} PRs"),
+        (len(result.superseded), "superseded", "a landing rewrote their lines"),
         (len(result.partly_done), "partly done", "to rebase: only a part remains"),
         (len(closable), "open PRs to close", "done PRs, and group members not kept"),
         (len(result.related), "related", "same code or issue, no claim"),
@@ -247,14 +249,15 @@ def _already_done(result: SweepResult, links: _Links) -> str:
 
 
 def _partly_row(result: SweepResult, number: int, found: SweptFinding, links: _Links) -> str:
+    """A partly done or superseded PR: what landed, and what of the rest is or is not to do."""
     pull = result.pulls.get(number)
-    text = f"#{number} {pull.title if pull else ''} partly-merged".lower()
+    text = f"#{number} {pull.title if pull else ''} {found.verdict}".lower()
     share = found.done_share
     remaining = "".join(f"<li><code>{_e(item)}</code></li>" for item in found.remaining_text())
     remaining += "".join(f'<li class="not-to-apply">{_e(said)}</li>' for said in found.not_to_apply)
     commit = f"<code>{_e(found.commit[:10])}</code>" if found.commit else ""
     return (
-        f'<tr data-text="{_e(text)}" data-verdict="partly-merged">'
+        f'<tr data-text="{_e(text)}" data-verdict="{_e(found.verdict)}">'
         f'<td data-value="{number}">{links.pr(number)}</td>'
         f"<td>{_e(pull.marked_title if pull else '')}</td>"
         f'<td data-value="{found.pr or 0}">{_named(found, links)}</td>'
@@ -273,6 +276,20 @@ def _partly_done(result: SweepResult, links: _Links) -> str:
   <thead><tr><th data-sort="num">open PR</th><th data-sort="text">title</th>
     <th data-sort="num">partly done in</th><th data-sort="text">landing</th>
     <th data-sort="num">done</th><th data-sort="text">still to do</th>
+    <th data-sort="text">evidence</th></tr></thead>
+  <tbody>{rows}</tbody>
+</table>"""
+
+
+def _superseded(result: SweepResult, links: _Links) -> str:
+    superseded = result.superseded
+    if not superseded:
+        return '<p class="empty">No open PR is superseded by a landing.</p>'
+    rows = "".join(_partly_row(result, n, f, links) for n, f in superseded)
+    return f"""<table class="superseded listed sortable">
+  <thead><tr><th data-sort="num">open PR</th><th data-sort="text">title</th>
+    <th data-sort="num">superseded by</th><th data-sort="text">landing</th>
+    <th data-sort="num">done</th><th data-sort="text">rest</th>
     <th data-sort="text">evidence</th></tr></thead>
   <tbody>{rows}</tbody>
 </table>"""

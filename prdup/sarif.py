@@ -34,6 +34,12 @@ RULES: dict[str, tuple[str, str]] = {
         "The target branch already has this change: an earlier merged PR made it. Close this "
         "PR, or keep only what remains.",
     ),
+    "superseded": (
+        "Superseded by an earlier merged pull request",
+        "A merged PR already rewrote, its own way, the lines this change edits (or made most of "
+        "it, the rest written otherwise since): it no longer applies as it is. Close it as "
+        "superseded, or rebase what is still wanted.",
+    ),
     "partly-merged": (
         "Partly done by an earlier merged pull request",
         "A real part of this change is already on the target branch; rebase and keep what remains.",

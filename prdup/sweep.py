@@ -31,6 +31,7 @@ re-checks the PRs an update can affect.
                               "verdict": "keep|duplicate|covered", "score": S | null,
                               "against": M | null, "commit": "sha" | null,
                               "remaining": [...]}, ...]}],
+     "superseded": [... as partly_done: a landing rewrote the lines each PR edits ...],
      "partly_done": [{"pr": N, "title": "...", "by": M | null, "commit": "sha" | null,
                       "state": "merged", "score": S, "done_share": F | null,
                       "remaining": [{"path": "a.py", "lines": [[FIRST, LAST], ...],
@@ -38,23 +39,25 @@ re-checks the PRs an update can affect.
                       "gone_files": ["b.py"], "rewritten": [...], "reasons": ["..."]}],
      "related": [{"pr": N, "title": "...", "to": M | null, "commit": "sha" | null,
                   "state": "...", "verdict": "overlap|related", "score": S, "reasons": [...]}],
-     "prs": [{"pr": N, "class": "already-done|duplicate|partly-done|related",
+     "prs": [{"pr": N, "class": "already-done|superseded|duplicate|partly-done|related",
               "finding": {"pr": M | null, "commit": "sha" | null, "state": "...",
                           "verdict": "...", "score": S}}]}
 
 Every open PR's answer is the finding `check --pr N` shows first (its first finding at or above
 `min_score`); `prs` lists each PR that has one, and that answer puts it in exactly one of
-`already_done`, `groups` (as a member to close; or as the kept PR, where PRs name each other in
-a loop), `partly_done` or `related`. A group's first
-member is the PR to keep (verdict "keep", score null; `keep_class` is its own answer's class,
-if it has one); every other member carries its own answer: its verdict, score, and the PR it
-names (`against`: the kept PR or another member). `remaining` lists, file by file, the lines
+`already_done`, `superseded`, `groups` (as a member to close; or as the kept PR, where PRs name
+each other in a loop), `partly_done` or `related`. A superseded PR's landing (`by`) rewrote, its
+own way, the lines the PR edits, or made most of it with the rest written otherwise since: it no
+longer applies as it is (`remaining`, where some tests or docs of it still would). A group's
+first member is the PR to keep (verdict "keep", score null; `keep_class` is its own answer's
+class, if it has one); every other member carries its own answer: its verdict, score, and the PR
+it names (`against`: the kept PR or another member). `remaining` lists, file by file, the lines
 on the PR's side that the landing (or the PR it duplicates) did not make: a duplicate may do a
-little more than the PR it is closed into. A partly done PR's `gone_files` are the files of
-the rest that the target no longer has: nothing of them is left to apply (where `remaining` is
+little more than the PR it is closed into. A partly done PR's `gone_files` are the files of the
+rest that the target no longer has: nothing of them is left to apply (where `remaining` is
 empty, a part landed and the rest has nowhere to go: the PR can be closed); `rewritten` (as
-`remaining`) is the rest the target has written otherwise since, not to apply as it is. Keys
-may be added to objects in later versions; none is removed or changes meaning without a new
+`remaining`) is the rest the target has written otherwise since, not to apply as it is. Keys may
+be added to objects in later versions; none is removed or changes meaning without a new
 `schema_version`. (Version 1 had no `partly_done`, `related`, `prs`, `keep_class`, `issues`,
 `against`; its members' verdicts were their evidence against the kept PR, and PRs already done
 were members of a merged PR's group.)
@@ -305,6 +308,10 @@ class SweepResult:
         return self.in_class("partly-done")
 
     @property
+    def superseded(self) -> list[tuple[int, SweptFinding]]:
+        return self.in_class("superseded")
+
+    @property
     def related(self) -> list[tuple[int, SweptFinding]]:
         return self.in_class("related")
 
@@ -317,7 +324,8 @@ class SweepResult:
         """The kept PR's own answer where it says the PR landed, in whole or in part: what the
         maintainer keeping it must know (keep #7, itself partly done in #5: rebase it)."""
         found = self.answer(group.keep)
-        if found is not None and self.keep_class(group) in ("already-done", "partly-done"):
+        landed = ("already-done", "superseded", "partly-done")
+        if found is not None and self.keep_class(group) in landed:
             return found
         return None
 
@@ -339,6 +347,7 @@ class SweepResult:
             "stats": asdict(self.stats),
             "already_done": [self._done_json(done) for done in self.already_done],
             "groups": [self._group_json(group) for group in self.groups],
+            "superseded": [self._partly_json(n, f) for n, f in self.superseded],
             "partly_done": [self._partly_json(n, f) for n, f in self.partly_done],
             "related": [self._related_json(n, f) for n, f in self.related],
             "prs": [

@@ -329,11 +329,13 @@ def test_a_rest_the_tip_has_at_another_place_is_not_still_to_do(builder: RepoBui
     assert any("written otherwise" in r and "stats.py" in r for r in landed["reasons"]), landed
 
 
-def test_a_rest_main_rewrote_in_part_since_is_no_partly_done(builder: RepoBuilder):
+def test_a_rest_main_rewrote_in_part_since_is_partly_done_with_the_rewritten_part_apart(
+    builder: RepoBuilder,
+):
     """#60 rounds `mean` and `extent` and checks `spread`'s input; #61 landed the `mean`
     rounding, and main rewrote `extent` since (its result renamed): the `extent` edit no
-    longer applies, so "rebase, only the `spread` check is left" would be false. A part of
-    #60 landed, said as an overlap whose reasons say which rest applies and which does not."""
+    longer applies, the `spread` check still does. Partly done in #61: the check is still to
+    do, and the `extent` edit is named apart, as written otherwise since."""
     builder.commit("Add stats", {"stats.py": STATS})
     base = builder.head()
     mine = checked(rounded(rounded(STATS, "mean"), "extent"))
@@ -345,12 +347,38 @@ def test_a_rest_main_rewrote_in_part_since_is_no_partly_done(builder: RepoBuilde
     code, _, err = run_cli(builder.path, "index", "--quiet")
     assert code == 0, err
 
-    code, out, err = run_cli(builder.path, "check", "--pr", "60", "--format", "json")
-    assert code == 0, err
-    landed = next(f for f in json.loads(out)["findings"] if f["pr"] == 61)
-    assert landed["verdict"] == "overlap", landed
-    assert landed["residual"] == [], landed
+    landed = check_first(builder.path, 60)
+    assert (landed["pr"], landed["verdict"]) == (61, "partly-merged"), landed
+    assert landed["residual"] == ["stats.py (lines 17-18)"], landed
+    assert [(h["path"], h["first_line"]) for h in landed["rewritten"]] == [("stats.py", 27)]
     assert any("written otherwise" in r for r in landed["reasons"]), landed
+
+
+def test_most_of_it_landed_and_the_rest_rewritten_since_is_superseded(builder: RepoBuilder):
+    """#80 rounds `mean`, `median` and `spread` and renames `extent`'s result; #81 landed the
+    three roundings, and main renamed `extent`'s result its own way since: most of #80 is on
+    main and nothing of the rest applies as it is. A maintainer closes #80 as superseded by
+    #81; "partly done: rebase" or a bare overlap would leave that unsaid."""
+    builder.commit("Add stats", {"stats.py": STATS})
+    base = builder.head()
+    three = rounded(rounded(rounded(STATS, "mean"), "median"), "spread")
+    mine = three.replace("extent_result", "extent_value")
+    builder.pr_branch(80, [("Round three, name extent's value", {"stats.py": mine})])
+    builder.pr_branch(81, [("Round mean, median and spread", {"stats.py": three})], start=base)
+    builder.merge_pr(81, how="squash")
+    builder.commit("Name extent's result", {"stats.py": three.replace("extent_result", "widest")})
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(builder.path, "check", "--pr", "80", "--format", "json")
+    assert code == 1, err
+    landed = json.loads(out)["findings"][0]
+    assert (landed["pr"], landed["verdict"]) == (81, "superseded"), landed
+    assert landed["residual"] == [], landed
+    assert {h["path"] for h in landed["rewritten"]} == {"stats.py"}, landed
+    said = " ".join(landed["reasons"])
+    assert "superseded by #81: replayed at" in said and "3 of 4 hunk(s) are there" in said, said
+    assert "written otherwise" in said, said
 
 
 def test_a_new_file_in_a_folder_main_removed_since_is_nothing_to_apply(builder: RepoBuilder):

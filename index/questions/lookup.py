@@ -156,6 +156,7 @@ def query_from_change(
         issues=frozenset(issues),
         takes_over=frozenset(taken_over(text)),
         patch_id=None if change.is_empty else change.patch_id,
+        lines_changed=sum(1 for f in change.files for _ in f.changed_lines),
         terms=weigh(text, idf_table(store, tokenize(text))),
         code_terms=code_vector_of(store, count_words(line_text.values())),
     )
@@ -602,10 +603,19 @@ def load_evidence(
             removed_total=rows[cid].get("removed_weight") if shared_with is not None else None,
             added_total=rows[cid].get("added_weight") if shared_with is not None else None,
             file_count=rows[cid].get("file_count"),
+            lines_changed=_lines_changed(rows[cid]),
         )
         for cid in ids
         if cid in rows
     ]
+
+
+def _lines_changed(row: Mapping[str, Any]) -> int | None:
+    """The lines a change adds and removes, as the index counted them (None: not counted)."""
+    added, removed = row.get("added"), row.get("removed")
+    if added is None and removed is None:
+        return None
+    return (added or 0) + (removed or 0)
 
 
 def _kept(

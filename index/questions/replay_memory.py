@@ -132,6 +132,7 @@ def _hunk(values: Sequence[Any]) -> HunkReplay:
     found = dict(zip(_HUNK_FIELDS, values, strict=True))
     found["other_pins"] = tuple(CompetingPin(*pin) for pin in found["other_pins"])
     found["superseded_by"] = tuple(found["superseded_by"])
+    found["rewritten_as"] = tuple(found["rewritten_as"])
     return HunkReplay(**found)
 
 

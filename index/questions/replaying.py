@@ -310,9 +310,12 @@ class Replayer:
         files = [f for f in self._files if not listed or f.path in touched or f.old_path in touched]
         result = self._replayed(files, before, after)
         proof = self._placed(candidate, before, after, result)
-        if candidate.state == "merged" and result.partial and not proof.after_query:
+        # A landing that did a part, or rewrote the lines this change edits: what the rest is
+        # on the branch's tip decides between partly done, done, superseded or no verdict.
+        turned_or_rewrote = result.partial or result.rewrote
+        if candidate.state == "merged" and turned_or_rewrote and not proof.after_query:
             proof = replace(proof, tip=self._at_tip(result))
-        if candidate.state == "merged" and (result.complete or result.partial):
+        if candidate.state == "merged" and (result.complete or result.partial or result.rewrote):
             reverted = self._reverted_since(after, result, candidate.number)
             if reverted is not None:
                 proof = replace(proof, reverted_by=reverted)
@@ -748,6 +751,7 @@ class Replayer:
             result.complete
             or result.partial
             or result.superseded
+            or (result.rewrote and candidate.state == "merged")
             or candidate.patch_id == self._patch_id
         ):
             return Proof(replay=result)

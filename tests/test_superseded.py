@@ -1,0 +1,223 @@
+"""Superseded: a landed PR already rewrote, its own way, the lines a PR edits.
+
+The story: heartbeat.py logs a warning with a typo ("recieve"). #90 fixes the typo; #89, opened
+just before and landed first, reworded the same warning ("No heartbeat received"): the same
+purpose, other words. #90 cannot go in as it is, and a maintainer closes it as "superseded by
+#89". Each guard has a story of its own where the rewrite is no proof: a rewrite for another
+purpose, one inside a change many times larger, one landed long after #90 was opened by a PR
+opened after it, and one reverted since.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.repo_builder import RepoBuilder, run_cli
+
+HEARTBEAT = '''import logging
+
+log = logging.getLogger(__name__)
+
+
+def beat(host, sock):
+    """Send one heartbeat to `host` and wait for its answer."""
+    sock.send(b"ping")
+    answer = sock.recv(4)
+    if answer != b"pong":
+        log.warning("Could not recieve the heartbeat from %s", host)
+        return False
+    return True
+
+
+def serve(sock, hosts):
+    """Answer every host's heartbeat."""
+    for host in hosts:
+        beat(host, sock)
+    return len(hosts)
+'''
+TYPO = 'log.warning("Could not recieve the heartbeat from %s", host)'
+FIXED = 'log.warning("Could not receive the heartbeat from %s", host)'
+REWORDED = 'log.warning("No heartbeat received from %s", host)'
+ERRORS = 'log.error("ping %r from %s unanswered", answer, host)'
+
+
+def heartbeat(line: str) -> str:
+    return HEARTBEAT.replace(TYPO, line)
+
+
+def first_finding(repo: Path, number: int, *flags: str) -> tuple[int, dict]:
+    code, out, err = run_cli(repo, "check", "--pr", str(number), "--format", "json", *flags)
+    assert code in (0, 1), err
+    return code, json.loads(out)["findings"][0]
+
+
+def index(repo: Path, *flags: str) -> None:
+    code, _, err = run_cli(repo, "index", "--quiet", *flags)
+    assert code == 0, err
+
+
+def rewritten_first(builder: RepoBuilder, theirs: str, title: str, more: dict | None = None) -> str:
+    """#89 (`title`) rewrites the warning as `theirs` and lands; #90, from the same base, fixes
+    the typo. Returns #89's landing commit."""
+    builder.commit("Add heartbeats", {"heartbeat.py": HEARTBEAT})
+    builder.pr_branch(89, [(title, {"heartbeat.py": heartbeat(theirs), **(more or {})})])
+    builder.pr_branch(90, [("Fix typo in heartbeat warning", {"heartbeat.py": heartbeat(FIXED)})])
+    return builder.merge_pr(89, how="squash")
+
+
+def test_the_same_warning_reworded_by_a_landed_pr_supersedes_the_typo_fix(builder: RepoBuilder):
+    """#89 reworded the warning #90 fixes, and landed: #90 is superseded by #89, said with the
+    line #89 wrote, in every door, and it fails the check as an already done change does."""
+    landed = rewritten_first(builder, REWORDED, "Fix the typo in the heartbeat warning")
+    index(builder.path)
+
+    code, found = first_finding(builder.path, 90)
+    assert code == 1, found  # --fail-on's default: a change that cannot go in as it is
+    assert (found["pr"], found["verdict"]) == (89, "superseded"), found
+    said = " ".join(found["reasons"])
+    assert f"superseded by #89: #89 (landed {landed[:10]}) already rewrote 1 of the 1 lines" in said
+    assert f"now `{REWORDED}`" in said, found["reasons"]
+    assert found["residual"] == [], found
+    assert [h["path"] for h in found["rewritten"]] == ["heartbeat.py"], found
+    code, _ = first_finding(builder.path, 90, "--fail-on", "none")
+    assert code == 0
+
+    code, out, err = run_cli(builder.path, "check", "--pr", "90")
+    assert code == 1, err
+    assert "Superseded by #89" in out
+    code, out, err = run_cli(builder.path, "check", "--pr", "90", "--format", "sarif")
+    assert code == 1, err
+    assert json.loads(out)["runs"][0]["results"][0]["ruleId"] == "prdup/superseded"
+
+    code, out, err = run_cli(builder.path, "sweep", "--format", "json", "--exit-zero")
+    assert code == 0, err
+    swept = json.loads(out)
+    assert [(s["pr"], s["by"]) for s in swept["superseded"]] == [(90, 89)], swept
+    assert {p["pr"]: p["class"] for p in swept["prs"]}[90] == "superseded"
+    code, out, err = run_cli(builder.path, "sweep", "--exit-zero")
+    assert code == 0, err
+    assert "1 superseded" in out and "#90 superseded by #89 (merged" in out, out
+    for form in ("markdown", "html"):
+        code, out, err = run_cli(builder.path, "sweep", "--format", form, "--exit-zero")
+        assert code == 0, err
+        assert "Superseded" in out and "#90" in out, form
+
+
+def test_lines_rewritten_for_another_purpose_are_an_overlap_that_says_so(builder: RepoBuilder):
+    """#89 turned the warning into an error naming the answer (its own purpose: reporting
+    unanswered pings); no word of #90's fix is in it and the titles share none: #90 no longer
+    applies, which is worth saying, but #89 did not do it."""
+    rewritten_first(builder, ERRORS, "Report unanswered pings as errors")
+    index(builder.path)
+
+    code, found = first_finding(builder.path, 90)
+    assert code == 0, found
+    assert (found["pr"], found["verdict"]) == (89, "overlap"), found
+    assert any("#89 rewrote these lines since" in r for r in found["reasons"]), found["reasons"]
+
+
+def test_a_rewrite_inside_a_much_larger_change_supersedes_nothing(builder: RepoBuilder):
+    """#89 reworded the warning as part of a reformat of the whole code base (a change thirty
+    times #90's size): a mass change rewrites every line it passes, whatever its title."""
+    big = "".join(f"VALUE_{n} = {n}\n" for n in range(40))
+    builder.commit("Add values", {"values.py": big})
+    reformatted = {"values.py": big.replace(" = ", ": int = ")}
+    rewritten_first(
+        builder, REWORDED, "Fix the typo in the heartbeat warning, reformat", more=reformatted
+    )
+    index(builder.path)
+
+    code, found = first_finding(builder.path, 90)
+    assert code == 0, found
+    assert (found["pr"], found["verdict"]) == (89, "overlap"), found
+
+
+def test_a_rewrite_in_no_definition_both_change_supersedes_nothing(builder: RepoBuilder):
+    """The message is a module constant: no function or section holds it, so nothing but the
+    line itself says where both changes are, and that is what any rewrite shares. Reworded
+    by #89 under a title alike, #90 is still only an overlap: a maintainer has no definition
+    or section to check the two against."""
+    messages = '"""Messages."""\n\nUNANSWERED = "Could not recieve the heartbeat from %s"\n'
+    builder.commit("Add messages", {"messages.py": messages})
+    fixed = messages.replace("recieve", "receive")
+    reworded = messages.replace("Could not recieve the heartbeat", "No heartbeat received")
+    builder.pr_branch(89, [("Fix the typo in the heartbeat message", {"messages.py": reworded})])
+    builder.pr_branch(90, [("Fix typo in heartbeat message", {"messages.py": fixed})])
+    builder.merge_pr(89, how="squash")
+    index(builder.path)
+
+    code, found = first_finding(builder.path, 90)
+    assert code == 0, found
+    assert (found["pr"], found["verdict"]) == (89, "overlap"), found
+
+
+@pytest.mark.parametrize(
+    ("merged_at", "verdict"),
+    [("2020-02-01T00:00:00Z", "superseded"), ("2022-03-01T00:00:00Z", "overlap")],
+    ids=["landed-while-open", "landed-two-years-later"],
+)
+def test_a_rewrite_by_a_later_pr_supersedes_only_while_this_one_was_fresh(
+    builder: RepoBuilder, tmp_path: Path, merged_at: str, verdict: str
+):
+    """#91, opened after #90, reworded the warning #90 fixes. Landed a month after #90 was
+    opened, it is the fix that went in instead; landed two years later, it is a rewrite of
+    its own time, no proof that #90's purpose was met."""
+    builder.commit("Add heartbeats", {"heartbeat.py": HEARTBEAT})
+    head90 = builder.pr_branch(
+        90, [("Fix typo in heartbeat warning", {"heartbeat.py": heartbeat(FIXED)})]
+    )
+    head91 = builder.pr_branch(
+        91, [("Fix the typo in the heartbeat warning", {"heartbeat.py": heartbeat(REWORDED)})]
+    )
+    builder.merge_pr(91, how="squash")
+    export = tmp_path / "prs.json"
+    export.write_text(
+        json.dumps(
+            [
+                _pr(90, "Fix typo in heartbeat warning", "OPEN", "2020-01-01T00:00:00Z", head90),
+                _pr(
+                    91,
+                    "Fix the typo in the heartbeat warning",
+                    "MERGED",
+                    "2020-01-15T00:00:00Z",
+                    head91,
+                    merged_at,
+                ),
+            ]
+        )
+    )
+    index(builder.path, "--prs-json", str(export))
+
+    _, found = first_finding(builder.path, 90)
+    assert (found["pr"], found["verdict"]) == (91, verdict), found
+
+
+def test_a_rewrite_reverted_since_supersedes_nothing(builder: RepoBuilder):
+    """#89's rewording was reverted on main: the typo is back, and #90's fix applies again."""
+    landed = rewritten_first(builder, REWORDED, "Fix the typo in the heartbeat warning")
+    builder.git("revert", "--no-edit", landed)
+    index(builder.path)
+
+    code, found = first_finding(builder.path, 90)
+    assert code == 0, found
+    assert found["verdict"] not in ("superseded", "already-merged"), found
+
+
+def _pr(
+    number: int, title: str, state: str, created: str, head: str, merged: str | None = None
+) -> dict:
+    return {
+        "number": number,
+        "title": title,
+        "body": "",
+        "state": state,
+        "createdAt": created,
+        "closedAt": merged,
+        "mergedAt": merged,
+        "headRefOid": head,
+        "baseRefName": "main",
+        "author": {"login": f"contributor{number}"},
+    }
