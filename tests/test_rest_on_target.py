@@ -377,7 +377,7 @@ def test_most_of_it_landed_and_the_rest_rewritten_since_is_superseded(builder: R
     assert landed["residual"] == [], landed
     assert {h["path"] for h in landed["rewritten"]} == {"stats.py"}, landed
     said = " ".join(landed["reasons"])
-    assert "superseded by #81: replayed at" in said and "3 of 4 hunk(s) are there" in said, said
+    assert "superseded by #81: replayed at" in said and "3 of 5 hunk(s) are there" in said, said
     assert "written otherwise" in said, said
 
 
