@@ -25,9 +25,9 @@ checkout's code can be scored against the same index:
 Reported per repository and in total, for prdup and for the TF-IDF baseline of issue 12
 (`bench/tfidf_baseline.py`) on the same queries: recall@1/5 of `orig` among the PRs numbered
 before `dup`, decided@1 (orig first with a deciding verdict at the default threshold; baseline:
-orig first with a cosine of at least 0.65), done for merged origs (prdup: `already-merged` naming
-orig; baseline: orig's cosine at least 0.65) and raw false alarms (prdup: a deciding verdict on
-an earlier PR; baseline: any earlier PR at a cosine of at least 0.65). The sample is also checked
+orig first with a cosine of at least 0.65), done for merged origs (prdup: `already-merged` or
+`superseded` naming orig; baseline: orig's cosine at least 0.65) and raw false alarms (prdup: a
+deciding verdict on an earlier PR; baseline: any earlier PR at a cosine of at least 0.65). The sample is also checked
 as `check --pr N` answers a user, without the earlier-PR restriction (a later PR or a direct
 commit may be named): "alarms as check --pr N". Every prdup alarm on the unlabelled sample
 (`scope` "earlier" or "any") goes to `OUTDIR/<repo>.alarms.jsonl` with both titles and states,
@@ -73,6 +73,9 @@ DEFAULT_REPOS = (
     "hashicorp+terraform,ansible+ansible"
 )
 FALSE_ALARM_SAMPLE = 200
+# A merged original is "done" where the finding about it says its landing made the change, or
+# rewrote the lines it edits its own way (a maintainer closes the later PR either way).
+DONE_VERDICTS = frozenset({"already-merged", "superseded"})
 SEED = 20171213
 
 
@@ -382,11 +385,7 @@ def score_pairs(
         if pair.get("orig_state") == "MERGED":
             score.merged_pairs += 1
             about = [f for f in ranked if f.candidate.number == orig]
-            if (
-                about
-                and about[0].verdict == "already-merged"
-                and about[0].score >= settings.min_score
-            ):
+            if about and about[0].verdict in DONE_VERDICTS and about[0].score >= settings.min_score:
                 score.merged_done += 1
         about_orig = next((f for f in ranked if f.candidate.number == orig), None)
         score.outcomes.append(

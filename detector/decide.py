@@ -53,7 +53,7 @@ class Thresholds:
     reverting: float = 0.5
     related_text: float = 0.35
     most: float = 0.5  # a landing that made more than this share of the change made most of it
-    agreeing_text: float = 0.2  # titles and descriptions this alike say the same purpose
+    agreeing_text: float = 0.35  # titles and descriptions this alike say the same purpose
 
 
 THRESHOLDS = Thresholds()
@@ -400,7 +400,8 @@ def _part_landed(signals: Signals, proof: Proof) -> Verdict:
 def rewritten_for_the_same_purpose(signals: Signals, proof: Proof, may_supersede: bool) -> bool:
     """The landing rewrote at least half of the lines this change removes (exact lines, at
     their place, where they still were just before it), text agrees on the purpose (a word
-    this change brings in is in the landing's new lines, or the titles are alike), the guards
+    this change brings into a string is in the landing's new strings there, or the titles
+    and descriptions are alike), the guards
     of `may_supersede` hold, and the branch's tip applies nothing of this change: every
     carrying hunk is done, on the tip, rewritten there or in a file gone."""
     replay, tip = proof.replay, proof.tip

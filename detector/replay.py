@@ -296,8 +296,8 @@ class HunkReplay:
     removed_lines: int = 0
     rewritten_lines: int = 0
     rewritten_as: tuple[str, ...] = ()
-    # The candidate's replacement brings in a word this hunk brings in (the same message
-    # reworded, the same setting renamed): text that agrees on what the lines are for.
+    # The candidate's replacement brings into a string a word this hunk brings into one (the
+    # same message reworded, the same query extended): text that agrees on what they are for.
     words_agree: bool = False
 
     @property
@@ -2306,13 +2306,15 @@ def _rewrite(
         for i in range(*region)
         if i not in untouched and not is_trivial(normalise_line(before.lines[i]))
     )
-    ours = _new_words(_code(blocks.added, path), _code(blocks.removed, path))
-    theirs = _new_words(_code(replacement, path), _code(replaced, path))
-    if not ours:
-        # A hunk whose code brings in no word (a message, a comment): its text's words.
-        ours = _new_words(blocks.added, blocks.removed)
-        theirs = _new_words(replacement, replaced)
+    ours = _new_words(_literals(blocks.added), _literals(blocks.removed))
+    theirs = _new_words(_literals(replacement), _literals(replaced))
     return touched, tuple(replacement), bool(ours & theirs)
+
+
+def _literals(lines: Sequence[str]) -> list[str]:
+    """The strings the lines spell (messages, queries, paths): where two rewrites of one line
+    say what they are for. A name both pass along (`ctx`) says where they act, not why."""
+    return [literal for line in lines for literal in _LITERAL.findall(line)]
 
 
 def _anchor(before: FileText, after: FileText, positions: Iterable[int]) -> tuple[int, int] | None:

@@ -106,6 +106,30 @@ def test_the_same_warning_reworded_by_a_landed_pr_supersedes_the_typo_fix(builde
         assert "Superseded" in out and "#90" in out, form
 
 
+def test_a_message_reworded_with_the_words_of_this_one_is_superseded(builder: RepoBuilder):
+    """#90 says which ports are valid in the error for a bad one; #89, titled otherwise, had
+    reworded the same message to say the port is out of range, and landed: the message both
+    write names the range, which is the purpose, so #90 is superseded by #89."""
+    port = (
+        "def listen(port):\n"
+        '    """Open the server socket on `port`."""\n'
+        "    port = int(port)\n"
+        "    if port < 1 or port > 65535:\n"
+        '        raise ValueError("bad port %d" % port)\n'
+        "    return port\n"
+    )
+    builder.commit("Add listen", {"server.py": port})
+    theirs = port.replace('"bad port %d"', '"port %d out of range"')
+    ours = port.replace('"bad port %d"', '"port %d not in the range 1-65535"')
+    builder.pr_branch(89, [("Explain the error on startup", {"server.py": theirs})])
+    builder.pr_branch(90, [("Say which ports are valid", {"server.py": ours})])
+    builder.merge_pr(89, how="squash")
+    index(builder.path)
+
+    _, found = first_finding(builder.path, 90)
+    assert (found["pr"], found["verdict"]) == (89, "superseded"), found
+
+
 def test_lines_rewritten_for_another_purpose_are_an_overlap_that_says_so(builder: RepoBuilder):
     """#89 turned the warning into an error naming the answer (its own purpose: reporting
     unanswered pings); no word of #90's fix is in it and the titles share none: #90 no longer
