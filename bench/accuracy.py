@@ -23,16 +23,16 @@ checkout's code can be scored against the same index:
 `prdup` is not importable otherwise, and then at the end.)
 
 Reported per repository and in total, for prdup and for the TF-IDF baseline of issue 12
-(`bench/tfidf_baseline.py`) on the same queries: recall@1/5 of `orig` among the PRs numbered
-before `dup`, decided@1 (orig first with a deciding verdict at the default threshold; baseline:
-orig first with a cosine of at least 0.65), done for merged origs (prdup: `already-merged` or
-`superseded` naming orig; baseline: orig's cosine at least 0.65) and raw false alarms (prdup: a
-deciding verdict on an earlier PR; baseline: any earlier PR at a cosine of at least 0.65). The sample is also checked
-as `check --pr N` answers a user, without the earlier-PR restriction (a later PR or a direct
-commit may be named): "alarms as check --pr N". Every prdup alarm on the unlabelled sample
-(`scope` "earlier" or "any") goes to `OUTDIR/<repo>.alarms.jsonl` with both titles and states,
-for reading by hand (`bench/alarm_sheet.py` prints fuller sheets from the report). `--features
-FILE` also writes every (query, candidate) signal row with its label, for `bench/fit_weights.py`.
+(`bench/tfidf_baseline.py`) on the same queries: recall@1/5 of `orig` among the PRs numbered before
+`dup`, decided@1 (orig first with a deciding verdict at the default threshold; baseline: orig first
+with a cosine of at least 0.65), done for merged origs (prdup: `already-merged` or `superseded`
+naming orig; baseline: orig's cosine at least 0.65) and raw false alarms (prdup: a deciding verdict
+on an earlier PR; baseline: any earlier PR at a cosine of at least 0.65). The sample is also
+checked as `check --pr N` answers a user, without the earlier-PR restriction (a later PR or a
+direct commit may be named): "alarms as check --pr N". Every prdup alarm on the unlabelled sample
+(`scope` "earlier" or "any") goes to `OUTDIR/<repo>.alarms.jsonl` with both titles and states, for
+reading by hand (`bench/alarm_sheet.py` prints fuller sheets from the report). `--features FILE`
+also writes every (query, candidate) signal row with its label, for `bench/fit_weights.py`.
 """
 
 from __future__ import annotations
