@@ -254,7 +254,8 @@ def test_a_pr_making_two_fixes_is_kept_once_for_both(backlog: RepoBuilder):
 def test_json_is_the_documented_surface(backlog: RepoBuilder):
     data = sweep_json(backlog.path, "--exit-zero")
     assert data["schema_version"] == 2
-    keys = ["schema_version", "min_score", "stats", "already_done", "groups", "partly_done"]
+    keys = ["schema_version", "min_score", "stats", "already_done", "superseded", "groups"]
+    keys += ["partly_done"]
     assert list(data) == [*keys, "related", "prs"]
     assert data["groups"], "the story has groups"
     for group in data["groups"]:
