@@ -381,7 +381,9 @@ def _part_landed(signals: Signals, proof: Proof) -> Verdict:
         # What this landing left is on the branch's tip anyway, put there by other changes
         # (git's own evidence: the lines are there): done, across those changes.
         return "already-merged"
-    most = replay.done_share > THRESHOLDS.most
+    # What the landing made is this change's own only where its branch does not carry the
+    # landing's commits (a branch cut from a copy of another PR's branch made none of it).
+    most = replay.done_share > THRESHOLDS.most and not proof.carries_its_commits
     if left is not None and left.nothing_applies(replay):
         if left.rewritten_since(replay):
             # The rest was written otherwise since: with most of the change landed, nothing
@@ -407,6 +409,8 @@ def rewritten_for_the_same_purpose(signals: Signals, proof: Proof, may_supersede
     replay, tip = proof.replay, proof.tip
     if not (may_supersede and replay.rewrote and tip is not None):
         return False
+    if proof.carries_its_commits:
+        return False  # the rewrite is the candidate's commit carried on this branch
     if not (replay.words_agree or signals.text_similarity >= THRESHOLDS.agreeing_text):
         return False
     return Leftover.of(replay, tip.replay, tip.gone).nothing_applies(replay)

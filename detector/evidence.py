@@ -381,6 +381,9 @@ class Proof:
     opened_later: bool = False
     # The candidate was opened after this change (a higher PR number), whatever their states.
     opened_after: bool = False
+    # This change's range holds copies of every commit the merged candidate landed (the same
+    # author, the same moment): what of it the landing made is the candidate's work carried.
+    carries_its_commits: bool = False
     # A later landing on the same line that made the whole change again, the change having
     # been taken off (reverted) after this landing: what the line holds is that one's.
     made_again_by: str | None = None

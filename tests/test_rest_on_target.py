@@ -381,6 +381,32 @@ def test_most_of_it_landed_and_the_rest_rewritten_since_is_superseded(builder: R
     assert "written otherwise" in said, said
 
 
+def test_a_branch_carrying_a_copy_of_the_landing_is_not_superseded_by_it(builder: RepoBuilder):
+    """#82's branch starts with a cherry-picked copy of #81's commit (the three roundings, the
+    same author at the same moment) and adds its own rename of `extent`'s result, which main
+    wrote its own way since. Most of #82's diff is #81's commit carried along, not work of
+    #82's that #81 made: no "superseded by #81" (ember.js #2640, a test on a branch that
+    carried a copy of Backburner's landing)."""
+    builder.commit("Add stats", {"stats.py": STATS})
+    base = builder.head()
+    three = rounded(rounded(rounded(STATS, "mean"), "median"), "spread")
+    landed = builder.pr_branch(81, [("Round mean, median and spread", {"stats.py": three})])
+    builder.checkout("pr-82", base)
+    builder.git("cherry-pick", landed)
+    builder.commit("Name extent's value", {"stats.py": three.replace("extent_result", "value")})
+    builder.git("update-ref", "refs/pull/82/head", builder.head())
+    builder.checkout("main")
+    builder.merge_pr(81, how="rebase")
+    builder.commit("Name extent's result", {"stats.py": three.replace("extent_result", "widest")})
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    code, out, err = run_cli(builder.path, "check", "--pr", "82", "--format", "json")
+    assert code == 0, err
+    found = {f["pr"]: f for f in json.loads(out)["findings"]}
+    assert found[81]["verdict"] == "overlap", found[81]
+
+
 def test_a_new_file_in_a_folder_main_removed_since_is_nothing_to_apply(builder: RepoBuilder):
     """#50 rounds `mean` and adds an example under `examples/`; #51 landed the rounding, and
     main moved the examples to their own repository since (gin's `examples/`, tokio's

@@ -773,11 +773,17 @@ class Replayer:
             others_work = self._others_work(candidate, before, after, result)
         restores = self._restores(before, after, result)
         carries_landing = self._carries_landing(candidate, before, after)
+        carries_its_commits = False
         if candidate.number is not None and candidate.state == "merged" and history.merged:
             # A PR that landed nothing but copies of this merged change's own commits (the
             # same author, the same moment; reworded as they landed) is where this change
             # landed, recorded under another number.
             own_landing = self._lands_only_copies(before, after)
+        elif candidate.state == "merged" and (result.partial or result.rewrote):
+            # The other way round: this branch carries copies of every commit the candidate
+            # landed (built on a copy of its branch): what of this change it made is its own
+            # work carried here, which supersedes nothing.
+            carries_its_commits = self._lands_only_copies(before, after)
         picks_landing = sibling_port = opened_later = carries_candidate = False
         # Opened after this change (GitHub numbers PRs in order).
         opened_after = (
@@ -859,6 +865,7 @@ class Replayer:
             carries_candidate=carries_candidate,
             opened_later=opened_later,
             opened_after=opened_after,
+            carries_its_commits=carries_its_commits,
         )
 
     def _landings_picked(self, start: str, end: str) -> dict[int, str]:
