@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from prdup.checking import check
+from prdup.comment import render_comment
 from tests.repo_builder import RepoBuilder, run_cli
 
 HEARTBEAT = '''import logging
@@ -91,6 +93,9 @@ def test_the_same_warning_reworded_by_a_landed_pr_supersedes_the_typo_fix(builde
     code, out, err = run_cli(builder.path, "check", "--pr", "90", "--format", "sarif")
     assert code == 1, err
     assert json.loads(out)["runs"][0]["results"][0]["ruleId"] == "prdup/superseded"
+    body = render_comment(check(builder.path, pr=90))  # the bot speaks: it cannot go in as is
+    assert body is not None and "### prdup: Superseded by #89" in body, body
+    assert "**#89** (merged) already rewrote, on the target branch, the lines this change" in body
 
     code, out, err = run_cli(builder.path, "sweep", "--format", "json", "--exit-zero")
     assert code == 0, err
