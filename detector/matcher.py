@@ -402,9 +402,12 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
     elif _rest_rewritten(proof, verdict, _overridden(signals, candidate, proof, query)):
         signals = replace(signals, landed_part=True)
     # What the candidate did not do is still to do, unless it took this change over (and
-    # left the rest out on purpose), or its bot generated the same block again since.
+    # left the rest out on purpose), or its bot generated the same block again since, or it
+    # superseded the change (what of it would still apply is its tests or docs of lines
+    # rewritten since: said, never as still to do).
     still_to_do = (
         verdict in DECIDING_VERDICTS
+        and verdict != "superseded"
         and not _regenerated(signals, verdict)
         and not (
             signals.taken_over
@@ -412,6 +415,7 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
             is None
         )
     )
+    superseded = verdict == "superseded"
     if verdict in ("already-merged", "superseded", "duplicate", "covered"):
         score = max(score, PROVEN_SCORE)
     elif verdict == "partly-merged":
@@ -424,8 +428,8 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         reasons=tuple(_reasons(query, candidate, signals, verdict, proof)),
         residual=_still_to_do(proof, signals.same_patch) if still_to_do else (),
         remaining=remaining_hunks(replay, proof.tip) if still_to_do else (),
-        gone_files=gone_files(replay, proof.tip) if still_to_do else (),
-        rewritten=rewritten_hunks(replay, proof.tip) if still_to_do else (),
+        gone_files=gone_files(replay, proof.tip) if still_to_do or superseded else (),
+        rewritten=rewritten_hunks(replay, proof.tip) if still_to_do or superseded else (),
     )
 
 
@@ -978,7 +982,11 @@ def _replay_reasons(
     if residual and (verdict in DECIDING_VERDICTS or stale):
         shown = ", ".join(residual[:4])
         more = f" and {len(residual) - 4} more" if len(residual) > 4 else ""
-        said = "still to do" if verdict in DECIDING_VERDICTS else "would still apply as it is"
+        said = (
+            "still to do"
+            if verdict in DECIDING_VERDICTS and verdict != "superseded"
+            else "would still apply as it is"
+        )
         yield f"not in {other}, {said}: {shown}{more}"
     elif (
         count.residual

@@ -329,13 +329,11 @@ def test_a_rest_the_tip_has_at_another_place_is_not_still_to_do(builder: RepoBui
     assert any("written otherwise" in r and "stats.py" in r for r in landed["reasons"]), landed
 
 
-def test_a_rest_main_rewrote_in_part_since_is_partly_done_with_the_rewritten_part_apart(
-    builder: RepoBuilder,
-):
+def test_a_rest_main_rewrote_in_part_since_is_no_partly_done(builder: RepoBuilder):
     """#60 rounds `mean` and `extent` and checks `spread`'s input; #61 landed the `mean`
     rounding, and main rewrote `extent` since (its result renamed): the `extent` edit no
-    longer applies, the `spread` check still does. Partly done in #61: the check is still to
-    do, and the `extent` edit is named apart, as written otherwise since."""
+    longer applies, so "rebase, only the `spread` check is left" would be false. A part of
+    #60 landed, said as an overlap whose reasons say which rest applies and which does not."""
     builder.commit("Add stats", {"stats.py": STATS})
     base = builder.head()
     mine = checked(rounded(rounded(STATS, "mean"), "extent"))
@@ -347,10 +345,11 @@ def test_a_rest_main_rewrote_in_part_since_is_partly_done_with_the_rewritten_par
     code, _, err = run_cli(builder.path, "index", "--quiet")
     assert code == 0, err
 
-    landed = check_first(builder.path, 60)
-    assert (landed["pr"], landed["verdict"]) == (61, "partly-merged"), landed
-    assert landed["residual"] == ["stats.py (lines 17-18)"], landed
-    assert [(h["path"], h["first_line"]) for h in landed["rewritten"]] == [("stats.py", 27)]
+    code, out, err = run_cli(builder.path, "check", "--pr", "60", "--format", "json")
+    assert code == 0, err
+    landed = next(f for f in json.loads(out)["findings"] if f["pr"] == 61)
+    assert landed["verdict"] == "overlap", landed
+    assert landed["residual"] == [], landed
     assert any("written otherwise" in r for r in landed["reasons"]), landed
 
 
