@@ -390,8 +390,12 @@ def _part_landed(signals: Signals, proof: Proof) -> Verdict:
             # is left to apply, and a maintainer closes it as superseded; with a smaller part
             # landed, whether the rest is still wanted is for a maintainer to read.
             return "superseded" if most else nearby(signals)
-        if most and left.gone:
-            return "already-merged"  # the rest is only in files the branch deleted since
+        if left.gone and most and replay.done_share >= THRESHOLDS.contained:
+            # The rest is only in files the branch deleted since, and the landing holds the
+            # change as "contained" means (70%): nothing is left to do. Less, and the rest is
+            # work of its own that had nowhere to go (ansible #6162's security groups, beside
+            # the VPC subnets #7051 made, in a module moved out of the repository).
+            return "already-merged"
     elif left is not None and left.rewritten_since(replay):
         # Some of the rest still applies as text, some the tip rewrote: the part that applies
         # is mostly the change's own version of what was rewritten (read by hand on two

@@ -446,6 +446,33 @@ def test_a_new_file_in_a_folder_main_removed_since_is_nothing_to_apply(builder: 
     assert "still to do:" not in out.split("#50 partly done")[1], out
 
 
+def test_a_rest_only_in_a_folder_main_removed_beside_most_of_it_landed_is_no_rest(
+    builder: RepoBuilder,
+):
+    """#52 rounds `mean`, `median` and `spread` and adds an example under `examples/`; #53
+    landed the three roundings, and main moved the examples out since: the landing holds
+    most of #52 (as "contained" means) and the rest has nowhere to go. Already done in #53,
+    the example named as nothing to apply; with only half landed (#50's story above) the
+    rest is work of its own, and the PR stays partly done."""
+    builder.commit("Add stats", {"stats.py": STATS, "examples/README.md": "Examples.\n"})
+    base = builder.head()
+    three = rounded(rounded(rounded(STATS, "mean"), "median"), "spread")
+    example = "from stats import mean\n\nprint(mean([1, 2, 3]))\nprint(mean([4]))\n"
+    builder.pr_branch(
+        52, [("Round three, with an example", {"stats.py": three, "examples/mean.py": example})]
+    )
+    builder.pr_branch(53, [("Round three", {"stats.py": three})], start=base)
+    builder.merge_pr(53, how="squash")
+    builder.commit("Move the examples out", {"examples/README.md": None})
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    landed = check_first(builder.path, 52)
+    assert (landed["pr"], landed["verdict"]) == (53, "already-merged"), landed
+    assert landed["residual"] == [], landed
+    assert any("no longer has (nothing to apply): examples/mean.py" in r for r in landed["reasons"])
+
+
 def test_a_note_main_rewrote_since_is_named_apart_from_what_is_still_to_do(builder: RepoBuilder):
     """#70 rounds `mean`, checks `spread`'s input and says so in the README; #71 landed the
     rounding, and main rewrote the README line #70 edits since. The code decides: partly done
