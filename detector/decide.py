@@ -311,6 +311,7 @@ def proven_verdict(
     query_state: str = "open",
     direct_commit: bool = False,
     may_supersede: bool = False,
+    files_supersede: bool = False,
 ) -> Verdict:
     """The verdict once this change has been replayed at the candidate: "already done" only
     where the candidate's own commit turned this change's hunks from not there to there, and
@@ -320,7 +321,8 @@ def proven_verdict(
     Shared lines, a tip that lacks the removed lines or a high score only choose whom to
     replay; the replay decides. What it cannot show (another file, a copy, a re-indent, code
     rewritten since for another purpose) never turns. `may_supersede`: the candidate passes
-    the guards a rewrite needs before it can supersede (`detector.matcher.may_supersede`).
+    the guards a rewrite needs before it can supersede (`detector.matcher.may_supersede`);
+    `files_supersede`, those of a landing that created this change's new files otherwise.
     """
     if overriding_rule(signals, candidate_state, proof, query_state, direct_commit) is not None:
         return nearby(signals)
@@ -366,7 +368,22 @@ def proven_verdict(
         # It rewrote, its own way, most of the lines this change edits, for the same purpose,
         # and nothing of this change still applies on the branch: superseded by it.
         return "superseded"
+    if landed and created_the_same_files(proof, files_supersede):
+        # Most of this change is new files the landing created first at the same paths (the
+        # same page translated twice): adding them again would not apply.
+        return "superseded"
     return nearby(signals)
+
+
+def created_the_same_files(proof: Proof, files_supersede: bool) -> bool:
+    """Most of this change is new files that the landing created first, with lines of its
+    own, the guards of `files_supersede` hold, and the tip applies nothing of this change."""
+    replay, tip = proof.replay, proof.tip
+    if not (files_supersede and replay.created_the_files and tip is not None):
+        return False
+    if proof.carries_its_commits:
+        return False
+    return Leftover.of(replay, tip.replay, tip.gone).nothing_applies(replay)
 
 
 def _part_landed(signals: Signals, proof: Proof) -> Verdict:

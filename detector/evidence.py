@@ -79,6 +79,7 @@ class ChangeEvidence:
     # (by their new names or old ones), which every comparison of files is about.
     files: frozenset[str] = frozenset()
     old_paths: frozenset[str] = frozenset()  # the names its renamed files had
+    added_files: frozenset[str] = frozenset()  # of `files`, those it creates
     symbols: frozenset[tuple[str, str]] = frozenset()  # (path, qualified name)
     hunks: frozenset[int] = frozenset()
     issues: frozenset[str] = frozenset()
@@ -276,6 +277,9 @@ class Signals:
     port: bool = False  # for another branch than the candidate, and one says it ports a change
     takes_over: bool = False  # this change says it takes over the candidate ("Carry #N")
     taken_over: bool = False  # the candidate says it takes over this change
+    # Both create a file at the same path (not one every PR of a kind adds): the same page
+    # translated twice, the same module written twice. Worth a replay, whatever lines differ.
+    same_new_file: bool = False
     replayed: bool = False  # this change's hunks were replayed at the candidate
     replay_done: float = 0.0  # of the hunks that carry the change, the share the candidate did
     replay_complete: bool = False  # ...all of them

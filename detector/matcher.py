@@ -171,6 +171,7 @@ REPLAY_REASONS: tuple[tuple[str, Callable[[Finding], bool]], ...] = (
     ("removed lines", lambda f: f.signals.removed_in_candidate > 0),
     ("a tenth of the lines", lambda f: f.signals.query_coverage >= 0.1),
     ("file and code", lambda f: f.signals.file_overlap > 0 and f.signals.code_similarity >= 0.3),
+    ("the same new file", lambda f: f.signals.same_new_file),
 )
 
 
@@ -395,6 +396,7 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         query.change.state,
         direct,
         may_supersede=may_supersede(query, candidate),
+        files_supersede=may_supersede_by_files(query, candidate, replay),
     )
     score = finding.score
     if verdict == "already-merged":
@@ -442,12 +444,27 @@ SUPERSEDE_WINDOW = timedelta(days=183)  # "landed while it was open", without a 
 
 def may_supersede(query: Query, candidate: ChangeEvidence) -> bool:
     """The guards a landing that rewrote this change's lines must pass before it can
-    supersede it: a PR's own landing (not a merge that only brought the lines from another
-    branch), opened before this change or landed within about half a year of it being
-    opened (a rewrite years later is another purpose), at most ten times this change's size
-    (a rename, a reformat or a mass removal rewrites everything), and changing a definition
-    or a document section this change changes (a header naming only the enclosing module is
-    no shared place)."""
+    supersede it (`supersede_guards`), and changing a definition or a document section this
+    change changes (a header naming only the enclosing module is no shared place)."""
+    return supersede_guards(query, candidate) and bool(shared_places(query, candidate))
+
+
+def may_supersede_by_files(query: Query, candidate: ChangeEvidence, replay: Replay) -> bool:
+    """The guards a landing that created this change's new files otherwise must pass: those
+    of `supersede_guards`, and those files being most of the landing too (a page added
+    beside a large feature is that feature's, not a competing page)."""
+    created = sum(
+        h.created_otherwise for h in {h.path: h for h in replay.created_otherwise}.values()
+    )
+    theirs = candidate.lines_changed
+    return supersede_guards(query, candidate) and theirs is not None and 0 < theirs <= 2 * created
+
+
+def supersede_guards(query: Query, candidate: ChangeEvidence) -> bool:
+    """A PR's own landing (not a merge that only brought the lines from another branch),
+    opened before this change or landed within about half a year of it being opened (a
+    rewrite years later is another purpose), at most ten times this change's size (a rename,
+    a reformat or a mass removal rewrites everything)."""
     if candidate.state != "merged" or candidate.number is None:
         return False
     if _BRANCH_MERGE.match(candidate.title):
@@ -455,9 +472,9 @@ def may_supersede(query: Query, candidate: ChangeEvidence) -> bool:
     if not _opened_or_landed_in_time(query.change, candidate):
         return False
     ours, theirs = query.change.lines_changed, candidate.lines_changed
-    if not ours or theirs is None or theirs > SUPERSEDE_SIZE * ours:
+    if not ours or theirs is None:
         return False
-    return bool(shared_places(query, candidate))
+    return theirs <= SUPERSEDE_SIZE * ours
 
 
 def _opened_or_landed_in_time(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
@@ -1029,7 +1046,14 @@ def _superseded_reasons(other: str, replay: Replay, where: str) -> Iterable[str]
 
 def _superseded_by(other: str, replay: Replay, where: str, count: HunkCount) -> str:
     """Why a landing supersedes the change: it made most of it (the rest written otherwise
-    since), or it rewrote the lines the change edits, quoted with what it wrote there."""
+    since), it created the files the change creates, or it rewrote the lines the change
+    edits, quoted with what it wrote there."""
+    if replay.created_the_files and not replay.rewrote:
+        paths = list(dict.fromkeys(h.path for h in replay.created_otherwise))
+        return (
+            f"superseded by {other}: {other} already added {_and(paths)} with lines of its "
+            f"own (landed {replay.commit[:10]}): this change adds the same file(s) again"
+        )
     if replay.partial:
         return (
             f"superseded by {other}: replayed {where}, {count.done} of {count.total} hunk(s) "

@@ -299,6 +299,9 @@ class HunkReplay:
     # The candidate's replacement brings into a string a word this hunk brings into one (the
     # same message reworded, the same query extended): text that agrees on what they are for.
     words_agree: bool = False
+    # It creates its file, and the candidate created a file at the same path with other lines
+    # (the same page translated twice): how many lines the candidate's file has, else 0.
+    created_otherwise: int = 0
 
     @property
     def rewritten(self) -> bool:
@@ -443,6 +446,19 @@ class Replay:
         removed = sum(h.removed_lines for h in hunks)
         rewritten = sum(h.rewritten_lines for h in hunks if h.rewritten)
         return removed > 0 and 2 * rewritten >= removed
+
+    @property
+    def created_otherwise(self) -> tuple[HunkReplay, ...]:
+        """The hunks that create a file the candidate created at the same path, otherwise."""
+        return tuple(h for h in self.deciding if h.created_otherwise)
+
+    @property
+    def created_the_files(self) -> bool:
+        """Most of the change (more than half of its carrying lines) is new files that the
+        candidate created first at the same paths, with lines of its own."""
+        total = sum(h.weight for h in self.deciding)
+        created = sum(h.weight for h in self.created_otherwise)
+        return total > 0 and 2 * created > total
 
     @property
     def words_agree(self) -> bool:
@@ -890,6 +906,15 @@ def _replay_file(
             rewritten_lines=rewritten_lines,
             rewritten_as=rewritten_as,
             words_agree=words_agree,
+            created_otherwise=(
+                len(after.lines)
+                if file.status == "added"
+                and before is None
+                and after is not None
+                and not how
+                and not commonly_added(file.path)
+                else 0
+            ),
         )
         results.append((replayed, blocks, before, after))
     return results
@@ -2309,6 +2334,21 @@ def _rewrite(
     ours = _new_words(_literals(blocks.added), _literals(blocks.removed))
     theirs = _new_words(_literals(replacement), _literals(replaced))
     return touched, tuple(replacement), bool(ours & theirs)
+
+
+# Files that PRs of many kinds add alike: a package's `__init__.py`, a changelog fragment named
+# after its PR, a lock file. Two PRs adding one of them are not the same change.
+_COMMONLY_ADDED = re.compile(
+    r"(^|/)(__init__\.py|package-lock\.json|yarn\.lock|pnpm-lock\.yaml|poetry\.lock"
+    r"|Cargo\.lock|Gemfile\.lock|composer\.lock|go\.sum|uv\.lock|\.gitkeep|\.keep)$"
+    r"|(^|/)(changelog\.d|changes|newsfragments|\.changeset|changelogs/fragments)/",
+    re.IGNORECASE,
+)
+
+
+def commonly_added(path: str) -> bool:
+    """A file PRs of many kinds add alike (`__init__.py`, a lock file, a changelog fragment)."""
+    return bool(_COMMONLY_ADDED.search(path))
 
 
 def _literals(lines: Sequence[str]) -> list[str]:

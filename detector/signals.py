@@ -7,6 +7,7 @@ import re
 
 from detector.decide import THRESHOLDS
 from detector.evidence import OPEN_STATES, ChangeEvidence, LineWeights, Signals
+from detector.replay import commonly_added
 from detector.text import cosine
 
 # PR numbers: duplicates are mostly opened while the original is fresh. Proximity falls by this
@@ -72,6 +73,9 @@ def measure(
         port=is_port(query, candidate),
         takes_over=candidate.number is not None and candidate.number in query.takes_over,
         taken_over=query.number is not None and query.number in candidate.takes_over,
+        same_new_file=any(
+            not commonly_added(path) for path in query.added_files & candidate.added_files
+        ),
     )
 
 

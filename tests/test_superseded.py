@@ -250,3 +250,38 @@ def _pr(
         "baseRefName": "main",
         "author": {"login": f"contributor{number}"},
     }
+
+
+INTRO = "# Introduction\n\nprdup finds pull requests already done.\n\n    pip install prdup\n"
+OURS_ZH = "# 简介\n\nprdup 找出已经完成的拉取请求。\n\n    pip install prdup\n\n它还会给出理由。\n"
+THEIRS_ZH = (
+    "# 介绍\n\nprdup 会找到已经做完的 PR。\n\n    pip install prdup\n\n每个结论都附带证据。\n"
+)
+
+
+@pytest.mark.parametrize("beside", [None, "feature"], ids=["the-page-alone", "beside-a-feature"])
+def test_the_same_new_page_added_by_a_landed_pr_supersedes_it(
+    builder: RepoBuilder, beside: str | None
+):
+    """#40 translates the introduction into Chinese; #41, opened after it, translated the
+    same page its own way and landed first: #40 adds a file main already has, added there by
+    #41, and is superseded by it. Where #41's page came beside a feature many times its size,
+    the page is that feature's part, no competing translation: nothing decides."""
+    builder.commit("Add the introduction", {"docs/en/intro.md": INTRO})
+    builder.pr_branch(40, [("Translate the introduction", {"docs/zh/intro.md": OURS_ZH})])
+    theirs = {"docs/zh/intro.md": THEIRS_ZH}
+    if beside:
+        theirs["feature.py"] = "".join(f"def step_{n}():\n    return {n}\n\n\n" for n in range(20))
+    builder.pr_branch(41, [("Add a Chinese introduction", theirs)])
+    builder.merge_pr(41, how="squash")
+    index(builder.path)
+
+    code, out, err = run_cli(builder.path, "check", "--pr", "40", "--format", "json")
+    assert code in (0, 1), err
+    found = {f["pr"]: f for f in json.loads(out)["findings"]}
+    if beside:
+        assert found[41]["verdict"] == "overlap", found[41]
+        return
+    assert code == 1 and found[41]["verdict"] == "superseded", found[41]
+    said = " ".join(found[41]["reasons"])
+    assert "superseded by #41: #41 already added docs/zh/intro.md with lines of its own" in said

@@ -151,6 +151,7 @@ def query_from_change(
         kept=frozenset(kept),
         files=frozenset(f.path for f in change.files),
         old_paths=frozenset(f.old_path for f in change.files if f.old_path != f.path),
+        added_files=frozenset(f.path for f in change.files if f.status == "added"),
         symbols=frozenset((s.path, s.qualified) for s in symbols),
         hunks=frozenset(hunks),
         issues=frozenset(issues),
@@ -487,6 +488,7 @@ def load_evidence(
     by_file: dict[int, dict[int, list[list[int]]]] = defaultdict(dict)
     files: dict[int, set[str]] = defaultdict(set)
     old_paths: dict[int, set[str]] = defaultdict(set)
+    added_files: dict[int, set[str]] = defaultdict(set)
     symbols: dict[int, set[tuple[str, str]]] = defaultdict(set)
     hunks: dict[int, set[int]] = defaultdict(set)
     issues: dict[int, set[str]] = defaultdict(set)
@@ -526,12 +528,14 @@ def load_evidence(
         # With a query, only what could be shared with it is read: the signals are overlaps,
         # and a replay reads the query's files a candidate changed (by a new name or an old).
         only, params = _shared_only(shared_with, "path", lambda q: q.files | q.old_paths)
-        for cid, path, old_path in store.rows(
-            f"SELECT change_id, path, old_path FROM files WHERE change_id IN ({marks}) "
+        for cid, path, old_path, status in store.rows(
+            f"SELECT change_id, path, old_path, status FROM files WHERE change_id IN ({marks}) "
             f"AND status != 'ignored' {only}",
             [*chunk, *params],
         ):
             files[cid].add(path)
+            if status == "added":
+                added_files[cid].add(path)
             if old_path and old_path != path:
                 old_paths[cid].add(old_path)
         # A symbol is compared as (path, name): a name the query changes in another file
@@ -592,6 +596,7 @@ def load_evidence(
             kept=_kept(removed_in[cid], added_in[cid], by_file.get(cid)),
             files=frozenset(files[cid]),
             old_paths=frozenset(old_paths[cid]),
+            added_files=frozenset(added_files[cid]),
             symbols=frozenset(symbols[cid]),
             hunks=frozenset(hunks[cid]),
             issues=frozenset(issues[cid]),

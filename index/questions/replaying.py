@@ -312,10 +312,10 @@ class Replayer:
         proof = self._placed(candidate, before, after, result)
         # A landing that did a part, or rewrote the lines this change edits: what the rest is
         # on the branch's tip decides between partly done, done, superseded or no verdict.
-        turned_or_rewrote = result.partial or result.rewrote
+        turned_or_rewrote = result.partial or result.rewrote or result.created_the_files
         if candidate.state == "merged" and turned_or_rewrote and not proof.after_query:
             proof = replace(proof, tip=self._at_tip(result))
-        if candidate.state == "merged" and (result.complete or result.partial or result.rewrote):
+        if candidate.state == "merged" and (result.complete or turned_or_rewrote):
             reverted = self._reverted_since(after, result, candidate.number)
             if reverted is not None:
                 proof = replace(proof, reverted_by=reverted)
@@ -751,7 +751,7 @@ class Replayer:
             result.complete
             or result.partial
             or result.superseded
-            or (result.rewrote and candidate.state == "merged")
+            or ((result.rewrote or result.created_the_files) and candidate.state == "merged")
             or candidate.patch_id == self._patch_id
         ):
             return Proof(replay=result)
@@ -779,7 +779,9 @@ class Replayer:
             # same author, the same moment; reworded as they landed) is where this change
             # landed, recorded under another number.
             own_landing = self._lands_only_copies(before, after)
-        elif candidate.state == "merged" and (result.partial or result.rewrote):
+        elif candidate.state == "merged" and (
+            result.partial or result.rewrote or result.created_the_files
+        ):
             # The other way round: this branch carries copies of every commit the candidate
             # landed (built on a copy of its branch): what of this change it made is its own
             # work carried here, which supersedes nothing.
