@@ -271,7 +271,7 @@ def test_the_same_new_page_added_by_a_landed_pr_supersedes_it(
     builder.pr_branch(40, [("Translate the introduction", {"docs/zh/intro.md": OURS_ZH})])
     theirs = {"docs/zh/intro.md": THEIRS_ZH}
     if beside:
-        theirs["feature.py"] = "".join(f"def step_{n}():\n    return {n}\n\n\n" for n in range(20))
+        theirs["feature.py"] = "".join(f"def step_{n}():\n    return {n}\n\n\n" for n in range(10))
     builder.pr_branch(41, [("Add a Chinese introduction", theirs)])
     builder.merge_pr(41, how="squash")
     index(builder.path)
