@@ -268,28 +268,27 @@ def _partly_row(result: SweepResult, number: int, found: SweptFinding, links: _L
 
 
 def _partly_done(result: SweepResult, links: _Links) -> str:
-    partly = result.partly_done
-    if not partly:
-        return '<p class="empty">No open PR is partly done on the target.</p>'
-    rows = "".join(_partly_row(result, n, f, links) for n, f in partly)
-    return f"""<table class="partly listed sortable">
-  <thead><tr><th data-sort="num">open PR</th><th data-sort="text">title</th>
-    <th data-sort="num">partly done in</th><th data-sort="text">landing</th>
-    <th data-sort="num">done</th><th data-sort="text">still to do</th>
-    <th data-sort="text">evidence</th></tr></thead>
-  <tbody>{rows}</tbody>
-</table>"""
+    empty = "No open PR is partly done on the target."
+    return _landed_table(result, links, "partly", empty, "partly done in", "still to do")
 
 
 def _superseded(result: SweepResult, links: _Links) -> str:
-    superseded = result.superseded
-    if not superseded:
-        return '<p class="empty">No open PR is superseded by a landing.</p>'
-    rows = "".join(_partly_row(result, n, f, links) for n, f in superseded)
-    return f"""<table class="superseded listed sortable">
+    empty = "No open PR is superseded by a landing."
+    return _landed_table(result, links, "superseded", empty, "superseded by", "rest")
+
+
+def _landed_table(
+    result: SweepResult, links: _Links, name: str, empty: str, named: str, rest: str
+) -> str:
+    """The PRs of class `name` (partly done, or superseded) beside the landing each names."""
+    found = result.partly_done if name == "partly" else result.superseded
+    if not found:
+        return f'<p class="empty">{_e(empty)}</p>'
+    rows = "".join(_partly_row(result, n, f, links) for n, f in found)
+    return f"""<table class="{name} listed sortable">
   <thead><tr><th data-sort="num">open PR</th><th data-sort="text">title</th>
-    <th data-sort="num">superseded by</th><th data-sort="text">landing</th>
-    <th data-sort="num">done</th><th data-sort="text">rest</th>
+    <th data-sort="num">{_e(named)}</th><th data-sort="text">landing</th>
+    <th data-sort="num">done</th><th data-sort="text">{_e(rest)}</th>
     <th data-sort="text">evidence</th></tr></thead>
   <tbody>{rows}</tbody>
 </table>"""

@@ -64,9 +64,24 @@ def index(repo: Path, *flags: str) -> None:
 def rewritten_first(builder: RepoBuilder, theirs: str, title: str, more: dict | None = None) -> str:
     """#89 (`title`) rewrites the warning as `theirs` and lands; #90, from the same base, fixes
     the typo. Returns #89's landing commit."""
-    builder.commit("Add heartbeats", {"heartbeat.py": HEARTBEAT})
-    builder.pr_branch(89, [(title, {"heartbeat.py": heartbeat(theirs), **(more or {})})])
-    builder.pr_branch(90, [("Fix typo in heartbeat warning", {"heartbeat.py": heartbeat(FIXED)})])
+    files = {"heartbeat.py": (HEARTBEAT, heartbeat(theirs), heartbeat(FIXED))}
+    return landed_first(builder, files, title, "Fix typo in heartbeat warning", more)
+
+
+def landed_first(
+    builder: RepoBuilder,
+    files: dict[str, tuple[str, str, str]],
+    their_title: str,
+    our_title: str,
+    more: dict | None = None,
+) -> str:
+    """Each file (base, #89's version, #90's version) committed; #89 and #90 opened from that
+    base, and #89 landed first. Returns #89's landing commit; the index is not built."""
+    builder.commit("Add the files", {path: base for path, (base, _, _) in files.items()})
+    ours = {path: mine for path, (_, _, mine) in files.items()}
+    theirs = {path: other for path, (_, other, _) in files.items()}
+    builder.pr_branch(89, [(their_title, {**theirs, **(more or {})})])
+    builder.pr_branch(90, [(our_title, ours)])
     return builder.merge_pr(89, how="squash")
 
 
@@ -123,12 +138,10 @@ def test_a_message_reworded_with_the_words_of_this_one_is_superseded(builder: Re
         '        raise ValueError("bad port %d" % port)\n'
         "    return port\n"
     )
-    builder.commit("Add listen", {"server.py": port})
     theirs = port.replace('"bad port %d"', '"port %d out of range"')
     ours = port.replace('"bad port %d"', '"port %d not in the range 1-65535"')
-    builder.pr_branch(89, [("Explain the error on startup", {"server.py": theirs})])
-    builder.pr_branch(90, [("Say which ports are valid", {"server.py": ours})])
-    builder.merge_pr(89, how="squash")
+    files = {"server.py": (port, theirs, ours)}
+    landed_first(builder, files, "Explain the error on startup", "Say which ports are valid")
     index(builder.path)
 
     _, found = first_finding(builder.path, 90)
@@ -170,12 +183,12 @@ def test_a_rewrite_in_no_definition_both_change_supersedes_nothing(builder: Repo
     by #89 under a title alike, #90 is still only an overlap: a maintainer has no definition
     or section to check the two against."""
     messages = '"""Messages."""\n\nUNANSWERED = "Could not recieve the heartbeat from %s"\n'
-    builder.commit("Add messages", {"messages.py": messages})
     fixed = messages.replace("recieve", "receive")
     reworded = messages.replace("Could not recieve the heartbeat", "No heartbeat received")
-    builder.pr_branch(89, [("Fix the typo in the heartbeat message", {"messages.py": reworded})])
-    builder.pr_branch(90, [("Fix typo in heartbeat message", {"messages.py": fixed})])
-    builder.merge_pr(89, how="squash")
+    files = {"messages.py": (messages, reworded, fixed)}
+    landed_first(
+        builder, files, "Fix the typo in the heartbeat message", "Fix typo in heartbeat message"
+    )
     index(builder.path)
 
     code, found = first_finding(builder.path, 90)
