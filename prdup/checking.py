@@ -14,7 +14,7 @@ from typing import Any
 import git
 
 from detector.evidence import ChangeEvidence, Finding
-from detector.matcher import Query, match, settle, worth_replaying
+from detector.matcher import Query, match, settle, supersede_guards, worth_replaying
 from detector.model import Change, NotADiff
 from index.config import Settings
 from index.errors import (
@@ -337,7 +337,14 @@ def prove(
         shared = SharedReads(repo, memory=ReplayMemory(store))
     try:
         replayer = Replayer(repo, change, history, settings, store.landings.landed_patches, shared)
-        proofs = prove_all(replayer, [*chosen.values(), *unknown])
+        proofs = prove_all(
+            replayer,
+            [*chosen.values(), *unknown],
+            # A rewrite asks git for more only where it could supersede (its landing in time,
+            # of a size like this change's): most landings that rewrote an old PR's lines did
+            # so years later, or as part of a much larger change.
+            lambda candidate: supersede_guards(query, candidate),
+        )
         part = query.landed_in_part
         rest = replayer.rest_at_tip(part) if part is not None and part.rest_to_read else None
     finally:

@@ -295,8 +295,11 @@ class Replayer:
         # The PRs whose landing commit this change's own range holds (`Title (#M)`), once read.
         self._range_landings: set[int] | None = None
 
-    def prove(self, candidate: ChangeEvidence) -> Proof | None:
-        """Replay at the candidate: its landing for a merged one, its head for an open one."""
+    def prove(self, candidate: ChangeEvidence, may_supersede: bool = True) -> Proof | None:
+        """Replay at the candidate: its landing for a merged one, its head for an open one.
+        `may_supersede`: the guards a landing needs before its rewrite can supersede this
+        change hold for it (`detector.matcher.may_supersede`); else a rewrite alone asks git
+        nothing more (most landings that rewrote an old PR's lines since fail them)."""
         span = self._span(candidate)
         if span is None:
             return None
@@ -309,10 +312,11 @@ class Replayer:
         listed = bool(touched or candidate.file_count)
         files = [f for f in self._files if not listed or f.path in touched or f.old_path in touched]
         result = self._replayed(files, before, after)
-        proof = self._placed(candidate, before, after, result)
+        rewrote = may_supersede and (result.rewrote or result.created_the_files)
+        proof = self._placed(candidate, before, after, result, rewrote)
         # A landing that did a part, or rewrote the lines this change edits: what the rest is
         # on the branch's tip decides between partly done, done, superseded or no verdict.
-        turned_or_rewrote = result.partial or result.rewrote or result.created_the_files
+        turned_or_rewrote = result.partial or rewrote
         if candidate.state == "merged" and turned_or_rewrote and not proof.after_query:
             proof = replace(proof, tip=self._at_tip(result))
         if candidate.state == "merged" and (result.complete or turned_or_rewrote):
@@ -742,7 +746,14 @@ class Replayer:
             return candidate.base_commit, candidate.head_commit
         return None
 
-    def _placed(self, candidate: ChangeEvidence, before: str, after: str, result: Replay) -> Proof:
+    def _placed(
+        self,
+        candidate: ChangeEvidence,
+        before: str,
+        after: str,
+        result: Replay,
+        rewrote: bool = False,
+    ) -> Proof:
         """Ancestry matters only where the replay turned: ask git only then. `before..after` is
         the candidate's change as it was replayed (`_span`)."""
         history = self._history
@@ -751,7 +762,7 @@ class Replayer:
             result.complete
             or result.partial
             or result.superseded
-            or ((result.rewrote or result.created_the_files) and candidate.state == "merged")
+            or (rewrote and candidate.state == "merged")
             or candidate.patch_id == self._patch_id
         ):
             return Proof(replay=result)
@@ -779,9 +790,7 @@ class Replayer:
             # same author, the same moment; reworded as they landed) is where this change
             # landed, recorded under another number.
             own_landing = self._lands_only_copies(before, after)
-        elif candidate.state == "merged" and (
-            result.partial or result.rewrote or result.created_the_files
-        ):
+        elif candidate.state == "merged" and (result.partial or rewrote):
             # The other way round: this branch carries copies of every commit the candidate
             # landed (built on a copy of its branch): what of this change it made is its own
             # work carried here, which supersedes nothing.
@@ -1404,12 +1413,17 @@ def _lines(data: bytes | str) -> list[str]:
     return text.splitlines()
 
 
-def prove_all(replayer: Replayer, candidates: Iterable[ChangeEvidence]) -> dict[str, Proof]:
-    """Proofs by candidate key, for those that could be replayed."""
+def prove_all(
+    replayer: Replayer,
+    candidates: Iterable[ChangeEvidence],
+    may_supersede: Callable[[ChangeEvidence], bool] = lambda _: True,
+) -> dict[str, Proof]:
+    """Proofs by candidate key, for those that could be replayed; `may_supersede` says of a
+    candidate whether its rewrite of this change's lines could supersede it."""
     proofs: dict[str, Proof] = {}
     landed: list[ChangeEvidence] = []
     for candidate in candidates:
-        proof = replayer.prove(candidate)
+        proof = replayer.prove(candidate, may_supersede(candidate))
         if proof is not None:
             proofs[candidate.key] = proof
             if candidate.state == "merged" and proof.replay.complete:
