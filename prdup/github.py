@@ -105,6 +105,9 @@ class CacheEntry:
     key: str
     size_bytes: int
     created_at: str | None
+    # The ref it was saved under: its scope. A run reads the entries of its own ref and of
+    # the default branch; under pull_request_target a backport PR's run saves under its base.
+    ref: str | None = None
 
 
 class GitHubError(PrdupError):
@@ -560,6 +563,7 @@ class GitHubClient:
                         key=str(item["key"]),
                         size_bytes=int(item.get("size_in_bytes") or 0),
                         created_at=item.get("created_at"),
+                        ref=item.get("ref"),
                     )
                     for item in listed
                     if str(item.get("key", "")).startswith(prefix)
@@ -568,11 +572,19 @@ class GitHubClient:
                     break
         return entries
 
-    def delete_cache_entry(self, entry_id: int) -> None:
-        with self._errors(f"cache entry {entry_id} of {self.repo}", action="deleting"):
-            self._repo.requester.requestJsonAndCheck(
-                "DELETE", f"{self._repo.url}/actions/caches/{entry_id}"
-            )
+    def delete_cache_entry(self, entry_id: int) -> bool:
+        """Delete one entry; False where it was gone already (another run deleted it first:
+        its 404 is the same outcome, not an error)."""
+        try:
+            with self._errors(f"cache entry {entry_id} of {self.repo}", action="deleting"):
+                self._repo.requester.requestJsonAndCheck(
+                    "DELETE", f"{self._repo.url}/actions/caches/{entry_id}"
+                )
+        except GitHubError as error:
+            if error.status == 404:
+                return False
+            raise
+        return True
 
     # ------------------------------------------------------------------ issues (the dashboard)
 

@@ -128,8 +128,9 @@ class FakeGitHub:
         self.issues: dict[int, dict[str, Any]] = {}
         # Check runs created (POST .../check-runs bodies, with their ids).
         self.check_runs: list[dict[str, Any]] = []
-        # The Actions cache: {"id", "key", "size_in_bytes", "created_at"}, oldest first.
+        # The Actions cache: {"id", "key", "size_in_bytes", "ref", "created_at"}, oldest first.
         self.caches: list[dict[str, Any]] = []
+        self._caches_made = 0
         self._next_comment_id = 1001
         self._lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
@@ -221,8 +222,14 @@ class FakeGitHub:
             self.pulls[number] = pull
         return pull
 
-    def add_cache(self, key: str, size: int = 94_000_000) -> dict[str, Any]:
-        entry = {"id": 700 + len(self.caches), "key": key, "size_in_bytes": size}
+    def add_cache(
+        self, key: str, size: int = 94_000_000, ref: str = "refs/heads/main"
+    ) -> dict[str, Any]:
+        """An entry saved under `ref` (its scope), as GitHub lists it; ids grow, as GitHub's."""
+        with self._lock:
+            number = 700 + self._caches_made
+            self._caches_made += 1
+        entry = {"id": number, "key": key, "size_in_bytes": size, "ref": ref}
         self.caches.append({**entry, "created_at": _now()})
         return entry
 
