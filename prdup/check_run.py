@@ -56,11 +56,18 @@ def check_run_report(
     change: Change | None,
     fail_on: Collection[str],
     summary: str | None,
+    shown: Sequence[Finding] = (),
 ) -> CheckRunReport:
-    """The check run for a PR's reported findings; `summary` is the comment's markdown."""
+    """The check run for a PR's reported findings; `summary` is the comment's markdown.
+    `shown`: every finding at or above the threshold, those that decide nothing included (as
+    `check` shows them): what `fail_on` is read against, so `overlap` or `related` can fail
+    the run as they fail `check`, though the comment reports only what decides."""
+    failing = next((f for f in (*findings, *shown) if f.verdict in fail_on), None)
     if not findings:
+        if failing is not None:
+            title = one_line(headline(failing), MAX_TITLE)
+            return CheckRunReport("failure", title, f"{title}: `fail-on` names {failing.verdict}")
         return CheckRunReport("success", "Nothing earlier covers this change", "")
-    failing = any(finding.verdict in fail_on for finding in findings)
     annotations: list[Annotation] = []
     for finding in findings:
         title = one_line(f"prdup: {headline(finding)}", MAX_TITLE)
@@ -71,7 +78,7 @@ def check_run_report(
                     Annotation(region.path, region.start, region.end, title, message or title)
                 )
     return CheckRunReport(
-        "failure" if failing else "neutral",
+        "failure" if failing is not None else "neutral",
         one_line(headline(findings[0]), MAX_TITLE),
         summary or "",
         tuple(annotations),

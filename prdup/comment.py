@@ -492,7 +492,8 @@ def _publish_check_run(
     """The check run on the PR's head; returns its conclusion, or why it could not be made."""
     from prdup.check_run import CHECK_NAME, check_run_report
 
-    report = check_run_report(reported, result.change, settings.fail_on, body)
+    shown = [f for f in result.findings if f.score >= settings.min_score]
+    report = check_run_report(reported, result.change, settings.fail_on, body, shown)
     output = {
         "title": report.title,
         "summary": report.summary or report.title,

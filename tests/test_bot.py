@@ -8,6 +8,7 @@ PR 22 only touches the docs.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -217,6 +218,42 @@ def test_a_check_run_on_the_prs_head_annotates_its_lines_and_fails_only_when_ask
     )
     assert comment_on_pull(client, 22, story.path, db_path, check_run=True).check_run == "success"
     assert [r["conclusion"] for r in server.check_runs] == ["failure", "neutral", "success"]
+
+
+def test_fail_on_overlap_fails_the_check_run_though_no_comment_is_posted(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, client: GitHubClient
+):
+    """#23 rewrites the same flag read another way, logging it: an overlap with #20 and #21,
+    which the comment never reports (it decides nothing). A maintainer who asks the action
+    to fail on overlaps gets a failing check run, as `check --fail-on overlap` fails."""
+    from index.config import Settings
+
+    logged = PIPELINE.replace(
+        LEGACY, "        self.log.info('offload: %s', config.enable_cpu_offload)\n" + LEGACY
+    ).replace(LEGACY, "        if getattr(config, 'enable_cpu_offload', False):\n")
+    story.pr_branch(23, [("Log and guard the offload flag", {"pipeline.py": logged})])
+    server.add_pull(23, author="dave")
+    index(story, db_path)
+    server.pulls[23]["head_sha"] = story.head("refs/pull/23/head")
+    code, out, _ = run_cli(
+        story.path,
+        "check",
+        "--pr",
+        "23",
+        "--db",
+        str(db_path),
+        "--fail-on",
+        "overlap",
+        "--format",
+        "json",
+    )
+    verdicts = {f["verdict"] for f in json.loads(out)["findings"] if f["score"] >= 0.7}
+    assert code == 1 and verdicts == {"overlap"}, out
+
+    asked = Settings(fail_on=("overlap",))
+    run = comment_on_pull(client, 23, story.path, db_path, asked, check_run=True)
+    assert run.body is None and run.check_run == "failure", run
+    assert comment_on_pull(client, 23, story.path, db_path, check_run=True).check_run == "success"
 
 
 def test_without_checks_write_the_comment_is_posted_and_the_run_says_why(
