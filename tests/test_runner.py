@@ -236,7 +236,8 @@ def test_the_sweep_workflow_runs_on_a_schedule_and_by_hand():
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
     assert triggers["schedule"] and all("cron" in entry for entry in triggers["schedule"])
     assert "workflow_dispatch" in triggers
-    assert workflow["permissions"] == {
+    assert workflow["permissions"] == {}  # the job names the least it needs
+    assert workflow["jobs"]["sweep"]["permissions"] == {
         "contents": "read",
         "pull-requests": "read",
         "issues": "write",
@@ -510,6 +511,19 @@ def test_a_command_runs_the_bot_for_a_maintainer_and_the_answer_for_anyone_else(
         "event": {"action": "opened", "pull_request": {"number": 21, "state": "open"}},
     }
     assert _jobs_that_run(opened) == {"prdup"}
+
+
+def test_each_job_names_the_least_it_needs_and_the_workflow_grants_nothing():
+    """Write permissions at the workflow level reach every job (zizmor: excessive
+    permissions); each job names its own instead."""
+    workflow = _workflow()
+    assert workflow["permissions"] == {}
+    assert workflow["jobs"]["prdup"]["permissions"] == {
+        "contents": "read",
+        "pull-requests": "write",
+        "checks": "write",
+        "actions": "write",
+    }
 
 
 def test_the_answer_job_holds_nothing_but_a_token_that_may_comment():
