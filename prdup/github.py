@@ -15,8 +15,11 @@ mounted on the HTTP session), configured with:
   limit"); with ``max_wait_seconds`` below that they raise :class:`RateLimited` at once.
 
 :class:`_Retry` extends GithubRetry only where it stops short: GitHub may also answer 429
-(GithubRetry inspects 403 only), ``Retry-After`` must respect the same cap, and a POST that failed
-with 5xx is not repeated (creating a comment twice is worse than reporting the error).
+(GithubRetry inspects 403 only), and ``Retry-After`` must respect the same cap. A POST that GitHub
+answered with 5xx is retried like any request: GitHub may have made the comment all the same, and
+the bot's next run hides such a twin (`prdup.comment`), where a red job on a contributor's PR
+helps nobody. A write that still fails with 5xx is :class:`GitHubUnavailable`: resumable, as a
+rate limit is (exit 3, a green step; the next run does it).
 """
 
 from __future__ import annotations
@@ -122,6 +125,13 @@ class WriteForbidden(GitHubError):
     """GitHub refused a write (403): a read-only token, e.g. a fork's PR under `pull_request`."""
 
 
+class GitHubUnavailable(GitHubError):
+    """A write GitHub kept answering with 5xx, retries and all: nothing of this run is lost
+    (what the index recorded stays), and the next run makes the write."""
+
+    resumable = True
+
+
 class RateLimited(GitHubError):
     """The API rate limit is exhausted and resets later than prdup is willing to wait."""
 
@@ -149,12 +159,7 @@ def _reset_backoff(headers: Any) -> float | None:
 
 
 class _Retry(GithubRetry):
-    """GithubRetry plus 429 handling, a capped ``Retry-After`` and no 5xx retry of POST."""
-
-    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
-        if method and method.upper() == "POST" and status_code >= 500:
-            return False
-        return super().is_retry(method, status_code, has_retry_after)
+    """GithubRetry plus 429 handling and a capped ``Retry-After``."""
 
     def increment(  # type: ignore[override]
         self,
@@ -692,10 +697,14 @@ class GitHubClient:
             hint = "" if self.authenticated else "; private repositories need GITHUB_TOKEN"
             raise fail(f"{what} not found on {self.base_url} (404){hint}") from None
         if isinstance(status, int) and status >= 500:
-            raise fail(
+            text = (
                 f"GitHub server error {status} while {action} {what}"
                 f" (gave up after {self.retries} retries)"
-            ) from None
+            )
+            if action != "reading":
+                # A write: the next run makes it (the index keeps what this one recorded).
+                raise GitHubUnavailable(self._scrub(text), status=status) from None
+            raise fail(text) from None
         raise fail(f"GitHub refused {action} {what} ({status}{detail})") from None
 
     def _rate_limited(self, exc: GithubException) -> RateLimited:

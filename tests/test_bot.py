@@ -466,6 +466,27 @@ def in_actions(server: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     return summary
 
 
+def test_a_comment_github_keeps_failing_with_5xx_stops_the_run_green(
+    story: RepoBuilder, db_path: Path, server: FakeGitHub, in_actions: Path
+):
+    """GitHub answers every POST of the comment with 503: retries spent, the run stops as
+    on a rate limit (exit 3, which the action reads as green), says so in the job summary,
+    and the next run, GitHub back, posts the comment."""
+    index(story, db_path)
+    server.pulls[21]["head_sha"] = story.head("refs/pull/21/head")
+    comments = "/repos/octo/demo/issues/21/comments"
+    server.fail(comments, 503, method="POST", times=None)
+
+    code, _, err = _post(story.path, db_path, 21)
+
+    assert code == 3, err
+    assert "prdup: stopped:" in err and "server error 503" in err
+    assert "stopped:" in in_actions.read_text()
+    server.clear_faults()
+    code, _, err = _post(story.path, db_path, 21)
+    assert code == 0 and len(server.comments_on(21)) == 1, err
+
+
 def test_normal_situations_never_fail_the_job(
     story: RepoBuilder, db_path: Path, server: FakeGitHub, in_actions: Path
 ):

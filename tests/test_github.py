@@ -12,6 +12,7 @@ from prdup.github import (
     Comment,
     GitHubClient,
     GitHubError,
+    GitHubUnavailable,
     PullRequestMeta,
     RateLimited,
     WriteForbidden,
@@ -240,14 +241,29 @@ def test_persistent_5xx_gives_up_after_retries(server: FakeGitHub) -> None:
     assert len(server.requests_to(f"{PULLS}/1")) == 3  # first try + 2 retries
 
 
-def test_failed_post_is_not_repeated(server: FakeGitHub) -> None:
+def test_a_post_answered_502_is_retried_and_made(server: FakeGitHub) -> None:
+    """A comment GitHub answered with 502 is posted again after a backoff (were the first made
+    after all, the bot's next run hides the twin): no red job on a contributor's PR."""
     server.add_pull(1)
     server.fail("/repos/octo/demo/issues/1/comments", 502, method="POST")
 
-    with pytest.raises(GitHubError, match="server error 502"):
-        client(server).create_comment(1, "hello")
+    client(server).create_comment(1, "hello")
 
-    assert len(server.requests_to(method="POST")) == 1
+    assert [r.status for r in server.requests_to(method="POST")] == [502, 201]
+    assert [c["body"] for c in server.comments_on(1)] == ["hello"]
+
+
+def test_a_write_that_keeps_failing_with_5xx_is_resumable(server: FakeGitHub) -> None:
+    """Retries spent, a write's 5xx stops the run as a rate limit does (exit 3, green); a
+    read's stays an error."""
+    server.add_pull(1)
+    server.fail("/repos/octo/demo/issues/1/comments", 503, method="POST", times=None)
+
+    with pytest.raises(GitHubUnavailable, match="server error 503") as info:
+        client(server, retries=2).create_comment(1, "hello")
+
+    assert info.value.resumable
+    assert len(server.requests_to(method="POST")) == 3  # the first try and 2 retries
 
 
 def test_rate_limit_resetting_soon_waits_and_succeeds(server: FakeGitHub) -> None:
