@@ -339,6 +339,24 @@ def test_secondary_rate_limit_with_long_retry_after_raises(server: FakeGitHub) -
     assert 590 <= info.value.reset_at - time.time() <= 610
 
 
+def test_a_comment_under_a_secondary_rate_limit_waits_or_stops_resumably(
+    server: FakeGitHub,
+) -> None:
+    """A write GitHub slows down (a secondary limit, `Retry-After: 1`) is made after the wait;
+    one told to wait past the cap stops as a rate limit does (resumable: exit 3, green)."""
+    server.add_pull(1)
+    comments = "/repos/octo/demo/issues/1/comments"
+    server.secondary_rate_limit(comments, retry_after=1)
+    client(server, max_wait_seconds=10).create_comment(1, "hello")
+    assert [r.status for r in server.requests_to(method="POST")] == [403, 201]
+
+    server.secondary_rate_limit(comments, retry_after=600, times=None)
+    with pytest.raises(RateLimited) as info:
+        client(server, max_wait_seconds=10).create_comment(1, "again")
+    assert info.value.resumable
+    assert [c["body"] for c in server.comments_on(1)] == ["hello"]
+
+
 def test_404_is_a_not_found_error(server: FakeGitHub) -> None:
     with pytest.raises(GitHubError) as info:
         client(server).pull(999)
