@@ -378,12 +378,7 @@ def proven_verdict(
 def created_the_same_files(proof: Proof, files_supersede: bool) -> bool:
     """Most of this change is new files that the landing created first, with lines of its
     own, the guards of `files_supersede` hold, and the tip applies nothing of this change."""
-    replay, tip = proof.replay, proof.tip
-    if not (files_supersede and replay.created_the_files and tip is not None):
-        return False
-    if proof.carries_its_commits:
-        return False
-    return Leftover.of(replay, tip.replay, tip.gone).nothing_applies(replay)
+    return files_supersede and proof.replay.created_the_files and _nothing_left(proof)
 
 
 def _part_landed(signals: Signals, proof: Proof) -> Verdict:
@@ -407,7 +402,7 @@ def _part_landed(signals: Signals, proof: Proof) -> Verdict:
             # is left to apply, and a maintainer closes it as superseded; with a smaller part
             # landed, whether the rest is still wanted is for a maintainer to read.
             return "superseded" if most else nearby(signals)
-        if left.gone and most and replay.done_share >= THRESHOLDS.contained:
+        if left.gone and most and replay.done_share >= THRESHOLDS.contained:  # 70%
             # The rest is only in files the branch deleted since, and the landing holds the
             # change as "contained" means (70%): nothing is left to do. Less, and the rest is
             # work of its own that had nowhere to go (ansible #6162's security groups, beside
@@ -430,17 +425,24 @@ def rewritten_for_the_same_purpose(signals: Signals, proof: Proof, may_supersede
     """The landing rewrote at least half of the lines this change removes (exact lines, at
     their place, where they still were just before it), text agrees on the purpose (a word
     this change brings into a string is in the landing's new strings there, or the titles
-    and descriptions are alike), the guards
-    of `may_supersede` hold, and the branch's tip applies nothing of this change: every
-    carrying hunk is done, on the tip, rewritten there or in a file gone."""
-    replay, tip = proof.replay, proof.tip
-    if not (may_supersede and replay.rewrote and tip is not None):
+    and descriptions are alike), the guards of `may_supersede` hold, and the tip applies
+    nothing of this change (`_nothing_left`)."""
+    replay = proof.replay
+    if not (may_supersede and replay.rewrote):
         return False
-    if proof.carries_its_commits:
-        return False  # the rewrite is the candidate's commit carried on this branch
     if not (replay.words_agree or signals.text_similarity >= THRESHOLDS.agreeing_text):
         return False
-    return Leftover.of(replay, tip.replay, tip.gone).nothing_applies(replay)
+    return _nothing_left(proof)
+
+
+def _nothing_left(proof: Proof) -> bool:
+    """The branch's tip applies nothing of this change (every carrying hunk done, on the tip,
+    rewritten there or in a file gone), and what the landing made is not its own commits
+    carried on this change's branch."""
+    tip = proof.tip
+    if tip is None or proof.carries_its_commits:
+        return False
+    return Leftover.of(proof.replay, tip.replay, tip.gone).nothing_applies(proof.replay)
 
 
 def revised_by_author(signals: Signals, proof: Proof) -> bool:
