@@ -574,13 +574,8 @@ def _landed_first(finding: Finding) -> tuple[int, float]:
     landed = finding.candidate.merged_at if finding.decides else None
     if not landed:
         return (finding.decides, 0.0)
-    try:
-        when = datetime.fromisoformat(landed)
-    except ValueError:
-        return (1, 0.0)
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return (0, when.timestamp())
+    when = _when(landed)
+    return (1, 0.0) if when is None else (0, when.timestamp())
 
 
 def _rest_rewritten(proof: Proof, verdict: str, overridden: bool) -> bool:
