@@ -225,6 +225,15 @@ SPANS_SHOWN = 6  # line spans of one file a partly done PR still has to do (JSON
 FILES_SHOWN = 6
 
 
+def _shares(found: SweptFinding) -> str:
+    """What a related PR shares, where a score would read as the odds of a duplicate."""
+    from prdup.render import shared_in_words
+
+    return shared_in_words(
+        found.shared_removed, found.shared_added, found.shared_files, found.shared_symbols
+    )
+
+
 def says(found: SweptFinding) -> str:
     """ "covered by #31", "already done by commit 0123456789": the answer in words."""
     words = SAYS.get(found.verdict, found.verdict.replace("-", " "))
@@ -314,7 +323,7 @@ def to_text(result: SweepResult) -> str:
     related = result.related
     if related:
         shown = ", ".join(
-            f"#{number} {says(found)} ({found.score:.2f})"
+            f"#{number} {says(found)} ({_shares(found)})"
             for number, found in related[:RELATED_LISTED]
         )
         more = (
@@ -394,14 +403,14 @@ def to_markdown(result: SweepResult) -> str:
             "",
             f"<details><summary>Related work (no claim): {len(related)} PR(s)</summary>",
             "",
-            "| PR | verdict | to | score | title |",
+            "| PR | verdict | to | shares | title |",
             "|---|---|---|---|---|",
         ]
         for number, found in related:
             pull = result.pulls.get(number)
             lines.append(
                 f"| #{number} | {inline(found.verdict, 40)} | {_md_pr(found.pr, found)} "
-                f"| {found.score:.2f} | {inline(pull.marked_title if pull else '')} |"
+                f"| {inline(_shares(found), 120)} | {inline(pull.marked_title if pull else '')} |"
             )
         lines += ["", "</details>"]
     return "\n".join(lines)

@@ -100,6 +100,31 @@ def _describe(info: QueryInfo) -> str:
     return f"the patch{against}"
 
 
+def shared_in_words(
+    removed: Sequence[str], added: Sequence[str], files: Sequence[str], symbols: Sequence[str]
+) -> str:
+    """What a finding that decides nothing shares, in place of a score that would read as the
+    odds of a duplicate: "shares lines in parse", "the same code: parse", "the same file: a.py"."""
+    where = f" in {symbols[0]}" if symbols else ""
+    if removed or added:
+        return f"shares lines{where}"
+    if symbols:
+        return f"the same code: {symbols[0]}"
+    if files:
+        more = f" and {len(files) - 1} more" if len(files) > 1 else ""
+        return f"the same file: {files[0]}{more}"
+    return "related text"
+
+
+def _standing(finding: Finding) -> str:
+    """A deciding finding's score; what a finding that decides nothing shares."""
+    if finding.decides:
+        return f"score {finding.score:.2f}"
+    return shared_in_words(
+        finding.shared_removed, finding.shared_added, finding.shared_files, finding.shared_symbols
+    )
+
+
 def to_text(info: QueryInfo, findings: Sequence[Finding]) -> str:
     """For a terminal: PR text (titles, reasons, lines) loses its escape sequences."""
     size = f"{info.files} file(s), +{info.added} -{info.removed}"
@@ -111,7 +136,7 @@ def to_text(info: QueryInfo, findings: Sequence[Finding]) -> str:
         title = shown_title(candidate.title, candidate.title_from_commit)
         lines.append(
             f"{terminal(headline(finding))}  [{terminal(candidate.state)}, "
-            f"score {finding.score:.2f}]" + (f"  {terminal(title)}" if title else "")
+            f"{terminal(_standing(finding))}]" + (f"  {terminal(title)}" if title else "")
         )
         lines.extend(f"  - {terminal(reason)}" for reason in finding.reasons)
         for text in finding.shared_removed[:3]:

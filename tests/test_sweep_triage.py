@@ -257,11 +257,16 @@ def test_every_format_lists_the_classes_in_the_same_order(triage: RepoBuilder, t
 
 def test_related_work_is_listed_last_and_folded(triage: RepoBuilder, tmp_path: Path):
     """#31's own answer is an overlap with #30 (it does more than #30): no claim, so it is
-    related work: a count and a short list in text, a folded section in markdown and HTML."""
+    related work: a count and a short list in text, a folded section in markdown and HTML.
+    What it shares is said, not a score that would read as the odds of a duplicate (1.00)."""
     data = sweep_json(triage.path)
     assert [(r["pr"], r["to"], r["verdict"]) for r in data["related"]] == [(31, 30, "overlap")]
     _, text, _ = run_cli(triage.path, "sweep", "--exit-zero")
-    assert text.splitlines()[-1] == "Related work (no claim), 1 PR(s): #31 overlaps #30 (1.00)"
+    assert text.splitlines()[-1] == (
+        "Related work (no claim), 1 PR(s): #31 overlaps #30 (shares lines in load_x)"
+    )
+    _, checked, _ = run_cli(triage.path, "check", "--pr", "31")
+    assert "Overlaps #30  [unmerged, shares lines in load_x]" in checked, checked
     _, markdown, _ = run_cli(triage.path, "sweep", "--format", "markdown", "--exit-zero")
     folded = markdown[markdown.index("<details>") :]
     assert folded.startswith("<details><summary>Related work (no claim): 1 PR(s)</summary>")
