@@ -282,6 +282,9 @@ def to_text(result: SweepResult) -> str:
                 f"  #{done.pr} done by {terminal(where)}, score {done.score:.2f}"
                 + _pr_title(result, done.pr)
             )
+            if found is not None and found.remaining:
+                # Its tests or docs the landing lacks: real, and easy to close away unread.
+                lines.append(f"    still to do: {terminal(_remaining(found))}")
     if result.superseded:
         lines += [
             "",
@@ -343,13 +346,16 @@ def to_markdown(result: SweepResult) -> str:
     lines = [f"**prdup sweep**: {summary_line(result)}"]
     if result.already_done:
         lines += ["", "### Already done on the target: can be closed", ""]
-        lines += ["| PR | done by | landing | score | title |", "|---|---|---|---|---|"]
+        lines += ["| PR | done by | landing | score | still to do | title |"]
+        lines += ["|---|---|---|---|---|---|"]
         for done in result.already_done:
             pull = result.pulls.get(done.pr)
+            found = result.answer(done.pr)
             commit = f"`{done.commit[:10]}`" if done.commit and done.by is not None else ""
+            rest = inline(_remaining(found), 300) if found is not None and found.remaining else ""
             lines.append(
-                f"| #{done.pr} | {_md_pr(done.by, result.answer(done.pr))} | {commit} "
-                f"| {done.score:.2f} | {inline(pull.marked_title if pull else '')} |"
+                f"| #{done.pr} | {_md_pr(done.by, found)} | {commit} | {done.score:.2f} "
+                f"| {rest} | {inline(pull.marked_title if pull else '')} |"
             )
     if result.superseded:
         lines += ["", "### Superseded: a landing rewrote their lines; close, or rebase", ""]

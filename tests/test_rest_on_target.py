@@ -473,6 +473,31 @@ def test_a_rest_only_in_a_folder_main_removed_beside_most_of_it_landed_is_no_res
     assert any("no longer has (nothing to apply): examples/mean.py" in r for r in landed["reasons"])
 
 
+def test_an_already_done_prs_own_test_is_still_to_do_in_every_sweep_format(
+    builder: RepoBuilder,
+):
+    """#62 rounds `mean` and adds its test; #63 landed the rounding alone: #62 is already done,
+    and its test is still to do. The sweep's text and markdown say so on #62's line, where a
+    maintainer closing already done PRs reads it (it was only in the JSON and in `check`)."""
+    builder.commit("Add stats", {"stats.py": STATS})
+    base = builder.head()
+    test = "from stats import mean\n\n\ndef test_mean_is_rounded():\n    assert mean([1])\n"
+    both = {"stats.py": rounded(STATS, "mean"), "tests/test_stats.py": test}
+    builder.pr_branch(62, [("Round the mean, with a test", both)])
+    builder.pr_branch(63, [("Round", {"stats.py": rounded(STATS, "mean")})], start=base)
+    builder.merge_pr(63, how="squash")
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+
+    assert check_first(builder.path, 62)["verdict"] == "already-merged"
+    code, text, err = run_cli(builder.path, "sweep", "--exit-zero")
+    assert code == 0, err
+    assert "#62 done by #63" in text
+    assert "    still to do: tests/test_stats.py (new file, lines 1-5)" in text, text
+    code, markdown, err = run_cli(builder.path, "sweep", "--format", "markdown", "--exit-zero")
+    assert "| tests/test\\_stats.py (new file, lines 1-5) |" in markdown, markdown
+
+
 def test_a_note_main_rewrote_since_is_named_apart_from_what_is_still_to_do(builder: RepoBuilder):
     """#70 rounds `mean`, checks `spread`'s input and says so in the README; #71 landed the
     rounding, and main rewrote the README line #70 edits since. The code decides: partly done
