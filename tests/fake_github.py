@@ -24,6 +24,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
+from prdup.github import GitHubClient
+
 DOCS = "https://docs.github.com/rest"
 RATE_LIMIT_MESSAGE = (
     "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get "
@@ -836,3 +838,16 @@ def fake_github() -> Iterator[FakeGitHub]:
         yield server
     finally:
         server.stop()
+
+
+def quick_client(server: FakeGitHub, repo: str, token: str) -> GitHubClient:
+    """A client of the fake server that neither paces its requests nor waits long between
+    retries: what the bot's tests need (pacing and backoff have tests of their own)."""
+    return GitHubClient(
+        repo,
+        token=token,
+        base_url=server.url,
+        backoff_factor=0.01,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
+    )

@@ -35,7 +35,7 @@ from prdup.comment import (
 )
 from prdup.github import Comment, GitHubClient
 from prdup.github_import import import_metadata, watermark_key
-from tests.fake_github import FakeGitHub
+from tests.fake_github import FakeGitHub, quick_client
 from tests.repo_builder import RepoBuilder, run_cli
 
 TOKEN = "ghp_botTOKENvalue0123456789abcdef"
@@ -105,14 +105,7 @@ def server(fake_github: FakeGitHub) -> FakeGitHub:
 
 @pytest.fixture
 def client(server: FakeGitHub) -> GitHubClient:
-    return GitHubClient(
-        REPO,
-        token=TOKEN,
-        base_url=server.url,
-        backoff_factor=0.01,
-        seconds_between_requests=None,
-        seconds_between_writes=None,
-    )
+    return quick_client(server, REPO, TOKEN)
 
 
 def index(builder: RepoBuilder, db_path: Path) -> None:

@@ -12,22 +12,20 @@ import pytest
 
 from prdup.ci_cache import prune_superseded, superseded_by
 from prdup.github import GitHubClient
-from tests.fake_github import FakeGitHub
+from tests.fake_github import FakeGitHub, quick_client
 from tests.test_bot import REPO, TOKEN
 
 PREFIX = f"prdup-index-{REPO}-"
 
 
 @pytest.fixture
-def client(fake_github: FakeGitHub) -> GitHubClient:
-    return GitHubClient(
-        REPO,
-        token=TOKEN,
-        base_url=fake_github.url,
-        backoff_factor=0.01,
-        seconds_between_requests=None,
-        seconds_between_writes=None,
-    )
+def server(fake_github: FakeGitHub) -> FakeGitHub:
+    return fake_github
+
+
+@pytest.fixture
+def client(server: FakeGitHub) -> GitHubClient:
+    return quick_client(server, REPO, TOKEN)
 
 
 def interleaved(client: GitHubClient, first: str, second: str) -> tuple[list[int], list[int]]:
@@ -43,39 +41,37 @@ def interleaved(client: GitHubClient, first: str, second: str) -> tuple[list[int
 
 @pytest.mark.parametrize("previous", [True, False], ids=["with-an-older-entry", "first-saves"])
 def test_two_overlapping_prunes_leave_the_newest_entry(
-    fake_github: FakeGitHub, client: GitHubClient, previous: bool
+    server: FakeGitHub, client: GitHubClient, previous: bool
 ):
     """With an older entry there, both runs delete it (the second finds it gone: no red job)
     and the second deletes the first's; without one, neither deletes the other's newer entry
     it listed, and the first's goes: one entry is left either way, the newest."""
     if previous:
-        fake_github.add_cache(PREFIX + "old")
-    fake_github.add_cache(PREFIX + "run-1")
-    fake_github.add_cache(PREFIX + "run-2")
+        server.add_cache(PREFIX + "old")
+    server.add_cache(PREFIX + "run-1")
+    server.add_cache(PREFIX + "run-2")
 
     interleaved(client, PREFIX + "run-1", PREFIX + "run-2")
 
-    assert [c["key"] for c in fake_github.caches] == [PREFIX + "run-2"]
+    assert [c["key"] for c in server.caches] == [PREFIX + "run-2"]
 
 
-def test_a_run_prunes_only_the_entries_of_its_own_scope(
-    fake_github: FakeGitHub, client: GitHubClient
-):
+def test_a_run_prunes_only_the_entries_of_its_own_scope(server: FakeGitHub, client: GitHubClient):
     """A backport PR's run (pull_request_target: it saves under the PR's base, `1.x`) keeps
     its entry and deletes the older `1.x` one; the default branch's entries are not its to
     delete, and stay for the default branch's runs."""
-    fake_github.add_cache(PREFIX + "main-old", ref="refs/heads/main")
-    fake_github.add_cache(PREFIX + "main-new", ref="refs/heads/main")
-    fake_github.add_cache(PREFIX + "1x-old", ref="refs/heads/1.x")
-    fake_github.add_cache(PREFIX + "1x-new", ref="refs/heads/1.x")
+    server.add_cache(PREFIX + "main-old", ref="refs/heads/main")
+    server.add_cache(PREFIX + "main-new", ref="refs/heads/main")
+    server.add_cache(PREFIX + "1x-old", ref="refs/heads/1.x")
+    server.add_cache(PREFIX + "1x-new", ref="refs/heads/1.x")
 
     deleted = prune_superseded(client, PREFIX, PREFIX + "1x-new")
 
     assert [entry.key for entry in deleted] == [PREFIX + "1x-old"]
-    assert [c["key"] for c in fake_github.caches] == [
+    assert [c["key"] for c in server.caches] == [
         PREFIX + "main-old",
         PREFIX + "main-new",
         PREFIX + "1x-new",
     ]
     prune_superseded(client, PREFIX, PREFIX + "main-new")
-    assert [c["key"] for c in fake_github.caches] == [PREFIX + "main-new", PREFIX + "1x-new"]
+    assert [c["key"] for c in server.caches] == [PREFIX + "main-new", PREFIX + "1x-new"]

@@ -16,7 +16,7 @@ from index.indexer import index_repository
 from prdup.dashboard import LABEL, MARKER, render_dashboard, sync_dashboard
 from prdup.github import GitHubClient
 from prdup.sweep import sweep
-from tests.fake_github import FakeGitHub
+from tests.fake_github import FakeGitHub, quick_client
 from tests.repo_builder import RepoBuilder, run_cli
 from tests.test_bot import REPO, TOKEN
 from tests.test_sweep import backlog  # noqa: F401  (a fixture)
@@ -33,14 +33,7 @@ def swept(backlog: RepoBuilder, db_path: Path):  # noqa: F811
 
 @pytest.fixture
 def client(fake_github: FakeGitHub) -> GitHubClient:
-    return GitHubClient(
-        REPO,
-        token=TOKEN,
-        base_url=fake_github.url,
-        backoff_factor=0.01,
-        seconds_between_requests=None,
-        seconds_between_writes=None,
-    )
+    return quick_client(fake_github, REPO, TOKEN)
 
 
 def _writes(server: FakeGitHub) -> list[tuple[str, str]]:
