@@ -26,7 +26,7 @@ from prdup.checking import check
 from prdup.fetch_plan import ALL_PULL_HEADS, plan_fetch
 from prdup.github import GitHubClient
 from prdup.github_import import import_metadata
-from tests.fake_github import FakeGitHub
+from tests.fake_github import FakeGitHub, quick_client
 from tests.repo_builder import RepoBuilder, run_cli, run_in
 from tests.test_bot import REPO, ROOT, TOKEN, build_story
 from tests.workflow_expressions import evaluate, truthy
@@ -53,14 +53,7 @@ def github(fake_github: FakeGitHub, origin: RepoBuilder) -> FakeGitHub:
 
 @pytest.fixture
 def client(github: FakeGitHub) -> GitHubClient:
-    return GitHubClient(
-        REPO,
-        token=TOKEN,
-        base_url=github.url,
-        backoff_factor=0.01,
-        seconds_between_requests=None,
-        seconds_between_writes=None,
-    )
+    return quick_client(github, REPO, TOKEN)
 
 
 def _cached_index(origin: RepoBuilder, client: GitHubClient, db_path: Path) -> None:
