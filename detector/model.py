@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -46,6 +46,27 @@ def normalise_line(text: str) -> str:
     three times faster: it runs on every changed line of a repository's history.
     """
     return " ".join(text.split())
+
+
+def line_keys(sides: Sequence[str], texts: Sequence[str]) -> list[str]:
+    """A hunk's changed lines as they are compared (`ChangedLine.normalised`): normalised, so
+    a line re-indented by another change is the same line, except in a hunk whose lines differ
+    only in whitespace. There the whitespace is the change: normalised, its removed and added
+    lines would be the same, and any change touching those lines would look like it (an
+    identical patch, lines "already there"); such a hunk keeps its texts (`texts` are without
+    their line break), and matches only a change that leaves the same whitespace."""
+    keys = [normalise_line(text) for text in texts]
+    if whitespace_only(sides, keys):
+        return list(texts)
+    return keys
+
+
+def whitespace_only(sides: Sequence[str], keys: Sequence[str]) -> bool:
+    """A hunk whose removed lines, normalised (`keys`), are its added lines, in order."""
+    removed = [key for side, key in zip(sides, keys, strict=True) if side == "-"]
+    return bool(removed) and removed == [
+        key for side, key in zip(sides, keys, strict=True) if side == "+"
+    ]
 
 
 def is_trivial(normalised: str) -> bool:
@@ -180,26 +201,33 @@ def _file_status(patched: unidiff.PatchedFile) -> FileStatus:
     return "modified"
 
 
-def _changed_line(side: Side, number: int, value: str) -> ChangedLine:
-    text = value.rstrip("\r\n")
-    normalised = normalise_line(text)
+def _changed_line(side: Side, number: int, text: str, key: str) -> ChangedLine:
     return ChangedLine(
         side=side,
         number=number,
         text=text,
-        normalised=normalised,
-        hash=line_hash(normalised),
-        trivial=is_trivial(normalised),
+        normalised=key,
+        hash=line_hash(key),
+        trivial=is_trivial(normalise_line(text)),
     )
 
 
 def _hunk(raw: unidiff.Hunk) -> Hunk:
-    lines: list[ChangedLine] = []
+    changed: list[tuple[Side, int]] = []
+    texts: list[str] = []
     for line in raw:
         if line.is_removed:
-            lines.append(_changed_line("-", line.source_line_no or 0, line.value))
+            changed.append(("-", line.source_line_no or 0))
         elif line.is_added:
-            lines.append(_changed_line("+", line.target_line_no or 0, line.value))
+            changed.append(("+", line.target_line_no or 0))
+        else:
+            continue
+        texts.append(line.value.rstrip("\r\n"))
+    keys = line_keys([side for side, _ in changed], texts)
+    lines = [
+        _changed_line(side, number, text, key)
+        for (side, number), text, key in zip(changed, texts, keys, strict=True)
+    ]
     return Hunk(
         old_start=raw.source_start,
         old_length=raw.source_length,
@@ -271,14 +299,13 @@ class ParsedFile:
             found = _scanned_hunk_ids(self.text, list(self.patched))
             if found is not None:
                 return found
-        return [
-            hunk_identity(
-                (line.line_type, normalise_line(line.value.rstrip("\r\n")))
-                for line in raw
-                if line.is_removed or line.is_added
-            )
-            for raw in self._with_lines()
-        ]
+        ids = []
+        for raw in self._with_lines():
+            changed = [line for line in raw if line.is_removed or line.is_added]
+            sides = [line.line_type for line in changed]
+            keys = line_keys(sides, [line.value.rstrip("\r\n") for line in changed])
+            ids.append(hunk_identity(zip(sides, keys, strict=True)))
+        return ids
 
     def _with_lines(self) -> unidiff.PatchedFile:
         if self.text is None:
@@ -355,7 +382,8 @@ def _scanned_hunk_ids(text: str, hunks: list[unidiff.Hunk]) -> list[int] | None:
         source, target = hunk.source_length, hunk.target_length
         if not (source or target):
             return None
-        changed: list[tuple[str, str]] = []
+        sides: list[str] = []
+        texts: list[str] = []
         while source > 0 or target > 0:
             if at >= len(lines):
                 return None
@@ -363,7 +391,8 @@ def _scanned_hunk_ids(text: str, hunks: list[unidiff.Hunk]) -> list[int] | None:
             at += 1
             kind = line[:1]
             if kind in ("+", "-"):
-                changed.append((kind, normalise_line(line[1:].rstrip("\r\n"))))
+                sides.append(kind)
+                texts.append(line[1:].rstrip("\r\n"))
                 source, target = (source - 1, target) if kind == "-" else (source, target - 1)
             elif kind in ("", " ", "\r"):
                 source, target = source - 1, target - 1
@@ -371,7 +400,7 @@ def _scanned_hunk_ids(text: str, hunks: list[unidiff.Hunk]) -> list[int] | None:
                 return None
             if source < 0 or target < 0:
                 return None
-        ids.append(hunk_identity(changed))
+        ids.append(hunk_identity(zip(sides, line_keys(sides, texts), strict=True)))
     if any(not line.startswith("\\") for line in lines[at:]):
         return None
     return ids

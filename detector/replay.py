@@ -822,14 +822,20 @@ def _replay_file(
         state_after: HunkState
         # An import's place is its file's import block, in whatever order a project sorts it.
         imports_only = known.imports_only
+        # Where it is found: the files as they are for a hunk that strips trailing whitespace.
+        seen_before, seen_after = (
+            (before and before.exact(), after and after.exact())
+            if blocks.exact
+            else (before, after)
+        )
         place: _Lazy[_Place | None] = _Lazy(
-            partial(_place, blocks, None if imports_only else before, after)
+            partial(_place, blocks, None if imports_only else seen_before, seen_after)
         )
         if versions is None:
             state_before = state_after = "new"
         else:
-            state_before = _state(blocks, before, file, place=place)
-            state_after = _state(blocks, after, file, since=before, place=place)
+            state_before = _state(blocks, seen_before, file, place=place)
+            state_after = _state(blocks, seen_after, file, since=seen_before, place=place)
             if state_after != "there" and moves and _move_made(blocks, before, after, place):
                 state_after = "there"
         how: How = ""
@@ -928,8 +934,11 @@ class FileText:
     normalised lines, names) is kept: one file version may be searched by many replays.
     """
 
-    def __init__(self, lines: Sequence[str]) -> None:
-        self.lines = [line.rstrip() for line in lines]
+    def __init__(self, lines: Sequence[str], exact: bool = False) -> None:
+        self.lines = list(lines) if exact else [line.rstrip() for line in lines]
+        # Unchanged lines are the same objects in both: keeping the source costs a pointer a line.
+        self._source = lines
+        self._exact: FileText | None = self if exact else None
         self._joined = "\n" + "\n".join(self.lines) + "\n"
         self._where: dict[str, list[int]] | None = None
         self._line_counts: Counter[str] | None = None  # each line's count, for `once`
@@ -947,6 +956,13 @@ class FileText:
         if lines is None or isinstance(lines, FileText):
             return lines
         return cls(lines)
+
+    def exact(self) -> FileText:
+        """The same file with its lines' right-hand whitespace: a hunk that only strips
+        trailing whitespace is searched there (`_Blocks.exact`)."""
+        if self._exact is None:
+            self._exact = FileText(self._source, exact=True)
+        return self._exact
 
     def has(self, block: Sequence[str]) -> bool:
         return bool(block) and _needle(block) in self._joined
@@ -1110,7 +1126,9 @@ def _index_of(start: int, length: int) -> int:
     return start if length == 0 else start - 1
 
 
-def _context(lines: Sequence[str], start: int, end: int) -> tuple[str, ...]:
+def _context(lines: Sequence[str], start: int, end: int, exact: bool = False) -> tuple[str, ...]:
+    if exact:
+        return tuple(lines[max(0, start) : end])
     return tuple(line.rstrip() for line in lines[max(0, start) : end])
 
 
@@ -1154,6 +1172,10 @@ class _Blocks:
     # moved block, not by the base's next lines.
     result_before: tuple[str, ...] | None = None
     result_after: tuple[str, ...] | None = None
+    # A hunk that only changes lines' right-hand whitespace: its lines and context keep it,
+    # and it is searched in the files as they are (`FileText.exact`), else its removed and
+    # added lines would be the same lines and it would apply, and be undone, everywhere.
+    exact: bool = False
 
     @classmethod
     def of(
@@ -1161,22 +1183,26 @@ class _Blocks:
     ) -> _Blocks:
         removed = tuple(line.text.rstrip() for line in hunk.removed)
         added = tuple(line.text.rstrip() for line in hunk.added)
+        exact = bool(removed) and removed == added
+        if exact:
+            removed = tuple(line.text for line in hunk.removed)
+            added = tuple(line.text for line in hunk.added)
         before: tuple[str, ...] = ()
         after: tuple[str, ...] = ()
         result_before = result_after = None
         if base is not None:
             start = _index_of(hunk.old_start, hunk.old_length)
             end = start + hunk.old_length
-            before = _context(base, start - CONTEXT, start)
-            after = _context(base, end, end + CONTEXT)
+            before = _context(base, start - CONTEXT, start, exact)
+            after = _context(base, end, end + CONTEXT, exact)
             begin = _index_of(hunk.new_start, hunk.new_length)
             finish = begin + hunk.new_length
             # Only where the result holds the hunk's lines (a cut diff misses hunks), its
             # context is as long as the base's (a variant's offset serves both images), and
             # another hunk is that close.
-            if result is not None and _context(result, begin, finish) == added:
-                above = _context(result, begin - CONTEXT, begin)
-                below = _context(result, finish, finish + CONTEXT)
+            if result is not None and _context(result, begin, finish, exact) == added:
+                above = _context(result, begin - CONTEXT, begin, exact)
+                below = _context(result, finish, finish + CONTEXT, exact)
                 as_long = (len(above), len(below)) == (len(before), len(after))
                 if as_long and (above, below) != (before, after):
                     result_before, result_after = above, below
@@ -1184,7 +1210,16 @@ class _Blocks:
         at_top = base is not None and (hunk.old_start == 0 or hunk.old_start == 1 and bool(removed))
         openers = _openers(base, start, removed or added) if base is not None else ()
         return cls(
-            before, removed, added, after, real, at_top, openers, result_before, result_after
+            before,
+            removed,
+            added,
+            after,
+            real,
+            at_top,
+            openers,
+            result_before,
+            result_after,
+            exact,
         )
 
     @property

@@ -26,8 +26,10 @@ from detector.model import (
     Change,
     FileChange,
     line_hash,
+    line_keys,
     parse_patch,
     patch_identity,
+    whitespace_only,
 )
 from index.config import Settings
 from index.git.diff_budget import ListedFile
@@ -307,7 +309,9 @@ def _len(found: re.Match[str], group: int) -> int:
 def _content_hash(body: list[str]) -> int:
     """A hunk's content hash as `_hunk` computes it, without hashing its lines one by one."""
     kept = [line for line in body if line[:1] != "\\"]
-    return line_hash("\n".join(line[:1] + " ".join(line[1:].split()) for line in kept))
+    sides = [line[:1] for line in kept]
+    keys = line_keys(sides, [line[1:].rstrip("\r\n") for line in kept])
+    return line_hash("\n".join(map(_add, sides, keys)))
 
 
 def _hunk(
@@ -324,27 +328,30 @@ def _hunk(
     if end - start != old_length + new_length:  # "\\ No newline at end of file" among them
         body = [line for line in body if line[:1] != "\\"]
     normalised = [" ".join(line[1:].split()) for line in body]
-    content = "\n".join(map(_add, map(_first, body), normalised))
+    keys = normalised
+    if old_length == new_length and whitespace_only(list(map(_first, body)), normalised):
+        keys = line_keys(list(map(_first, body)), [line[1:].rstrip("\r\n") for line in body])
+    content = "\n".join(map(_add, map(_first, body), keys))
     # The body was read by these counts, so they are its removed and added lines.
     result.removed_count += old_length
     result.added_count += new_length
     texts = result.texts
     removed, added = stored.removed, stored.added
-    for line, text in zip(body, normalised, strict=True):
+    for line, text, key in zip(body, normalised, keys, strict=True):
         # Trivial lines are short, or made of brackets and punctuation only.
         if (len(text) <= _LONGEST_WORDY_TRIVIAL or text[:1] in _PUNCTUATION) and TRIVIAL_LINE.match(
             text
         ):
             continue
         hashed = _from_bytes(
-            blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+            blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
             "big",
             signed=True,
         )  # detector.model.line_hash, inlined: it runs for every line of history
         seen = removed if line[0] == "-" else added
         if hashed not in seen:
             seen[hashed] = None
-            texts[hashed] = text
+            texts[hashed] = key
     section = found.group(5).strip()
     return StoredHunk(
         old_start=int(found.group(1)),

@@ -35,8 +35,15 @@ class _TipText:
         self._lines = text.splitlines()
         self._stripped = {line.strip() for line in self._lines}
         self._normalised: set[int] | None = None
+        self._exact: set[str] | None = None
 
     def has(self, normalised: str) -> bool:
+        if normalised != normalise_line(normalised):
+            # A line of a hunk that changes whitespace alone (`detector.model.line_keys`):
+            # there only as written, its whitespace too.
+            if self._exact is None:
+                self._exact = set(self._lines)
+            return normalised in self._exact
         if normalised in self._stripped:
             return True
         if self._normalised is None:
@@ -69,6 +76,7 @@ def probe_target(
     blobs = gitsource.BlobReader(repo)
     removed_total = removed_gone = added_total = added_present = 0.0
     gone: list[tuple[float, str, str]] = []  # (weight, raw text, path)
+    gone_hashes: list[int] = []  # each gone line's `ChangedLine.hash`
     present: set[int] = set()
     for file in change.files:
         if not file.hunks:
@@ -89,6 +97,7 @@ def probe_target(
                 if not at_tip.has(line.normalised):
                     removed_gone += weight
                     gone.append((weight, line.text.strip(), file.old_path))
+                    gone_hashes.append(line.hash)
             else:
                 added_total += weight
                 if at_tip.has(line.normalised):
@@ -104,11 +113,11 @@ def probe_target(
         return probe
     if gitsource.is_ancestor(repo, tip, base):
         return None  # the change's base is ahead of the tip: the tip shows its old state
-    removed_hashes = {line_hash(normalise_line(text)) for _, text, _ in gone}
+    removed_hashes = set(gone_hashes)
     # What landed on the target since the change's base, in one git call (not one per commit).
     since_base = set(repo.git.rev_list("--first-parent", f"{base}..{tip}").split())
     landings, explained = _landings_from_index(store, removed_hashes, present, since_base)
-    unexplained = [g for g in gone if line_hash(normalise_line(g[1])) not in explained]
+    unexplained = [g for g, h in zip(gone, gone_hashes, strict=True) if h not in explained]
     if unexplained and len(landings) < MAX_LANDINGS:
         known = {landing.commit for landing in landings}
         landings += [

@@ -13,6 +13,7 @@ import itertools
 import sqlite3
 from collections.abc import Callable
 
+from index.storage import line_sets
 from index.storage.packed import pack_counts, squeeze
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -591,6 +592,35 @@ def _hunks_by_change_and_content(conn: sqlite3.Connection) -> None:
     conn.execute("DROP INDEX IF EXISTS hunks_change")
 
 
+def _whitespace_only_hunks(conn: sqlite3.Connection) -> None:
+    """A hunk that changes whitespace alone is stored with its lines as written (see
+    `detector.model.line_keys`): its lines' hashes and content hash differ from what an older
+    index holds, where such a hunk removes and adds the same line of a file. An index holding
+    such a line anywhere (a moved line is one too) is read from git again by the next
+    `prdup index`; one that holds none has nothing to change."""
+    if _removes_and_adds_a_line(conn):
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('reread_all', '1'), "
+            "('derived_stale', '1')"
+        )
+
+
+def _removes_and_adds_a_line(conn: sqlite3.Connection) -> bool:
+    """Whether one change removes and adds the same (normalised) line in one file: read in
+    the table's own order (its key), a file's two sides are neighbours, "+" before "-"."""
+    last: tuple[int, int] | None = None
+    added: set[int] = set()
+    rows = conn.execute(
+        "SELECT change_id, file_id, side, hashes FROM line_sets ORDER BY change_id, file_id, side"
+    )
+    for change_id, file_id, side, blob in rows:
+        if side == "+":
+            last, added = (change_id, file_id), set(line_sets.unpack(blob))
+        elif last == (change_id, file_id) and not added.isdisjoint(line_sets.unpack(blob)):
+            return True
+    return False
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -611,6 +641,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _fork_lines,
     _replay_memory,
     _hunks_by_change_and_content,
+    _whitespace_only_hunks,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
