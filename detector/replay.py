@@ -1526,7 +1526,9 @@ def _move_made(
         if (
             after.count(pre) < before.count(pre)
             and _says_something(post)
-            and _found_at_place(post, offset, len(blocks.added), after, before, place)
+            and _found_at_place(
+                post, offset, len(blocks.added), after, before, place, _function_of(blocks)
+            )
         ):
             return True
     return False
@@ -1708,10 +1710,13 @@ def _state(
         post = blocks.added
         made = text.count(post) > (since.count(post) if since is not None else 0)
         return "there" if _says_something(post) and made else "conflict"
+    function = _function_of(blocks)
     for pre, post, offset in blocks.variants():
-        pre_found = text.has(pre)
+        pre_found = text.has(pre) and _applies_in_function(
+            pre, offset, len(blocks.removed), text, place, function
+        )
         post_found = _says_something(post) and _found_at_place(
-            post, offset, len(blocks.added), text, since, place
+            post, offset, len(blocks.added), text, since, place, function
         )
         if pre_found:
             return "new"  # it still applies: whatever else is there, this edit is not made
@@ -1729,23 +1734,118 @@ def _found_at_place(
     text: FileText,
     since: FileText | None,
     place: _Lazy[_Place | None] | None,
+    function: str | None = None,
 ) -> bool:
-    """`text` has `post` at the hunk's place (anywhere, where the place is not known: its
-    surroundings are nowhere to be found); where `since` is given (the file before the
-    candidate, `text` being the file after it), one more of it than `since` has there."""
+    """`text` has `post` at the hunk's place (where the place is not known, its surroundings
+    being nowhere to be found: anywhere in the `function` the hunk changes, where it names
+    one, else anywhere); where `since` is given (the file before the candidate, `text` being
+    the file after it), one more of it than `since` has there."""
     if since is None:
         if not text.has(post):
             return False
         where = place.get() if place is not None else None
-        return where is None or _count_within(text, post, offset, size, where.before) > 0
+        if where is None:
+            return _count_in_function(text, post, offset, size, function) > 0
+        return _count_within(text, post, offset, size, where.before) > 0
     if text.count(post) <= since.count(post):
         return False
     where = place.get() if place is not None else None
     if where is None:
-        return True
+        return _count_in_function(text, post, offset, size, function) > _count_in_function(
+            since, post, offset, size, function
+        )
     return _count_within(text, post, offset, size, where.after) > _count_within(
         since, post, offset, size, where.before
     )
+
+
+def _applies_in_function(
+    pre: Sequence[str],
+    offset: int,
+    size: int,
+    text: FileText,
+    place: _Lazy[_Place | None] | None,
+    function: str | None,
+) -> bool:
+    """A pre-image `text` has still applies, as `git apply` would apply it; but where the
+    hunk's place is nowhere to be found, only inside the function it changes: the same lines
+    in another function are not what this change edits."""
+    if function is None or place is None or place.get() is not None:
+        return True
+    return _count_in_function(text, pre, offset, size, function) > 0
+
+
+def _count_in_function(
+    text: FileText, block: Sequence[str], offset: int, size: int, function: str | None
+) -> int:
+    """How often `block` occurs with its changed part inside a block that a line naming
+    `function` opens (every occurrence, where no function is named): the same line fixed in
+    another function is not this change."""
+    starts = text.find(block)
+    if function is None:
+        return len(starts)
+    changed = block[offset : offset + size] or block
+    return sum(1 for start in starts if _in_function(text, start + offset, changed, function))
+
+
+def _in_function(text: FileText, at: int, changed: Sequence[str], function: str) -> bool:
+    """Whether a block opened by a line naming `function` holds the `changed` lines put at
+    line `at` of `text`."""
+    return any(function in _function_names(line) for line in _openers(text.lines, at, changed))
+
+
+# A name followed by an opening parenthesis: a definition's (or a call's) in its opening line.
+_CALLED = re.compile(r"([A-Za-z_$][\w$]*)\s*\(")
+# Words that open a block with a parenthesis and name no function.
+_BLOCK_KEYWORDS = frozenset(
+    [
+        "if",
+        "elif",
+        "else",
+        "for",
+        "foreach",
+        "while",
+        "switch",
+        "case",
+        "catch",
+        "except",
+        "with",
+        "return",
+        "sizeof",
+        "typeof",
+        "function",
+        "func",
+        "fn",
+        "def",
+        "do",
+        "try",
+        "match",
+        "when",
+        "unless",
+        "until",
+        "lambda",
+        "assert",
+        "and",
+        "or",
+        "not",
+        "in",
+    ]
+)
+
+
+def _function_names(line: str) -> list[str]:
+    return [name for name in _CALLED.findall(line) if name not in _BLOCK_KEYWORDS]
+
+
+def _function_of(blocks: _Blocks) -> str | None:
+    """The function the hunk changes: the innermost line opening a block around it that
+    names one (`def load(path):`, `static int load(const char *path)`), None where none
+    does (a hunk at a file's top level, a block whose opener names no function)."""
+    for opener in blocks.openers:
+        names = _function_names(opener)
+        if names:
+            return names[0]
+    return None
 
 
 def _count_within(
@@ -1943,6 +2043,11 @@ def _between_neighbours(blocks: _Blocks, text: FileText) -> tuple[int, int] | No
         found = text.once(line) if _says_something((line,)) else None
         if found is not None:
             votes.append((found - distance - size, found, False))
+    function = _function_of(blocks)
+    if function is not None:
+        # A neighbour found once in another function (its `return {}`) puts it nowhere.
+        changed = blocks.removed or blocks.added
+        votes = [vote for vote in votes if _in_function(text, vote[0], changed, function)]
     if not votes:
         return None
     # The lines around a hunk may have shifted by a few lines: agreeing within the context.
@@ -2294,13 +2399,24 @@ def _found_once(
     variants: Sequence[tuple[tuple[str, ...], tuple[str, ...], int]],
 ) -> tuple[int, int] | None:
     """The removed lines' place by the first variant (most context first) that occurs once in
-    `text`, else by the removed lines alone where they occur once."""
+    `text`, else by the removed lines alone where they occur once; inside the function the
+    hunk changes, where it names one (the same lines in another function are not its
+    place)."""
+    function = _function_of(blocks)
+    changed = blocks.removed or blocks.added
+
+    def found(block: Sequence[str], offset: int) -> list[int]:
+        starts = text.find(block)
+        if function is None or not starts:
+            return starts
+        return [start for start in starts if _in_function(text, start + offset, changed, function)]
+
     for pre, _, offset in variants:
-        starts = text.find(pre)
+        starts = found(pre, offset)
         if len(starts) == 1:
             start = starts[0] + offset
             return start, start + len(blocks.removed)
-    starts = text.find(blocks.removed)
+    starts = found(blocks.removed, 0)
     if len(starts) == 1:
         return starts[0], starts[0] + len(blocks.removed)
     return None

@@ -403,3 +403,77 @@ def test_a_call_this_change_moves_is_not_taken_away_where_the_candidate_moves_it
     )
     joined = _replayed(STRIP_EARLIER, POSTFIX, POSTFIX, moved).hunks[1]
     assert (joined.first_line, joined.how) == (6, "identical")
+
+
+STORE_LOAD = """def load(path):
+    data = read(path)
+    if data is None:
+        return {}
+    return parse(data)
+"""
+STORE_LOAD_REWRITTEN = """def load(path):
+    raw = fetch(path)
+    if raw is None:
+        raise LookupError(path)
+    return decode(raw)
+"""
+STORE_SAVE = """def save(path, value):
+    data = read(path)
+    if data is None:
+        return {}
+    write(path, value)
+"""
+
+
+def _store(load: str, save: str) -> dict[str, str | bytes | None]:
+    return {"store.py": "import os\n\n\n" + load + "\n\n" + save}
+
+
+def test_the_same_line_fixed_in_another_function_is_not_this_change(builder: RepoBuilder):
+    """#11 fixes `if data is None:` in `load`. Since it was cut, #9 rewrote `load` (its
+    neighbours are gone) and #10 fixed the identical line in `save`, with this very patch:
+    found there, with `save`'s neighbours, it would read as done. `load` is where #11's lines
+    are, and there they are not."""
+    builder.commit("Add the store", _store(STORE_LOAD, STORE_SAVE))
+    base = builder.head()
+    builder.pr_branch(9, [("Fetch raw data in load", _store(STORE_LOAD_REWRITTEN, STORE_SAVE))])
+    builder.merge_pr(9)
+    fixed_save = STORE_SAVE.replace("if data is None", "if not data")
+    builder.pr_branch(
+        10,
+        [("Treat empty data as missing in save", _store(STORE_LOAD_REWRITTEN, fixed_save))],
+    )
+    builder.merge_pr(10)
+    fixed_load = STORE_LOAD.replace("if data is None", "if not data")
+    builder.pr_branch(
+        11,
+        [("Treat empty data as missing in load", _store(fixed_load, STORE_SAVE))],
+        start=base,
+    )
+    index(builder)
+    _, found = check_json(builder.path, "--pr", "11")
+    assert deciding(found) == []
+    by_pr = {f["pr"]: f for f in found}
+    assert "identical patch to #10" in by_pr[10]["reasons"]
+    assert any("0 of 1 hunk(s) are there" in reason for reason in by_pr[10]["reasons"])
+
+
+def test_the_same_fix_in_its_own_function_is_found_when_the_signature_changed(
+    builder: RepoBuilder,
+):
+    """#10 made #11's fix in `load` and changed `load`'s signature and first line, so #11's
+    neighbours are gone: the function is still `load`, and #11's line is made there."""
+    builder.commit("Add the store", _store(STORE_LOAD, STORE_SAVE))
+    base = builder.head()
+    fixed_load = STORE_LOAD.replace("if data is None", "if not data")
+    landed = fixed_load.replace("def load(path):", "def load(path, default=None):").replace(
+        "data = read(path)", "data = read(path) or default"
+    )
+    builder.pr_branch(10, [("Treat empty data as missing in load", _store(landed, STORE_SAVE))])
+    builder.merge_pr(10)
+    builder.pr_branch(
+        11, [("Load: empty data is missing data", _store(fixed_load, STORE_SAVE))], start=base
+    )
+    index(builder)
+    _, found = check_json(builder.path, "--pr", "11")
+    assert deciding(found)[:1] == [(10, "already-merged")]
