@@ -8,6 +8,7 @@ repository, standing in for GitHub's git side; the fake GitHub answers its API.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import shutil
@@ -310,6 +311,38 @@ def test_the_fetch_step_fetches_all_heads_first_then_only_what_changed(
     assert _refs(later) == {"refs/pull/21/head", "refs/pull/22/head"}
     assert later.head("refs/pull/22/head") == head
     assert "could not fetch +refs/pull/23/head:refs/pull/23/head" in done.stdout
+
+
+def test_the_token_reaches_git_in_the_fetching_step_only(
+    origin: RepoBuilder, github: FakeGitHub, tmp_path: Path
+):
+    """The action's checkout keeps no credentials: the fetch gets the token in its own
+    environment, as one Authorization header (a header an earlier checkout persisted is
+    dropped, not sent twice), and nothing of it is written into the clone."""
+    clone = _runner_clone(origin, tmp_path / "runner")
+    clone.git("remote", "set-url", "origin", f"{github.origin}/{REPO}")  # git over HTTP
+    stale = "AUTHORIZATION: basic c3RhbGU="  # what persist-credentials: true leaves
+    clone.git("config", f"http.{github.origin}/.extraheader", stale)
+    env = {
+        "GITHUB_API_URL": github.url,
+        "GITHUB_SERVER_URL": github.origin,
+        "GITHUB_TOKEN": TOKEN,
+        "GIT_TERMINAL_PROMPT": "0",
+        "COMMAND": "comment",
+        "REPO": REPO,
+        "PR": "21",
+        "RUNNER_TEMP_DIR": str(tmp_path),
+        "PRDUP_DB": str(tmp_path / "prdup.db"),
+    }
+    _run_step("Fetch the pull request heads that changed", clone.path, **env)
+
+    fetches = [r for r in github.requests if r.path == f"/{REPO}/info/refs"]
+    expected = "basic " + base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
+    assert fetches and all(r.authorizations == [expected] for r in fetches)
+    config = (clone.path / ".git" / "config").read_text()
+    assert TOKEN not in config and expected.split()[1] not in config
+    # A step that does not fetch holds no token: git outside the wrapper sends none of it.
+    assert clone.git("config", "--get-all", f"http.{github.origin}/.extraheader") == stale
 
 
 def test_a_rate_limit_leaves_every_step_green_and_says_so(
