@@ -64,8 +64,8 @@ def decide(event_name: str, event: Mapping[str, Any]) -> EventDecision:
     action = event.get("action")
     if action in ("labeled", "unlabeled"):
         label = str((event.get("label") or {}).get("name") or "")
-        if label.lower() != NOT_DUPLICATE_LABEL:
-            return _skip(f"the label {label!r} on #{number} is not prdup's", number)
+        if label.lower() != NOT_DUPLICATE_LABEL:  # not named: the summary is markdown
+            return _skip(f"a label on #{number} other than {NOT_DUPLICATE_LABEL!r}", number)
     if event_name != "issue_comment":
         return EventDecision(run=True, number=number)
     return _comment_decision(number, action, event.get("comment") or {})
