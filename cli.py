@@ -310,9 +310,10 @@ def show(number: int, repo_path: Path, db_path: Path | None, output: str) -> Non
 
 
 # --- commands defined in other modules are registered below, one line each ---
-from commands.bot import comment, pr_refspecs, prune_cache  # noqa: E402
+from commands.bot import answer_refused, comment, pr_refspecs, prune_cache  # noqa: E402
 
 main.add_command(comment)
+main.add_command(answer_refused)
 main.add_command(pr_refspecs)
 main.add_command(prune_cache)
 from commands.sweep import dashboard, sweep  # noqa: E402

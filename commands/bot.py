@@ -191,3 +191,37 @@ def prune_cache(github_repo: str | None, prefix: str, keep: str) -> None:
         line = f"deleted {len(deleted)} superseded cache entries ({freed:.0f} MB); kept {keep}"
     click.echo(f"prdup: {line}")
     job_summary(f"**prdup**: {line}")
+
+
+@click.command("answer-refused")
+@click.option(
+    "--pr", "number", type=PR_NUMBER, required=True, help="The pull request to answer on."
+)
+@github_option("The repository of the PR (default: $GITHUB_REPOSITORY).")
+@handles_errors
+def answer_refused(number: int, github_repo: str | None) -> None:
+    """Say once on PR N that only owners, members and collaborators may command prdup.
+
+    The action runs it for a `/prdup` command from anyone else, which is not applied; an
+    earlier answer by the same bot (its login: GitHub's `viewer`, or $PRDUP_BOT_LOGIN) stands.
+    """
+    from prdup.command_refusal import answer_refused_command
+    from prdup.github import GitHubClient, WriteForbidden
+
+    github_repo = github_repo or os.environ.get("GITHUB_REPOSITORY")
+    if not github_repo:
+        raise click.UsageError("give --github OWNER/REPO (or set GITHUB_REPOSITORY)")
+    bot_login = os.environ.get("PRDUP_BOT_LOGIN") or None
+    try:
+        answered = answer_refused_command(GitHubClient(github_repo), number, bot_login)
+    except WriteForbidden as error:  # a courtesy: a read-only token is no reason for a red job
+        line = f"skipped the answer on {github_repo}#{number}: could not post: {error}"
+    else:
+        line = (
+            f"answered on {github_repo}#{number}: only owners, members and collaborators may"
+            " command prdup"
+            if answered
+            else f"{github_repo}#{number} already has the answer on who may command prdup"
+        )
+    click.echo(f"prdup: {line}")
+    job_summary(f"**prdup**: {line}")

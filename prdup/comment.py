@@ -37,6 +37,7 @@ from index.git import gitsource
 from index.github import dismissals
 from index.github.dismissals import Dismissal
 from index.storage import IndexStore, default_db_path
+from prdup.bot_event import MAINTAINERS, NOT_DUPLICATE_LABEL
 from prdup.checking import CheckResult, check, with_change
 from prdup.escaping import code_line, fence_for, inline, plain, reason_markdown
 from prdup.github import Comment, GitHubClient, PullRequestMeta, WriteForbidden
@@ -44,10 +45,7 @@ from prdup.render import headline
 from prdup.titles import shown_title
 
 MARKER = "<!-- prdup:comment v1 -->"
-NOT_DUPLICATE_LABEL = "prdup: not a duplicate"
 REPLY_COMMAND = "/prdup not-duplicate"
-# GitHub's author_association values of people who may dismiss a finding by reply.
-MAINTAINERS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 
 Action = Literal["created", "updated", "unchanged", "resolved", "deleted", "none", "skipped"]
 

@@ -55,6 +55,7 @@ class Request:
     body: Any  # parsed JSON, raw text if not JSON, None if empty
     headers: dict[str, str]  # lower-cased names
     time: float
+    authorizations: list[str] = field(default_factory=list)  # every Authorization header sent
     status: int | None = None  # answer status, filled in once answered
 
     @property
@@ -806,6 +807,7 @@ class _Handler(BaseHTTPRequestHandler):
             body=body,
             headers={k.lower(): v for k, v in self.headers.items()},
             time=time.time(),
+            authorizations=self.headers.get_all("Authorization") or [],
         )
         with self.fake._lock:
             self.fake.requests.append(req)

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -767,6 +768,7 @@ def test_action_metadata_is_valid_and_never_interpolates_into_scripts():
     uses = [step["uses"].split("@")[0] for step in steps if "uses" in step]
     assert uses == [
         "actions/setup-python",
+        "actions/checkout",  # when the workflow did not check out itself
         "actions/cache/restore",  # the Python environment
         "actions/cache/save",
         "actions/cache/restore",  # the index
@@ -774,6 +776,9 @@ def test_action_metadata_is_valid_and_never_interpolates_into_scripts():
         "actions/cache/save",  # an import the rate limit stopped, to resume
         "actions/cache/save",  # the index, last
     ]
+    [checkout] = [step for step in steps if step.get("uses", "").startswith("actions/checkout@")]
+    assert checkout["with"]["persist-credentials"] is False  # no token left in .git/config
+    assert checkout["with"]["fetch-depth"] == 0 and "ref" not in checkout["with"]  # never a PR's
     joined = "\n".join(scripts)
     assert "prdup pr-refspecs" in joined  # only the PR heads that changed (tests/test_runner)
     assert 'prdup index --github "$REPO"' in joined
@@ -783,52 +788,100 @@ def test_action_metadata_is_valid_and_never_interpolates_into_scripts():
     )
 
 
-def _decide(tmp_path: Path, **env: str) -> tuple[str, str]:
-    """Run the action's first step, as the runner would: (its output, the job summary)."""
+def _decide(
+    tmp_path: Path, event_name: str = "pull_request_target", event: dict | None = None, **env: str
+) -> tuple[dict[str, str], str]:
+    """Run the action's first step as the runner would, on an event: (its outputs, the job
+    summary). The runner gives every step $GITHUB_EVENT_NAME and the payload's file."""
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     [step] = [s for s in action["runs"]["steps"] if s.get("id") == "event"]
-    output, summary = tmp_path / "output", tmp_path / "summary"
+    output, summary, payload = tmp_path / "output", tmp_path / "summary", tmp_path / "event.json"
     for path in (output, summary):
         path.write_text("")
-    defaults = {"EVENT_NAME": "pull_request_target", "COMMENT_BODY": "", "PR": "21"}
-    defaults |= {"ON_PULL_REQUEST": "21", "PR_STATE": "open"}
+    payload.write_text(json.dumps(event or pull_event()))
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(exist_ok=True)
     subprocess.run(
         ["bash", "-e", "-c", step["run"]],
+        cwd=workspace,
         env={
             "PATH": os.environ["PATH"],
+            "PYTHON": sys.executable,
+            "ACTION_PATH": str(ROOT),
+            "COMMAND": "comment",
+            "GITHUB_EVENT_NAME": event_name,
+            "GITHUB_EVENT_PATH": str(payload),
             "GITHUB_OUTPUT": str(output),
             "GITHUB_STEP_SUMMARY": str(summary),
-            **defaults,
             **env,
         },
         check=True,
         capture_output=True,
     )
-    return output.read_text().strip(), summary.read_text().strip()
+    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    return outputs, summary.read_text().strip()
+
+
+def pull_event(action: str = "opened", state: str = "open", **fields: object) -> dict:
+    """A pull_request_target payload for PR 21."""
+    return {"action": action, "pull_request": {"number": 21, "state": state}, **fields}
+
+
+def comment_event(
+    body: str,
+    association: str = "MEMBER",
+    *,
+    action: str = "created",
+    state: str = "open",
+    user: str = "someone",
+    on_pull: bool = True,
+) -> dict:
+    """An issue_comment payload: a reply on open PR 21 (or on issue 21, not a PR)."""
+    issue: dict = {"number": 21, "state": state}
+    if on_pull:
+        issue["pull_request"] = {"url": "https://api.github.com/repos/octo/demo/pulls/21"}
+    kind = "Bot" if user.endswith("[bot]") else "User"
+    comment = {
+        "body": body,
+        "author_association": association,
+        "user": {"login": user, "type": kind},
+    }
+    return {"action": action, "issue": issue, "comment": comment}
 
 
 def test_the_action_skips_ordinary_comments_and_closed_prs(tmp_path: Path):
-    assert _decide(tmp_path) == ("run=true", "")
-    command = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "/prdup not-duplicate 12"}
-    assert _decide(tmp_path, **command) == ("run=true", "")
-    shouted = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "/PRDUP not-duplicate 12\nok"}
-    assert _decide(tmp_path, **shouted) == ("run=true", "")
+    ran = {"run": "true", "refuse": "false", "pr": "21", "checkout": "true"}
+    assert _decide(tmp_path) == (ran, "")
+    for body in ("/prdup not-duplicate 12", "/PRDUP not-duplicate 12\nok", "Thanks!\n  /prdup"):
+        assert _decide(tmp_path, "issue_comment", comment_event(body)) == (ran, "")
+    # A mention mid-line is no command, but it shares the PR's concurrency group: the run
+    # redoes what a run it cancelled would have done.
+    quoted = comment_event("try `/prdup not-duplicate`", "NONE")
+    assert _decide(tmp_path, "issue_comment", quoted) == (ran, "")
+    outputs, summary = _decide(tmp_path, "issue_comment", comment_event("LGTM, thanks!"))
+    assert outputs["run"] == "false"
+    assert summary == "**prdup**: skipped: the comment on #21 is not a /prdup command"
+    on_issue = comment_event("/prdup not-duplicate 12", on_pull=False)
+    assert _decide(tmp_path, "issue_comment", on_issue)[0]["run"] == "false"
+    merged = pull_event("labeled", "closed", label={"name": NOT_DUPLICATE_LABEL})
+    merged["pull_request"]["merged"] = True
+    for event, state in ((pull_event("edited", "closed"), "closed"), (merged, "merged")):
+        outputs, summary = _decide(tmp_path, "pull_request_target", event)
+        assert outputs["run"] == "false" and f"#21 is {state}" in summary
+    closed = comment_event("/prdup not-duplicate 12", state="closed")
+    assert _decide(tmp_path, "issue_comment", closed)[0]["run"] == "false"
 
-    below = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "Thanks!\n  /prdup not-duplicate 12"}
-    assert _decide(tmp_path, **below) == ("run=true", "")  # a command on a later line counts
-    quoted = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "try `/prdup not-duplicate`"}
-    assert _decide(tmp_path, **quoted)[0] == "run=false"  # not at a line's start
-    chatter = {"EVENT_NAME": "issue_comment", "COMMENT_BODY": "LGTM, thanks!"}
-    assert _decide(tmp_path, **chatter) == (
-        "run=false",
-        "**prdup**: skipped: the comment on #21 is not a /prdup command",
-    )
-    on_issue = {"EVENT_NAME": "issue_comment", "ON_PULL_REQUEST": "", "COMMENT_BODY": "/prdup"}
-    assert _decide(tmp_path, **on_issue)[0] == "run=false"
-    for state in ("closed", "merged"):
-        output, summary = _decide(tmp_path, PR_STATE=state, EVENT_NAME="pull_request_target")
-        assert output == "run=false" and f"#21 is {state}" in summary
-        assert _decide(tmp_path, PR_STATE=state, **command)[0] == "run=false"
+
+def test_a_workflow_that_checks_out_itself_keeps_its_checkout(tmp_path: Path):
+    (tmp_path / "workspace").mkdir()
+    subprocess.run(["git", "init", "-q", str(tmp_path / "workspace")], check=True)
+    assert _decide(tmp_path)[0]["checkout"] == "false"
+    assert _decide(tmp_path, COMMAND="sweep", GITHUB_EVENT_NAME="schedule")[0] == {
+        "run": "true",
+        "refuse": "false",
+        "pr": "",
+        "checkout": "false",
+    }
 
 
 def _documented_workflow() -> dict:
@@ -837,20 +890,26 @@ def _documented_workflow() -> dict:
     return yaml.safe_load(block)
 
 
-def test_the_documented_workflow_filters_comments_and_closed_prs_at_the_job_level():
+def test_the_documented_workflow_is_short_and_names_only_events_and_permissions():
+    """What a maintainer copies: the events, the permissions, the action pinned once; the
+    rules for events and commands come with the pin (prdup/bot_event.py)."""
+    text = (ROOT / "examples" / "workflows" / "prdup.yml").read_text()
+    code = [
+        line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
+    ]
+    assert len(code) <= 30
+    assert len(re.findall(r"OWNER/prdup@[0-9a-f]{40}", text)) == 1
     workflow = _documented_workflow()
-    condition = " ".join(workflow["jobs"]["prdup"]["if"].split())
-    assert "contains(github.event.comment.body, '/prdup')" in condition
-    assert "github.event.comment.author_association" in condition  # who may command
-    assert "github.event.label.name == 'prdup: not a duplicate'" in condition
-    assert "github.event.issue.pull_request" in condition
-    assert "== 'open'" in condition
+    assert workflow == yaml.safe_load(text)
+    [job] = workflow["jobs"].values()
+    assert [step["uses"].split("@")[0] for step in job["steps"]] == ["OWNER/prdup"]
+    assert "run" not in json.dumps(job["steps"])  # no script to copy
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
     assert triggers["issue_comment"] == {"types": ["created", "edited", "deleted"]}
     # Removing the label takes its dismissals back at once.
     assert {"labeled", "unlabeled"} <= set(triggers["pull_request_target"]["types"])
     # A workflow-level group would let a filtered-out comment cancel the PR's run in progress.
-    assert "concurrency" not in workflow and "concurrency" in workflow["jobs"]["prdup"]
+    assert "concurrency" not in workflow and "concurrency" in job
 
 
 def test_every_action_is_pinned_by_sha_and_prdup_installs_from_constraints():
@@ -859,7 +918,7 @@ def test_every_action_is_pinned_by_sha_and_prdup_installs_from_constraints():
     pins = step.findall(text)
     workflow = (ROOT / "docs" / "bot.md").read_text()
     pins += [pin for pin in step.findall(workflow) if pin[0].startswith("actions/")]
-    assert len(pins) == 9  # 7 in the action, a checkout in each documented workflow
+    assert len(pins) == 8  # all in the action: the documented workflows check out nothing
     for action, ref, comment in pins:
         assert re.fullmatch(r"[0-9a-f]{40}", ref), action
         assert re.fullmatch(r" # v\d+\.\d+\.\d+", comment), action  # the tag, for people

@@ -8,6 +8,7 @@ repository, standing in for GitHub's git side; the fake GitHub answers its API.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import shutil
@@ -22,13 +23,15 @@ import yaml
 
 from index.config import Settings
 from index.indexer import index_repository
+from prdup.bot_event import decide
 from prdup.checking import check
+from prdup.command_refusal import REFUSED_MARKER
 from prdup.fetch_plan import ALL_PULL_HEADS, plan_fetch
 from prdup.github import GitHubClient
 from prdup.github_import import import_metadata
 from tests.fake_github import FakeGitHub, quick_client
 from tests.repo_builder import RepoBuilder, run_cli, run_in
-from tests.test_bot import REPO, ROOT, TOKEN, build_story
+from tests.test_bot import REPO, ROOT, TOKEN, build_story, comment_event, pull_event
 from tests.workflow_expressions import evaluate, truthy
 
 SHA_PIN = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
@@ -179,8 +182,8 @@ def test_every_action_the_workflows_use_is_pinned_by_sha():
             for uses in _pins(yaml.safe_load((ROOT / "examples" / "workflows" / name).read_text()))
             if not uses.startswith("OWNER/prdup@")  # the user's own choice of release
         ]
-    # setup-python, 2 x cache restore, 3 x cache save, upload, 2 x checkout
-    assert len(pins) == 9
+    # setup-python, checkout, 2 x cache restore, 3 x cache save, upload; none in the workflows
+    assert len(pins) == 8
     assert all(SHA_PIN.match(uses) for uses in pins), pins
 
 
@@ -258,9 +261,9 @@ def test_the_docs_show_the_shipped_workflows():
 def test_the_action_runs_a_sweep_on_any_event_and_refuses_an_unknown_command(tmp_path: Path):
     from tests.test_bot import _decide
 
-    scheduled = {"COMMAND": "sweep", "EVENT_NAME": "schedule", "ON_PULL_REQUEST": "", "PR": ""}
-    assert _decide(tmp_path, **scheduled) == ("run=true", "")
-    assert _decide(tmp_path, COMMAND="comment")[0] == "run=true"
+    scheduled = _decide(tmp_path, "schedule", {"schedule": "17 4 * * 1-5"}, COMMAND="sweep")
+    assert scheduled[0]["run"] == "true"
+    assert _decide(tmp_path, "schedule", {"schedule": "17 4 * * 1-5"})[0]["run"] == "false"
     with pytest.raises(subprocess.CalledProcessError) as failed:
         _decide(tmp_path, COMMAND="sweap")
     assert failed.value.returncode == 2  # a broken configuration fails the job
@@ -274,7 +277,7 @@ def _run_step(name: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[s
     return subprocess.run(
         ["bash", "-e", "-c", step["run"]],
         cwd=cwd,
-        env={**run_in(cwd), "PATH": path, **env},
+        env={**run_in(cwd), "PATH": path, "ACTION_PATH": str(ROOT), **env},
         check=True,
         capture_output=True,
         text=True,
@@ -308,6 +311,38 @@ def test_the_fetch_step_fetches_all_heads_first_then_only_what_changed(
     assert _refs(later) == {"refs/pull/21/head", "refs/pull/22/head"}
     assert later.head("refs/pull/22/head") == head
     assert "could not fetch +refs/pull/23/head:refs/pull/23/head" in done.stdout
+
+
+def test_the_token_reaches_git_in_the_fetching_step_only(
+    origin: RepoBuilder, github: FakeGitHub, tmp_path: Path
+):
+    """The action's checkout keeps no credentials: the fetch gets the token in its own
+    environment, as one Authorization header (a header an earlier checkout persisted is
+    dropped, not sent twice), and nothing of it is written into the clone."""
+    clone = _runner_clone(origin, tmp_path / "runner")
+    clone.git("remote", "set-url", "origin", f"{github.origin}/{REPO}")  # git over HTTP
+    stale = "AUTHORIZATION: basic c3RhbGU="  # what persist-credentials: true leaves
+    clone.git("config", f"http.{github.origin}/.extraheader", stale)
+    env = {
+        "GITHUB_API_URL": github.url,
+        "GITHUB_SERVER_URL": github.origin,
+        "GITHUB_TOKEN": TOKEN,
+        "GIT_TERMINAL_PROMPT": "0",
+        "COMMAND": "comment",
+        "REPO": REPO,
+        "PR": "21",
+        "RUNNER_TEMP_DIR": str(tmp_path),
+        "PRDUP_DB": str(tmp_path / "prdup.db"),
+    }
+    _run_step("Fetch the pull request heads that changed", clone.path, **env)
+
+    fetches = [r for r in github.requests if r.path == f"/{REPO}/info/refs"]
+    expected = "basic " + base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
+    assert fetches and all(r.authorizations == [expected] for r in fetches)
+    config = (clone.path / ".git" / "config").read_text()
+    assert TOKEN not in config and expected.split()[1] not in config
+    # A step that does not fetch holds no token: git outside the wrapper sends none of it.
+    assert clone.git("config", "--get-all", f"http.{github.origin}/.extraheader") == stale
 
 
 def test_a_rate_limit_leaves_every_step_green_and_says_so(
@@ -440,37 +475,16 @@ def test_an_import_that_only_repeats_the_watermark_changes_nothing(
 
 # ------------------------------------------------------------------- commands nobody may give
 
-REFUSED_MARKER = "<!-- prdup:command-refused -->"
-
 
 def _workflow() -> dict:
     return yaml.safe_load((ROOT / "examples" / "workflows" / "prdup.yml").read_text())
 
 
-def _comment_event(body: str, association: str, *, action: str = "created", state: str = "open"):
-    """The `github` context of a reply on open PR 21, as an issue_comment event has it."""
-    return {
-        "event_name": "issue_comment",
-        "repository": REPO,
-        "event": {
-            "action": action,
-            "issue": {"number": 21, "state": state, "pull_request": {"url": "…/pulls/21"}},
-            "comment": {
-                "body": body,
-                "author_association": association,
-                "user": {"login": "someone", "type": "User"},
-            },
-        },
-    }
-
-
-def _jobs_that_run(github_context: dict) -> set[str]:
-    """The workflow's jobs whose `if:` holds for this event, as the runner evaluates them."""
-    return {
-        name
-        for name, job in _workflow()["jobs"].items()
-        if truthy(evaluate(job.get("if", "true"), {"github": github_context}))
-    }
+def _started(event_name: str, event: dict) -> bool:
+    """Whether the workflow's job starts for this event, as the runner evaluates its `if:`."""
+    [job] = _workflow()["jobs"].values()
+    context = {"github": {"event_name": event_name, "repository": REPO, "event": event}}
+    return truthy(evaluate(job.get("if", "true"), context))
 
 
 def test_expressions_evaluate_as_github_documents_them():
@@ -485,30 +499,25 @@ def test_expressions_evaluate_as_github_documents_them():
     assert evaluate("!null && 1 == '1' && 'Bot' != 'bot'", {}) is False
 
 
-def test_a_command_runs_the_bot_for_a_maintainer_and_the_answer_for_anyone_else():
+def test_the_job_starts_only_for_what_may_concern_prdup():
+    """The job's `if:` only spares runners and keeps chatter out of the PR's concurrency
+    group (where it would cancel a run in progress); who may command is the action's rule."""
     command = "/prdup not-duplicate #20"
-    for maintainer in ("OWNER", "MEMBER", "COLLABORATOR"):
-        assert _jobs_that_run(_comment_event(command, maintainer)) == {"prdup"}
-    for stranger in ("NONE", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR"):
-        assert _jobs_that_run(_comment_event(command, stranger)) == {"refused"}
-    # An ordinary comment, a closed PR, a deleted command, another bot: no run at all.
-    assert _jobs_that_run(_comment_event("LGTM, thanks!", "NONE")) == set()
-    assert _jobs_that_run(_comment_event(command, "NONE", state="closed")) == set()
-    assert _jobs_that_run(_comment_event(command, "NONE", action="deleted")) == set()
-    by_a_bot = _comment_event(command, "NONE")
-    by_a_bot["event"]["comment"]["user"]["type"] = "Bot"
-    assert _jobs_that_run(by_a_bot) == set()
-    # A pull request's own events are the bot's alone.
-    opened = {
-        "event_name": "pull_request_target",
-        "event": {"action": "opened", "pull_request": {"number": 21, "state": "open"}},
-    }
-    assert _jobs_that_run(opened) == {"prdup"}
+    for association in ("OWNER", "MEMBER", "NONE", "FIRST_TIME_CONTRIBUTOR"):
+        assert _started("issue_comment", comment_event(command, association))
+    assert _started("issue_comment", comment_event(command, action="deleted"))
+    assert not _started("issue_comment", comment_event("LGTM, thanks!"))
+    assert not _started("issue_comment", comment_event(command, user="prdup-app[bot]"))
+    for action in ("opened", "synchronize", "reopened", "edited"):
+        assert _started("pull_request_target", pull_event(action))
+    ours = pull_event("unlabeled", label={"name": "prdup: not a duplicate"})
+    assert _started("pull_request_target", ours)
+    assert not _started("pull_request_target", pull_event("labeled", label={"name": "bug"}))
 
 
 def test_each_job_names_the_least_it_needs_and_the_workflow_grants_nothing():
     """Write permissions at the workflow level reach every job (zizmor: excessive
-    permissions); each job names its own instead."""
+    permissions); the job names its own instead."""
     workflow = _workflow()
     assert workflow["permissions"] == {}
     assert workflow["jobs"]["prdup"]["permissions"] == {
@@ -519,15 +528,44 @@ def test_each_job_names_the_least_it_needs_and_the_workflow_grants_nothing():
     }
 
 
-def test_the_answer_job_holds_nothing_but_a_token_that_may_comment():
-    job = _workflow()["jobs"]["refused"]
-    assert job["permissions"] == {"pull-requests": "write"}
-    [step] = job["steps"]
-    assert "uses" not in step  # no checkout, no install
-    assert "${{" not in step["run"]  # the comment reaches the script through env only
-    assert step["env"]["COMMENT_BODY"] == "${{ github.event.comment.body }}"
-    # Not the bot's group: an answer must never cancel a maintainer's run in progress.
-    assert job["concurrency"]["group"] != _workflow()["jobs"]["prdup"]["concurrency"]["group"]
+@pytest.mark.parametrize(
+    ("event", "refuse"),
+    [
+        (comment_event("/prdup not-duplicate #20", "NONE"), True),
+        (comment_event("/prdup not-duplicate #20", "CONTRIBUTOR", action="edited"), True),
+        (comment_event("Thanks\n /PRDUP not-duplicate 20", "FIRST_TIME_CONTRIBUTOR"), True),
+        (comment_event("/prdup not-duplicate #20", "NONE", action="deleted"), False),
+        (comment_event("Does `/prdup not-duplicate` work?", "NONE"), False),
+        (comment_event("/prdup not-duplicate #20", "COLLABORATOR"), False),
+    ],
+    ids=["stranger", "stranger-edited", "later-line", "deleted", "mid-line", "collaborator"],
+)
+def test_who_gets_the_answer_on_who_may_command(event: dict, refuse: bool):
+    """Every command on an open PR brings the comment up to date (a maintainer's is applied
+    there); a stranger's created or edited command also gets the answer."""
+    decision = decide("issue_comment", event)
+    assert (decision.run, decision.number, decision.refuse) == (True, 21, refuse)
+
+
+def test_what_the_bot_leaves_alone():
+    skipped = {
+        "a bot's comment": decide(
+            "issue_comment", comment_event("/prdup not-duplicate #20", user="prdup-app[bot]")
+        ),
+        "chatter": decide("issue_comment", comment_event("LGTM", "NONE")),
+        "an issue": decide("issue_comment", comment_event("/prdup", on_pull=False)),
+        "a closed PR": decide("issue_comment", comment_event("/prdup", "NONE", state="closed")),
+        "another label": decide("pull_request_target", pull_event("labeled", label={"name": "x"})),
+    }
+    assert all(not d.run and not d.refuse for d in skipped.values()), skipped
+    assert "by a bot, prdup-app[bot]" in skipped["a bot's comment"].why
+    assert "not a /prdup command" in skipped["chatter"].why
+    assert "not about a pull request" in skipped["an issue"].why
+    assert "#21 is closed" in skipped["a closed PR"].why
+    assert skipped["another label"].why == "a label on #21 other than 'prdup: not a duplicate'"
+    # The label is compared as GitHub names labels: regardless of case.
+    shouted = pull_event("labeled", label={"name": "PRDUP: Not A Duplicate"})
+    assert decide("pull_request_target", shouted).run
 
 
 @pytest.fixture
@@ -538,29 +576,17 @@ def actions_github() -> Iterator[FakeGitHub]:
         yield server
 
 
-def _answer(github: FakeGitHub, tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
-    """Run the refused job's step as the runner would, on a reply `body` to PR 21."""
-    if shutil.which("jq") is None or shutil.which("curl") is None:
-        pytest.fail("the step needs jq and curl, as GitHub's runners have them")
-    [step] = _workflow()["jobs"]["refused"]["steps"]
-    literal = {k: str(v) for k, v in step["env"].items() if "${{" not in str(v)}
-    event = {"GITHUB_TOKEN": TOKEN, "REPO": REPO, "PR": "21", "COMMENT_BODY": body}
-    assert set(literal) | set(event) == set(step["env"])
-    return subprocess.run(
-        ["bash", "-e", "-c", step["run"]],
-        cwd=tmp_path,
-        env={"PATH": os.environ["PATH"], "GITHUB_API_URL": github.url, **literal, **event},
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+def _answer(github: FakeGitHub, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Run the action's answer step for PR 21 as the runner would."""
+    env = {"GITHUB_API_URL": github.url, "GITHUB_TOKEN": TOKEN, "REPO": REPO, "PR": "21"}
+    return _run_step("Answer a command from someone who may not give one", tmp_path, **env)
 
 
 def test_a_refused_command_gets_one_answer_per_pull_request(
     actions_github: FakeGitHub, tmp_path: Path
 ):
     actions_github.add_comment(21, "/prdup not-duplicate #20", author="contributor21")
-    first = _answer(actions_github, tmp_path, "/prdup not-duplicate #20")
+    first = _answer(actions_github, tmp_path)
 
     [_, answer] = actions_github.comments_on(21)
     assert answer["user"] == "github-actions[bot]"
@@ -569,13 +595,17 @@ def test_a_refused_command_gets_one_answer_per_pull_request(
     assert "owners, members and collaborators" in text and "ask a maintainer" in text
     assert "`prdup: not a duplicate`" in text  # what a maintainer can do instead
     assert not re.search(r"(?im)^\s*/prdup", text)  # the answer is no command itself
-    assert "answered on #21" in first.stdout
+    assert "answered on octo/demo#21" in first.stdout
 
-    # Someone else tries again, in another case and on a later line: no second answer.
-    again = _answer(actions_github, tmp_path, "Please!\n/PRDUP not-duplicate 20")
-    assert len(actions_github.comments_on(21)) == 2
+    # Someone else tries again: no second answer.
+    actions_github.add_comment(21, "Please!\n/PRDUP not-duplicate 20", author="bystander")
+    again = _answer(actions_github, tmp_path)
+    assert len(actions_github.comments_on(21)) == 3
     assert "already has the answer" in again.stdout
-    assert len(actions_github.requests_to(method="POST")) == 1
+    assert (
+        len(actions_github.requests_to(method="POST", path="/repos/octo/demo/issues/21/comments"))
+        == 1
+    )
 
 
 def test_an_earlier_answer_counts_only_when_the_bot_wrote_it(
@@ -586,21 +616,26 @@ def test_an_earlier_answer_counts_only_when_the_bot_wrote_it(
     actions_github.add_comment(21, REFUSED_MARKER + "\nshh", author="mallory")
     for n in range(120):
         actions_github.add_comment(21, f"chatter {n}", author="bystander")
-    _answer(actions_github, tmp_path, "/prdup not-duplicate #20")
+    _answer(actions_github, tmp_path)
     assert len(actions_github.comments_on(21)) == 122
 
-    _answer(actions_github, tmp_path, "/prdup not-duplicate #20")
+    _answer(actions_github, tmp_path)
     assert len(actions_github.comments_on(21)) == 122
-    pages = {r.query.get("page") for r in actions_github.requests_to(method="GET")}
-    assert pages == {"1", "2"}
 
 
-def test_prdup_mentioned_mid_line_is_no_command_and_gets_no_answer(
+def test_a_rate_limit_or_a_read_only_token_leaves_the_answer_step_green(
     actions_github: FakeGitHub, tmp_path: Path
 ):
-    done = _answer(actions_github, tmp_path, "Does `/prdup not-duplicate` work for me too?")
-    assert "not a /prdup command" in done.stdout
-    assert actions_github.requests == []  # not one request
-    # The job's `if:` lets it start (it cannot read lines); the script stops it at once.
-    mid_line = _comment_event("Does `/prdup not-duplicate` work for me too?", "NONE")
-    assert _jobs_that_run(mid_line) == {"refused"}
+    actions_github.rate_limit(reset=time.time() + 3600, times=None)
+    done = _answer(actions_github, tmp_path)  # check=True: a red step raises here
+    assert "prdup: stopped:" in done.stderr
+    actions_github.clear_faults()
+    actions_github.fail(
+        "/repos/octo/demo/issues/21/comments",
+        403,
+        method="POST",
+        body={"message": "Resource not accessible by integration"},
+    )
+    done = _answer(actions_github, tmp_path)
+    assert "skipped the answer on octo/demo#21: could not post" in done.stdout
+    assert actions_github.comments_on(21) == []
