@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from detector.evidence import Proof, Signals, Verdict
-from detector.replay import HunkCount, Leftover
+from detector.replay import HunkCount, Leftover, Replay
 from detector.versions import at_least
 
 WEIGHTS_FILE = Path(__file__).with_name("weights.json")
@@ -57,6 +57,9 @@ class Thresholds:
 
 
 THRESHOLDS = Thresholds()
+# Of a change's own work (code and tests), the share a candidate must hold to be the change.
+MOST_OF_THE_WORK = 0.5
+MANY_TIMES = 4  # hunks of a change's own work against those a candidate did: a sliver of it
 NO_SHARED_LINE_SCALE = 0.69  # a candidate sharing no line scores below the default 0.7
 
 
@@ -341,6 +344,10 @@ def proven_verdict(
         # It took this change over, and some of it went on there: this change's work is done
         # there (landed) or goes on there; what the takeover left out is not work to do.
         return "already-merged" if landed else "covered"
+    if count.whole and lacks_most_of_the_work(replay, count):
+        # Its code is there, but most of its own work (a migration of many test files beside
+        # one shared import line) is not: a landing did a part of it; an open PR is not it.
+        return "partly-merged" if landed else nearby(signals)
     if count.whole:
         if landed and proof.stacked and count.others:
             # Built on the candidate's commits, which landed: what it did is carried here, and
@@ -358,6 +365,7 @@ def proven_verdict(
         replay.partial
         and replay.done_share >= THRESHOLDS.contained
         and (replay.left_where_it_wrote or took_over)
+        and not lacks_most_of_the_work(replay, count)
     ):
         # An open PR that already makes most of this change, what it left written its own way
         # where it wrote (what remains is listed): the same change, as "contained" means
@@ -373,6 +381,18 @@ def proven_verdict(
         # same page translated twice): adding them again would not apply.
         return "superseded"
     return nearby(signals)
+
+
+def lacks_most_of_the_work(replay: Replay, count: HunkCount) -> bool:
+    """The change is many times what the candidate did of it: less than half of its own work
+    by weight (`Replay.work_share`), and under a quarter of its code and test hunks, whatever
+    share of its code it did. A fix done with its test still to write is done; a 21-file test
+    migration sharing one import line is not. An identical patch holds all of it."""
+    if count.by_identity:
+        return False
+    work = replay.own_work
+    done = sum(1 for h in work if h.turned)
+    return replay.work_share < MOST_OF_THE_WORK and done * MANY_TIMES < len(work)
 
 
 def created_the_same_files(proof: Proof, files_supersede: bool) -> bool:

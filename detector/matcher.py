@@ -964,6 +964,11 @@ def _replay_reasons(
         )
     elif count.total:
         yield f"replayed {where}: {_hunks_there(count, replay, verdict in DECIDING_VERDICTS)}"
+        if count.whole and rule is None and decide.lacks_most_of_the_work(replay, count):
+            yield (
+                f"but {_percent(1 - replay.work_share)} of this change's own work (its code "
+                f"and tests) is not in {other}: a part of it, not the same change"
+            )
     if merged and replay.rewrote and verdict not in DECIDING_VERDICTS and rule is None:
         yield _rewrote_since(other, replay)
     if proof.made_again_by and verdict == "already-merged":

@@ -365,6 +365,25 @@ class Replay:
         return sum(h.weight for h in hunks if h.turned) / total if total else 0.0
 
     @property
+    def own_work(self) -> tuple[HunkReplay, ...]:
+        """The hunks of the change's own work: its code and its tests, without docs and
+        comments."""
+        return tuple(
+            h for h in self.hunks if h.weight > 0 and h.kind != "docs" and not h.comments_only
+        )
+
+    @property
+    def work_share(self) -> float:
+        """The share of the change's own work done, by weight (the share of its code,
+        `done_share`, where it has none): a test migration that shares one import line with
+        the candidate has its code done and its work not."""
+        work = self.own_work
+        total = sum(h.weight for h in work)
+        if not total:
+            return self.done_share
+        return sum(h.weight for h in work if h.turned) / total
+
+    @property
     def imports_only(self) -> bool:
         """The change is nothing but imports (adding a missing one, removing unused ones)."""
         hunks = self.deciding
