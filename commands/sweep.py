@@ -23,7 +23,7 @@ from index.config import Settings
 from prdup.escaping import inline, terminal
 
 if TYPE_CHECKING:  # the sweep engine is imported when the command runs: `prdup check` starts fast
-    from detector.grouping import Group
+    from detector.grouping import AlreadyDone, Group
     from prdup.sweep import SweepResult, SweepStats, SweptFinding
 
 FORMATS = ("text", "json", "markdown", "html")
@@ -248,6 +248,19 @@ def landing(found: SweptFinding) -> str:
     return f"{found.named} ({found.state}{commit})"
 
 
+def _done_by(done: AlreadyDone) -> str:
+    """Where an already done PR's change is, from its entry: "#5 (commit 0123456789), through
+    #7 (the same change, itself done by it)"."""
+    commit = (done.commit or "")[:10]
+    if done.by is None:
+        where = f"commit {commit}"
+    else:
+        where = f"#{done.by}" + (f" (commit {commit})" if commit else "")
+    if done.through is not None:
+        where += f", through #{done.through} (the same change, itself done by it)"
+    return where
+
+
 def _pr_title(result: SweepResult, number: int) -> str:
     pull = result.pulls.get(number)
     return f"  {terminal(pull.marked_title)}" if pull and pull.title else ""
@@ -277,12 +290,12 @@ def to_text(result: SweepResult) -> str:
         lines += ["", "Already done on the target (close them; the landing is named):"]
         for done in result.already_done:
             found = result.answer(done.pr)
-            where = landing(found) if found else f"#{done.by}"
+            where = landing(found) if found and done.through is None else _done_by(done)
             lines.append(
                 f"  #{done.pr} done by {terminal(where)}, score {done.score:.2f}"
                 + _pr_title(result, done.pr)
             )
-            if found is not None and found.remaining:
+            if found is not None and found.remaining and done.through is None:
                 # Its tests or docs the landing lacks: real, and easy to close away unread.
                 lines.append(f"    still to do: {terminal(_remaining(found))}")
     if result.superseded:
@@ -352,9 +365,18 @@ def to_markdown(result: SweepResult) -> str:
             pull = result.pulls.get(done.pr)
             found = result.answer(done.pr)
             commit = f"`{done.commit[:10]}`" if done.commit and done.by is not None else ""
-            rest = inline(_remaining(found), 300) if found is not None and found.remaining else ""
+            rest = (
+                inline(_remaining(found), 300)
+                if found is not None and found.remaining and done.through is None
+                else ""
+            )
+            if done.through is None:
+                by = _md_pr(done.by, found)
+            else:
+                named = _md_pr(done.by) if done.by is not None else commit
+                by = f"{named} (through #{done.through})"
             lines.append(
-                f"| #{done.pr} | {_md_pr(done.by, found)} | {commit} | {done.score:.2f} "
+                f"| #{done.pr} | {by} | {commit} | {done.score:.2f} "
                 f"| {rest} | {inline(pull.marked_title if pull else '')} |"
             )
     if result.superseded:

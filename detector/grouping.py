@@ -63,11 +63,16 @@ class AlreadyDone:
     by: int | None
     commit: str | None
     score: float
+    # The open PR of its group it duplicates, itself already done by `by`: this PR is done
+    # through it (its own answer names that PR, which `check --pr N` shows first).
+    through: int | None = None
 
 
-def keep_rank(pull: Pull) -> tuple[bool, int, int]:
-    """Sort key, best first: merged, then the most complete (most changed lines), then oldest."""
-    return (pull.state != "merged", -pull.changed_lines, pull.number)
+def keep_rank(pull: Pull) -> tuple[bool, int]:
+    """Sort key, best first, where answers do not say which PR to keep (a loop, groups joined
+    by an issue): the landed one, then the earliest opened. (Answers point at the PR to keep:
+    a later copy names the earlier PR, a part names the PR that holds it and more.)"""
+    return (pull.state != "merged", pull.number)
 
 
 def strong_ties(links: Iterable[Link], min_score: float) -> dict[int, dict[int, float]]:
@@ -138,7 +143,7 @@ def group_by_kept(
     return sorted(groups, key=lambda g: (-len(g.members), _rank(pulls, g.keep)))
 
 
-def _rank(pulls: Mapping[int, Pull], number: int) -> tuple[bool, int, int]:
+def _rank(pulls: Mapping[int, Pull], number: int) -> tuple[bool, int]:
     return keep_rank(pulls.get(number) or Pull(number, "open"))
 
 
@@ -208,6 +213,42 @@ def done_answers(answered: Mapping[int, Link]) -> list[AlreadyDone]:
         for number, link in sorted(answered.items())
         if link.verdict == "already-merged"
     ]
+
+
+def done_through_kept(
+    groups: Iterable[Group], answered: Mapping[int, Link], pulls: Mapping[int, Pull]
+) -> tuple[list[Group], list[AlreadyDone]]:
+    """The groups still to act on, and the members of the others as already done: a group
+    whose kept PR landed, or whose kept PR is itself already done, is done, all of it (its
+    members duplicate a change the target holds; "keep #K" would keep a PR to close)."""
+    kept: list[Group] = []
+    done: list[AlreadyDone] = []
+    for group in groups:
+        own = answered.get(group.keep)
+        pull = pulls.get(group.keep)
+        by: int | None
+        commit: str | None
+        through: int | None
+        if pull is not None and pull.state == "merged":
+            by, commit, through, score = group.keep, None, None, 1.0
+        elif own is not None and own.verdict == "already-merged":
+            by, commit, through, score = own.candidate, own.commit, group.keep, own.score
+        else:
+            kept.append(group)
+            continue
+        for number in group.members[1:]:
+            link = answered.get(number)
+            named = link is not None and link.candidate == by
+            done.append(
+                AlreadyDone(
+                    pr=number,
+                    by=by,
+                    commit=link.commit if named and link is not None else commit,
+                    score=min(score, link.score) if link is not None else score,
+                    through=None if named else through,
+                )
+            )
+    return kept, done
 
 
 def shares_code(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:

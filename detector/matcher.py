@@ -398,6 +398,12 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         may_supersede=may_supersede(query, candidate),
         files_supersede=may_supersede_by_files(query, candidate, replay),
     )
+    # Two open PRs making one change: the later one is the copy to close, not this one (a
+    # bot commenting on both would otherwise ask to close both). Its author's own later
+    # resubmission is the exception: that one replaces this one.
+    later_copy = verdict == "duplicate" and _opened_later(query.change, candidate, signals)
+    if later_copy:
+        verdict = decide.nearby(signals)
     score = finding.score
     if verdict == "already-merged":
         signals = replace(signals, on_target=True)
@@ -422,12 +428,19 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         score = max(score, PROVEN_SCORE)
     elif verdict == "partly-merged":
         score = max(score, PARTLY_SCORE)
+    reasons = tuple(_reasons(query, candidate, signals, verdict, proof))
+    if later_copy:
+        reasons = (
+            f"#{candidate.number} makes the same change and was opened after this one: it is "
+            "the copy to close, not this one",
+            *reasons,
+        )
     return replace(
         finding,
         verdict=verdict,
         score=score,
         signals=signals,
-        reasons=tuple(_reasons(query, candidate, signals, verdict, proof)),
+        reasons=reasons,
         residual=_still_to_do(proof, signals.same_patch) if still_to_do else (),
         remaining=remaining_hunks(replay, proof.tip) if still_to_do else (),
         gone_files=gone_files(replay, proof.tip) if still_to_do or superseded else (),
@@ -475,6 +488,19 @@ def supersede_guards(query: Query, candidate: ChangeEvidence) -> bool:
     if not ours or theirs is None:
         return False
     return theirs <= SUPERSEDE_SIZE * ours
+
+
+def _opened_later(query: ChangeEvidence, candidate: ChangeEvidence, signals: Signals) -> bool:
+    """An open PR opened after this one (by PR number, the order GitHub opened them) that is
+    no more than this change (it holds little beside it: a larger one, doing this change and
+    more, is the one to keep), and is not its author's resubmission of this change."""
+    return (
+        candidate.state != "merged"
+        and signals.candidate_coverage >= decide.THRESHOLDS.contained
+        and query.number is not None
+        and (candidate.number or 0) > query.number
+        and not signals.resubmitted
+    )
 
 
 def _opened_or_landed_in_time(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:

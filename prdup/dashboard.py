@@ -134,9 +134,14 @@ def _done(result: SweepResult) -> list[list[str]]:
         found = result.answer(done.pr)
         by_state = f" ({_state(result, done.by)})" if done.by is not None else ""
         landed = f", landed as `{done.commit[:10]}`" if done.by is not None and done.commit else ""
+        through = (
+            f", through {_link(done.through)} (the same change, itself done by it)"
+            if done.through is not None
+            else ""
+        )
         line = (
             f"- {_link(done.pr)} ({_state(result, done.pr)}): already done by {by}{by_state}"
-            f"{landed}, score {done.score:.2f} —{_title(result, done.pr)}"
+            f"{landed}{through}, score {done.score:.2f} —{_title(result, done.pr)}"
         )
         blocks.append([line, *_evidence(found)])
     return blocks
@@ -164,10 +169,22 @@ def _partly(result: SweepResult, superseded: bool = False) -> list[list[str]]:
 
 
 def _related(result: SweepResult) -> list[list[str]]:
+    """Related PRs say what they share, not a score that would read as the odds of a
+    duplicate."""
+    from prdup.render import shared_in_words
+
     return [
         [
-            f"- {_link(number)}: {_verdict(found)} {_link(found.pr, found.commit)}, score "
-            f"{found.score:.2f} —{_title(result, number)}"
+            f"- {_link(number)}: {_verdict(found)} {_link(found.pr, found.commit)} ("
+            + inline(
+                shared_in_words(
+                    found.shared_removed,
+                    found.shared_added,
+                    found.shared_files,
+                    found.shared_symbols,
+                )
+            )
+            + f") —{_title(result, number)}"
         ]
         for number, found in result.related
     ]

@@ -221,6 +221,8 @@ def _done_row(result: SweepResult, done: AlreadyDone, links: _Links) -> str:
     by = (
         links.pr(done.by) if done.by is not None else f"<code>{_e((done.commit or '')[:10])}</code>"
     )
+    if done.through is not None:
+        by += f" (through {links.pr(done.through)})"
     text = f"#{done.pr} {pull.title if pull else ''}".lower()
     commit = f"<code>{_e(done.commit[:10])}</code>" if done.commit else ""
     return (

@@ -23,8 +23,10 @@ re-checks the PRs an update can affect.
      "min_score": 0.7,
      "stats": {"open_prs": N, "swept": N, "rechecked": N, "reused": N, "seconds": S, "jobs": N,
                "unknown_states": N},
+     "counts": {"already_done": N, "superseded": N, "duplicate_groups": N, "to_close": N,
+                "partly_done": N, "related": N},
      "already_done": [{"pr": N, "by": M | null, "commit": "sha" | null, "score": S,
-                       "title": "...", "reasons": ["..."]}],
+                       "through": K | null, "title": "...", "reasons": ["..."]}],
      "superseded": [... as partly_done: a landing rewrote the lines each PR edits ...],
      "groups": [{"keep": N, "keep_class": "partly-done" | ... | null, "issues": ["#7"],
                  "members": [{"pr": N, "state": "merged|open|closed|unmerged", "title": "...",
@@ -45,22 +47,26 @@ re-checks the PRs an update can affect.
 
 Every open PR's answer is the finding `check --pr N` shows first (its first finding at or above
 `min_score`); `prs` lists each PR that has one, and that answer puts it in exactly one of
-`already_done`, `superseded`, `groups` (as a member to close; or as the kept PR, where PRs name
-each other in a loop), `partly_done` or `related`. A superseded PR's landing (`by`) rewrote, its
-own way, the lines the PR edits, or made most of it with the rest written otherwise since: it no
-longer applies as it is (`remaining`, where some tests or docs of it still would). A group's
-first member is the PR to keep (verdict "keep", score null; `keep_class` is its own answer's
-class, if it has one); every other member carries its own answer: its verdict, score, and the PR
-it names (`against`: the kept PR or another member). `remaining` lists, file by file, the lines
-on the PR's side that the landing (or the PR it duplicates) did not make: a duplicate may do a
-little more than the PR it is closed into. A partly done PR's `gone_files` are the files of the
-rest that the target no longer has: nothing of them is left to apply (where `remaining` is
-empty, a part landed and the rest has nowhere to go: the PR can be closed); `rewritten` (as
-`remaining`) is the rest the target has written otherwise since, not to apply as it is. Keys may
-be added to objects in later versions; none is removed or changes meaning without a new
-`schema_version`. (Version 1 had no `partly_done`, `related`, `prs`, `keep_class`, `issues`,
-`against`; its members' verdicts were their evidence against the kept PR, and PRs already done
-were members of a merged PR's group.)
+`already_done`, `superseded`, `groups` (as a member to close; or as the kept PR, where PRs name each
+other in a loop), `partly_done` or `related` (its `class`). Of two open PRs making one change, the
+later names the earlier (the earlier's answer is no duplicate): the earlier is kept. A group whose
+kept PR landed, or is itself already done, is done all of it: its members are in `already_done`,
+done `through` the kept PR where their answer names it (class "already-done", `finding` still their
+own answer). `counts.to_close` counts the PRs to close (already done, and the members of groups),
+never a kept PR. A superseded PR's landing (`by`) rewrote, its own way, the lines the PR edits, or
+made most of it with the rest written otherwise since: it no longer applies as it is (`remaining`,
+where some tests or docs of it still would). A group's first member is the PR to keep (verdict
+"keep", score null; `keep_class` is its own answer's class, if it has one); every other member
+carries its own answer: its verdict, score, and the PR it names (`against`: the kept PR or another
+member). `remaining` lists, file by file, the lines on the PR's side that the landing (or the PR it
+duplicates) did not make: a duplicate may do a little more than the PR it is closed into. A partly
+done PR's `gone_files` are the files of the rest that the target no longer has: nothing of them is
+left to apply (where `remaining` is empty, a part landed and the rest has nowhere to go: the PR can
+be closed); `rewritten` (as `remaining`) is the rest the target has written otherwise since, not to
+apply as it is. Keys may be added to objects in later versions; none is removed or changes meaning
+without a new `schema_version`. (Version 1 had no `partly_done`, `related`, `prs`, `keep_class`,
+`issues`, `against`; its members' verdicts were their evidence against the kept PR, and PRs already
+done were members of a merged PR's group.)
 """
 
 from __future__ import annotations
@@ -87,6 +93,7 @@ from detector.grouping import (
     Pull,
     answers,
     done_answers,
+    done_through_kept,
     group_by_kept,
     triage_class,
 )
@@ -341,10 +348,12 @@ class SweepResult:
 
     def to_json(self) -> dict[str, Any]:
         answered = self.answers()
+        done = {entry.pr for entry in self.already_done}
         return {
             "schema_version": SCHEMA_VERSION,
             "min_score": self.min_score,
             "stats": asdict(self.stats),
+            "counts": self.counts(),
             "already_done": [self._done_json(done) for done in self.already_done],
             "superseded": [self._partly_json(n, f) for n, f in self.superseded],
             "groups": [self._group_json(group) for group in self.groups],
@@ -353,7 +362,7 @@ class SweepResult:
             "prs": [
                 {
                     "pr": number,
-                    "class": triage_class(found.verdict),
+                    "class": "already-done" if number in done else triage_class(found.verdict),
                     "finding": {
                         "pr": found.pr,
                         "commit": found.commit,
@@ -364,6 +373,19 @@ class SweepResult:
                 }
                 for number, found in answered.items()
             ],
+        }
+
+    def counts(self) -> dict[str, int]:
+        """How many PRs each list holds; `to_close` counts the PRs a maintainer closes (already
+        done, and the members of duplicate groups), never a kept PR."""
+        members = sum(len(group.members) - 1 for group in self.groups)
+        return {
+            "already_done": len(self.already_done),
+            "superseded": len(self.superseded),
+            "duplicate_groups": len(self.groups),
+            "to_close": len(self.already_done) + members,
+            "partly_done": len(self.partly_done),
+            "related": len(self.related),
         }
 
     def _title(self, number: int | None) -> str:
@@ -514,9 +536,12 @@ def sweep(
     linked = {n for link in links for n in (link.query, link.candidate) if n in pulls}
     ranks = {n: Pull(n, pulls[n].state, pulls[n].changed_lines) for n in linked}
     answered = answers(links, min_score)
+    groups, through = done_through_kept(
+        group_by_kept(ranks, answered, links, issues, min_score), answered, ranks
+    )
     return SweepResult(
-        groups=group_by_kept(ranks, answered, links, issues, min_score),
-        already_done=done_answers(answered),
+        groups=groups,
+        already_done=sorted(done_answers(answered) + through, key=lambda done: done.pr),
         pulls=pulls,
         findings=findings,
         stats=stats,

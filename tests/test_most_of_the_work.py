@@ -27,7 +27,10 @@ def _unittest(i: int) -> str:
 
 
 def _pytest(i: int) -> str:
-    return f"from app.util import double\n\n\ndef test_double_{i}():\n    assert double({i}) == {2 * i}\n"
+    return (
+        f"from app.util import double\n\n\ndef test_double_{i}():\n"
+        f"    assert double({i}) == {2 * i}\n"
+    )
 
 
 def _migration(builder: RepoBuilder, land: bool) -> dict:

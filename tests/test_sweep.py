@@ -21,7 +21,15 @@ from click.testing import CliRunner
 
 from cli import main
 from detector.evidence import DECIDING_VERDICTS, ChangeEvidence, LineWeights
-from detector.grouping import Link, Pull, answers, done_answers, group_by_kept, shares_code
+from detector.grouping import (
+    Link,
+    Pull,
+    answers,
+    done_answers,
+    done_through_kept,
+    group_by_kept,
+    shares_code,
+)
 from detector.matcher import Query, match
 from index.config import Settings
 from index.github import dismissals
@@ -254,9 +262,13 @@ def test_a_pr_making_two_fixes_is_kept_once_for_both(backlog: RepoBuilder):
 def test_json_is_the_documented_surface(backlog: RepoBuilder):
     data = sweep_json(backlog.path, "--exit-zero")
     assert data["schema_version"] == 2
-    keys = ["schema_version", "min_score", "stats", "already_done", "superseded", "groups"]
-    keys += ["partly_done"]
+    keys = ["schema_version", "min_score", "stats", "counts", "already_done", "superseded"]
+    keys += ["groups", "partly_done"]
     assert list(data) == [*keys, "related", "prs"]
+    # The PRs to close: those already done and the members of groups, never a kept PR.
+    members = sum(len(g["members"]) - 1 for g in data["groups"])
+    assert data["counts"]["to_close"] == len(data["already_done"]) + members
+    assert data["counts"]["duplicate_groups"] == len(data["groups"])
     assert data["groups"], "the story has groups"
     for group in data["groups"]:
         assert set(group) == {"keep", "keep_class", "issues", "members"}
@@ -589,12 +601,39 @@ def test_a_kept_pr_with_many_duplicates_is_one_group():
     assert [(g.keep, set(g.members)) for g in groups] == [(11, set(range(10, 16)))]
 
 
-def test_the_kept_pr_of_a_loop_is_the_merged_then_largest_then_oldest():
+def test_the_kept_pr_of_a_loop_is_the_merged_then_the_earliest_opened():
+    """Where answers do not say which PR to keep (they name each other in a loop), a
+    maintainer keeps the one that landed, else the one opened first, however large the
+    others are."""
     links = [Link(a, b, "duplicate", 0.9) for a, b in ((4, 5), (5, 6), (6, 4))]
     open_pulls = {4: Pull(4, "open", 3), 5: Pull(5, "open", 9), 6: Pull(6, "open", 9)}
-    assert group_by_kept(open_pulls, answers(links, 0.5), links, {}, 0.5)[0].keep == 5
+    assert group_by_kept(open_pulls, answers(links, 0.5), links, {}, 0.5)[0].keep == 4
     merged = {**open_pulls, 6: Pull(6, "merged", 1)}
     assert group_by_kept(merged, answers(links, 0.5), links, {}, 0.5)[0].keep == 6
+
+
+def test_a_group_whose_kept_pr_is_done_is_done_all_of_it():
+    """#11 is already done by #3; #12 and #13 duplicate #11 (#13 names #3 itself): all three
+    are already done by #3, #12 through #11, and no group keeps #11. A group whose kept PR
+    landed (#21, merged, in a loop with #20) is done by it."""
+    pulls = {n: Pull(n, "open") for n in (11, 12, 13, 20)} | {21: Pull(21, "merged")}
+    links = [
+        Link(11, 3, "already-merged", 0.95, "merged", commit="c3"),
+        Link(12, 11, "duplicate", 0.9),
+        Link(13, 11, "duplicate", 0.9),
+        Link(20, 21, "duplicate", 0.8),
+        Link(21, 20, "duplicate", 0.8),
+    ]
+    answered = answers(links, 0.5)
+    groups = group_by_kept(pulls, answered, links, {}, 0.5)
+    assert {g.keep for g in groups} == {11, 21}
+    kept, done = done_through_kept(groups, answered, pulls)
+    assert kept == []
+    assert sorted((d.pr, d.by, d.commit, d.through) for d in done) == [
+        (12, 3, "c3", 11),
+        (13, 3, "c3", 11),
+        (20, 21, None, None),
+    ]
 
 
 def test_prs_naming_the_same_issue_are_one_group():

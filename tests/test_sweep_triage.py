@@ -165,7 +165,10 @@ def test_the_sweep_gives_every_open_pr_checks_first_answer(triage: RepoBuilder):
     classes = {p["pr"]: p["class"] for p in data["prs"]}
     assert {2: "already-done", 6: "already-done", 9: "already-done"}.items() <= classes.items()
     assert classes[40] == "partly-done"
-    assert {classes[n] for n in (30, 32, 50, 51)} == {"duplicate"}
+    assert {classes[n] for n in (30, 32, 51)} == {"duplicate"}
+    # #50 and #51 make one change; #51, opened later, is the copy to close, and #50's own
+    # answer names it as related work, not as a PR to close #50 into.
+    assert classes[50] == "related"
 
 
 def test_already_done_names_the_landing_of_squashed_rebased_and_merged_prs(triage: RepoBuilder):
@@ -188,9 +191,9 @@ def test_duplicates_of_open_prs_are_one_group_per_kept_pr(triage: RepoBuilder):
         [51, 50]
     ]
     assert len(groups) == 2
-    # 50 and 51 name each other: the older is kept, and the group says its class.
+    # 50 and 51 make one change: the older is kept, and only the later names it.
     [loop] = [g for g in data["groups"] if g["keep"] == 50]
-    assert loop["keep_class"] == "duplicate"
+    assert loop["keep_class"] == "related"
     assert [(m["pr"], m["against"]) for m in loop["members"]] == [(50, None), (51, 50)]
 
 
@@ -256,26 +259,31 @@ def test_every_format_lists_the_classes_in_the_same_order(triage: RepoBuilder, t
 
 
 def test_related_work_is_listed_last_and_folded(triage: RepoBuilder, tmp_path: Path):
-    """#31's own answer is an overlap with #30 (it does more than #30): no claim, so it is
-    related work: a count and a short list in text, a folded section in markdown and HTML.
-    What it shares is said, not a score that would read as the odds of a duplicate (1.00)."""
+    """#31's own answer is an overlap with #30 (it does more than #30), and #50's with #51
+    (the later copy of it): no claim, so they are related work: a count and a short list in
+    text, a folded section in markdown and HTML. What they share is said, not a score that
+    would read as the odds of a duplicate (1.00)."""
     data = sweep_json(triage.path)
-    assert [(r["pr"], r["to"], r["verdict"]) for r in data["related"]] == [(31, 30, "overlap")]
+    assert [(r["pr"], r["to"], r["verdict"]) for r in data["related"]] == [
+        (31, 30, "overlap"),
+        (50, 51, "overlap"),
+    ]
     _, text, _ = run_cli(triage.path, "sweep", "--exit-zero")
     assert text.splitlines()[-1] == (
-        "Related work (no claim), 1 PR(s): #31 overlaps #30 (shares lines in load_x)"
+        "Related work (no claim), 2 PR(s): #31 overlaps #30 (shares lines in load_x), "
+        "#50 overlaps #51 (shares lines in miles_to_kilometres)"
     )
     _, checked, _ = run_cli(triage.path, "check", "--pr", "31")
     assert "Overlaps #30  [unmerged, shares lines in load_x]" in checked, checked
     _, markdown, _ = run_cli(triage.path, "sweep", "--format", "markdown", "--exit-zero")
     folded = markdown[markdown.index("<details>") :]
-    assert folded.startswith("<details><summary>Related work (no claim): 1 PR(s)</summary>")
+    assert folded.startswith("<details><summary>Related work (no claim): 2 PR(s)</summary>")
     assert "| #31 | overlap | #30 |" in folded and folded.rstrip().endswith("</details>")
     out = tmp_path / "report.html"
     run_cli(triage.path, "sweep", "--format", "html", "--out", str(out), "--exit-zero")
     page = out.read_text()
     folded = page[page.index('<details class="related">') :]
-    assert "Related work (no claim): 1 PR(s)" in folded and "overlap" in folded
+    assert "Related work (no claim): 2 PR(s)" in folded and "overlap" in folded
     assert page.index("Partly done:") < page.index('<details class="related">')
 
 
