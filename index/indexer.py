@@ -28,6 +28,7 @@ from index.errors import EmptyRepository
 from index.git import gitsource
 from index.git.diff_budget import ListedFile, PairBudget
 from index.git.landing_branches import LandingBranch, landing_branches
+from index.git.pr_titles import title_commit
 from index.git.rebase_landings import (
     MAX_OWN_COMMITS,
     LineMerges,
@@ -40,6 +41,7 @@ from index.git.rebase_landings import (
     encode_own_commits,
     find_landings,
 )
+from index.git.state_estimate import StateClues
 from index.git.stored_diff import StoredChange, parse_read_in_part, parse_stored
 from index.metadata import (
     BRANCH_SYNC,
@@ -53,9 +55,7 @@ from index.metadata import (
     load_prs_json,
     names_pr,
 )
-from index.pr_titles import title_commit
 from index.questions.changes import whole_patch_id
-from index.state_estimate import StateClues
 from index.storage import identity
 from index.storage.change_rows import ChangeRecord
 from index.storage.code_model import code_word_counter, fill_code_words
@@ -812,7 +812,7 @@ class Indexer:
 
     def derive_unknown_states(self, targets: list[str]) -> None:
         """Estimate again, for every PR whose state git gave (no metadata), whether it is open
-        or closed (`index.state_estimate`): a PR closed since the last run stops being
+        or closed (`index.git.state_estimate`): a PR closed since the last run stops being
         renewed, and time passes. Counts the states left unknown."""
         self._targets = targets
         rows = self.store.query(
@@ -839,7 +839,8 @@ class Indexer:
 
     def _head_text(self, head: str) -> tuple[str, str | None, str | None, str | None]:
         """Title, body, author and date from the PR head commit (read ahead for the run); the
-        title is its first own commit's a person wrote where that is another (`pr_titles`)."""
+        title is its first own commit's a person wrote where that is another commit
+        (`index.git.pr_titles`)."""
         author, date, message = self._head_texts.get(head, ("", "", ""))
         subject, _, body = message.partition("\n")
         return self._title_subjects.get(head) or subject, body.strip() or None, author, date

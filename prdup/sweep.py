@@ -491,7 +491,7 @@ def sweep(
     `min_score` (default: the `min_score` setting's default) only filters what is grouped and
     listed; every deciding finding is cached, so another threshold needs no new matching.
     `since` sweeps only PRs opened on or after that day; a PR git estimates closed (no
-    metadata, `index.state_estimate`) is swept only with `include_estimated_closed`.
+    metadata, `index.git.state_estimate`) is swept only with `include_estimated_closed`.
     """
     started = time.monotonic()
     if min_score is None:

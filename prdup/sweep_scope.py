@@ -1,6 +1,6 @@
 """Which open PRs a sweep covers: what `--since` and the state estimate leave out.
 
-Without GitHub's metadata a PR's state is git's estimate (`index.state_estimate`); a PR it
+Without GitHub's metadata a PR's state is git's estimate (`index.git.state_estimate`); a PR it
 estimates closed is left out unless asked for, and counted, so a maintainer sees what was
 not swept and how to include it.
 """

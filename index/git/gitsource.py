@@ -520,7 +520,7 @@ def test_merges(repo: git.Repo) -> dict[int, TestMerge]:
     GitHub makes that ref for a PR it can merge without conflicts, and renews it while the
     PR is open (its base moved, its head was pushed). Today it removes it when the PR closes;
     until about 2018 it kept the last one, so most PRs closed then still have one
-    (`index.state_estimate` reads them).
+    (`index.git.state_estimate` reads them).
     """
     output = repo.git.for_each_ref("--format=%(refname) %(objectname)", "refs/pull")
     merges: dict[str, list[int]] = {}  # two PRs with one head can share a test merge

@@ -252,7 +252,7 @@ class ChangeRows:
 
     def estimated_states(self) -> dict[int, str]:
         """PR number -> 'open' or 'closed', for the PRs whose state is git's estimate (no
-        metadata gave it; `index.state_estimate`)."""
+        metadata gave it; `index.git.state_estimate`)."""
         return {
             row[0]: row[1]
             for row in self.file.rows(

@@ -623,7 +623,7 @@ def _removes_and_adds_a_line(conn: sqlite3.Connection) -> bool:
 
 def _state_estimates(conn: sqlite3.Connection) -> None:
     """What git estimates of a PR's state where no metadata gives it (`state_estimate`: 'open'
-    or 'closed', `index.state_estimate`); NULL where the metadata gave it, or nothing points
+    or 'closed', `index.git.state_estimate`); NULL where the metadata gave it, or nothing points
     either way. The state stays "unmerged" under a 'closed' estimate: only the sweep reads it.
     Rows of an older index get theirs on the next `prdup index` (`derive_unknown_states`)."""
     columns = {row[1] for row in conn.execute("PRAGMA table_info(changes)")}
