@@ -54,6 +54,18 @@ FORMATS = ("text", "json", "markdown", "html")
     help="Sweep only the N highest-numbered open PRs.",
 )
 @click.option("--full", is_flag=True, help="Re-check every PR instead of reusing the cache.")
+@click.option(
+    "--since",
+    metavar="DATE",
+    help="Sweep only PRs opened on or after DATE (YYYY-MM-DD; without metadata, the day of "
+    "the head commit).",
+)
+@click.option(
+    "--include-estimated-closed",
+    is_flag=True,
+    help="Also sweep the PRs git estimates closed (no metadata; no test merge for a year, no "
+    "commit for two).",
+)
 @github_option(
     "Link PR numbers in the HTML report to this repository's PRs (default: "
     "$GITHUB_REPOSITORY, else the repository `prdup index --github` imported)."
@@ -70,6 +82,8 @@ def sweep(
     jobs: int,
     limit: int | None,
     full: bool,
+    since: str | None,
+    include_estimated_closed: bool,
     github_repo: str | None,
     fail_on: tuple[str, ...] | None,
     exit_zero: bool,
@@ -84,7 +98,9 @@ def sweep(
     from index.config import load_settings
     from prdup.progress import sweep_progress
     from prdup.sweep import sweep as run_sweep
+    from prdup.sweep_scope import parse_since
 
+    since_day = parse_since(since) if since is not None else None
     settings = load_settings(work_tree(repo_path), min_score=min_score, fail_on=fail_on)
     if out_path is not None:
         check_writable(out_path)  # before the sweep, which can take minutes
@@ -98,6 +114,8 @@ def sweep(
             full=full,
             progress=progress,
             settings=settings,
+            since=since_day,
+            include_estimated_closed=include_estimated_closed,
         )
     pulls_url = None
     if output == "html":
@@ -201,14 +219,34 @@ def summary_line(result: SweepResult) -> str:
 
 
 def unknown_states_note(stats: SweepStats) -> str:
-    """What the sweep says when it swept PRs whose state is unknown (no GitHub metadata)."""
-    if not stats.unknown_states:
+    """What the sweep says of the states git estimated (no GitHub metadata), and of the open
+    PRs it left out."""
+    said = []
+    if stats.estimated_open:
+        said.append(
+            f"{stats.estimated_open} of the swept PRs are open by estimate (a recent test merge "
+            "of GitHub's)"
+        )
+    if stats.unknown_states:
+        said.append(
+            f"the states of {stats.unknown_states} of the swept PRs are unknown (unmerged: open "
+            "or closed), so a closed PR may be listed as open"
+        )
+    if stats.estimated_closed_left_out:
+        said.append(
+            f"{stats.estimated_closed_left_out} PR(s) estimated closed (no test merge for a "
+            "year, no commit for two) were left out: --include-estimated-closed sweeps them"
+        )
+    if stats.opened_before_since:
+        said.append(f"{stats.opened_before_since} PR(s) opened before --since were left out")
+    if not said:
         return ""
-    return (
-        f"; the states of {stats.unknown_states} of the swept PRs are unknown (unmerged: open "
-        "or closed), so a closed PR may be listed as open: prdup index --github OWNER/REPO "
-        "(or --prs-json FILE) tells them"
+    tells = (
+        ": prdup index --github OWNER/REPO (or --prs-json FILE) tells the states"
+        if stats.estimated_open or stats.unknown_states or stats.estimated_closed_left_out
+        else ""
     )
+    return "; " + "; ".join(said) + tells
 
 
 SAYS = {

@@ -70,3 +70,7 @@ class UnknownPullRequest(PrdupError):
 class ForeignIndex(PrdupError):
     """The index holds another repository's history: adding to it, or checking against it,
     would mix two projects' changes."""
+
+
+class InvalidDate(PrdupError):
+    """A date given to an option (`sweep --since`) that is not one."""

@@ -28,6 +28,7 @@ from index.errors import EmptyRepository
 from index.git import gitsource
 from index.git.diff_budget import ListedFile, PairBudget
 from index.git.landing_branches import LandingBranch, landing_branches
+from index.git.pr_titles import title_commit
 from index.git.rebase_landings import (
     MAX_OWN_COMMITS,
     LineMerges,
@@ -40,6 +41,7 @@ from index.git.rebase_landings import (
     encode_own_commits,
     find_landings,
 )
+from index.git.state_estimate import StateClues
 from index.git.stored_diff import StoredChange, parse_read_in_part, parse_stored
 from index.metadata import (
     BRANCH_SYNC,
@@ -197,6 +199,7 @@ class Indexer:
         self._head_texts: dict[str, tuple[str, str, str]] = {}  # PR head -> author, date, message
         self._lines: dict[str, str | None] = {}  # unmerged PR head -> the release line it is for
         self._own_commits: dict[str, str] = {}  # PR head -> its own commits, encoded
+        self._title_subjects: dict[str, str] = {}  # PR head -> its title, where not its subject
         self._landing_merges: dict[str, tuple[str, str]] = {}  # PR head -> its merge, its date
         # PR number -> (merge, its date): a merge of its head that names no PR (`_landing_merges`)
         self._unnamed_merges: dict[int, tuple[str, str]] = {}
@@ -204,7 +207,7 @@ class Indexer:
         # PRs the index held before this run: only those can be "unchanged" (a first run's
         # merged PRs, found in the history before their refs are read, are new).
         self._known_before = frozenset(store.changes.heads_by_number())
-        self._tested_open: set[int] | None = None  # PRs a test merge shows open (`_git_state`)
+        self._clues: StateClues | None = None  # what shows PRs open or closed (`_git_state`)
         self._targets: list[str] = []
         self._known: set[str] = set()  # commits of the target's history indexed already
         # Unnamed merges' own lines (`_index_brought`), read for a batch of commits at once.
@@ -560,6 +563,13 @@ class Indexer:
             if state != "merged":
                 self._lines[pull.head] = forks.release_line_of(base)
         self._own_commits = _dated_own_commits(self.repo, forks, list(plan))
+        self._title_subjects = self._first_subjects(
+            [
+                head
+                for head, pulls in plan.items()
+                if any(self._untitled(p.number) for p, *_ in pulls)
+            ]
+        )
         self._landing_merges, unnamed = _landing_merges(self.repo, forks, plan)
         self._unnamed_merges = {
             pull.number: unnamed[head]
@@ -755,30 +765,27 @@ class Indexer:
             self.store.changes.save(record, None)
 
     def _git_state(self, number: int, state: str) -> str:
-        """The state git shows: "merged", else "open" where GitHub's test merge of the PR is
-        onto a target's current tip and was made after every target's last commit
-        (`gitsource.test_merges`), else "unmerged"."""
+        """The state git shows: "merged", else "open" where a recent test merge of GitHub's
+        shows it (`StateClues.shows_open`: an estimate), else "unmerged"."""
         if state != "unmerged":
             return state
-        return "open" if number in self._open_by_test_merge() else "unmerged"
+        return "open" if self._state_clues().shows_open(number) else "unmerged"
 
-    def _open_by_test_merge(self) -> set[int]:
-        if self._tested_open is None:
+    def _state_clues(self) -> StateClues:
+        if self._clues is None:
             resolved = (
                 gitsource.target_branch(self.repo, name, required=False) for name in self._targets
             )
-            tips = {branch.tip for branch in resolved if branch}
-            merges = gitsource.test_merges(self.repo) if tips else {}
-            # A tip that stopped moving (an old release line, an archived repository) keeps
-            # the test merges of PRs closed since: only one made after the targets' last
-            # commit shows the PR open then.
-            last = max(gitsource.committed_at(self.repo, list(tips)).values(), default=0)
-            self._tested_open = {
-                number
-                for number, merge in merges.items()
-                if merge.base in tips and merge.made_at >= last
-            }
-        return self._tested_open
+            tips = frozenset(branch.tip for branch in resolved if branch)
+            self._clues = StateClues(
+                now=gitsource.newest_commit_time(self.repo),
+                test_merges=gitsource.test_merges(self.repo) if tips else {},
+                tips=tips,
+                targets_moved_at=max(
+                    gitsource.committed_at(self.repo, list(tips)).values(), default=0
+                ),
+            )
+        return self._clues
 
     def recover_sources(self) -> None:
         """Which titles of an index made before they were recorded are their head commits'
@@ -804,22 +811,26 @@ class Indexer:
         self.store.set_meta(SOURCES_UNKNOWN, "0")
 
     def derive_unknown_states(self, targets: list[str]) -> None:
-        """Tell again, for every PR whose state git gave (no metadata), whether a test merge
-        shows it open: a PR closed since the last run stops being renewed, and rows of an
-        older index said "open" for every unmerged PR. Counts the states left unknown."""
+        """Estimate again, for every PR whose state git gave (no metadata), whether it is open
+        or closed (`index.git.state_estimate`): a PR closed since the last run stops being
+        renewed, and time passes. Counts the states left unknown."""
         self._targets = targets
         rows = self.store.query(
-            "SELECT number, state FROM changes WHERE kind = 'pr' AND number IS NOT NULL "
-            "AND state IN ('open', 'unmerged') AND state_source IS NULL"
+            "SELECT number, head_sha, state, state_estimate FROM changes WHERE kind = 'pr' "
+            "AND number IS NOT NULL AND state IN ('open', 'unmerged') AND state_source IS NULL"
         )
-        changed = [
-            (row["number"], state)
-            for row in rows
-            if (state := self._git_state(row["number"], "unmerged")) != row["state"]
-        ]
+        clues = self._state_clues()
+        quiet = [row["head_sha"] for row in rows if not clues.shows_open(row["number"])]
+        head_times = gitsource.committed_at(self.repo, [sha for sha in quiet if sha])
+        changed = []
+        for row in rows:
+            estimate = clues.estimate(row["number"], head_times.get(row["head_sha"] or ""))
+            state = "open" if estimate == "open" else "unmerged"
+            if (state, estimate) != (row["state"], row["state_estimate"]):
+                changed.append((row["number"], state, estimate))
         # Nothing derived (rarity, the text model) reads a state other than "merged"; the
         # sweep's cache notices a state that changed by itself.
-        self.store.changes.set_states(changed)
+        self.store.changes.set_estimated_states(changed)
         self.summary.unknown_states = self.store.changes.count_unknown_states()
 
     def _untitled(self, number: int) -> bool:
@@ -827,10 +838,24 @@ class Indexer:
         return meta is None or meta.title is None
 
     def _head_text(self, head: str) -> tuple[str, str | None, str | None, str | None]:
-        """Title, body, author and date from the PR head commit (read ahead for the run)."""
+        """Title, body, author and date from the PR head commit (read ahead for the run); the
+        title is its first own commit's a person wrote where that is another commit
+        (`index.git.pr_titles`)."""
         author, date, message = self._head_texts.get(head, ("", "", ""))
         subject, _, body = message.partition("\n")
-        return subject, body.strip() or None, author, date
+        return self._title_subjects.get(head) or subject, body.strip() or None, author, date
+
+    def _first_subjects(self, heads: list[str]) -> dict[str, str]:
+        """head -> the subject of its first own commit a person wrote, where that commit is
+        not the head: one git call for all."""
+        chosen = {
+            head: sha
+            for head in heads
+            if (sha := title_commit(decode_own_commits(self._own_commits.get(head))))
+            not in (None, head)
+        }
+        subjects = gitsource.commit_subjects(self.repo, [sha for sha in chosen.values() if sha])
+        return {head: subjects[sha] for head, sha in chosen.items() if sha in subjects}
 
     def _save_skipped_ref(
         self, pull: gitsource.PullRef, state: str, meta: PullMetadata | None, why: str

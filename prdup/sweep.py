@@ -22,7 +22,8 @@ re-checks the PRs an update can affect.
     {"schema_version": 2,
      "min_score": 0.7,
      "stats": {"open_prs": N, "swept": N, "rechecked": N, "reused": N, "seconds": S, "jobs": N,
-               "unknown_states": N},
+               "unknown_states": N, "estimated_open": N, "estimated_closed_left_out": N,
+               "opened_before_since": N},
      "counts": {"already_done": N, "superseded": N, "duplicate_groups": N, "to_close": N,
                 "partly_done": N, "related": N},
      "already_done": [{"pr": N, "by": M | null, "commit": "sha" | null, "score": S,
@@ -79,6 +80,7 @@ import time
 from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +107,7 @@ from index.questions import candidates, lookup, replay_memory, replaying, sweep_
 from index.questions.candidates import Batch, CandidateEngine, ChangeRow, read_change_rows
 from index.questions.replaying import BranchReverts
 from index.storage import IndexStore, identity
-from prdup import checking
+from prdup import checking, sweep_scope
 from prdup.checking import match_pr, open_index, pr_info, pr_span
 from prdup.lifetime import die_with_parent, signals_held
 from prdup.titles import shown_title
@@ -273,7 +275,7 @@ class PullInfo:
 @dataclass(frozen=True, slots=True)
 class SweepStats:
     open_prs: int  # open (or unmerged: state unknown) PRs with a diff in the index
-    swept: int  # of those, the ones this sweep covered (all, or the --limit newest)
+    swept: int  # of those, the ones this sweep covered (all in scope, or the --limit newest)
     rechecked: int  # matched anew
     reused: int  # taken from the cache
     seconds: float
@@ -281,6 +283,11 @@ class SweepStats:
     # Of the swept PRs, those whose state is unknown ("unmerged": no GitHub metadata); they
     # are swept as open PRs, and a closed one among them is reported as if open.
     unknown_states: int = 0
+    estimated_open: int = 0  # of the swept PRs, those git estimates open (a recent test merge)
+    # Open PRs not swept: git estimates them closed (`include_estimated_closed` sweeps them);
+    # opened before `since`.
+    estimated_closed_left_out: int = 0
+    opened_before_since: int = 0
 
 
 @dataclass
@@ -498,11 +505,15 @@ def sweep(
     full: bool = False,
     progress: Progress | None = None,
     settings: Settings | None = None,
+    since: date | None = None,
+    include_estimated_closed: bool = False,
 ) -> SweepResult:
     """Check every open PR (or the `limit` newest) and group the duplicates among them.
 
     `min_score` (default: the `min_score` setting's default) only filters what is grouped and
     listed; every deciding finding is cached, so another threshold needs no new matching.
+    `since` sweeps only PRs opened on or after that day; a PR git estimates closed (no
+    metadata, `index.git.state_estimate`) is swept only with `include_estimated_closed`.
     """
     started = time.monotonic()
     if min_score is None:
@@ -512,23 +523,31 @@ def sweep(
     try:
         source = _replay_source(repo, repo_path, store, settings or Settings())
         snapshot = read_change_rows(store)
-        open_numbers = sorted(
-            (row.number for row in snapshot.values() if row.number is not None and row.is_open_pr),
-            reverse=True,
+        open_rows = [row for row in snapshot.values() if row.is_open_pr]
+        estimates = store.changes.estimated_states()
+        scope = sweep_scope.select(
+            open_rows,
+            estimates,
+            include_estimated_closed=include_estimated_closed,
+            since=since,
+            head_dates=_undated_heads(repo, open_rows) if since is not None else None,
         )
-        swept = open_numbers[:limit] if limit is not None else open_numbers
+        swept = scope.numbers[:limit] if limit is not None else scope.numbers
         findings, rechecked = _findings(store, snapshot, swept, jobs, full, progress, source)
         issues = sweep_cache.issues_named(store)
     finally:
         store.close()
     stats = SweepStats(
-        open_prs=len(open_numbers),
+        open_prs=len(open_rows),
         swept=len(swept),
         rechecked=len(rechecked),
         reused=len(swept) - len(rechecked),
         seconds=round(time.monotonic() - started, 2),
         jobs=jobs,
         unknown_states=len(set(swept) & _unknown_states(snapshot)),
+        estimated_open=sum(estimates.get(n) == "open" for n in swept),
+        estimated_closed_left_out=scope.estimated_closed,
+        opened_before_since=scope.before_since,
     )
     pulls = _pulls(snapshot)
     links = _links(findings)
@@ -584,6 +603,12 @@ def _findings(
         if reverts.read is not None:
             replay_memory.keep_reverts(store, *reverts.read)
     return {n: fresh[n] if n in fresh else reused[n] for n in swept}, todo
+
+
+def _undated_heads(repo: git.Repo | None, rows: list[ChangeRow]) -> dict[str, int]:
+    """The head commits' dates of the PRs that have no `created_at` (`--since` reads them)."""
+    heads = [row.head_sha for row in rows if not row.created_at and row.head_sha]
+    return gitsource.committed_at(repo, heads) if repo is not None and heads else {}
 
 
 def _unknown_states(snapshot: dict[int, ChangeRow]) -> set[int]:

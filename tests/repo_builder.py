@@ -42,6 +42,10 @@ class RepoBuilder:
             "GIT_COMMITTER_EMAIL": "committer@example.com",
         }
 
+    def later(self, days: int) -> None:
+        """Let `days` pass before the next commit (a PR left alone, a test merge gone stale)."""
+        self._tick += days * 24 * 60
+
     def git(self, *args: str) -> str:
         with self.repo.git.custom_environment(**self._env()):
             return self.repo.git.execute(["git", *args])  # type: ignore[return-value]

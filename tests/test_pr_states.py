@@ -24,12 +24,14 @@ BROKEN = "def total(items):\n    return sum(items)\n"
 
 @pytest.fixture
 def story(builder: RepoBuilder) -> RepoBuilder:
-    """PR 3 has no test merge; PR 5 was test-merged onto main before main moved on (GitHub
-    stopped renewing it: it may have been closed); PR 4 was test-merged onto main's tip."""
+    """PR 3 has no test merge; PR 5 was test-merged onto main over a year before main moved
+    on (GitHub stopped renewing it: it may have been closed); PR 4 was test-merged onto
+    main's tip."""
     builder.commit("Initial cart", {"cart.py": BROKEN, "README.md": "cart\n"})
     builder.pr_branch(3, [("Please enter the commit message for your changes", {"a.py": "a\n"})])
     builder.pr_branch(5, [("Add b", {"b.py": "b = 1\n"})])
     builder.test_merge(5)
+    builder.later(400)
     builder.commit("Direct tweak", {"README.md": "the cart\n"})
     builder.pr_branch(4, [("Add c", {"c.py": "c = 1\n"})])
     builder.test_merge(4)
@@ -73,6 +75,7 @@ def test_a_test_merge_onto_a_release_line_that_stopped_moving_shows_nothing(
     builder.pr_branch(6, [("Backport b", {"b.py": "b = 1\n"})], base="1.x")
     builder.test_merge(6, onto="1.x")
     builder.checkout("main")
+    builder.later(400)
     builder.commit("Main moves on", {"README.md": "cart\n"})
 
     index_repository(builder.path, db_path=db_path, targets=["main", "1.x"])
@@ -85,6 +88,7 @@ def test_a_test_merge_onto_a_release_line_that_stopped_moving_shows_nothing(
 
 def test_a_later_run_tells_the_states_again_from_the_test_merges(story: RepoBuilder, db_path: Path):
     index_repository(story.path, db_path=db_path)
+    story.later(400)
     story.commit("Another tweak", {"README.md": "the cart, again\n"})
 
     again = index_repository(story.path, db_path=db_path)  # PR 4's test merge is not renewed

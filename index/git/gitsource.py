@@ -517,11 +517,10 @@ class TestMerge:
 def test_merges(repo: git.Repo) -> dict[int, TestMerge]:
     """PR number -> GitHub's last test merge of the PR.
 
-    GitHub keeps that ref for a PR it can merge without conflicts, and renews it while the
-    PR is open (its base moved, its head was pushed). It stops renewing it when the PR is
-    closed or merged, and keeps the last one: most closed PRs of a mirror still have one. A
-    test merge made after the targets' last commit shows the PR open then; an older one tells
-    nothing either way (a branch that stopped moving keeps closed PRs' test merges on its tip).
+    GitHub makes that ref for a PR it can merge without conflicts, and renews it while the
+    PR is open (its base moved, its head was pushed). Today it removes it when the PR closes;
+    until about 2018 it kept the last one, so most PRs closed then still have one
+    (`index.git.state_estimate` reads them).
     """
     output = repo.git.for_each_ref("--format=%(refname) %(objectname)", "refs/pull")
     merges: dict[str, list[int]] = {}  # two PRs with one head can share a test merge
@@ -541,6 +540,23 @@ def test_merges(repo: git.Repo) -> dict[int, TestMerge]:
     with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
         process.wait()
     return found
+
+
+def newest_commit_time(repo: git.Repo) -> int:
+    """The committer date (seconds) of the newest commit a branch or PR ref points at: when
+    the clone was last fetched, as near as git tells (its refs are as of then)."""
+    with contextlib.suppress(git.GitCommandError):
+        found = repo.git.for_each_ref(
+            "--sort=-committerdate",
+            "--count=1",
+            "--format=%(committerdate:unix)",
+            "refs/heads",
+            "refs/remotes",
+            "refs/pull",
+        ).strip()
+        if found.isdigit():
+            return int(found)
+    return 0
 
 
 def committed_at(repo: git.Repo, shas: list[str]) -> dict[str, int]:

@@ -240,6 +240,28 @@ class ChangeRows:
                 )
             )
 
+    def set_estimated_states(self, states: Sequence[tuple[int, str, str | None]]) -> None:
+        """Set the states git gave PRs and its estimates, by (number, state, estimate)."""
+        if states:
+            self.file.write(
+                lambda: self.conn.executemany(
+                    "UPDATE changes SET state = ?, state_estimate = ? WHERE number = ?",
+                    [(state, estimate, number) for number, state, estimate in states],
+                )
+            )
+
+    def estimated_states(self) -> dict[int, str]:
+        """PR number -> 'open' or 'closed', for the PRs whose state is git's estimate (no
+        metadata gave it; `index.git.state_estimate`)."""
+        return {
+            row[0]: row[1]
+            for row in self.file.rows(
+                "SELECT number, state_estimate FROM changes WHERE kind = 'pr' "
+                "AND number IS NOT NULL AND state_source IS NULL AND state IN ('open', 'unmerged') "
+                "AND state_estimate IS NOT NULL"
+            )
+        }
+
     def mark_commit_titles(self, numbers: Sequence[int]) -> None:
         """Record that these PRs' titles are their head commits' subjects."""
         if numbers:

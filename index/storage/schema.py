@@ -621,6 +621,16 @@ def _removes_and_adds_a_line(conn: sqlite3.Connection) -> bool:
     return False
 
 
+def _state_estimates(conn: sqlite3.Connection) -> None:
+    """What git estimates of a PR's state where no metadata gives it (`state_estimate`: 'open'
+    or 'closed', `index.git.state_estimate`); NULL where the metadata gave it, or nothing points
+    either way. The state stays "unmerged" under a 'closed' estimate: only the sweep reads it.
+    Rows of an older index get theirs on the next `prdup index` (`derive_unknown_states`)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(changes)")}
+    if "state_estimate" not in columns:
+        conn.execute("ALTER TABLE changes ADD COLUMN state_estimate TEXT")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _initial,
     _sweep_cache,
@@ -642,6 +652,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _replay_memory,
     _hunks_by_change_and_content,
     _whitespace_only_hunks,
+    _state_estimates,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
