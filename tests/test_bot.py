@@ -897,7 +897,7 @@ def test_the_documented_workflow_is_short_and_names_only_events_and_permissions(
     code = [
         line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
     ]
-    assert len(code) <= 30
+    assert len(text.splitlines()) <= 25  # the bar: about 25 lines, comments and all
     assert len(re.findall(r"OWNER/prdup@[0-9a-f]{40}", text)) == 1
     workflow = _documented_workflow()
     assert workflow == yaml.safe_load(text)
