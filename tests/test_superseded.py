@@ -298,3 +298,62 @@ def test_the_same_new_page_added_by_a_landed_pr_supersedes_it(
     assert code == 1 and found[41]["verdict"] == "superseded", found[41]
     said = " ".join(found[41]["reasons"])
     assert "superseded by #41: #41 already added docs/zh/intro.md with lines of its own" in said
+
+
+FORM = """from forms import Form
+
+
+def build(options):
+    if not options.get("choices") and not options.get("choice_list"):
+        raise ValueError("either choices or choice_list is required")
+    return Form(options)
+"""
+FORM_CHECK = '    if not options.get("choices") and not options.get("choice_list"):\n'
+THEIRS = '    if options.get("choices") is None and options.get("choice_list") is None:\n'
+OURS = '    if "choices" not in options and "choice_list" not in options:\n'
+
+
+def _alongside(builder: RepoBuilder, land_first: bool) -> dict:
+    """#10 and #11 rewrite the one line that checks for choices, each its own way, with
+    titles that share nothing. With `land_first`, #10 landed before #11 was opened; else
+    #11 was opened while #10 was open. #11's finding against #10."""
+    builder.commit("Add the form builder", {"forms/build.py": FORM})
+    base = builder.head()
+    builder.pr_branch(
+        10, [("Test options for None", {"forms/build.py": FORM.replace(FORM_CHECK, THEIRS)})]
+    )
+    if land_first:
+        builder.merge_pr(10)
+    builder.pr_branch(
+        11,
+        [("Allow empty choice lists", {"forms/build.py": FORM.replace(FORM_CHECK, OURS)})],
+        start=base,
+    )
+    if not land_first:
+        builder.merge_pr(10)
+    run_cli(builder.path, "index", "--quiet")
+    code, out, err = run_cli(
+        builder.path, "check", "--pr", "11", "--format", "json", "--min-score", "0"
+    )
+    assert code in (0, 1), err
+    return next(f for f in json.loads(out)["findings"] if f["pr"] == 10)
+
+
+def test_the_same_line_rewritten_by_a_pr_open_at_the_same_time_is_superseded(
+    builder: RepoBuilder,
+):
+    """Nothing in the text says the purpose is the same, but #10 was open when #11 was
+    opened and rewrote every line #11 removes: two people fixing the same line at once."""
+    found = _alongside(builder, land_first=False)
+    assert found["verdict"] == "superseded"
+    assert any("was open when this change was opened" in r for r in found["reasons"])
+
+
+def test_the_same_line_rewritten_by_a_landing_before_it_was_opened_is_no_proof(
+    builder: RepoBuilder,
+):
+    """#10 had landed when #11 was opened: a rewrite with no text in common may be for
+    another purpose (the contributor worked on an old checkout)."""
+    found = _alongside(builder, land_first=True)
+    assert found["verdict"] == "overlap"
+    assert any("nothing shows #10 was made for the same purpose" in r for r in found["reasons"])
