@@ -813,7 +813,8 @@ def test_a_pr_built_on_another_or_carrying_its_commits_does_not_make_it_a_duplic
 ):
     """#101 is stacked on open #100; #102 cherry-picked #100's commit under its own work. Both
     carry #100 along: #100 is no duplicate of either. #103 is nothing but a copy of #100's
-    commit: the same change proposed again, still named."""
+    commit: the same change proposed again, still named, as the later copy to close (#103
+    is the duplicate of #100, not #100 of #103)."""
     builder.commit("Add the pipeline", {"pipelines/pipeline.py": PIPELINE})
     fixed = {"pipelines/pipeline.py": PIPELINE.replace(LEGACY, MERGED_FIX)}
     head_100 = builder.pr_branch(100, [("Ask the offload strategy", fixed)])
@@ -835,9 +836,12 @@ def test_a_pr_built_on_another_or_carrying_its_commits_does_not_make_it_a_duplic
     _, found = check_json(builder.path, "--pr", "100")
     named = dict(deciding(found))
     assert 101 not in named and 102 not in named, found
-    assert named.get(103) == "duplicate", found
+    [copy] = [f for f in found if f["pr"] == 103]
+    assert copy["verdict"] == "overlap" and "it is the copy to close" in copy["reasons"][0]
     carried = {f["pr"] for f in found if any("carries this change" in r for r in f["reasons"])}
     assert {101, 102} <= carried, found
+    _, found = check_json(builder.path, "--pr", "103")
+    assert deciding(found)[:1] == [(100, "duplicate")]
 
 
 def test_a_pr_built_on_another_open_pr_is_not_its_duplicate(builder: RepoBuilder):
