@@ -437,8 +437,8 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         )
     if later_copy:
         reasons = (
-            f"#{candidate.number} makes the same change and was opened after this one: it is "
-            "the copy to close, not this one",
+            f"#{candidate.number} makes this change too and was opened after this one: this "
+            "one came first, so it is not the one to close",
             *reasons,
         )
     return replace(
@@ -497,12 +497,13 @@ def supersede_guards(query: Query, candidate: ChangeEvidence) -> bool:
 
 
 def _opened_later(query: ChangeEvidence, candidate: ChangeEvidence, signals: Signals) -> bool:
-    """An open PR opened after this one (by PR number, the order GitHub opened them) that is
-    no more than this change (it holds little beside it: a larger one, doing this change and
-    more, is the one to keep), and is not its author's resubmission of this change."""
+    """An open PR opened after this one (by PR number, the order GitHub opened them), which
+    is not its author's resubmission of this change: the first PR is kept, whatever the later
+    one adds (tests, a changelog entry, another fix beside it), so no later PR is named as
+    the one to close this one into. (One that holds it inside a change at least twice its
+    size is "covered", not this.)"""
     return (
         candidate.state != "merged"
-        and signals.candidate_coverage >= decide.THRESHOLDS.contained
         and query.number is not None
         and (candidate.number or 0) > query.number
         and not signals.resubmitted

@@ -173,6 +173,6 @@ def test_the_dashboard_lists_the_classes_in_the_reports_order(triage: RepoBuilde
     assert "[#40](../pull/40) (unmerged): partly done in [#41](../pull/41)" in partly
     assert "75% done" in partly and "still to do: `report.py (lines " in partly
     related = body[body.index("<details>") : body.index("</details>")]
-    assert "<summary>Related work (no claim): 2 PR(s)" in related
+    assert "<summary>Related work (no claim): 3 PR(s)" in related
     assert "[#31](../pull/31): overlaps [#30](../pull/30) (shares lines in load\\_x)" in related
     assert "score" not in related  # what it shares, not a score that reads as odds

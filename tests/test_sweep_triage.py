@@ -9,7 +9,8 @@ The story: a report module and a few small ones.
 - #8 fixes y.py and lands with a merge commit; #9 is the same patch: already done by #8.
 - #40 tidies four report functions; #41, opened later by someone else, makes three of those
   four edits among more work and is merged: #40 is partly done, only `footer` remains.
-- #30 fixes x.py, #32 fixes y.py's reader, #31 makes both fixes: keep #31, close #30 and #32.
+- #30 fixes x.py, #32 fixes y.py's reader, #31 (opened between them) makes both fixes: keep
+  #31, close #32 into it; #30 came first, so it is closed into no later PR (only overlaps it).
 - #50 and #51 make one fix to units.py's converter; neither landed: one group.
 - #60 rewrites `title` in report.py differently from anything else: no claim.
 """
@@ -165,7 +166,8 @@ def test_the_sweep_gives_every_open_pr_checks_first_answer(triage: RepoBuilder):
     classes = {p["pr"]: p["class"] for p in data["prs"]}
     assert {2: "already-done", 6: "already-done", 9: "already-done"}.items() <= classes.items()
     assert classes[40] == "partly-done"
-    assert {classes[n] for n in (30, 32, 51)} == {"duplicate"}
+    assert {classes[n] for n in (32, 51)} == {"duplicate"}
+    assert classes[30] == "related"  # the first PR is closed into no later one
     # #50 and #51 make one change; #51, opened later, is the copy to close, and #50's own
     # answer names it as related work, not as a PR to close #50 into.
     assert classes[50] == "related"
@@ -184,7 +186,7 @@ def test_already_done_names_the_landing_of_squashed_rebased_and_merged_prs(triag
 def test_duplicates_of_open_prs_are_one_group_per_kept_pr(triage: RepoBuilder):
     data = sweep_json(triage.path)
     groups = {g["keep"]: [m["pr"] for m in g["members"]] for g in data["groups"]}
-    assert sorted(groups[31][1:]) == [30, 32]
+    assert sorted(groups[31][1:]) == [32]
     assert sorted([keep, *members[1:]] for keep, members in groups.items() if keep != 31) == [
         [50, 51]
     ] or sorted([keep, *members[1:]] for keep, members in groups.items() if keep != 31) == [
@@ -259,31 +261,29 @@ def test_every_format_lists_the_classes_in_the_same_order(triage: RepoBuilder, t
 
 
 def test_related_work_is_listed_last_and_folded(triage: RepoBuilder, tmp_path: Path):
-    """#31's own answer is an overlap with #30 (it does more than #30), and #50's with #51
-    (the later copy of it): no claim, so they are related work: a count and a short list in
-    text, a folded section in markdown and HTML. What they share is said, not a score that
-    would read as the odds of a duplicate (1.00)."""
+    """#31's own answer is an overlap with #30 (it does more than #30), #30's with #32, and
+    #50's with #51 (each earlier than the PR it names): no claim, so they are related work: a
+    count and a short list in text, a folded section in markdown and HTML. What they share is
+    said, not a score that would read as the odds of a duplicate (1.00)."""
     data = sweep_json(triage.path)
-    assert [(r["pr"], r["to"], r["verdict"]) for r in data["related"]] == [
-        (31, 30, "overlap"),
-        (50, 51, "overlap"),
-    ]
+    related = [(r["pr"], r["to"], r["verdict"]) for r in data["related"]]
+    assert related == [(30, 32, "overlap"), (31, 30, "overlap"), (50, 51, "overlap")]
     _, text, _ = run_cli(triage.path, "sweep", "--exit-zero")
-    assert text.splitlines()[-1] == (
-        "Related work (no claim), 2 PR(s): #31 overlaps #30 (shares lines in load_x), "
-        "#50 overlaps #51 (shares lines in miles_to_kilometres)"
-    )
+    last = text.splitlines()[-1]
+    assert last.startswith("Related work (no claim), 3 PR(s): #30 overlaps #32 (")
+    assert "#31 overlaps #30 (shares lines in load_x)" in last
+    assert "#50 overlaps #51 (shares lines in miles_to_kilometres)" in last
     _, checked, _ = run_cli(triage.path, "check", "--pr", "31")
     assert "Overlaps #30  [unmerged, shares lines in load_x]" in checked, checked
     _, markdown, _ = run_cli(triage.path, "sweep", "--format", "markdown", "--exit-zero")
     folded = markdown[markdown.index("<details>") :]
-    assert folded.startswith("<details><summary>Related work (no claim): 2 PR(s)</summary>")
+    assert folded.startswith("<details><summary>Related work (no claim): 3 PR(s)</summary>")
     assert "| #31 | overlap | #30 |" in folded and folded.rstrip().endswith("</details>")
     out = tmp_path / "report.html"
     run_cli(triage.path, "sweep", "--format", "html", "--out", str(out), "--exit-zero")
     page = out.read_text()
     folded = page[page.index('<details class="related">') :]
-    assert "Related work (no claim): 2 PR(s)" in folded and "overlap" in folded
+    assert "Related work (no claim): 3 PR(s)" in folded and "overlap" in folded
     assert page.index("Partly done:") < page.index('<details class="related">')
 
 
