@@ -23,6 +23,11 @@ class MissingRevision(PrdupError):
     pass
 
 
+class UnknownTarget(MissingRevision):
+    """A target named by the user (`--target`) that the repository does not have: checked
+    against it, every PR would look unmerged, so it is an error, not a warning."""
+
+
 class IndexLocked(PrdupError):
     pass
 

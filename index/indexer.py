@@ -1952,7 +1952,7 @@ def index_repository(
         chosen = landing_branches(repo, default, pulls.values())
         names = [default, *(branch.name for branch in chosen)]
     # A missing target fails here, before anything is written.
-    branches = [gitsource.target_branch(repo, name) for name in names]
+    branches = [gitsource.named_target(repo, name) for name in names]
     store = IndexStore(db_path or default_db_path(repo))
     indexer = Indexer(
         repo,
@@ -2040,7 +2040,9 @@ def _untracked_lines(repo: git.Repo, summary: IndexSummary, targets: list[str]) 
     return warnings
 
 
-def _target_warnings(branches: list[gitsource.TargetBranch | None], store: IndexStore) -> list[str]:
+def _target_warnings(
+    branches: Sequence[gitsource.TargetBranch | None], store: IndexStore
+) -> list[str]:
     """Why a local branch was not read, and which earlier targets' merged rows linger."""
     warnings = [branch.note for branch in branches if branch and branch.note]
     names = {branch.name for branch in branches if branch}

@@ -377,6 +377,8 @@ def check(
         if diff_text is None or db_path is None:
             raise
         repo = None  # a patch against a given index needs no repository
+    if target is not None and repo is not None:
+        gitsource.named_target(repo, target)  # a typo is an error, not "nothing covers it"
     store = open_index(repo, db_path)
     try:
         target_name = _target(repo, store, target)

@@ -251,3 +251,32 @@ def test_index_says_which_long_lived_branch_a_named_target_keeps_merging_in(
     code, _, err = run_cli(builder.path, *args)
     assert (code, err) == (0, "")
     assert state_of(db_path, 5) == "merged"
+
+
+def test_a_named_target_the_repository_lacks_is_an_error_and_loses_nothing(
+    upstream: RepoBuilder, db_path: Path
+):
+    """`--target nosuchbranch` (a typo): `check` would call every PR unmerged against it and
+    say "nothing already covers PR #2". It is a one-line error instead (exit 2), for `check`
+    with a PR, a branch or a patch, for the pre-push hook and for `index`; the index keeps
+    every row it had."""
+    run_cli(upstream.path, "index", "--quiet", "--db", str(db_path))
+    with sqlite3.connect(db_path) as conn:
+        before = conn.execute("SELECT * FROM changes ORDER BY id").fetchall()
+    patch = upstream.path / "fix.patch"
+    patch.write_text(upstream.repo.git.diff("main", "refs/pull/2/head") + "\n")
+    db = ("--db", str(db_path))
+    for args in (
+        ("check", *db, "--pr", "2", "--target", "nosuchbranch"),
+        ("check", *db, "--diff", str(patch), "--target", "nosuchbranch"),
+        ("check", *db, "refs/pull/2/head", "--target", "nosuchbranch"),
+        ("pre-push", *db, "--target", "nosuchbranch"),
+        ("index", *db, "--quiet", "--target", "nosuchbranch"),
+    ):
+        code, out, err = run_cli(upstream.path, *args)
+        assert (code, out) == (2, ""), args
+        assert err.startswith("prdup: error: target nosuchbranch: no such branch"), args
+        assert err.count("\n") == 1 and "Traceback" not in err, args
+
+    with sqlite3.connect(db_path) as conn:
+        assert conn.execute("SELECT * FROM changes ORDER BY id").fetchall() == before

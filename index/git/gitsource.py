@@ -22,7 +22,7 @@ from typing import Any
 import git
 
 from detector.signals import is_bot
-from index.errors import EmptyRepository, MissingRevision, NotAGitRepository
+from index.errors import EmptyRepository, MissingRevision, NotAGitRepository, UnknownTarget
 from index.git.decoding import as_utf8, decode_text
 from index.git.diff_budget import SHA_LINE, ListedFile, PairBudget, kept_files
 from index.git.hunk_symbols import attribute_environment
@@ -230,6 +230,18 @@ def target_branch(repo: git.Repo, name: str, required: bool = True) -> TargetBra
         notes.append(_local_differs(name, short_ref(ref), behind, ahead))
     note = f"{'; '.join(notes)}; read {short_ref(ref)}" if notes else ""
     return TargetBranch(name, ref, found[ref], note, ahead)
+
+
+def named_target(repo: git.Repo, name: str) -> TargetBranch:
+    """`target_branch` for a target the user named; `UnknownTarget` when the repository has
+    no such branch or commit (a typo, a branch not fetched)."""
+    branch = target_branch(repo, name, required=False)
+    if branch is None:
+        raise UnknownTarget(
+            f"target {name}: no such branch or commit in {repo.git_dir} "
+            "(fetch it, or name one that 'git branch -a' lists)"
+        )
+    return branch
 
 
 def _local_differs(name: str, remote: str, behind: int, ahead: int) -> str:
