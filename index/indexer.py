@@ -1482,8 +1482,12 @@ class ForkPoints:
         stop_lines = ~own_lines
         unmerged = head not in self.on_branches
         merger = None if unmerged else self.merged_by.get(head)
-        if merger is not None and number is not None and self._names(merger) not in (None, number):
-            merger = None  # a merge of the branch the head landed on, named after another PR
+        named = self._names(merger) if merger is not None and number is not None else None
+        if named not in (None, number) and named not in self.twins(head):
+            # A merge of the branch the head landed on, named after another PR (a line merged
+            # up, a stacked PR's branch): not this PR's. A merge named after a PR opened from
+            # this very head (one branch opened as two PRs) merged this PR too.
+            merger = None
         if merger is not None:
             # Merged by a merge commit (on whatever branch): the PR's change is what that merge
             # brought in, so its base is the merge-base with the merge's first parent.
@@ -1664,7 +1668,7 @@ def _landing_merges(
         # opened twice: symfony's "merged branch x (PR #7009)" lands #7008).
         numbers = {pull.number for pull, _, _ in plan[head]} | forks.twins(head)
         subjects = {merge: texts.get(merge, ("", "", ""))[2].partition("\n")[0] for merge in found}
-        naming = next((m for m in found if any(names_pr(subjects[m], n) for n in numbers)), None)
+        naming = next((m for m in found if _names_one_of(subjects[m], numbers)), None)
         if naming is not None:
             named[head] = (naming, forks.commit_date(naming))
             continue
@@ -1674,6 +1678,12 @@ def _landing_merges(
         if other is not None:
             unnamed[head] = (other, forks.commit_date(other))
     return named, unnamed
+
+
+def _names_one_of(subject: str, numbers: set[int]) -> bool:
+    """The merge's subject names one of these PRs: as `#N` or a branch after it (`names_pr`),
+    or as a merge tool names its landing (`landing_pr`: zf2's `Merge branch 'hotfix/3228'`)."""
+    return landing_pr(subject)[0] in numbers or any(names_pr(subject, n) for n in numbers)
 
 
 def _lands_head(subject: str, on_a_line: bool) -> bool:

@@ -345,3 +345,74 @@ def test_a_pr_to_a_branch_the_clone_lacks_starts_after_the_landings_github_made_
 
     assert (change(db, 6)["base_sha"], change(db, 6)["added"]) == (squash, 1)
     assert squash not in change(db, 6)["own_commits"]  # whose copies would land it by rebase
+
+
+def _twins_merged_on_develop(tmp_path: Path, subject: str) -> tuple[RepoBuilder, str]:
+    """PRs 7 and 9 are one branch cut from `develop` (which has work main lacks); a merge
+    whose second parent is that head, with `subject`, lands it on `develop`, and `develop`
+    is merged into main (zf2's git-flow)."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"wait.py": TIMEOUT})
+    builder.checkout("develop", "main")
+    builder.commit("Develop's own work", {"other.py": "LIMIT = 1\n"})
+    head = builder.pr_branch(7, [("Default the timeout", {"wait.py": FIXED})], base="develop")
+    builder.git("update-ref", "refs/pull/9/head", head)
+    builder.checkout("develop")
+    builder.git("merge", "-q", "--no-ff", "pr-7", "-m", subject)
+    landing = builder.head()
+    builder.checkout("main")
+    builder.git("merge", "-q", "--no-ff", "develop", "-m", "Merge branch 'develop'")
+    builder.delete_pr_branch(7)
+    builder.git("branch", "-q", "-D", "develop")
+    return builder, landing
+
+
+def test_a_branch_opened_as_two_prs_and_merged_as_one_by_its_hotfix_branch_lands_both(
+    tmp_path: Path,
+):
+    """zf2 merges #9 through a local branch named after it ("Merge branch 'hotfix/9' into
+    develop"): #7, opened from the same head, landed by that merge too."""
+    builder, landing = _twins_merged_on_develop(tmp_path, "Merge branch 'hotfix/9' into develop")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db, targets=["main"])
+
+    for number in (7, 9):
+        assert (change(db, number)["state"], change(db, number)["merge_commit"]) == (
+            "merged",
+            landing,
+        ), number
+
+
+def test_a_merge_named_after_a_twin_pr_is_the_heads_merger(tmp_path: Path):
+    """Symfony's merge tool lands #9 on `develop` ("bug #9 ..."); #7 is the same branch: the
+    merge that names #9 merged #7's head as well, so #7's change starts where that merge's
+    branch left `develop`, as #9's does, not where `develop` left main."""
+    builder, landing = _twins_merged_on_develop(tmp_path, "bug #9 [Wait] Default the timeout")
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db, targets=["main"])
+
+    assert change(db, 7)["merge_commit"] == landing
+    assert change(db, 7)["base_sha"] == change(db, 9)["base_sha"] == builder.head(f"{landing}^")
+
+
+def test_a_stacked_prs_merge_is_not_the_landing_of_the_pr_below_it(tmp_path: Path):
+    """PR 9 is stacked on PR 7 (its branch is #7's head and one commit more). #7 lands on the
+    release line `1.x` by a merge of its own; #9's merge brings #7's head into main as well.
+    #7's landing is its own merge, and its change its own commit, not #9's."""
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Initial", {"wait.py": TIMEOUT, "notes.txt": "a\n"})
+    builder.checkout("1.x", "main")
+    builder.checkout("main")
+    builder.pr_branch(7, [("Default the timeout", {"wait.py": FIXED})])
+    builder.pr_branch(9, [("Note b", {"notes.txt": "a\nb\n"})], start="pr-7")
+    own = builder.merge_pr(7, base="1.x")
+    stacked = builder.merge_pr(9)
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db, targets=["main", "1.x"])
+
+    assert change(db, 7)["merge_commit"] == own
+    assert change(db, 9)["merge_commit"] == stacked
+    assert files_of(db, 7) == {"wait.py"}
