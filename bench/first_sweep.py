@@ -48,9 +48,7 @@ def timed(build: Path, repo: Path, *arguments: str) -> tuple[float, float]:
     cpu = cpu_seconds()
     start = time.perf_counter()
     environment = {**os.environ, "PYTHONPATH": str(build)}
-    subprocess.run(
-        command, check=True, cwd=repo, env=environment, stdout=subprocess.DEVNULL
-    )
+    subprocess.run(command, check=True, cwd=repo, env=environment, stdout=subprocess.DEVNULL)
     wall, used = time.perf_counter() - start, cpu_seconds() - cpu
     print(f"  {wall:.1f} s wall, {used:.1f} CPU-s, load {load:.1f}", flush=True)
     return wall, used
