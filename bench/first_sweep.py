@@ -8,7 +8,8 @@ written):
 Copies the clone (`git clone --mirror`), then times, back to back so both see the same load:
 `prdup index` from nothing (no flags), `prdup sweep --full` (no sweep cache, no replay kept);
 then takes the newest open PR out of the index (as `bench/one_new_pr.py` does), indexes it
-again, and times `prdup sweep` (the re-sweep a bot run after one new PR pays). Each command
+again, and times `prdup sweep` (the re-sweep a bot run after one new PR pays), --rounds times
+from the same first sweep's index (the median is printed). Each command
 runs as a subprocess with the build's modules compiled first, PYTHONHASHSEED=0 (see
 `bench/sweep_inputs.py`). Writes `first.json` and `one-new.json` in --work, for
 `bench/sweep_answers.py` to compare two builds' answers. The figure that matters is the ratio
@@ -23,6 +24,7 @@ import os
 import resource
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -32,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.compiled import compile_build  # noqa: E402
-from bench.sweep_inputs import with_fixed_hash_seed  # noqa: E402
+from bench.sweep_inputs import copy_index, with_fixed_hash_seed  # noqa: E402
 
 
 def cpu_seconds() -> float:
@@ -82,6 +84,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--build", type=Path, default=ROOT)
     parser.add_argument("--jobs", default="2")
+    parser.add_argument("--rounds", type=int, default=3, help="re-sweeps after one new PR")
     args = parser.parse_args()
     build = args.build.resolve()
     compile_build(build)
@@ -95,16 +98,25 @@ def main() -> None:
     sweep_flags = ["--format", "json", "--exit-zero", "--jobs", args.jobs]
     first = str(args.work / "first.json")
     sweep_wall, sweep_cpu = timed(build, repo, "sweep", "--full", *sweep_flags, "--out", first)
-    number = take_out_newest(build, repo / "prdup.db")
-    print(f"PR #{number} taken out of the index; indexing it again:")
-    timed(build, repo, "index", "--quiet")
-    again = str(args.work / "one-new.json")
-    resweep_wall, resweep_cpu = timed(build, repo, "sweep", *sweep_flags, "--out", again)
+    db = repo / "prdup.db"
+    swept = args.work / "swept.db"
+    copy_index(db, swept)
+    rounds: list[tuple[float, float]] = []
+    for _ in range(args.rounds):
+        copy_index(swept, db)  # each round starts from the first sweep's index
+        number = take_out_newest(build, db)
+        print(f"PR #{number} taken out of the index; indexing it again:")
+        timed(build, repo, "index", "--quiet")
+        again = str(args.work / "one-new.json")
+        rounds.append(timed(build, repo, "sweep", *sweep_flags, "--out", again))
+    resweep_wall = statistics.median(wall for wall, _ in rounds)
+    resweep_cpu = statistics.median(cpu for _, cpu in rounds)
     print(
         f"index {index_wall:.1f} s ({index_cpu:.1f} CPU-s), first sweep {sweep_wall:.1f} s "
         f"({sweep_cpu:.1f} CPU-s): ratio {sweep_wall / index_wall:.2f} wall, "
         f"{sweep_cpu / index_cpu:.2f} CPU; re-sweep after #{number} {resweep_wall:.2f} s "
-        f"({resweep_cpu:.2f} CPU-s)"
+        f"({resweep_cpu:.2f} CPU-s; median of {args.rounds}: "
+        f"{', '.join(f'{wall:.2f}' for wall, _ in rounds)})"
     )
 
 

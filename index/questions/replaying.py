@@ -36,7 +36,7 @@ MAX_REVERT_DEPTH = 8  # reverts of reverts followed this deep (each one flips th
 LABELLED_FILES = 3  # files of hunks found on the tip whose first commit there is looked for
 HISTORY_AFTER = 16  # ancestry questions about one commit before its whole history is read
 HISTORIES_KEPT = 4  # commits whose whole history is kept, per process
-GRAPH_AFTER = 8  # ancestry questions put to git before the refs' whole graph is read
+GRAPH_AFTER = 48  # ancestry questions put to git (~3 ms each) before the graph is read (~0.15 s)
 SHARED_TEXT_CHARS = 40_000_000  # file versions kept across the queries of a sweep, per process
 
 
