@@ -1,0 +1,124 @@
+"""A first full sweep against the index time of the same run, then a re-sweep after one new PR.
+
+Run by hand (not a test), on a bare clone that has every `refs/pull/*` (it is copied, never
+written):
+
+    python bench/first_sweep.py "$TOKIO" --work "$WORK/tokio" [--build CHECKOUT] [--jobs 2]
+
+Copies the clone (`git clone --mirror`), then times, back to back so both see the same load:
+`prdup index` from nothing (no flags), `prdup sweep --full` (no sweep cache, no replay kept);
+then takes the newest open PR out of the index (as `bench/one_new_pr.py` does), indexes it
+again, and times `prdup sweep` (the re-sweep a bot run after one new PR pays), --rounds times
+from the same first sweep's index (the median is printed). Each command
+runs as a subprocess with the build's modules compiled first, PYTHONHASHSEED=0 (see
+`bench/sweep_inputs.py`). Writes `first.json` and `one-new.json` in --work, for
+`bench/sweep_answers.py` to compare two builds' answers. The figure that matters is the ratio
+of the first sweep to the index, measured in one run: on a shared machine absolute times
+depend on what else runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.compiled import compile_build  # noqa: E402
+from bench.sweep_inputs import copy_index, with_fixed_hash_seed  # noqa: E402
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(build: Path, repo: Path, *arguments: str) -> tuple[float, float]:
+    """Wall and CPU seconds of `prdup ARGUMENTS` run in `repo` with `build`'s modules."""
+    command = [sys.executable, str(build / "cli.py"), *arguments]
+    print("$ prdup " + " ".join(arguments), flush=True)
+    load = os.getloadavg()[0]
+    cpu = cpu_seconds()
+    start = time.perf_counter()
+    environment = {**os.environ, "PYTHONPATH": str(build)}
+    subprocess.run(command, check=True, cwd=repo, env=environment, stdout=subprocess.DEVNULL)
+    wall, used = time.perf_counter() - start, cpu_seconds() - cpu
+    print(f"  {wall:.1f} s wall, {used:.1f} CPU-s, load {load:.1f}", flush=True)
+    return wall, used
+
+
+def take_out_newest(build: Path, db: Path) -> int:
+    """Delete the newest open PR from the index (with `build`'s store, which settles what it
+    derives), so the next `prdup index` reads it as new."""
+    with sqlite3.connect(db) as conn:
+        (number,) = conn.execute(
+            "SELECT max(number) FROM changes WHERE state IN ('open', 'unmerged') "
+            "AND status = 'indexed'"
+        ).fetchone()
+    script = (
+        "import sys\nfrom index.storage import IndexStore\n"
+        "with IndexStore(sys.argv[1]) as store:\n"
+        "    store.changes.delete(store.changes.row(int(sys.argv[2]))['id'])\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", script, str(db), str(number)],
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(build)},
+    )
+    return int(number)
+
+
+def main() -> None:
+    with_fixed_hash_seed()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("clone", type=Path, help="a bare clone with refs/pull/* (only read)")
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--build", type=Path, default=ROOT)
+    parser.add_argument("--jobs", default="2")
+    parser.add_argument("--rounds", type=int, default=3, help="re-sweeps after one new PR")
+    args = parser.parse_args()
+    build = args.build.resolve()
+    compile_build(build)
+    repo = args.work / "repo.git"
+    if args.work.exists():
+        shutil.rmtree(args.work)
+    args.work.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", "--mirror", str(args.clone), str(repo)], check=True)
+    print(f"{args.clone} copied to {repo}; build {build}; {os.cpu_count()} CPUs", flush=True)
+    index_wall, index_cpu = timed(build, repo, "index", "--quiet")
+    sweep_flags = ["--format", "json", "--exit-zero", "--jobs", args.jobs]
+    first = str(args.work / "first.json")
+    sweep_wall, sweep_cpu = timed(build, repo, "sweep", "--full", *sweep_flags, "--out", first)
+    db = repo / "prdup.db"
+    swept = args.work / "swept.db"
+    copy_index(db, swept)
+    rounds: list[tuple[float, float]] = []
+    for _ in range(args.rounds):
+        copy_index(swept, db)  # each round starts from the first sweep's index
+        number = take_out_newest(build, db)
+        print(f"PR #{number} taken out of the index; indexing it again:")
+        timed(build, repo, "index", "--quiet")
+        again = str(args.work / "one-new.json")
+        rounds.append(timed(build, repo, "sweep", *sweep_flags, "--out", again))
+    resweep_wall = statistics.median(wall for wall, _ in rounds)
+    resweep_cpu = statistics.median(cpu for _, cpu in rounds)
+    print(
+        f"index {index_wall:.1f} s ({index_cpu:.1f} CPU-s), first sweep {sweep_wall:.1f} s "
+        f"({sweep_cpu:.1f} CPU-s): ratio {sweep_wall / index_wall:.2f} wall, "
+        f"{sweep_cpu / index_cpu:.2f} CPU; re-sweep after #{number} {resweep_wall:.2f} s "
+        f"({resweep_cpu:.2f} CPU-s; median of {args.rounds}: "
+        f"{', '.join(f'{wall:.2f}' for wall, _ in rounds)})"
+    )
+
+
+if __name__ == "__main__":
+    main()
