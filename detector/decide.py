@@ -315,7 +315,6 @@ def proven_verdict(
     direct_commit: bool = False,
     may_supersede: bool = False,
     files_supersede: bool = False,
-    alongside: bool = False,
 ) -> Verdict:
     """The verdict once this change has been replayed at the candidate: "already done" only
     where the candidate's own commit turned this change's hunks from not there to there, and
@@ -326,8 +325,7 @@ def proven_verdict(
     replay; the replay decides. What it cannot show (another file, a copy, a re-indent, code
     rewritten since for another purpose) never turns. `may_supersede`: the candidate passes
     the guards a rewrite needs before it can supersede (`detector.matcher.may_supersede`);
-    `files_supersede`, those of a landing that created this change's new files otherwise;
-    `alongside`, the candidate's PR was open when this change was opened.
+    `files_supersede`, those of a landing that created this change's new files otherwise.
     """
     if overriding_rule(signals, candidate_state, proof, query_state, direct_commit) is not None:
         return nearby(signals)
@@ -374,7 +372,7 @@ def proven_verdict(
         # elsewhere; there is no landing to rebase onto. A part in a file it never touched is
         # work it did not do: then it is a part, not the change.
         return "covered" if is_inside_larger(signals) else "duplicate"
-    if landed and rewritten_for_the_same_purpose(signals, proof, may_supersede, alongside):
+    if landed and rewritten_for_the_same_purpose(signals, proof, may_supersede):
         # It rewrote, its own way, most of the lines this change edits, for the same purpose,
         # and nothing of this change still applies on the branch: superseded by it.
         return "superseded"
@@ -443,22 +441,16 @@ def _part_landed(signals: Signals, proof: Proof) -> Verdict:
     return "partly-merged"
 
 
-def rewritten_for_the_same_purpose(
-    signals: Signals, proof: Proof, may_supersede: bool, alongside: bool = False
-) -> bool:
+def rewritten_for_the_same_purpose(signals: Signals, proof: Proof, may_supersede: bool) -> bool:
     """The landing rewrote at least half of the lines this change removes (exact lines, at
-    their place, where they still were just before it), the purpose is shown to be the same,
-    the guards of `may_supersede` hold, and the tip applies nothing of this change
-    (`_nothing_left`). The same purpose: text agrees (a word this change brings into a string
-    is in the landing's new strings there, or the titles and descriptions are alike), or the
-    two were worked on `alongside` each other (the landing's PR was open when this one was
-    opened) and the landing rewrote every line this change removes: two people editing the
-    very same lines at once are fixing the same thing."""
+    their place, where they still were just before it), text agrees on the purpose (a word
+    this change brings into a string is in the landing's new strings there, or the titles
+    and descriptions are alike), the guards of `may_supersede` hold, and the tip applies
+    nothing of this change (`_nothing_left`)."""
     replay = proof.replay
     if not (may_supersede and replay.rewrote):
         return False
-    text_agrees = replay.words_agree or signals.text_similarity >= THRESHOLDS.agreeing_text
-    if not (text_agrees or (alongside and replay.rewrote_all)):
+    if not (replay.words_agree or signals.text_similarity >= THRESHOLDS.agreeing_text):
         return False
     return _nothing_left(proof)
 

@@ -397,7 +397,6 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         direct,
         may_supersede=may_supersede(query, candidate),
         files_supersede=may_supersede_by_files(query, candidate, replay),
-        alongside=(alongside := worked_alongside(query.change, candidate)),
     )
     # Two open PRs making one change: the later one is the copy to close, not this one (a
     # bot commenting on both would otherwise ask to close both). Its author's own later
@@ -430,11 +429,6 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
     elif verdict == "partly-merged":
         score = max(score, PARTLY_SCORE)
     reasons = tuple(_reasons(query, candidate, signals, verdict, proof))
-    if verdict == "superseded" and alongside and replay.rewrote_all:
-        reasons += (
-            f"#{candidate.number} was open when this change was opened, and rewrote every "
-            "line this change removes: the same lines, changed at the same time",
-        )
     if later_copy:
         reasons = (
             f"#{candidate.number} makes this change too and was opened after this one: this "
@@ -508,21 +502,6 @@ def _opened_later(query: ChangeEvidence, candidate: ChangeEvidence, signals: Sig
         and (candidate.number or 0) > query.number
         and not signals.resubmitted
     )
-
-
-def worked_alongside(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:
-    """The candidate's PR was open when this change was opened: opened before it, landed
-    after it (two changes worked on at the same time). Unknown dates say no."""
-    if candidate.number is None or candidate.state != "merged":
-        return False
-    opened, theirs, landed = (
-        _when(query.created_at),
-        _when(candidate.created_at),
-        _when(candidate.merged_at),
-    )
-    if opened is None or theirs is None or landed is None:
-        return False
-    return theirs < opened < landed
 
 
 def _opened_or_landed_in_time(query: ChangeEvidence, candidate: ChangeEvidence) -> bool:

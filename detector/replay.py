@@ -467,15 +467,6 @@ class Replay:
         return removed > 0 and 2 * rewritten >= removed
 
     @property
-    def rewrote_all(self) -> bool:
-        """The candidate rewrote, its own way, every line this change removes (in the hunks
-        that carry it)."""
-        hunks = [h for h in self.deciding if h.removed_lines]
-        removed = sum(h.removed_lines for h in hunks)
-        rewritten = sum(h.rewritten_lines for h in hunks if h.rewritten)
-        return removed > 0 and rewritten >= removed
-
-    @property
     def created_otherwise(self) -> tuple[HunkReplay, ...]:
         """The hunks that create a file the candidate created at the same path, otherwise."""
         return tuple(h for h in self.deciding if h.created_otherwise)
