@@ -92,7 +92,54 @@ def _summary(result: SweepResult) -> str:
             f" The states of {stats.unknown_states} swept PRs are unknown (unmerged: open or "
             "closed; no GitHub metadata), so a closed PR may be listed as open."
         )
-    return f'<div class="cards">{html_cards}</div><p class="detail">{_e(detail)}</p>'
+    return (
+        f'<div class="cards">{html_cards}</div>{_class_chart(result)}'
+        f'<p class="detail">{_e(detail)}</p>'
+    )
+
+
+# The five classes as the chart draws them, in the report's order, with their colours.
+_CHART = (
+    ("already done", "#2e7d32"),
+    ("superseded", "#6a1b9a"),
+    ("duplicates", "#c62828"),
+    ("partly done", "#ef6c00"),
+    ("related", "#9e9e9e"),
+)
+
+
+def _class_chart(result: SweepResult) -> str:
+    """How the swept PRs with an answer split across the classes, as one stacked bar (inline
+    SVG: the page stays one file and needs no script to draw it). A reader sees at once how
+    much of the backlog can be closed."""
+    members = sum(len(group.members) - 1 for group in result.groups)
+    counts = [
+        len(result.already_done),
+        len(result.superseded),
+        members,
+        len(result.partly_done),
+        len(result.related),
+    ]
+    total = sum(counts)
+    if not total:
+        return ""
+    width, x = 600.0, 0.0
+    bars, legend = [], []
+    for (label, colour), count in zip(_CHART, counts, strict=True):
+        if not count:
+            continue
+        share = width * count / total
+        bars.append(
+            f'<rect class="bar" data-class="{_e(label)}" x="{x:.1f}" y="0" width="{share:.1f}" '
+            f'height="18" fill="{colour}"><title>{_e(label)}: {count}</title></rect>'
+        )
+        legend.append(f'<span style="color:{colour}">&#9632;</span> {_e(label)} {count}')
+        x += share
+    return (
+        f'<figure class="chart"><svg role="img" aria-label="swept PRs by class" '
+        f'viewBox="0 0 {width:.0f} 18" width="100%" height="18">{"".join(bars)}</svg>'
+        f"<figcaption>{' &nbsp; '.join(legend)}</figcaption></figure>"
+    )
 
 
 class _Links:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -562,6 +563,21 @@ def test_html_report_in_a_real_browser(backlog: RepoBuilder, tmp_path: Path):
     assert f"{groups} of {groups} groups" in dom
     assert 'data-rank="1"' in dom
     assert "<script>alert(1)</script>" not in dom.split("<script>")[0]
+    # The chart of the classes is drawn: one bar for each class that has PRs.
+    data = sweep_json(backlog.path)
+    drawn = re.findall(r'<rect class="bar" data-class="([^"]+)"', dom)
+    assert drawn[0] == "already done" and "duplicates" in drawn
+    assert len(drawn) == sum(
+        1
+        for count in (
+            data["counts"]["already_done"],
+            data["counts"]["superseded"],
+            data["counts"]["to_close"] - data["counts"]["already_done"],
+            data["counts"]["partly_done"],
+            data["counts"]["related"],
+        )
+        if count
+    )
 
     filtered = dump_dom(page, tmp_path / "profile", "#q=%2331&sort=keep")
     assert 'data-shown-groups="1"' in filtered  # the one group kept by #31
