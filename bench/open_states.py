@@ -25,23 +25,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.merge_ref_states import git  # noqa: E402  (one way to ask a clone's git)
+
 DAY = 86_400
 RECENT_TEST_MERGE = 30 * DAY  # the proxy for "open": GitHub test-merged it in the last 30 days
-
-
-def git(clone: Path, *args: str, stdin: str | None = None) -> str:
-    return subprocess.run(
-        ["git", "--git-dir", str(clone), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
 
 
 @dataclass(frozen=True)
