@@ -31,7 +31,7 @@ from typing import Literal
 from detector.grouping import Group
 from prdup.escaping import code_span, inline, reason_markdown
 from prdup.github import GitHubClient, IssueMeta, WriteForbidden
-from prdup.render import HEADLINES
+from prdup.render import HEADLINES, shared_in_words
 from prdup.sweep import SweepResult, SweptFinding
 from prdup.titles import shown_title
 
@@ -171,8 +171,6 @@ def _partly(result: SweepResult, superseded: bool = False) -> list[list[str]]:
 def _related(result: SweepResult) -> list[list[str]]:
     """Related PRs say what they share, not a score that would read as the odds of a
     duplicate."""
-    from prdup.render import shared_in_words
-
     return [
         [
             f"- {_link(number)}: {_verdict(found)} {_link(found.pr, found.commit)} ("

@@ -328,10 +328,11 @@ def _hunk(
     if end - start != old_length + new_length:  # "\\ No newline at end of file" among them
         body = [line for line in body if line[:1] != "\\"]
     normalised = [" ".join(line[1:].split()) for line in body]
+    sides = list(map(_first, body))
     keys = normalised
-    if old_length == new_length and whitespace_only(list(map(_first, body)), normalised):
-        keys = line_keys(list(map(_first, body)), [line[1:].rstrip("\r\n") for line in body])
-    content = "\n".join(map(_add, map(_first, body), keys))
+    if old_length == new_length and whitespace_only(sides, normalised):
+        keys = line_keys(sides, [line[1:].rstrip("\r\n") for line in body])
+    content = "\n".join(map(_add, sides, keys))
     # The body was read by these counts, so they are its removed and added lines.
     result.removed_count += old_length
     result.added_count += new_length
