@@ -289,6 +289,9 @@ class HunkReplay:
     # It only adds lines, starting definitions the file after the candidate already defines,
     # each of them (by name, where the change's base did not): written otherwise there.
     defined_there: bool = False
+    # It only adds lines, and the candidate wrote lines at its place that say most of what
+    # they say (`_said_there`: the same docstring note, worded otherwise): written otherwise.
+    said_there: bool = False
     # Its removed lines that say something (exact, indentation counted), and how many of them
     # the candidate itself replaced or deleted at the hunk's place, where the hunk still
     # applied before the candidate and no longer does after it (not done): the candidate
@@ -629,7 +632,10 @@ class Leftover:
             ):
                 on_tip.append(hunk)
             elif there is not None and (
-                there.after == "conflict" or there.added_elsewhere or there.defined_there
+                there.after == "conflict"
+                or there.added_elsewhere
+                or there.defined_there
+                or there.said_there
             ):
                 rewritten.append(hunk)
             else:
@@ -927,6 +933,7 @@ def _replay_file(
             superseded_by=superseded_by,
             added_elsewhere=state_after == "new" and _added_elsewhere(blocks, after),
             entries_there=state_after == "new" and _entries_there(blocks, after, file.path),
+            said_there=state_after == "new" and _said_there(blocks, before, after, place),
             removed_lines=removed_lines,
             rewritten_lines=rewritten_lines,
             rewritten_as=rewritten_as,
@@ -1686,6 +1693,50 @@ def _entries_there(blocks: _Blocks, text: FileText | None, path: str) -> bool:
         and _PATTERN_LIST.search(path) is not None
         and all(text.has((line,)) for line in real)
     )
+
+
+SAID_THERE = 2 / 3  # of the names an addition uses, this share in what the candidate wrote there
+MIN_SAID_NAMES = 4  # an addition naming fewer says too little to be found said otherwise
+
+
+def _said_there(
+    blocks: _Blocks, before: FileText | None, after: FileText | None, place: _Lazy[_Place | None]
+) -> bool:
+    """A hunk that only adds lines, where the lines the candidate wrote at the hunk's place
+    (between the same neighbours, in neither version before it) use two thirds of the names
+    the hunk's lines use, four at least, and are not many times the hunk (a rewrite of the
+    whole region says everything): the same note or check, worded otherwise. Applying the
+    hunk would say it twice; it is no "still to do"."""
+    if blocks.removed or before is None or after is None:
+        return False
+    ours = names("\n".join(blocks.added))
+    if len(ours) < MIN_SAID_NAMES:
+        return False
+    where = place.get()
+    if where is None:
+        return False
+    gained = _gained_lines(before, after, where.before[0], where.after[0])
+    theirs = names("\n".join(gained))
+    shared = len(ours & theirs)
+    return shared >= SAID_THERE * len(ours) and 3 * shared >= len(theirs)
+
+
+def _gained_lines(
+    before: FileText, after: FileText, ours: tuple[int, int], theirs: tuple[int, int]
+) -> list[str]:
+    """The lines of `after` in the range `theirs` that `before` lacks in the range `ours`
+    (as many times as they occur more), lines that say nothing aside."""
+    had = Counter(normalise_line(line) for line in before.lines[ours[0] : ours[1]])
+    gained = []
+    for line in after.lines[theirs[0] : theirs[1]]:
+        normal = normalise_line(line)
+        if not normal or is_trivial(normal):
+            continue
+        if had[normal] > 0:
+            had[normal] -= 1
+        else:
+            gained.append(line)
+    return gained
 
 
 def _says_something(block: Sequence[str]) -> bool:

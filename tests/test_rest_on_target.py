@@ -42,10 +42,10 @@ def rounded(text: str, name: str) -> str:
     )
 
 
-def checked(text: str) -> str:
+def checked(text: str, name: str = "spread") -> str:
     return text.replace(
-        "def spread(values):\n",
-        "def spread(values):\n    if not values:\n        raise ValueError('spread of nothing')\n",
+        f"def {name}(values):\n",
+        f"def {name}(values):\n    if not values:\n        raise ValueError('{name} of nothing')\n",
     )
 
 
@@ -539,3 +539,58 @@ def test_a_rest_beside_code_all_done_is_said_so_not_as_a_hundred_percent():
     assert found.share_done == "100% done"  # nothing left: the whole of it
     assert replace(found, done_share=0.75, remaining=rest).share_done == "75% done"
     assert replace(found, done_share=None).share_done is None
+
+
+def noted(text: str, note: str) -> str:
+    """`note` (comment lines) inserted just above `extent`'s definition."""
+    return text.replace("def extent(values):\n", note + "def extent(values):\n")
+
+
+PR_NOTE = (
+    "# extent() returns the middle value of the sorted values and their count,\n"
+    "# rounded the same way as mean() and median().\n"
+)
+
+
+def rest_after_main_noted(builder: RepoBuilder, main_note: str) -> dict:
+    """#90 rounds `mean`, checks `median`'s input and notes what `extent` returns; #91 landed
+    the rounding, then main put `main_note` where #90 puts its note, with a blank line below
+    it (#90's note still applies as text: below the last blank line). #90's first finding."""
+    builder.commit("Add stats", {"stats.py": STATS})
+    base = builder.head()
+    mine = noted(checked(rounded(STATS, "mean"), "median"), PR_NOTE)
+    builder.pr_branch(90, [("Round the mean, check median, note extent", {"stats.py": mine})])
+    builder.pr_branch(91, [("Round", {"stats.py": rounded(STATS, "mean")})], start=base)
+    builder.merge_pr(91, how="squash")
+    builder.commit("Note extent", {"stats.py": noted(rounded(STATS, "mean"), main_note)})
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+    return check_first(builder.path, 90)
+
+
+def test_a_note_main_wrote_in_other_words_at_its_place_is_not_still_to_do(builder: RepoBuilder):
+    """Main wrote #90's note at its place since, in other words (three quarters of its names:
+    extent, middle value, count, rounded as mean and median): applying it would say it twice.
+    It is named as written otherwise, and only the `median` check is still to do."""
+    said = (
+        "# extent() gives the middle value of the sorted values and the count, rounded as\n"
+        "# mean() and median() are.\n\n"
+    )
+    landed = rest_after_main_noted(builder, said)
+    assert (landed["pr"], landed["verdict"]) == (91, "partly-merged"), landed
+    after = builder.git("show", "refs/pull/90/head:stats.py").splitlines()
+    check = after.index("    if not values:") + 1
+    note = after.index(PR_NOTE.splitlines()[0]) + 1
+    assert [(h["path"], h["first_line"]) for h in landed["remaining"]] == [("stats.py", check)]
+    assert [(h["path"], h["first_line"]) for h in landed["rewritten"]] == [("stats.py", note)]
+
+
+def test_a_note_main_wrote_about_something_else_at_its_place_is_still_to_do(
+    builder: RepoBuilder,
+):
+    """Main's note at the same place says something else (one name shared): #90's note is
+    still to do, beside the `median` check."""
+    other = "# extent() is kept for callers of the old API; new code should use span().\n\n"
+    landed = rest_after_main_noted(builder, other)
+    assert (landed["pr"], landed["verdict"]) == (91, "partly-merged"), landed
+    assert len(landed["remaining"]) == 2 and landed["rewritten"] == [], landed
