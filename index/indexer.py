@@ -1276,10 +1276,13 @@ class Indexer:
           changes a file the PR changes: the PR's commit amended or squashed by hand (both
           keep the author and the author date), whatever its lines became.
 
+        - any commit that holds every line the PR adds and removes, in the same files: the
+          PR's change is there, made by the commit that says it closes it.
+
         Only a commit that landed after the PR was opened, and only a PR with no landing yet.
         A commit that only mentions a PR shares no changed line with it; a maintainer's own
-        commit that closes a PR it supersedes, or one that closes related PRs along the way,
-        is a change of its own, found as such, even when it makes the PR's change too.
+        commit that closes a PR it supersedes with only part of its lines, or one that closes
+        related PRs along the way, is a change of its own, found as such.
         """
         closing = self.store.query(
             f"SELECT {_LANDING_COLUMNS}, p.id AS pr_id, p.own_commits, "
@@ -1293,17 +1296,24 @@ class Indexer:
 
     def _made_the_pr(self, row: Any) -> bool:
         """Whether git confirms that a commit closing a PR made its change (`match_closing`)."""
+        ids = [row["pr_id"], row["commit_id"]]
+        lines = self.store.lines.rows_of(ids)
+        of_pr = {(side, h) for change_id, _, side, h in lines if change_id == row["pr_id"]}
+        of_commit = {(side, h) for change_id, _, side, h in lines if change_id != row["pr_id"]}
+        paths = self.store.changes.changed_paths(ids)
+        ours, theirs = paths.get(row["pr_id"], set()), paths.get(row["commit_id"], set())
+        if of_pr and of_pr <= of_commit and ours <= theirs:
+            # It names the PR as closed and holds every line the PR adds and removes, in the
+            # PR's files: the PR's change is on the target by it, whoever wrote the commit.
+            return True
         if not _same_person(row):
             return False
-        lines = self.store.lines.rows_of([row["pr_id"], row["commit_id"]])
-        of_pr = {(side, h) for change_id, _, side, h in lines if change_id == row["pr_id"]}
-        if any((side, h) in of_pr for change_id, _, side, h in lines if change_id != row["pr_id"]):
+        if of_pr & of_commit:
             return True
         own_dates = {own.authored_at for own in decode_own_commits(row["own_commits"])}
         if row["authored_at"] not in own_dates:
             return False
-        paths = self.store.changes.changed_paths([row["pr_id"], row["commit_id"]])
-        return bool(paths.get(row["pr_id"], set()) & paths.get(row["commit_id"], set()))
+        return bool(ours & theirs)
 
     def _land_on_commits(self, source: str, rows: list) -> None:
         """Record each commit as the landing of one PR: a commit lands one change. Where

@@ -785,8 +785,10 @@ def test_plain_progress_gives_a_rate_and_what_is_left_and_a_heartbeat_between_re
 def test_a_pr_landed_as_a_rewritten_commit_that_closes_it_is_merged_there(tmp_path: Path):
     """Projects that land PRs by rebasing with rewritten messages leave no sha of the PR on
     main, only "Closes #N". #110 landed so (its author's commit, reworded, a comment added); a
-    commit that closes #112 while doing something else is not #112's landing, nor is a
-    maintainer's own commit that closes #113, which it supersedes."""
+    commit that closes #112 while doing something else is not #112's landing. A maintainer's
+    own commit that closes #113 and holds every line #113 adds and removes (a note beside
+    them) lands #113: its change is on main by that commit. One that closes #114 with only
+    part of #114's lines (its own value) is a change of its own."""
     from tests.test_check import LEGACY, PIPELINE
 
     builder = RepoBuilder(tmp_path / "repo")
@@ -794,10 +796,12 @@ def test_a_pr_landed_as_a_rewritten_commit_that_closes_it_is_merged_there(tmp_pa
         "Add the pipeline",
         {"pipelines/pipeline.py": PIPELINE, "notes.txt": "a\n", "app.py": "VALUE = 1\n"},
     )
+    base = builder.head()
     fix = PIPELINE.replace(LEGACY, "        if config.offload_strategy == 'cpu':\n")
     builder.pr_branch(110, [("Read the strategy", {"pipelines/pipeline.py": fix})])
     builder.pr_branch(112, [("Note b", {"notes.txt": "a\nb\n"})])
     builder.pr_branch(113, [("Raise the value", {"app.py": "VALUE = 2\n"})])
+    builder.pr_branch(114, [("Two limits", {"limits.py": "LOW = 0\nHIGH = 10\n"})], start=base)
     builder.write({"pipelines/pipeline.py": "# strategy\n" + fix})
     builder.git(
         "commit",
@@ -812,14 +816,17 @@ def test_a_pr_landed_as_a_rewritten_commit_that_closes_it_is_merged_there(tmp_pa
     builder.commit(
         "Raise the value to 2 (as #113 asked)\n\nCloses #113", {"app.py": "VALUE = 2\n# done\n"}
     )
+    raised = builder.head()
+    builder.commit("Limits\n\nCloses #114", {"limits.py": "LOW = 0\nHIGH = 100\n"})
     code, _, err = run_cli(builder.path, "index", "--quiet")
     assert code == 0, err
 
-    code, out, _ = run_cli(builder.path, "show", "110")
-    assert "[merged]" in out and landing in out
-    for number in (112, 113):
+    for number, commit in ((110, landing), (113, raised)):
         code, out, _ = run_cli(builder.path, "show", str(number))
-        assert "[merged]" not in out
+        assert "[merged]" in out and commit in out, (number, out)
+    for number in (112, 114):
+        code, out, _ = run_cli(builder.path, "show", str(number))
+        assert "[merged]" not in out, (number, out)
 
 
 def test_a_closing_commit_by_the_pr_authors_email_lands_it_in_the_first_run(
