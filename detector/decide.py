@@ -251,9 +251,16 @@ def overriding_rule(
         return "restores"  # a revert brings back what something earlier had made
     if competing_bump(proof, landed):
         return "other-version"  # the same package pinned to another version: competing bumps
-    if not landed and not signals.same_patch and signals.candidate_coverage < THRESHOLDS.sweeping:
+    if (
+        not landed
+        and not signals.same_patch
+        and signals.candidate_coverage < THRESHOLDS.sweeping
+        and not proof.replay.created_the_files
+    ):
         # An unmerged branch of which this change is a sliver: a branch that squashed or
         # merged the target in carries everything; it proves nothing about this change.
+        # (Sharing no line, two PRs that create the same new files are no sliver of each
+        # other: `proven_verdict` weighs them.)
         return "sliver"
     if proof.via_target:
         return "carried"  # copies of merged commits brought it, not the candidate's own work
@@ -380,6 +387,11 @@ def proven_verdict(
         # Most of this change is new files the landing created first at the same paths (the
         # same page translated twice): adding them again would not apply.
         return "superseded"
+    if not landed and files_supersede and proof.replay.created_the_files:
+        # Most of this change, and most of the unlanded candidate, is new files both create at
+        # the same paths, each with lines of its own (the same page translated twice by two
+        # people): competing versions of one change, of which one can go in.
+        return "duplicate"
     return nearby(signals)
 
 

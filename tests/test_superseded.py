@@ -298,3 +298,43 @@ def test_the_same_new_page_added_by_a_landed_pr_supersedes_it(
     assert code == 1 and found[41]["verdict"] == "superseded", found[41]
     said = " ".join(found[41]["reasons"])
     assert "superseded by #41: #41 already added docs/zh/intro.md with lines of its own" in said
+
+
+@pytest.mark.parametrize("beside", [None, "feature"], ids=["the-page-alone", "beside-a-feature"])
+def test_two_open_prs_adding_the_same_new_page_are_one_group(
+    builder: RepoBuilder, beside: str | None
+):
+    """#42 and #43, both open, translate the introduction into Chinese, each its own way (no
+    line in common): the same new page twice, of which one can go in. #43, opened later, is a
+    duplicate of #42, which the sweep keeps. Where #42's page comes beside a feature many
+    times its size, the page is that feature's part: nothing decides."""
+    builder.commit("Add the introduction", {"docs/en/intro.md": INTRO})
+    base = builder.head()
+    ours = {"docs/zh/intro.md": OURS_ZH.replace("    pip install prdup\n\n", "")}
+    if beside:
+        ours["feature.py"] = "".join(f"def step_{n}():\n    return {n}\n\n\n" for n in range(10))
+    builder.pr_branch(42, [("Translate the introduction", ours)], start=base)
+    builder.pr_branch(43, [("Add a Chinese introduction", {"docs/zh/intro.md": THEIRS_ZH})])
+    index(builder.path)
+
+    code, out, err = run_cli(
+        builder.path, "check", "--pr", "43", "--format", "json", "--min-score", "0"
+    )
+    assert code in (0, 1), err
+    found = {f["pr"]: f for f in json.loads(out)["findings"]}
+    if beside:
+        assert found[42]["verdict"] == "overlap", found[42]
+        return
+    assert code == 1 and found[42]["verdict"] == "duplicate", found[42]
+    assert found[42]["remaining"] == [], found[42]
+    said = " ".join(found[42]["reasons"])
+    assert "both add docs/zh/intro.md, each with lines of its own" in said, said
+    assert "still to do" not in said, said
+    _, first = first_finding(builder.path, 42, "--min-score", "0")
+    assert (first["pr"], first["verdict"]) == (43, "overlap"), first
+    assert "was opened after this one" in " ".join(first["reasons"]), first
+    code, out, err = run_cli(builder.path, "sweep", "--format", "json", "--exit-zero")
+    assert code == 0, err
+    [group] = json.loads(out)["groups"]
+    assert group["keep"] == 42 and [m["pr"] for m in group["members"]] == [42, 43], group
+    assert json.loads(out)["counts"]["to_close"] == 1
