@@ -485,16 +485,20 @@ def _without_competing_files(proof: Proof) -> Proof:
 def may_supersede_by_files(query: Query, candidate: ChangeEvidence, replay: Replay) -> bool:
     """The guards a candidate that created this change's new files otherwise must pass: those
     files being most of the candidate too (a page added beside a large feature is that
-    feature's, not a competing page), and, for a landing, those of `supersede_guards`. An
-    unlanded candidate needs no more: two open PRs creating one file compete, whenever
-    each was opened."""
+    feature's, not a competing page), and, for a landing, those of `supersede_guards`. Two
+    unlanded PRs compete, whenever each was opened, where the files are documents (the same
+    page translated twice): two creating one test or module file may be two features that
+    chose one name (fastapi #15970's tests of a helper and #5114's feature, each a
+    `tests/test_concurrency.py`)."""
     created = sum(
         h.created_otherwise for h in {h.path: h for h in replay.created_otherwise}.values()
     )
     theirs = candidate.lines_changed
     if theirs is None or not 0 < theirs <= 2 * created:
         return False
-    return candidate.state != "merged" or supersede_guards(query, candidate)
+    if candidate.state != "merged":
+        return all(h.kind == "docs" for h in replay.created_otherwise)
+    return supersede_guards(query, candidate)
 
 
 def supersede_guards(query: Query, candidate: ChangeEvidence) -> bool:

@@ -338,3 +338,22 @@ def test_two_open_prs_adding_the_same_new_page_are_one_group(
     [group] = json.loads(out)["groups"]
     assert group["keep"] == 42 and [m["pr"] for m in group["members"]] == [42, 43], group
     assert json.loads(out)["counts"]["to_close"] == 1
+
+
+def test_two_open_prs_adding_one_test_module_are_no_duplicates(builder: RepoBuilder):
+    """#44 tests the clock's helper, #45 adds a feature's tests, each in a new
+    tests/test_clock.py of its own: two changes that chose one file name, not one page
+    written twice. Nothing decides."""
+    builder.commit("Add the clock", {"clock.py": "def now():\n    return 0\n"})
+    base = builder.head()
+    ours = "".join(f"def test_now_{n}():\n    assert now() == 0\n\n\n" for n in range(6))
+    theirs = "".join(f"def test_tick_{n}():\n    assert tick({n}) == {n}\n\n\n" for n in range(6))
+    builder.pr_branch(44, [("Test now()", {"tests/test_clock.py": ours})], start=base)
+    builder.pr_branch(45, [("Tick tests", {"tests/test_clock.py": theirs})], start=base)
+    index(builder.path)
+    code, out, err = run_cli(
+        builder.path, "check", "--pr", "45", "--format", "json", "--min-score", "0"
+    )
+    assert code == 0, err
+    found = {f["pr"]: f for f in json.loads(out)["findings"]}
+    assert found[44]["verdict"] == "overlap", found[44]
