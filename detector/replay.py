@@ -933,7 +933,8 @@ def _replay_file(
             superseded_by=superseded_by,
             added_elsewhere=state_after == "new" and _added_elsewhere(blocks, after),
             entries_there=state_after == "new" and _entries_there(blocks, after, file.path),
-            said_there=state_after == "new" and _said_there(blocks, before, after, place),
+            said_there=state_after == "new"
+            and _said_there(blocks, before, after, place, facts.added),
             removed_lines=removed_lines,
             rewritten_lines=rewritten_lines,
             rewritten_as=rewritten_as,
@@ -1697,16 +1698,25 @@ def _entries_there(blocks: _Blocks, text: FileText | None, path: str) -> bool:
 
 SAID_THERE = 2 / 3  # of the names an addition uses, this share in what the candidate wrote there
 MIN_SAID_NAMES = 4  # an addition naming fewer says too little to be found said otherwise
+SAID_WINDOW = 40  # lines between a place's neighbours, beyond the addition's own, read for it
 
 
 def _said_there(
-    blocks: _Blocks, before: FileText | None, after: FileText | None, place: _Lazy[_Place | None]
+    blocks: _Blocks,
+    before: FileText | None,
+    after: FileText | None,
+    place: _Lazy[_Place | None],
+    own: frozenset[str],
 ) -> bool:
     """A hunk that only adds lines, where the lines the candidate wrote at the hunk's place
-    (between the same neighbours, in neither version before it) use two thirds of the names
-    the hunk's lines use, four at least, and are not many times the hunk (a rewrite of the
-    whole region says everything): the same note or check, worded otherwise. Applying the
-    hunk would say it twice; it is no "still to do"."""
+    (between the same close neighbours, lines neither the file before it had there nor
+    this change adds in its other hunks) use two thirds of the names the hunk's lines use, four at
+    least, and half the names they bring that the place did not have, one at least, and
+    every compound identifier and string they bring (a sibling entry,
+    `register('focus', handle_focus)` beside this `register('hover', handle_hover)`, shares
+    every word but the ones that say what it is), and are not three times as many names (a
+    rewrite of the whole region says everything): the same note or check, worded otherwise.
+    Applying the hunk would say it twice; it is no "still to do"."""
     if blocks.removed or before is None or after is None:
         return False
     ours = names("\n".join(blocks.added))
@@ -1715,22 +1725,52 @@ def _said_there(
     where = place.get()
     if where is None:
         return False
-    gained = _gained_lines(before, after, where.before[0], where.after[0])
+    (low, high), (start, end) = where.before[0], where.after[0]
+    if end - start > SAID_WINDOW + len(blocks.added):
+        return False  # its neighbours are far (or the file's edges): no close place to read
+    elsewhere = own - {normalise_line(line) for line in blocks.added}
+    gained = _gained_lines(before, after, (low, high), (start, end), elsewhere)
     theirs = names("\n".join(gained))
+    place_had = before.lines[low:high]
+    fresh = ours - names("\n".join(place_had))
     shared = len(ours & theirs)
-    return shared >= SAID_THERE * len(ours) and 3 * shared >= len(theirs)
+    return (
+        3 * shared >= 2 * len(ours)
+        and 3 * shared >= len(theirs)
+        and bool(fresh)
+        and 2 * len(fresh & theirs) >= len(fresh)
+        and _proper_names(blocks.added) - _proper_names(place_had) <= _proper_names(gained)
+    )
+
+
+# An identifier that names one thing: compound (`handle_hover_event`, `HoverEvent`,
+# `PathLike`), not a plain word.
+_COMPOUND_NAME = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]")
+
+
+def _proper_names(lines: Sequence[str]) -> set[str]:
+    """The compound identifiers and the string literals the lines use: what a line is about
+    (the event it registers, the message it logs), where plain words only say how."""
+    text = "\n".join(lines)
+    found = {name for name in _IDENTIFIER.findall(text) if _COMPOUND_NAME.search(name)}
+    return found | set(_literals(lines))
 
 
 def _gained_lines(
-    before: FileText, after: FileText, ours: tuple[int, int], theirs: tuple[int, int]
+    before: FileText,
+    after: FileText,
+    ours: tuple[int, int],
+    theirs: tuple[int, int],
+    own: frozenset[str],
 ) -> list[str]:
     """The lines of `after` in the range `theirs` that `before` lacks in the range `ours`
-    (as many times as they occur more), lines that say nothing aside."""
+    (as many times as they occur more), lines that say nothing aside, and lines this
+    change adds itself (a part of it made beside the place is not the place said again)."""
     had = Counter(normalise_line(line) for line in before.lines[ours[0] : ours[1]])
     gained = []
     for line in after.lines[theirs[0] : theirs[1]]:
         normal = normalise_line(line)
-        if not normal or is_trivial(normal):
+        if not normal or is_trivial(normal) or normal in own:
             continue
         if had[normal] > 0:
             had[normal] -= 1

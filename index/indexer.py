@@ -1276,8 +1276,9 @@ class Indexer:
           changes a file the PR changes: the PR's commit amended or squashed by hand (both
           keep the author and the author date), whatever its lines became.
 
-        - any commit that holds every line the PR adds and removes, in the same files: the
-          PR's change is there, made by the commit that says it closes it.
+        - any commit that holds every line the PR adds and removes, each in its file, with at
+          most as many lines of its own: the PR's change is there, made by the commit that
+          says it closes it (a larger commit made a change of its own, kept as such).
 
         Only a commit that landed after the PR was opened, and only a PR with no landing yet.
         A commit that only mentions a PR shares no changed line with it; a maintainer's own
@@ -1298,22 +1299,34 @@ class Indexer:
         """Whether git confirms that a commit closing a PR made its change (`match_closing`)."""
         ids = [row["pr_id"], row["commit_id"]]
         lines = self.store.lines.rows_of(ids)
-        of_pr = {(side, h) for change_id, _, side, h in lines if change_id == row["pr_id"]}
-        of_commit = {(side, h) for change_id, _, side, h in lines if change_id != row["pr_id"]}
-        paths = self.store.changes.changed_paths(ids)
-        ours, theirs = paths.get(row["pr_id"], set()), paths.get(row["commit_id"], set())
-        if of_pr and of_pr <= of_commit and ours <= theirs:
-            # It names the PR as closed and holds every line the PR adds and removes, in the
-            # PR's files: the PR's change is on the target by it, whoever wrote the commit.
+        path_of = {
+            f["id"]: f["path"]
+            for f in self.store.query("SELECT id, path FROM files WHERE change_id IN (?, ?)", ids)
+        }
+        placed = {
+            change_id: {
+                (path_of.get(file_id), side, h)
+                for cid, file_id, side, h in lines
+                if cid == change_id
+            }
+            for change_id in ids
+        }
+        ours, theirs = placed[row["pr_id"]], placed[row["commit_id"]]
+        if ours and ours <= theirs and len(theirs - ours) <= len(ours):
+            # It names the PR as closed and holds every line the PR adds and removes, each in
+            # its file, with at most as many lines of its own (a note beside them, not a
+            # rewrite that took the PR's lines along): the PR's change is on the target by
+            # that commit, whoever wrote it.
             return True
         if not _same_person(row):
             return False
-        if of_pr & of_commit:
+        if {(side, h) for _, side, h in ours} & {(side, h) for _, side, h in theirs}:
             return True
         own_dates = {own.authored_at for own in decode_own_commits(row["own_commits"])}
         if row["authored_at"] not in own_dates:
             return False
-        return bool(ours & theirs)
+        paths = self.store.changes.changed_paths(ids)
+        return bool(paths.get(row["pr_id"], set()) & paths.get(row["commit_id"], set()))
 
     def _land_on_commits(self, source: str, rows: list) -> None:
         """Record each commit as the landing of one PR: a commit lands one change. Where

@@ -788,7 +788,8 @@ def test_a_pr_landed_as_a_rewritten_commit_that_closes_it_is_merged_there(tmp_pa
     commit that closes #112 while doing something else is not #112's landing. A maintainer's
     own commit that closes #113 and holds every line #113 adds and removes (a note beside
     them) lands #113: its change is on main by that commit. One that closes #114 with only
-    part of #114's lines (its own value) is a change of its own."""
+    part of #114's lines (its own value) is a change of its own, and so is one that closes
+    #115 rewriting its whole file, #115's line with it."""
     from tests.test_check import LEGACY, PIPELINE
 
     builder = RepoBuilder(tmp_path / "repo")
@@ -802,6 +803,7 @@ def test_a_pr_landed_as_a_rewritten_commit_that_closes_it_is_merged_there(tmp_pa
     builder.pr_branch(112, [("Note b", {"notes.txt": "a\nb\n"})])
     builder.pr_branch(113, [("Raise the value", {"app.py": "VALUE = 2\n"})])
     builder.pr_branch(114, [("Two limits", {"limits.py": "LOW = 0\nHIGH = 10\n"})], start=base)
+    builder.pr_branch(115, [("Retry", {"app.py": "VALUE = 1\nRETRIES = 3\n"})], start=base)
     builder.write({"pipelines/pipeline.py": "# strategy\n" + fix})
     builder.git(
         "commit",
@@ -818,13 +820,15 @@ def test_a_pr_landed_as_a_rewritten_commit_that_closes_it_is_merged_there(tmp_pa
     )
     raised = builder.head()
     builder.commit("Limits\n\nCloses #114", {"limits.py": "LOW = 0\nHIGH = 100\n"})
+    rework = "".join(f"SETTING_{n} = {n}\n" for n in range(6))
+    builder.commit("Rework the settings\n\nCloses #115", {"app.py": rework + "RETRIES = 3\n"})
     code, _, err = run_cli(builder.path, "index", "--quiet")
     assert code == 0, err
 
     for number, commit in ((110, landing), (113, raised)):
         code, out, _ = run_cli(builder.path, "show", str(number))
         assert "[merged]" in out and commit in out, (number, out)
-    for number in (112, 114):
+    for number in (112, 114, 115):
         code, out, _ = run_cli(builder.path, "show", str(number))
         assert "[merged]" not in out, (number, out)
 

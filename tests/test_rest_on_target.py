@@ -594,3 +594,22 @@ def test_a_note_main_wrote_about_something_else_at_its_place_is_still_to_do(
     landed = rest_after_main_noted(builder, other)
     assert (landed["pr"], landed["verdict"]) == (91, "partly-merged"), landed
     assert len(landed["remaining"]) == 2 and landed["rewritten"] == [], landed
+
+
+def test_a_sibling_entry_main_wrote_at_its_place_is_no_note_said_again(builder: RepoBuilder):
+    """Main registered another event where #90 registers its own: the same words but the
+    event and handler, which are what the line is about. #90's line is still to do."""
+    ours = "HANDLERS.register('hover', handle_hover_event, priority=Priority.HIGH)\n"
+    theirs = "HANDLERS.register('focus', handle_focus_event, priority=Priority.HIGH)\n\n"
+    builder.commit("Add stats", {"stats.py": STATS})
+    base = builder.head()
+    mine = noted(checked(rounded(STATS, "mean"), "median"), ours)
+    builder.pr_branch(90, [("Round the mean, check median, handle hover", {"stats.py": mine})])
+    builder.pr_branch(91, [("Round", {"stats.py": rounded(STATS, "mean")})], start=base)
+    builder.merge_pr(91, how="squash")
+    builder.commit("Handle focus", {"stats.py": noted(rounded(STATS, "mean"), theirs)})
+    code, _, err = run_cli(builder.path, "index", "--quiet")
+    assert code == 0, err
+    landed = check_first(builder.path, 90)
+    assert (landed["pr"], landed["verdict"]) == (91, "partly-merged"), landed
+    assert len(landed["remaining"]) == 2 and landed["rewritten"] == [], landed
