@@ -255,11 +255,11 @@ def overriding_rule(
         not landed
         and not signals.same_patch
         and signals.candidate_coverage < THRESHOLDS.sweeping
-        and not proof.replay.created_the_files
+        and not proof.replay.created_the_pages
     ):
         # An unmerged branch of which this change is a sliver: a branch that squashed or
         # merged the target in carries everything; it proves nothing about this change.
-        # (Sharing no line, two PRs that create the same new files are no sliver of each
+        # (Sharing no line, two PRs that create the same new pages are no sliver of each
         # other: `proven_verdict` weighs them.)
         return "sliver"
     if proof.via_target:

@@ -497,7 +497,7 @@ def may_supersede_by_files(query: Query, candidate: ChangeEvidence, replay: Repl
     if theirs is None or not 0 < theirs <= 2 * created:
         return False
     if candidate.state != "merged":
-        return all(h.kind == "docs" for h in replay.created_otherwise)
+        return replay.created_the_pages
     return supersede_guards(query, candidate)
 
 

@@ -475,6 +475,11 @@ class Replay:
         return tuple(h for h in self.deciding if h.created_otherwise)
 
     @property
+    def created_the_pages(self) -> bool:
+        """`created_the_files`, every such file a document (a page, not a module or a test)."""
+        return self.created_the_files and all(h.kind == "docs" for h in self.created_otherwise)
+
+    @property
     def created_the_files(self) -> bool:
         """Most of the change (more than half of its carrying lines) is new files that the
         candidate created first at the same paths, with lines of its own."""
