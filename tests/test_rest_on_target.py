@@ -552,13 +552,14 @@ PR_NOTE = (
 )
 
 
-def rest_after_main_noted(builder: RepoBuilder, main_note: str) -> dict:
-    """#90 rounds `mean`, checks `median`'s input and notes what `extent` returns; #91 landed
-    the rounding, then main put `main_note` where #90 puts its note, with a blank line below
-    it (#90's note still applies as text: below the last blank line). #90's first finding."""
+def rest_after_main_noted(builder: RepoBuilder, main_note: str, ours: str = PR_NOTE) -> dict:
+    """#90 rounds `mean`, checks `median`'s input and adds `ours` (by default a note on what
+    `extent` returns) above `extent`; #91 landed the rounding, then main put `main_note` at
+    that place, with a blank line below it (#90's lines still apply as text: below the last
+    blank line). #90's first finding."""
     builder.commit("Add stats", {"stats.py": STATS})
     base = builder.head()
-    mine = noted(checked(rounded(STATS, "mean"), "median"), PR_NOTE)
+    mine = noted(checked(rounded(STATS, "mean"), "median"), ours)
     builder.pr_branch(90, [("Round the mean, check median, note extent", {"stats.py": mine})])
     builder.pr_branch(91, [("Round", {"stats.py": rounded(STATS, "mean")})], start=base)
     builder.merge_pr(91, how="squash")
@@ -601,15 +602,6 @@ def test_a_sibling_entry_main_wrote_at_its_place_is_no_note_said_again(builder: 
     event and handler, which are what the line is about. #90's line is still to do."""
     ours = "HANDLERS.register('hover', handle_hover_event, priority=Priority.HIGH)\n"
     theirs = "HANDLERS.register('focus', handle_focus_event, priority=Priority.HIGH)\n\n"
-    builder.commit("Add stats", {"stats.py": STATS})
-    base = builder.head()
-    mine = noted(checked(rounded(STATS, "mean"), "median"), ours)
-    builder.pr_branch(90, [("Round the mean, check median, handle hover", {"stats.py": mine})])
-    builder.pr_branch(91, [("Round", {"stats.py": rounded(STATS, "mean")})], start=base)
-    builder.merge_pr(91, how="squash")
-    builder.commit("Handle focus", {"stats.py": noted(rounded(STATS, "mean"), theirs)})
-    code, _, err = run_cli(builder.path, "index", "--quiet")
-    assert code == 0, err
-    landed = check_first(builder.path, 90)
+    landed = rest_after_main_noted(builder, theirs, ours)
     assert (landed["pr"], landed["verdict"]) == (91, "partly-merged"), landed
     assert len(landed["remaining"]) == 2 and landed["rewritten"] == [], landed
