@@ -353,16 +353,27 @@ def test_a_rest_main_rewrote_in_part_since_is_no_partly_done(builder: RepoBuilde
     assert any("written otherwise" in r for r in landed["reasons"]), landed
 
 
-def test_most_of_it_landed_and_the_rest_rewritten_since_is_superseded(builder: RepoBuilder):
+@pytest.mark.parametrize("suite", [False, True], ids=["the-code-alone", "beside-a-test-suite"])
+def test_most_of_it_landed_and_the_rest_rewritten_since_is_superseded(
+    builder: RepoBuilder, suite: bool
+):
     """#80 rounds `mean`, `median` and `spread` and renames `extent`'s result; #81 landed the
     three roundings, and main renamed `extent`'s result its own way since: most of #80 is on
     main and nothing of the rest applies as it is. A maintainer closes #80 as superseded by
-    #81; "partly done: rebase" or a bare overlap would leave that unsaid."""
+    #81; "partly done: rebase" or a bare overlap would leave that unsaid. Where #80 also
+    brings a test suite many times its code, none of it in #81, most of its own work is not
+    there: an overlap, not superseded."""
     builder.commit("Add stats", {"stats.py": STATS})
     base = builder.head()
     three = rounded(rounded(rounded(STATS, "mean"), "median"), "spread")
-    mine = three.replace("extent_result", "extent_value")
-    builder.pr_branch(80, [("Round three, name extent's value", {"stats.py": mine})])
+    mine: dict[str, str] = {"stats.py": three.replace("extent_result", "extent_value")}
+    if suite:
+        for n in range(12):
+            mine[f"tests/test_case_{n}.py"] = "".join(
+                f"def test_{n}_{k}():\n    assert round({n}.{k}5, 1) == {n}.{k}\n\n\n"
+                for k in range(5)
+            )
+    builder.pr_branch(80, [("Round three, name extent's value", mine)])
     builder.pr_branch(81, [("Round mean, median and spread", {"stats.py": three})], start=base)
     builder.merge_pr(81, how="squash")
     builder.commit("Name extent's result", {"stats.py": three.replace("extent_result", "widest")})
@@ -370,8 +381,11 @@ def test_most_of_it_landed_and_the_rest_rewritten_since_is_superseded(builder: R
     assert code == 0, err
 
     code, out, err = run_cli(builder.path, "check", "--pr", "80", "--format", "json")
-    assert code == 1, err
     landed = json.loads(out)["findings"][0]
+    if suite:
+        assert (landed["pr"], landed["verdict"]) == (81, "overlap"), landed
+        return
+    assert code == 1, err
     assert (landed["pr"], landed["verdict"]) == (81, "superseded"), landed
     assert landed["residual"] == [], landed
     assert {h["path"] for h in landed["rewritten"]} == {"stats.py"}, landed
