@@ -433,10 +433,10 @@ def _part_landed(signals: Signals, proof: Proof) -> Verdict:
             # The rest was written otherwise since: with most of the change landed, nothing
             # is left to apply, and a maintainer closes it as superseded; with a smaller part
             # landed, whether the rest is still wanted is for a maintainer to read. So too
-            # where most of its own work, its tests with its code, is not in the landing (a
-            # 2,500-line test suite beside a two-hunk fix the landing made: fastapi #14293).
-            count = HunkCount.of(replay, signals.same_patch)
-            if most and not lacks_most_of_the_work(replay, count):
+            # where the landing holds under a quarter of its own work, its tests with its code,
+            # by weight (a 2,500-line test suite beside a two-hunk fix the landing made:
+            # fastapi #14293): that work is no rest to drop.
+            if most and replay.work_share * MANY_TIMES >= 1:
                 return "superseded"
             return nearby(signals)
         if left.gone and most and replay.done_share >= THRESHOLDS.contained:  # 70%
