@@ -1299,10 +1299,7 @@ class Indexer:
         """Whether git confirms that a commit closing a PR made its change (`match_closing`)."""
         ids = [row["pr_id"], row["commit_id"]]
         lines = self.store.lines.rows_of(ids)
-        path_of = {
-            f["id"]: f["path"]
-            for f in self.store.query("SELECT id, path FROM files WHERE change_id IN (?, ?)", ids)
-        }
+        path_of = self.store.changes.file_paths(ids)
         placed = {
             change_id: {
                 (path_of.get(file_id), side, h)

@@ -463,6 +463,13 @@ class ChangeRows:
                 return True
         return False
 
+    def file_paths(self, change_ids: list[int]) -> dict[int, str]:
+        """The path of each file row of these changes, by the row's id (line rows name it)."""
+        marks = ",".join("?" * len(change_ids))
+        return dict(
+            self.file.rows(f"SELECT id, path FROM files WHERE change_id IN ({marks})", change_ids)
+        )
+
     def changed_paths(self, change_ids: list[int]) -> dict[int, set[str]]:
         """Each change's files, ignored ones aside."""
         found: dict[int, set[str]] = {}
