@@ -248,7 +248,10 @@ def feature_rows(query: int, findings: list[Finding], orig: int | None) -> list[
             "score": f.score,
             # every signal, not only the score's features: the verdict rules read the rest, so
             # rule changes can be replayed offline from this file
-            **{name: float(value) for name, value in asdict(f.signals).items()},
+            **{
+                name: value if isinstance(value, tuple) else float(value)
+                for name, value in asdict(f.signals).items()
+            },
             **{name: float(getattr(f.signals, name)) for name in FEATURES},  # derived ones too
         }
         for f in findings

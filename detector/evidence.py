@@ -90,6 +90,9 @@ class ChangeEvidence:
     truncated: bool = False
     terms: Mapping[str, float] = field(default_factory=dict)
     code_terms: Mapping[str, float] = field(default_factory=dict)  # identifiers its lines use
+    # Set for a query only: the words of its title's subject that few PRs use
+    # (`detector.text.rare_subject_words`), what a title sharing one of them is about too.
+    rare_title_words: frozenset[str] = frozenset()
     # When set, `removed`/`added` hold only the lines shared with the query (all a comparison
     # needs), and these are the weights of the whole sides, precomputed at index time.
     removed_total: float | None = None
@@ -280,6 +283,9 @@ class Signals:
     # Both create a file at the same path (not one every PR of a kind adds): the same page
     # translated twice, the same module written twice. Worth a replay, whatever lines differ.
     same_new_file: bool = False
+    # The rare words of this change's title that the candidate's title names too ("license",
+    # "outerHTML"): both say they are about the same thing, which a maintainer reads at once.
+    same_subject: tuple[str, ...] = ()
     replayed: bool = False  # this change's hunks were replayed at the candidate
     replay_done: float = 0.0  # of the hunks that carry the change, the share the candidate did
     replay_complete: bool = False  # ...all of them

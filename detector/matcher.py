@@ -32,6 +32,7 @@ from detector.evidence import (
 )
 from detector.replay import HunkCount, HunkReplay, Leftover, Replay, places
 from detector.signals import measure, shared_lines
+from detector.text import shared_subject
 
 if TYPE_CHECKING:
     from detector.replay import Replay
@@ -459,9 +460,19 @@ SUPERSEDE_WINDOW = timedelta(days=183)  # "landed while it was open", without a 
 
 def may_supersede(query: Query, candidate: ChangeEvidence) -> bool:
     """The guards a landing that rewrote this change's lines must pass before it can
-    supersede it (`supersede_guards`), and changing a definition or a document section this
-    change changes (a header naming only the enclosing module is no shared place)."""
-    return supersede_guards(query, candidate) and bool(shared_places(query, candidate))
+    supersede it (`supersede_guards`), and a shared place: changing a definition or a document
+    section this change changes (a header naming only the enclosing module is no shared
+    place), or a title naming the same thing these lines are (`same_subject`), where a file
+    has no definitions or sections to name (LICENSE, a template, a script's body)."""
+    if not supersede_guards(query, candidate):
+        return False
+    return bool(shared_places(query, candidate) or same_subject(query, candidate))
+
+
+def same_subject(query: Query, candidate: ChangeEvidence) -> tuple[str, ...]:
+    """The rare words of this change's title, naming its paths or lines, that the
+    candidate's title names too: both say what they change, and it is the same thing."""
+    return shared_subject(query.change.rare_title_words, candidate.title)
 
 
 def _competes(verdict: str, candidate: ChangeEvidence, replay: Replay) -> bool:
@@ -1004,6 +1015,9 @@ def _replay_reasons(
         yield from _superseded_reasons(other, replay, where)
     elif verdict == "superseded":
         yield _superseded_by(other, replay, where, count)
+        if replay.rewrote and not replay.partial and s.same_subject:
+            named = ", ".join(f"`{word}`" for word in s.same_subject)
+            yield f"the same purpose: this change's title and {other}'s both name {named}"
     elif _competes(verdict, candidate, replay):
         paths = list(dict.fromkeys(h.path for h in replay.created_otherwise))
         yield (

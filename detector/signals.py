@@ -8,7 +8,7 @@ import re
 from detector.decide import THRESHOLDS
 from detector.evidence import OPEN_STATES, ChangeEvidence, LineWeights, Signals
 from detector.replay import commonly_added
-from detector.text import cosine
+from detector.text import cosine, shared_subject
 
 # PR numbers: duplicates are mostly opened while the original is fresh. Proximity falls by this
 # much for each tenfold gap (0.94 for the PR just before, 0.6 for 99 before, 0 from 99,999),
@@ -73,6 +73,7 @@ def measure(
         port=is_port(query, candidate),
         takes_over=candidate.number is not None and candidate.number in query.takes_over,
         taken_over=query.number is not None and query.number in candidate.takes_over,
+        same_subject=shared_subject(query.rare_title_words, candidate.title),
         same_new_file=any(
             not commonly_added(path) for path in query.added_files & candidate.added_files
         ),

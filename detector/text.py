@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|\d{2,}")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -111,6 +111,45 @@ def tokenize(text: str) -> list[str]:
                 tokens.append(lowered)
     tokens += tokenize_snakes(SNAKE.findall(text or ""))
     return tokens
+
+
+# Where a title says which part it changes, not what: "[Form] ...", "fix($aria): ...",
+# "docs: ...". Two titles tagged alike name a component, not one purpose.
+_TAGS = re.compile(r"^\s*(?:\[[^\]]*\]\s*|[\w$.\-/]{1,30}(?:\([^)]*\))?!?:\s+)")
+
+
+def subject_words(title: str) -> set[str]:
+    """The words of a title's subject: its tags ("[Form]", "fix(scope):") taken off first."""
+    rest = title or ""
+    while (tag := _TAGS.match(rest)) is not None and tag.end() < len(rest):
+        rest = rest[tag.end() :]
+    return set(tokenize(rest))
+
+
+def rare_subject_words(
+    title: str,
+    frequency: Mapping[str, int],
+    documents: int,
+    share: float,
+    named: Iterable[str],
+) -> frozenset[str]:
+    """The words of a title's subject that name something of the change (a word of its
+    paths or changed lines: "license" for LICENSE, "outerHTML" for the code that reads it)
+    and that at most `share` of the indexed PR texts use (and never fewer than 5, as a rare
+    line is rare): what the change is about, not a component every other PR names ("form")
+    nor a word of the title's prose ("correct")."""
+    limit = max(5, share * documents)
+    rare = {w for w in subject_words(title) if 0 < frequency.get(w, 0) <= limit}
+    if not rare:
+        return frozenset()
+    return frozenset(rare & set(tokenize("\n".join(named))))
+
+
+def shared_subject(rare_title_words: frozenset[str], title: str) -> tuple[str, ...]:
+    """The rare subject words of one title (`rare_subject_words`) that another title names."""
+    if not rare_title_words:
+        return ()
+    return tuple(sorted(rare_title_words & subject_words(title)))
 
 
 def tokenize_snakes(snakes: list[str]) -> list[str]:

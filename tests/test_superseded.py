@@ -177,23 +177,64 @@ def test_a_rewrite_inside_a_much_larger_change_supersedes_nothing(builder: RepoB
     assert (found["pr"], found["verdict"]) == (89, "overlap"), found
 
 
-def test_a_rewrite_in_no_definition_both_change_supersedes_nothing(builder: RepoBuilder):
-    """The message is a module constant: no function or section holds it, so nothing but the
-    line itself says where both changes are, and that is what any rewrite shares. Reworded
-    by #89 under a title alike, #90 is still only an overlap: a maintainer has no definition
-    or section to check the two against."""
+@pytest.mark.parametrize(
+    ("their_title", "our_title", "verdict"),
+    [
+        (
+            "Fix the typo in the heartbeat message",
+            "Fix typo in heartbeat message",
+            "superseded",
+        ),
+        ("Correct the wording of a warning", "Correct the wording of the warning", "overlap"),
+        (
+            "[heartbeat] Correct the wording",
+            "[heartbeat] Correct the wording of the warning",
+            "overlap",
+        ),
+    ],
+    ids=["titles-name-the-line", "titles-name-nothing-of-it", "only-a-tag-names-it"],
+)
+def test_a_rewrite_in_no_definition_supersedes_where_both_titles_name_the_lines(
+    builder: RepoBuilder, their_title: str, our_title: str, verdict: str
+):
+    """The message is a module constant: no function or section holds it, so the line alone
+    would say where both changes are, and that is what any rewrite shares. Where both titles
+    name what the line is ("heartbeat", a word few PRs use), a maintainer has the place to
+    check: superseded. Titles alike in their prose only, or naming the line only in a tag
+    ("[heartbeat]": the component, as "[Form]" is), leave #90 an overlap."""
     messages = '"""Messages."""\n\nUNANSWERED = "Could not recieve the heartbeat from %s"\n'
     fixed = messages.replace("recieve", "receive")
     reworded = messages.replace("Could not recieve the heartbeat", "No heartbeat received")
     files = {"messages.py": (messages, reworded, fixed)}
+    landed_first(builder, files, their_title, our_title)
+    index(builder.path)
+
+    _, found = first_finding(builder.path, 90)
+    assert (found["pr"], found["verdict"]) == (89, verdict), found
+    if verdict == "superseded":
+        assert "the same purpose: this change's title and #89's both name `heartbeat`" in (
+            found["reasons"]
+        ), found["reasons"]
+
+
+def test_a_license_year_bumped_by_a_landed_pr_supersedes_another_bump(builder: RepoBuilder):
+    """LICENSE has no definitions or sections: #89 ("Update the license year") made the year
+    a range, #90 ("Update license year to 2017") sets it to 2017. Both titles name the file:
+    superseded, as ember.js closed #14799 for #14771."""
+    notice = "MIT License\n\nCopyright (c) 2016 Acme and contributors\n\nPermission is granted.\n"
+    theirs = notice.replace("(c) 2016", "(c) 2016-2017")
+    ours = notice.replace("(c) 2016", "(c) 2017")
     landed_first(
-        builder, files, "Fix the typo in the heartbeat message", "Fix typo in heartbeat message"
+        builder,
+        {"LICENSE": (notice, theirs, ours)},
+        "Update the license year",
+        "Update license year to 2017",
     )
     index(builder.path)
 
-    code, found = first_finding(builder.path, 90)
-    assert code == 0, found
-    assert (found["pr"], found["verdict"]) == (89, "overlap"), found
+    _, found = first_finding(builder.path, 90)
+    assert (found["pr"], found["verdict"]) == (89, "superseded"), found
+    assert any("now `Copyright (c) 2016-2017 Acme and contributors`" in r for r in found["reasons"])
 
 
 @pytest.mark.parametrize(

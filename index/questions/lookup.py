@@ -8,14 +8,15 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from detector.code_words import code_vector, count_words, inverse_frequencies
+from detector.decide import THRESHOLDS
 from detector.evidence import ChangeEvidence, LineWeights, PartLanded, PrCommit
 from detector.matcher import Query
 from detector.model import Change, FileChange
-from detector.text import weigh
+from detector.text import rare_subject_words, subject_words, weigh
 from index.git.doc_sections import DocumentHunk, is_document
 from index.git.hunk_symbols import DEFINITION, is_code
 from index.metadata import taken_over
@@ -95,6 +96,15 @@ def idf_table(store: IndexStore, terms: Iterable[str]) -> dict[str, float]:
     return _values_for(store, "term_idf", "term", "idf", terms)
 
 
+def rare_title_words(store: IndexStore, title: str, named: Iterable[str]) -> frozenset[str]:
+    """The words of a title's subject that few indexed PR texts use and that the change's
+    paths or lines (`named`) hold (`detector.text.rare_subject_words`)."""
+    frequency = _values_for(store, "term_idf", "term", "df", subject_words(title))
+    documents = int(store.get_meta("text_model") or 0)
+    share = THRESHOLDS.rare_line_share
+    return rare_subject_words(title, frequency, documents, share, named)
+
+
 def code_vector_of(store: IndexStore, counts: Mapping[str, int]) -> dict[str, float]:
     """A change's identifier vector, weighed as the index weighs its changes' vectors."""
     documents = int(store.get_meta("code_word_changes") or 0)
@@ -160,6 +170,9 @@ def query_from_change(
         lines_changed=sum(1 for f in change.files for _ in f.changed_lines),
         terms=weigh(text, idf_table(store, tokenize(text))),
         code_terms=code_vector_of(store, count_words(line_text.values())),
+        rare_title_words=rare_title_words(
+            store, title, [*(f.path for f in change.files), *line_text.values()]
+        ),
     )
     return Query(
         change=evidence,
@@ -189,6 +202,8 @@ def query_from_index(store: IndexStore, number: int) -> Query | None:
     texts = store.lines.texts(line_hash for *_, line_hash in lines)
     line_text = {h: texts[h] for *_, h in lines if h in texts}  # in the order of the rows
     paths = dict(store.rows("SELECT id, path FROM files WHERE change_id = ?", (row["id"],)))
+    named = [*paths.values(), *line_text.values()]
+    evidence = replace(evidence, rare_title_words=rare_title_words(store, evidence.title, named))
     line_place: dict[int, tuple[str, str | None]] = {}
     for _, file_id, _, line_hash in lines:
         if line_hash in line_text and file_id in paths:
