@@ -212,8 +212,9 @@ def test_a_rewrite_in_no_definition_supersedes_where_both_titles_name_the_lines(
     _, found = first_finding(builder.path, 90)
     assert (found["pr"], found["verdict"]) == (89, verdict), found
     if verdict == "superseded":
-        assert "the same purpose: this change's title and #89's both name `heartbeat`" in (
-            found["reasons"]
+        assert (
+            "the same purpose: this change's title and #89's both name `heartbeat`"
+            in (found["reasons"])
         ), found["reasons"]
 
 
