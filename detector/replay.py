@@ -1267,13 +1267,15 @@ class _Blocks:
         `git apply` reduces context when the surroundings have moved on."""
         out = []
         for size in range(CONTEXT, -1, -1):
-            head = self.before_context[len(self.before_context) - size :] if size else ()
+            # Near a file's top the context above is shorter than `size`: all of it, not its
+            # last line (a negative start would slice from the end).
+            head = self.before_context[max(0, len(self.before_context) - size) :] if size else ()
             tail = self.after_context[:size]
             if size and not head and not tail:
                 continue
             if not size and not self._loose_match_allowed():
                 continue
-            post_head = self.post_before[len(self.post_before) - size :] if size else ()
+            post_head = self.post_before[max(0, len(self.post_before) - size) :] if size else ()
             post_tail = self.post_after[:size]
             out.append((head + self.removed + tail, post_head + self.added + post_tail, len(head)))
         return out

@@ -477,3 +477,27 @@ def test_the_same_fix_in_its_own_function_is_found_when_the_signature_changed(
     index(builder)
     _, found = check_json(builder.path, "--pr", "11")
     assert deciding(found)[:1] == [(10, "already-merged")]
+
+
+def test_a_header_added_at_a_files_top_is_there_where_the_landing_added_it():
+    """A license header added between `<?php` and the namespace: the context above it is two
+    lines, fewer than a hunk's three. The landing added the same header, so the hunk is done
+    there; with the context above cut to its last (blank) line, the blank line and the
+    namespace after the header's ` */` read as "still applies" (symfony #15987, whose
+    headers #15984 added)."""
+    from tests.test_replay_verdicts import _replayed
+
+    header = (
+        "/*\n * This file is part of the Acme package.\n *\n"
+        " * (c) Acme <dev@acme.test>\n */\n\n"
+    )
+    base = "<?php\n\nnamespace Acme\\Ldap;\n\nuse Acme\\Ldap\\Exception;\n\nclass Client\n{\n}\n"
+    headed = base.replace("namespace", header + "namespace", 1)
+    diff = (  # as the index keeps a diff: without context (`git diff -U0`)
+        "diff --git a/src/Client.php b/src/Client.php\n"
+        "--- a/src/Client.php\n+++ b/src/Client.php\n"
+        "@@ -2,0 +3,6 @@\n" + "".join(f"+{line}\n" for line in header.splitlines())
+    )
+    done = _replayed(diff, base, base, headed)
+    assert [(h.before, h.after) for h in done.hunks] == [("new", "there")]
+    assert done.complete
