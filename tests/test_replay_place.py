@@ -488,8 +488,7 @@ def test_a_header_added_at_a_files_top_is_there_where_the_landing_added_it():
     from tests.test_replay_verdicts import _replayed
 
     header = (
-        "/*\n * This file is part of the Acme package.\n *\n"
-        " * (c) Acme <dev@acme.test>\n */\n\n"
+        "/*\n * This file is part of the Acme package.\n *\n * (c) Acme <dev@acme.test>\n */\n\n"
     )
     base = "<?php\n\nnamespace Acme\\Ldap;\n\nuse Acme\\Ldap\\Exception;\n\nclass Client\n{\n}\n"
     headed = base.replace("namespace", header + "namespace", 1)
