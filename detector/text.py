@@ -119,11 +119,12 @@ _TAGS = re.compile(r"^\s*(?:\[[^\]]*\]\s*|[\w$.\-/]{1,30}(?:\([^)]*\))?!?:\s+)")
 
 
 def subject_words(title: str) -> set[str]:
-    """The words of a title's subject: its tags ("[Form]", "fix(scope):") taken off first."""
+    """The words of a title's subject: its tags ("[Form]", "fix(scope):") taken off first,
+    and numbers (the "37" of a version range names no thing)."""
     rest = title or ""
     while (tag := _TAGS.match(rest)) is not None and tag.end() < len(rest):
         rest = rest[tag.end() :]
-    return set(tokenize(rest))
+    return {word for word in tokenize(rest) if not word.isdigit()}
 
 
 def rare_subject_words(

@@ -399,3 +399,24 @@ def test_two_open_prs_adding_one_test_module_are_no_duplicates(builder: RepoBuil
     assert code == 0, err
     found = {f["pr"]: f for f in json.loads(out)["findings"]}
     assert found[44]["verdict"] == "overlap", found[44]
+
+
+def test_a_titles_subject_leaves_out_its_tags_and_numbers():
+    """What a title is about, without the component it tags ("[Form]", "fix($aria):") or the
+    numbers of a version range (two Starlette bumps both naming "37" say nothing alike)."""
+    from detector.text import subject_words
+
+    assert subject_words("[Form] [HttpKernel] Choice fix") == {"choice"}
+    assert subject_words("fix($aria): pass $event in ngClick") == {
+        "pass",
+        "event",
+        "ngclick",
+        "ng",
+        "click",
+    }
+    assert subject_words("Allow Starlette 0.39.x, update the pin to >=0.37.2,<0.40.0") == {
+        "allow",
+        "starlette",
+        "pin",
+    }
+    assert subject_words("[Form]") == {"form"}  # a title that is only a tag keeps it
