@@ -11,15 +11,18 @@ then takes the newest open PR out of the index (as `bench/one_new_pr.py` does), 
 again, and times `prdup sweep` (the re-sweep a bot run after one new PR pays), --rounds times
 from the same first sweep's index (the median is printed). Each command
 runs as a subprocess with the build's modules compiled first, PYTHONHASHSEED=0 (see
-`bench/sweep_inputs.py`). Writes `first.json` and `one-new.json` in --work, for
-`bench/sweep_answers.py` to compare two builds' answers. The figure that matters is the ratio
-of the first sweep to the index, measured in one run: on a shared machine absolute times
-depend on what else runs.
+`bench/sweep_inputs.py`). Last, a `prdup sweep --full` on the index of the last round tells
+whether the re-sweep's answers are the ones a sweep from nothing gives (`one-new-full.json`,
+compared by `bench/sweep_answers.py`; the differences are printed). Writes `first.json`,
+`one-new.json` and `one-new-full.json` in --work, for `bench/sweep_answers.py` to compare two
+builds' answers. The figures that matter are ratios measured in one run: on a shared machine
+absolute times depend on what else runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -109,6 +112,16 @@ def main() -> None:
         timed(build, repo, "index", "--quiet")
         again = str(args.work / "one-new.json")
         rounds.append(timed(build, repo, "sweep", *sweep_flags, "--out", again))
+        stats = json.loads(Path(again).read_text())["stats"]
+        print(f"  {stats['rechecked']} PR(s) re-checked, {stats['reused']} from the cache")
+    full_again = str(args.work / "one-new-full.json")
+    timed(build, repo, "sweep", "--full", *sweep_flags, "--out", full_again)
+    compared = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "sweep_answers.py"), full_again, again],
+        capture_output=True,
+        text=True,
+    )
+    print("re-sweep against a full sweep of the same index: " + compared.stdout.strip())
     resweep_wall = statistics.median(wall for wall, _ in rounds)
     resweep_cpu = statistics.median(cpu for _, cpu in rounds)
     print(

@@ -184,6 +184,19 @@ def replay_reasons(finding: Finding) -> list[str]:
     return [name for name, holds in REPLAY_REASONS if holds(finding)]
 
 
+def stands_alone(finding: Finding, replaying: bool) -> bool:
+    """A finding that makes no claim, asks no replay (where there is a repository to replay
+    in) and folds into no other (an identical patch, a PR's own copy): placed among a change's
+    other findings by `rank_key`, it changes none of them, and `settle` keeps it as it is. The
+    sweep adds such a finding of a new change to a PR's cached ones."""
+    return not (
+        finding.decides
+        or (replaying and replay_reasons(finding))
+        or finding.signals.same_patch
+        or finding.landed_commits
+    )
+
+
 def worth_replaying(findings: Sequence[Finding], limit: int = MAX_REPLAYS) -> list[Finding]:
     """The few candidates that could decide (`replay_reasons`): those the index's evidence
     calls the same change, then those sharing the most with it."""
@@ -606,32 +619,38 @@ def _still_to_do(proof: Proof, same_patch: bool) -> tuple[str, ...]:
 
 
 def rank(findings: Iterable[Finding], reference: int | None = None) -> list[Finding]:
-    """Best evidence first: deciding findings, the whole change proven (an identical patch or a
-    complete replay, or the target holding it across landings) before a part of it; among
-    those "already done" before an open duplicate, one landing that did it all before several,
-    an identical patch before a replay, and among identical patches the original (the one that
+    """Best evidence first (`rank_key`)."""
+    return sorted(findings, key=lambda f: rank_key(f, reference))
+
+
+def rank_key(finding: Finding, reference: int | None = None) -> tuple[float, ...]:
+    """Where a finding stands among a change's findings, as numbers (the sweep keeps it with
+    a cached finding, to place a new change's finding among them as `check` would).
+
+    Deciding findings first, the whole change proven (an identical patch or a complete
+    replay, or the target holding it across landings) before a part of it; among those
+    "already done" before an open duplicate, one landing that did it all before several, an
+    identical patch before a replay, and among identical patches the original (the one that
     landed, then the earliest). Then by score, where scores within a hundredth are a tie that
     the landing that came first breaks (the PR that made the lines, before the merge-ups,
     release PRs and backports that carried them later), then the stronger verdict, then a PR
-    opened before this one (`reference`, its number:
-    the earlier PRs are what was there first), then the newer PR (among copies of one change,
-    the newest is more often the one its author meant)."""
-    return sorted(
-        findings,
-        key=lambda f: (
-            not f.decides,
-            _evidence_tier(f),
-            VERDICT_ORDER[f.verdict] if f.decides else 0,
-            f.signals.made_again,  # after the landing that made it again, which the line holds
-            _across(f),
-            not f.signals.same_patch,
-            *_original_first(f),
-            -round(f.score, 2),
-            _landed_first(f),
-            VERDICT_ORDER[f.verdict],
-            reference is not None and (f.candidate.number or 0) > reference,
-            -(f.candidate.number or 0),
-        ),
+    opened before this one (`reference`, its number: the earlier PRs are what was there
+    first), then the newer PR (among copies of one change, the newest is more often the one
+    its author meant)."""
+    f = finding
+    return (
+        not f.decides,
+        _evidence_tier(f),
+        VERDICT_ORDER[f.verdict] if f.decides else 0,
+        f.signals.made_again,  # after the landing that made it again, which the line holds
+        _across(f),
+        not f.signals.same_patch,
+        *_original_first(f),
+        -round(f.score, 2),
+        *_landed_first(f),
+        VERDICT_ORDER[f.verdict],
+        reference is not None and (f.candidate.number or 0) > reference,
+        -(f.candidate.number or 0),
     )
 
 

@@ -143,7 +143,10 @@ def rare_subject_words(
     rare = {w for w in subject_words(title) if 0 < frequency.get(w, 0) <= limit}
     if not rare:
         return frozenset()
-    return frozenset(rare & set(tokenize("\n".join(named))))
+    # A word a text yields is a piece of it, lower-cased: only the texts that hold a rare word
+    # as such are worth tokenizing (most of a change's lines hold none).
+    holding = [text for text in named if any(word in text.lower() for word in rare)]
+    return frozenset(rare & set(tokenize("\n".join(holding))))
 
 
 def shared_subject(rare_title_words: frozenset[str], title: str) -> tuple[str, ...]:

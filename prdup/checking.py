@@ -591,6 +591,56 @@ def match_pr(
     return findings, change
 
 
+def match_alone(
+    engine: CandidateEngine,
+    repo: git.Repo | None,
+    row: Mapping[str, Any],
+    change_ids: list[int],
+    settings: Settings,
+    known_lines: Mapping[int, ChangeEvidence] | None = None,
+    read: dict[tuple[str | None, str | None], Change | None] | None = None,
+) -> list[Finding] | None:
+    """`match_pr`'s findings for an indexed PR (`row`) as if only these changes were its
+    candidates, before any replay (the sweep places a new change's finding among a PR's
+    cached ones). Those that stand alone (`matcher.stands_alone`) are `match_pr`'s as they
+    are: they ask no replay. A PR stored cut is read whole from git, as `match_pr` reads it.
+    None where the index's evidence is not what `match_pr` reads: the PR landed in part (its
+    copies fold), its diff gone, a candidate stored cut (its patch identity read from git), or
+    a document section shared with one (its title read from git for the reasons).
+    `known_lines`: as for `CandidateEngine.retrieve_these`; `read`: the changes read whole so
+    far, by span (PRs sharing a head share one)."""
+    number = row["number"]
+    query = engine.query_of(number)
+    if query is None or query.landed_in_part is not None:
+        return None
+    if row["truncated"] and row["state"] != "merged":
+        if repo is None:
+            return None
+        read = read if read is not None else {}
+        span = pr_span(row)
+        if span not in read:
+            read[span] = pr_change(repo, row, settings)
+        change = read[span]
+        if change is None:
+            return None
+        query = _whole_query(engine.store, repo, query, change, settings)
+    query = replace(query, reference_number=number)
+    scope = lookup.Scope(exclude_number=number, own_head=row["head_sha"], own_patch=row["patch_id"])
+    found = engine.retrieve_these(
+        query.change,
+        change_ids,
+        scope,
+        deciding_only=True,
+        replaying=repo is not None,
+        known_lines=known_lines,
+    )
+    documents = {place for place in query.change.symbols if is_document(place[0])}
+    for candidate in found.candidates:
+        if candidate.truncated or documents & candidate.symbols:
+            return None
+    return match(query, found.candidates, found.weights, engine.dismissed(number))
+
+
 def _titled(
     repo: git.Repo,
     store: IndexStore,

@@ -99,6 +99,8 @@ from detector.grouping import (
     group_by_kept,
     triage_class,
 )
+from detector.matcher import rank_key, stands_alone
+from detector.model import Change
 from index.config import Settings
 from index.errors import PrdupError
 from index.git import gitsource
@@ -108,12 +110,12 @@ from index.questions.candidates import Batch, CandidateEngine, ChangeRow, read_c
 from index.questions.replaying import BranchReverts
 from index.storage import IndexStore, identity
 from prdup import checking, sweep_scope
-from prdup.checking import match_pr, open_index, pr_info, pr_span
+from prdup.checking import match_alone, match_pr, open_index, pr_info, pr_span
 from prdup.lifetime import die_with_parent, signals_held
 from prdup.titles import shown_title
 
 SCHEMA_VERSION = 2
-CACHE_VERSION = "2"  # bump when what a cached row means changes
+CACHE_VERSION = "3"  # bump when what a cached row means changes
 # Line rarity moves with the index's size: re-check cached PRs once it grew (or shrank) by this
 # share, and by at least MIN_DRIFT changes (a small index is quick to sweep again anyway).
 RARITY_DRIFT = 0.1
@@ -159,6 +161,7 @@ class SweptFinding:
     gone_files: tuple[str, ...] = ()  # the rest's files the target no longer has: nothing to apply
     rewritten: tuple[RemainingHunk, ...] = ()  # the rest the target wrote otherwise since
     done_share: float | None = None  # replayed: the share of the changed lines it did
+    rank: tuple[float, ...] = ()  # `matcher.rank_key`: where `check` placed it (`_merged`)
 
     @property
     def decides(self) -> bool:
@@ -204,7 +207,8 @@ class SweptFinding:
         return f"#{self.pr}" if self.pr is not None else f"commit {(self.commit or '')[:10]}"
 
     @classmethod
-    def from_finding(cls, change_id: int, finding: Finding) -> SweptFinding:
+    def from_finding(cls, change_id: int, finding: Finding, reference: int) -> SweptFinding:
+        """The finding of PR #`reference` (ranked as `check` ranks that PR's findings)."""
         candidate = finding.candidate
         shown = SHOWN_LINES if finding.decides else RELATED_LINES
         signals = finding.signals
@@ -224,6 +228,7 @@ class SweptFinding:
             gone_files=finding.gone_files,
             rewritten=finding.rewritten,
             done_share=round(signals.replay_done, 4) if signals.replayed else None,
+            rank=rank_key(finding, reference),
         )
 
     @classmethod
@@ -244,6 +249,7 @@ class SweptFinding:
             gone_files=tuple(data.get("gone_files", ())),
             rewritten=tuple(RemainingHunk(**hunk) for hunk in data.get("rewritten", ())),
             done_share=data.get("done_share"),
+            rank=tuple(data.get("rank", ())),
         )
 
 
@@ -582,20 +588,29 @@ def _findings(
     """Each swept PR's deciding findings, from the cache where it holds; and the PRs redone."""
     cache = _load_cache(store)
     moved = _moved_changes(store, snapshot)
-    stale = _stale_numbers(store, cache, snapshot, moved)
+    stale, sharing = _stale_numbers(store, cache, snapshot, moved)
+    in_sweep = set(swept)
+    sharing = {n: shared for n, shared in sharing.items() if n in in_sweep}
+    merged = {} if full else _merged(store, cache, snapshot, sharing, moved, source)
+    stale |= sharing.keys() - merged.keys()
     todo = [n for n in swept if full or n not in cache or n in stale]
     replays: list[replay_memory.Row] = []
     redone = set(todo)
     reused: dict[int, list[SweptFinding]] = {}
 
     def reuse() -> None:
-        reused.update((n, _current(cache[n].findings, snapshot)) for n in swept if n not in redone)
+        reused.update(
+            (n, _current(merged[n] if n in merged else cache[n].findings, snapshot))
+            for n in swept
+            if n not in redone
+        )
 
     reverts = _TargetReverts(replay_memory.kept_reverts(store) if todo else None)
     fresh = _run(store.path, todo, snapshot, jobs, progress, source, replays, reverts, reuse)
     # Stale rows this sweep did not redo (outside --limit) go: a later sweep redoes them.
     if not store.read_only:  # a read-only index is swept all the same, and caches nothing
-        _save_cache(store, fresh, stale - set(fresh), snapshot, moved)
+        kept = {n: cache[n].change_count for n in merged}  # merged: as old as the rest of it
+        _save_cache(store, {**merged, **fresh}, stale - set(fresh), snapshot, moved, kept)
         if todo:
             # The replays of the PRs still open with the same head are kept; the others go.
             live = {row.head_sha for row in snapshot.values() if row.is_open_pr and row.head_sha}
@@ -688,6 +703,10 @@ class CachedSweep:
             return True
         return any(str(change_id) in self.stored for change_id in change_ids)
 
+    def names(self, change_ids: Collection[int]) -> bool:
+        """Whether some finding of it names one of these changes."""
+        return any(int(item["change_id"]) in change_ids for item in json.loads(self.stored))
+
     @property
     def deciding_changes(self) -> set[int]:
         """The changes its deciding findings name (`SweptFinding.decides`)."""
@@ -740,21 +759,22 @@ def _stale_numbers(
     cache: dict[int, CachedSweep],
     snapshot: dict[int, ChangeRow],
     moved: set[int],
-) -> set[int]:
-    """Cached PRs whose findings may no longer hold.
+) -> tuple[set[int], dict[int, set[int]]]:
+    """Cached PRs whose findings may no longer hold; and the cached PRs whose findings hold
+    but for the changes that moved that share a line with them, each with those changes.
 
     A row holds while its PR keeps its head and stays open, the matcher's fingerprint and the
     PR's dismissals are the same, the index has not grown by more than `RARITY_DRIFT` (line
-    rarity moves with its size), no change it found was updated or removed, and no change that
-    was added or updated since the last sweep shares a line with it that the candidate lookup
-    uses (a deciding finding needs shared lines). Not followed: changes sharing only common
-    lines with it, the small drift of line and word weights as the index grows (up to
-    `RARITY_DRIFT`), and an update of a change only a finding that makes no claim names (the
-    related class; such a finding is dropped once its change leaves the index); `--full`
-    redoes everything.
+    rarity moves with its size), and no change it found was updated or removed. A change that
+    was added or updated since the last sweep and shares a line with it that the candidate
+    lookup uses (a finding needs shared lines) may add a finding: `_merged` places it, or the
+    PR is redone. Not followed: changes sharing only common lines with it, the small drift of
+    line and word weights as the index grows (up to `RARITY_DRIFT`), and an update of a change
+    only a finding that makes no claim names (the related class; such a finding is dropped
+    once its change leaves the index); `--full` redoes everything.
     """
     if not cache:
-        return set()
+        return set(), {}
     by_number = {row.number: row for row in snapshot.values() if row.number is not None}
     count = int(store.get_meta("change_count") or 0)
     fingerprints = _fingerprints(store, cache)
@@ -772,11 +792,74 @@ def _stale_numbers(
         ):
             stale.add(number)
     changed = [cid for cid in moved if cid in snapshot]
-    for change_id in sweep_cache.sharing_rare_lines(store, changed):
-        sharing = snapshot[change_id].number if change_id in snapshot else None
-        if sharing is not None and sharing in cache:
-            stale.add(sharing)
-    return stale
+    sharing: dict[int, set[int]] = {}
+    for change_id, shared in sweep_cache.sharing_rare_lines(store, changed).items():
+        sharer = snapshot[change_id].number if change_id in snapshot else None
+        if sharer is not None and sharer in cache and sharer not in stale:
+            sharing[sharer] = shared
+    return stale, sharing
+
+
+def _merged(
+    store: IndexStore,
+    cache: dict[int, CachedSweep],
+    snapshot: dict[int, ChangeRow],
+    sharing: dict[int, set[int]],
+    moved: set[int],
+    source: ReplaySource | None,
+) -> dict[int, list[SweptFinding]]:
+    """The cached PRs that share lines with changes that moved whose answer is their cached
+    findings with those changes' findings placed among them (`checking.match_alone`), as
+    `check` ranks them: where every such finding stands alone (`matcher.stands_alone`: no
+    claim, no replay, no fold), no other finding of the PR changes. Each PR left out is to be
+    redone: one such finding that decides or asks a replay, a change that moved among its
+    cached findings (its old finding may have hidden one `RELATED_KEPT` left out), a moved
+    change with no PR number (ranked among commits by lookup order) or one whose head commit
+    another change shares (`matcher.fold_reopened`)."""
+    heads: dict[str, int] = {}
+    for row in snapshot.values():
+        if row.head_sha:
+            heads[row.head_sha] = heads.get(row.head_sha, 0) + 1
+    alone = {
+        cid
+        for cid in moved
+        if cid in snapshot
+        and snapshot[cid].number is not None
+        and heads.get(snapshot[cid].head_sha or "", 0) <= 1
+    }
+    engine = CandidateEngine(store)
+    repo = gitsource.open_repository(source.git_dir) if source is not None else None
+    settings = source.settings if source is not None else Settings()
+    keys = {row.key: cid for cid, row in snapshot.items()}
+    # Each moved change's lines, read once: most PRs that share one with it share few.
+    lines = {keys[e.key]: e for e in lookup.load_evidence(store, sorted(alone)) if e.key in keys}
+    merged: dict[int, list[SweptFinding]] = {}
+    read: dict[tuple[str | None, str | None], Change | None] = {}
+    try:
+        for number, shared in sharing.items():
+            cached = cache[number]
+            if not shared <= alone or (cached.may_name(moved) and cached.names(moved)):
+                continue
+            stored = store.changes.row(number)
+            found = (
+                match_alone(engine, repo, stored, sorted(shared), settings, lines, read)
+                if stored
+                else None
+            )
+            if found is None or not all(stands_alone(f, repo is not None) for f in found):
+                continue
+            new = [
+                SweptFinding.from_finding(keys[f.candidate.key], f, number)
+                for f in found
+                if f.score >= RELATED_FLOOR and f.candidate.key in keys
+            ]
+            findings = cached.findings
+            unclaimed = sorted([f for f in findings if not f.decides] + new, key=lambda f: f.rank)
+            merged[number] = [f for f in findings if f.decides] + unclaimed[:RELATED_KEPT]
+    finally:
+        if repo is not None:
+            repo.close()
+    return merged
 
 
 def _moved_changes(store: IndexStore, snapshot: dict[int, ChangeRow]) -> set[int]:
@@ -793,15 +876,22 @@ def _save_cache(
     invalid: set[int],
     snapshot: dict[int, ChangeRow],
     moved: set[int],
+    counted: dict[int, int] | None = None,
 ) -> None:
     """Write the new rows, drop the invalid ones, and remember the changes that moved as they
-    are now (the others are remembered already)."""
+    are now (the others are remembered already). A row's index size is now's, or `counted`'s
+    (a merged row keeps the size its other findings were made at)."""
     count = int(store.get_meta("change_count") or 0)
+    counted = counted or {}
     fingerprints = _fingerprints(store, fresh)
     heads = {row.number: row.head_sha for row in snapshot.values() if row.number is not None}
     rows = [
         sweep_cache.CachedRow(
-            n, heads[n] or "", fingerprints[n], count, json.dumps([asdict(f) for f in found])
+            n,
+            heads[n] or "",
+            fingerprints[n],
+            counted.get(n, count),
+            json.dumps([asdict(f) for f in found]),
         )
         for n, found in fresh.items()
     ]
@@ -901,7 +991,7 @@ class _Matcher:
                 if finding.score < RELATED_FLOOR or unclaimed >= RELATED_KEPT:
                     continue
                 unclaimed += 1
-            kept.append(SweptFinding.from_finding(keys[finding.candidate.key], finding))
+            kept.append(SweptFinding.from_finding(keys[finding.candidate.key], finding, number))
         return kept
 
     def close(self) -> None:

@@ -34,6 +34,7 @@ from detector.grouping import (
 from detector.matcher import Query, match
 from index.config import Settings
 from index.github import dismissals
+from index.indexer import index_repository
 from index.storage.store import IndexStore
 from prdup import sweep as sweep_module
 from prdup.checking import _check_pr
@@ -439,6 +440,113 @@ def test_a_second_sweep_reuses_everything_and_an_update_only_its_neighbours(
 
     assert sweep(None, db_path, jobs=1, min_score=0.9).rechecked == []  # scores are kept
     assert sweep(None, db_path, jobs=1, full=True).stats.rechecked == 9
+
+
+def every_finding(result: sweep_module.SweepResult, numbers: tuple[int, ...]) -> list[list]:
+    """These PRs' findings, related ones included, in the sweep's order (the other PRs' may
+    differ from a full sweep's by the drift of word weights: cached, and not followed)."""
+    return [
+        [(f.pr, f.commit, f.verdict, f.score, f.reasons) for f in result.findings[number]]
+        for number in numbers
+    ]
+
+
+def test_a_new_pr_related_to_a_cached_one_is_placed_among_its_findings(
+    backlog: RepoBuilder, db_path: Path
+):
+    """PR 8 adds a table reader in a new file, one of whose lines PR 20 (lower-case header
+    names) writes in the parser: both open, related, neither the other's change. The re-sweep
+    after PR 8 is indexed checks PR 8 and places PR 8's finding (related: no claim, no replay)
+    among PR 20's cached findings without matching PR 20 again; both PRs' findings are those
+    of a full sweep on the same index."""
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    sweep(None, db_path, jobs=1)
+    backlog.pr_branch(
+        8,
+        [
+            (
+                "Read the header of a table file",
+                {
+                    "table.py": (
+                        "def read_table_header(path, text):\n"
+                        '    names = [name.lower() for name in text.split(";")]\n'
+                        "    return dict.fromkeys(names, path)\n"
+                    )
+                },
+            )
+        ],
+        start="main~2",
+    )
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    again = sweep(None, db_path, jobs=1)
+    assert again.rechecked == [8]  # PR 20 shares a rare line with it, and is not matched again
+    assert 8 in {f.pr for f in again.findings[20]}
+    assert not any(f.decides for f in again.findings[20] if f.pr == 8)
+    full = sweep(None, db_path, jobs=1, full=True)
+    assert every_finding(again, (8, 20)) == every_finding(full, (8, 20))
+
+
+def test_a_cached_pr_stored_cut_is_read_whole_to_place_a_new_prs_finding(
+    builder: RepoBuilder, db_path: Path
+):
+    """PR 40 adds a first shelf and a catalogue of forty entries, stored cut at twenty lines
+    (the first file's kept); PR 41 then adds an exporter that writes the first shelf's entry
+    again. The re-sweep replays in the repository:
+    PR 40 is read whole from git (as `check` reads it), PR 41's finding placed among its cached
+    ones without matching it again, and both PRs' findings are a full sweep's."""
+    builder.commit("Start", {"README.md": "A catalogue\n"})
+    base = builder.head()
+    entries = "".join(
+        f"    register_entry('shelf-{n}', weight={n * 7}, colour='c{n}')\n" for n in range(40)
+    )
+    first = "def first_shelf():\n    register_entry('shelf-17', weight=119, colour='c17')\n"
+    catalogue = {"a_shelf.py": first, "catalog.py": "def fill():\n" + entries}
+    builder.pr_branch(40, [("Add the catalogue", catalogue)])
+    settings = Settings(max_unmerged_lines=20)
+    index_repository(builder.path, db_path=db_path, settings=settings)
+    assert sweep(builder.path, db_path, jobs=1, settings=settings).rechecked == [40]
+    exporter = (
+        "def export_sample():\n"
+        "    register_entry('shelf-17', weight=119, colour='c17')\n"
+        "    return write_export('sample.csv')\n"
+    )
+    builder.pr_branch(41, [("Export a sample shelf", {"export.py": exporter})], start=base)
+    index_repository(builder.path, db_path=db_path, settings=settings)
+    again = sweep(builder.path, db_path, jobs=1, settings=settings)
+    assert again.rechecked == [41]
+    assert 41 in {f.pr for f in again.findings[40]}
+    full = sweep(builder.path, db_path, jobs=1, settings=settings, full=True)
+    assert every_finding(again, (40, 41)) == every_finding(full, (40, 41))
+
+
+def test_a_new_pr_that_decides_about_a_cached_one_has_it_matched_again(
+    backlog: RepoBuilder, db_path: Path
+):
+    """PR 9 is PR 20's patch again: a claim about PR 20 is no finding to place among cached
+    ones (it changes PR 20's answer and groups), so PR 20 is matched again."""
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    sweep(None, db_path, jobs=1)
+    backlog.pr_branch(
+        9,
+        [
+            (
+                "Lower-case the header names",
+                {
+                    "parser.py": PARSER.replace(
+                        '    names = text.split(";")\n',
+                        '    names = [name.lower() for name in text.split(";")]\n',
+                    )
+                },
+            )
+        ],
+        start="main~2",
+    )
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    again = sweep(None, db_path, jobs=1)
+    assert sorted(again.rechecked) == [9, 20]
+    assert any(f.decides and f.pr == 9 for f in again.findings[20])
+    full = sweep(None, db_path, jobs=1, full=True)
+    assert every_finding(again, (9, 20)) == every_finding(full, (9, 20))
 
 
 def test_limit_sweeps_the_newest_prs(backlog: RepoBuilder, db_path: Path):

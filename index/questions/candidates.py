@@ -367,6 +367,31 @@ class CandidateEngine:
             candidates = [c for c in candidates if could_decide(query, c, replaying)]
         return Retrieved(candidates, lookup.weights_with(self.store, query, rarity))
 
+    def retrieve_these(
+        self,
+        query: ChangeEvidence,
+        ids: Sequence[int],
+        scope: Scope,
+        *,
+        deciding_only: bool = False,
+        replaying: bool = False,
+        known_lines: Mapping[int, ChangeEvidence] | None = None,
+    ) -> Retrieved:
+        """`retrieve` as if the lookup had named only these changes: those of them in scope,
+        with their evidence as far as shared with the query, and its lines' rarity (the sweep
+        matches cached PRs against the changes new since alone: `known_lines` holds those
+        changes' lines, read once for them all)."""
+        where, params = scope.sql()
+        admitted = self.store.changes.ids_where(ids, where, params)
+        rarity: dict[int, int] = {}
+        found = [cid for cid in ids if cid in admitted]
+        candidates = lookup.load_evidence(
+            self.store, found, rarity, shared_with=query, known_lines=known_lines
+        )
+        if deciding_only:
+            candidates = [c for c in candidates if could_decide(query, c, replaying)]
+        return Retrieved(candidates, lookup.weights_with(self.store, query, rarity))
+
     def _in_batch(
         self,
         batch: Batch,

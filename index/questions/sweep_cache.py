@@ -74,15 +74,21 @@ def save(
         )
 
 
-def sharing_rare_lines(store: IndexStore, change_ids: Sequence[int]) -> set[int]:
-    """Changes that share a line with the given ones that `lookup.candidate_ids` would use."""
+def sharing_rare_lines(store: IndexStore, change_ids: Sequence[int]) -> dict[int, set[int]]:
+    """Changes that share a line with the given ones that `lookup.candidate_ids` would use,
+    each with those of the given ones it shares such a line with."""
     if not change_ids:
-        return set()
+        return {}
     limit = lookup.rare_line_limit(int(store.get_meta("change_count") or 1))
-    read = {line_hash for *_, line_hash in store.lines.rows_of(change_ids)}
-    df = lookup.line_weights(store, read).document_frequency
-    hashes = {h for h in read if h in df and df[h] <= limit}
-    return {change_id for change_id, _, _ in store.lines.changes_with(sorted(hashes))}
+    holders: dict[int, set[int]] = {}
+    for change_id, *_, line_hash in store.lines.rows_of(change_ids):
+        holders.setdefault(line_hash, set()).add(change_id)
+    df = lookup.line_weights(store, holders).document_frequency
+    hashes = {h for h in holders if h in df and df[h] <= limit}
+    sharing: dict[int, set[int]] = {}
+    for change_id, _, line_hash in store.lines.changes_with(sorted(hashes)):
+        sharing.setdefault(change_id, set()).update(holders[line_hash])
+    return sharing
 
 
 def issues_named(store: IndexStore) -> dict[int, frozenset[str]]:
