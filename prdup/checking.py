@@ -598,17 +598,17 @@ def match_alone(
     change_ids: list[int],
     settings: Settings,
     known_lines: Mapping[int, ChangeEvidence] | None = None,
-    read: dict[tuple[str | None, str | None], Change | None] | None = None,
+    whole: Callable[[Mapping[str, Any]], Change | None] | None = None,
 ) -> list[Finding] | None:
     """`match_pr`'s findings for an indexed PR (`row`) as if only these changes were its
     candidates, before any replay (the sweep places a new change's finding among a PR's
     cached ones). Those that stand alone (`matcher.stands_alone`) are `match_pr`'s as they
-    are: they ask no replay. A PR stored cut is read whole from git, as `match_pr` reads it.
-    None where the index's evidence is not what `match_pr` reads: the PR landed in part (its
-    copies fold), its diff gone, a candidate stored cut (its patch identity read from git), or
-    a document section shared with one (its title read from git for the reasons).
-    `known_lines`: as for `CandidateEngine.retrieve_these`; `read`: the changes read whole so
-    far, by span (PRs sharing a head share one)."""
+    are: they ask no replay. A PR stored cut is read whole from git (`whole`, default
+    `pr_change`), as `match_pr` reads it. None where the index's evidence is not what
+    `match_pr` reads: the PR landed in part (its copies fold), its diff gone, a candidate
+    stored cut (its patch identity read from git), or a document section shared with one (its
+    title read from git for the reasons). `known_lines`: as for
+    `CandidateEngine.retrieve_these`."""
     number = row["number"]
     query = engine.query_of(number)
     if query is None or query.landed_in_part is not None:
@@ -616,11 +616,7 @@ def match_alone(
     if row["truncated"] and row["state"] != "merged":
         if repo is None:
             return None
-        read = read if read is not None else {}
-        span = pr_span(row)
-        if span not in read:
-            read[span] = pr_change(repo, row, settings)
-        change = read[span]
+        change = whole(row) if whole is not None else pr_change(repo, row, settings)
         if change is None:
             return None
         query = _whole_query(engine.store, repo, query, change, settings)

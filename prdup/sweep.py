@@ -77,7 +77,7 @@ import hashlib
 import json
 import multiprocessing
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
@@ -100,7 +100,6 @@ from detector.grouping import (
     triage_class,
 )
 from detector.matcher import rank_key, stands_alone
-from detector.model import Change
 from index.config import Settings
 from index.errors import PrdupError
 from index.git import gitsource
@@ -110,7 +109,7 @@ from index.questions.candidates import Batch, CandidateEngine, ChangeRow, read_c
 from index.questions.replaying import BranchReverts
 from index.storage import IndexStore, identity
 from prdup import checking, sweep_scope
-from prdup.checking import match_alone, match_pr, open_index, pr_info, pr_span
+from prdup.checking import match_alone, match_pr, open_index, pr_change, pr_info, pr_span
 from prdup.lifetime import die_with_parent, signals_held
 from prdup.titles import shown_title
 
@@ -591,9 +590,9 @@ def _findings(
     stale, sharing = _stale_numbers(store, cache, snapshot, moved)
     in_sweep = set(swept)
     sharing = {n: shared for n, shared in sharing.items() if n in in_sweep}
-    merged = {} if full else _merged(store, cache, snapshot, sharing, moved, source)
-    stale |= sharing.keys() - merged.keys()
-    todo = [n for n in swept if full or n not in cache or n in stale]
+    merged, placing = ({}, {}) if full else _merged(store, cache, snapshot, sharing, moved, source)
+    stale |= sharing.keys() - merged.keys() - placing.keys()
+    todo = [n for n in swept if full or n not in cache or n in stale or n in placing]
     replays: list[replay_memory.Row] = []
     redone = set(todo)
     reused: dict[int, list[SweptFinding]] = {}
@@ -606,10 +605,14 @@ def _findings(
         )
 
     reverts = _TargetReverts(replay_memory.kept_reverts(store) if todo else None)
-    fresh = _run(store.path, todo, snapshot, jobs, progress, source, replays, reverts, reuse)
+    placed: set[int] = set()
+    fresh = _run(
+        store.path, todo, snapshot, jobs, progress, source, replays, reverts, reuse, placing, placed
+    )
     # Stale rows this sweep did not redo (outside --limit) go: a later sweep redoes them.
     if not store.read_only:  # a read-only index is swept all the same, and caches nothing
-        kept = {n: cache[n].change_count for n in merged}  # merged: as old as the rest of it
+        # A finding placed among cached ones: the row is as old as the rest of it.
+        kept = {n: cache[n].change_count for n in merged.keys() | placed}
         _save_cache(store, {**merged, **fresh}, stale - set(fresh), snapshot, moved, kept)
         if todo:
             # The replays of the PRs still open with the same head are kept; the others go.
@@ -617,7 +620,8 @@ def _findings(
             replay_memory.save(store, replays, live)
         if reverts.read is not None:
             replay_memory.keep_reverts(store, *reverts.read)
-    return {n: fresh[n] if n in fresh else reused[n] for n in swept}, todo
+    rechecked = [n for n in todo if n not in placed]
+    return {n: fresh[n] if n in fresh else reused[n] for n in swept}, rechecked
 
 
 def _undated_heads(repo: git.Repo | None, rows: list[ChangeRow]) -> dict[str, int]:
@@ -807,15 +811,18 @@ def _merged(
     sharing: dict[int, set[int]],
     moved: set[int],
     source: ReplaySource | None,
-) -> dict[int, list[SweptFinding]]:
+) -> tuple[dict[int, list[SweptFinding]], dict[int, _Placing]]:
     """The cached PRs that share lines with changes that moved whose answer is their cached
-    findings with those changes' findings placed among them (`checking.match_alone`), as
-    `check` ranks them: where every such finding stands alone (`matcher.stands_alone`: no
-    claim, no replay, no fold), no other finding of the PR changes. Each PR left out is to be
-    redone: one such finding that decides or asks a replay, a change that moved among its
-    cached findings (its old finding may have hidden one `RELATED_KEPT` left out), a moved
-    change with no PR number (ranked among commits by lookup order) or one whose head commit
-    another change shares (`matcher.fold_reopened`)."""
+    findings with those changes' findings placed among them (`checking.match_alone`,
+    `placed_among`),
+    as `check` ranks them: where every such finding stands alone (`matcher.stands_alone`: no
+    claim, no replay, no fold), no other finding of the PR changes. And the PRs stored cut
+    among them, each with what to place: they are read whole from git, which the matching
+    processes do (`_Matcher.place`). Each PR left out of both is to be redone: one such
+    finding that decides or asks a replay, a change that moved among its cached findings (its
+    old finding may have hidden one `RELATED_KEPT` left out), a moved change with no PR number
+    (ranked among commits by lookup order) or one whose head commit another change shares
+    (`matcher.fold_reopened`)."""
     heads: dict[str, int] = {}
     for row in snapshot.values():
         if row.head_sha:
@@ -828,38 +835,64 @@ def _merged(
         and heads.get(snapshot[cid].head_sha or "", 0) <= 1
     }
     engine = CandidateEngine(store)
-    repo = gitsource.open_repository(source.git_dir) if source is not None else None
-    settings = source.settings if source is not None else Settings()
     keys = {row.key: cid for cid, row in snapshot.items()}
     # Each moved change's lines, read once: most PRs that share one with it share few.
     lines = {keys[e.key]: e for e in lookup.load_evidence(store, sorted(alone)) if e.key in keys}
     merged: dict[int, list[SweptFinding]] = {}
-    read: dict[tuple[str | None, str | None], Change | None] = {}
+    placing: dict[int, _Placing] = {}
+    # The repository says whether a replay follows (which candidates could decide); no PR's
+    # diff is read here.
+    repo = gitsource.open_repository(source.git_dir) if source is not None else None
+    settings = source.settings if source is not None else Settings()
     try:
         for number, shared in sharing.items():
             cached = cache[number]
             if not shared <= alone or (cached.may_name(moved) and cached.names(moved)):
                 continue
             stored = store.changes.row(number)
-            found = (
-                match_alone(engine, repo, stored, sorted(shared), settings, lines, read)
-                if stored
-                else None
-            )
-            if found is None or not all(stands_alone(f, repo is not None) for f in found):
+            if stored is None:
                 continue
-            new = [
-                SweptFinding.from_finding(keys[f.candidate.key], f, number)
-                for f in found
-                if f.score >= RELATED_FLOOR and f.candidate.key in keys
-            ]
-            findings = cached.findings
-            unclaimed = sorted([f for f in findings if not f.decides] + new, key=lambda f: f.rank)
-            merged[number] = [f for f in findings if f.decides] + unclaimed[:RELATED_KEPT]
+            if stored["truncated"] and stored["state"] != "merged":
+                if source is not None:
+                    placing[number] = _Placing(sorted(shared), cached.findings)
+                continue
+            found = match_alone(engine, repo, stored, sorted(shared), settings, lines)
+            placed = placed_among(found, cached.findings, keys, number, repo is not None)
+            if placed is not None:
+                merged[number] = placed
     finally:
         if repo is not None:
             repo.close()
-    return merged
+    return merged, placing
+
+
+@dataclass(frozen=True)
+class _Placing:
+    """A cached PR's findings to place new changes' findings among (`placed_among`)."""
+
+    shared: list[int]  # the changes new since the last sweep that share a rare line with it
+    cached: list[SweptFinding]
+
+
+def placed_among(
+    found: list[Finding] | None,
+    cached: list[SweptFinding],
+    keys: Mapping[str, int],
+    number: int,
+    replaying: bool,
+) -> list[SweptFinding] | None:
+    """PR #`number`'s cached findings with these new ones (`checking.match_alone`) among them,
+    as `check` ranks them (`SweptFinding.rank`); None where one of them does not stand alone
+    (`matcher.stands_alone`): the PR is to be matched again."""
+    if found is None or not all(stands_alone(f, replaying) for f in found):
+        return None
+    new = [
+        SweptFinding.from_finding(keys[f.candidate.key], f, number)
+        for f in found
+        if f.score >= RELATED_FLOOR and f.candidate.key in keys
+    ]
+    unclaimed = sorted([f for f in cached if not f.decides] + new, key=lambda f: f.rank)
+    return [f for f in cached if f.decides] + unclaimed[:RELATED_KEPT]
 
 
 def _moved_changes(store: IndexStore, snapshot: dict[int, ChangeRow]) -> set[int]:
@@ -918,6 +951,7 @@ class _Matcher:
     diffs: dict[tuple[str, str], str] = field(default_factory=dict)  # PRs' diffs, by span
     reverts: dict[str, BranchReverts] = field(default_factory=dict)  # read before forking
     ahead: dict[tuple[str, str], str] = field(default_factory=dict)  # diffs read before forking
+    placing: dict[int, _Placing] = field(default_factory=dict)  # PRs stored cut: `place` first
 
     def open(self) -> CandidateEngine:
         """This process's engine, on its own connection; it only reads (no `query_only`: the
@@ -938,10 +972,40 @@ class _Matcher:
         memory = self.shared.memory if self.shared is not None else None
         return memory.take() if memory is not None else []
 
-    def check_all(self, numbers: list[int]) -> list[tuple[int, list[SweptFinding]]]:
-        """`check` of each PR, their diffs read first (`read_diffs`)."""
+    def check_all(self, numbers: list[int]) -> list[tuple[int, list[SweptFinding], bool]]:
+        """Each PR's findings, their diffs read first (`read_diffs`): placed among its cached
+        ones where it is to be (`place`; True), else `check`'s (False)."""
         self.read_diffs(numbers)
-        return [(number, self.check(number)) for number in numbers]
+        return [self.place_or_check(number) for number in numbers]
+
+    def place_or_check(self, number: int) -> tuple[int, list[SweptFinding], bool]:
+        placed = self.place(number)
+        if placed is not None:
+            return number, placed, True
+        return number, self.check(number), False
+
+    def place(self, number: int) -> list[SweptFinding] | None:
+        """A PR stored cut (`_merged`) read whole and matched against the new changes it
+        shares a rare line with, their findings placed among its cached ones (`placed_among`);
+        None where they do not stand alone, or it is no such PR."""
+        placing = self.placing.get(number)
+        if placing is None:
+            return None
+        engine = self.open()
+        row = engine.store.changes.row(number)
+        if row is None:
+            return None
+        repo, diffs = self.repo, self.diffs
+        settings = self.source.settings if self.source else Settings()
+        found = match_alone(
+            engine,
+            repo,
+            row,
+            placing.shared,
+            settings,
+            whole=lambda row: pr_change(repo, row, settings, diffs) if repo else None,
+        )
+        return placed_among(found, placing.cached, self.batch.keys, number, repo is not None)
 
     def read_diffs(self, numbers: list[int]) -> None:
         """The diffs of the PRs checked next, through one git process (those not read before
@@ -1037,7 +1101,7 @@ def _replay_source(
 
 def _check_in_worker(
     numbers: list[int],
-) -> tuple[list[tuple[int, list[SweptFinding]]], list[replay_memory.Row]]:
+) -> tuple[list[tuple[int, list[SweptFinding], bool]], list[replay_memory.Row]]:
     assert _worker is not None
     return _worker.check_all(numbers), _worker.replays_made()
 
@@ -1061,10 +1125,14 @@ def _run(
     replays: list[replay_memory.Row] | None = None,
     reverts: _TargetReverts | None = None,
     meanwhile: Callable[[], None] = lambda: None,
+    placing: dict[int, _Placing] | None = None,
+    placed: set[int] | None = None,
 ) -> dict[int, list[SweptFinding]]:
     """Each PR's findings; the replays the matching made are added to `replays`, the target's
     reverts read to `reverts`. `meanwhile` is called while other processes match (this one
-    would only wait)."""
+    would only wait). The PRs of `placing` whose new findings were placed among their cached
+    ones (`_Matcher.place`) are added to `placed`."""
+    placed = placed if placed is not None else set()
     replays = replays if replays is not None else []
     reverts = reverts if reverts is not None else _TargetReverts()
     if not numbers:
@@ -1072,6 +1140,7 @@ def _run(
         return {}
     global _worker
     matcher = _prepare(db_path, numbers, snapshot, source, reverts)
+    matcher.placing = placing or {}
     results: dict[int, list[SweptFinding]] = {}
     report = progress or (lambda done, total: None)
     can_fork = "fork" in multiprocessing.get_all_start_methods()
@@ -1090,7 +1159,9 @@ def _run(
             for part in parts:
                 matcher.read_diffs(part)
                 for number in part:
-                    results[number] = matcher.check(number)
+                    _, results[number], was_placed = matcher.place_or_check(number)
+                    if was_placed:
+                        placed.add(number)
                     report(len(results), len(numbers))
             replays.extend(matcher.replays_made())
         finally:
@@ -1110,7 +1181,10 @@ def _run(
             matched = pool.imap_unordered(_check_in_worker, parts)
             meanwhile()
             for found, made in matched:
-                results.update(found)
+                for number, findings, was_placed in found:
+                    results[number] = findings
+                    if was_placed:
+                        placed.add(number)
                 replays.extend(made)
                 report(len(results), len(numbers))
     finally:
