@@ -486,14 +486,17 @@ def test_a_new_pr_related_to_a_cached_one_is_placed_among_its_findings(
     assert every_finding(again, (8, 20)) == every_finding(full, (8, 20))
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
 def test_a_cached_pr_stored_cut_is_read_whole_to_place_a_new_prs_finding(
-    builder: RepoBuilder, db_path: Path
+    builder: RepoBuilder, db_path: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
 ):
     """PR 40 adds a first shelf and a catalogue of forty entries, stored cut at twenty lines
     (the first file's kept); PR 41 then adds an exporter that writes the first shelf's entry
     again. The re-sweep replays in the repository:
     PR 40 is read whole from git (as `check` reads it), PR 41's finding placed among its cached
-    ones without matching it again, and both PRs' findings are a full sweep's."""
+    ones without matching it again, and both PRs' findings are a full sweep's: in this
+    process, and in the matching processes beside the PR matched again."""
+    monkeypatch.setattr(sweep_module, "MIN_PARALLEL_REPLAYING", 1)
     builder.commit("Start", {"README.md": "A catalogue\n"})
     base = builder.head()
     entries = "".join(
@@ -512,7 +515,7 @@ def test_a_cached_pr_stored_cut_is_read_whole_to_place_a_new_prs_finding(
     )
     builder.pr_branch(41, [("Export a sample shelf", {"export.py": exporter})], start=base)
     index_repository(builder.path, db_path=db_path, settings=settings)
-    again = sweep(builder.path, db_path, jobs=1, settings=settings)
+    again = sweep(builder.path, db_path, jobs=jobs, settings=settings)
     assert again.rechecked == [41]
     assert 41 in {f.pr for f in again.findings[40]}
     full = sweep(builder.path, db_path, jobs=1, settings=settings, full=True)
