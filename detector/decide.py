@@ -340,9 +340,12 @@ def proven_verdict(
     replay = proof.replay
     if signals.resubmitted and not landed:
         return "duplicate"  # the same work proposed again later by its author: close this one
-    if landed and (replay.superseded or signals.regenerated):
-        # A dependency bump whose lines the candidate bumped higher since, or a bot's block its
-        # bot generated again since: nothing of it is left to apply, the target is past it.
+    if landed and replay.superseded:
+        # A dependency bump whose lines the candidate bumped higher since: the target is past
+        # it, nothing of it is left to apply (a bump bot closes its older PR as "Superseded").
+        return "superseded"
+    if landed and signals.regenerated:
+        # A bot's block its bot generated again since: nothing of it is left to apply.
         return "already-merged"
     # The same accounting the reasons print: an identical patch decides only where the
     # candidate's landing kept it (a merge whose conflict resolution threw it away did not).

@@ -292,6 +292,7 @@ class Signals:
     candidate_cut: bool = False  # the candidate is stored cut: its share found here is unknown
     made_again: bool = False  # replayed: taken off after this landing, made again by a later one
     landed_part: bool = False  # replayed: a part landed here, the rest rewritten on the tip since
+    bumped_past: bool = False  # replayed: the landing bumped every version this change bumps higher
 
     @property
     def shares_lines(self) -> bool:

@@ -421,6 +421,8 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
     score = finding.score
     if verdict == "already-merged":
         signals = replace(signals, on_target=True)
+    elif verdict == "superseded" and replay.superseded:
+        signals = replace(signals, bumped_past=True)
     elif _rest_rewritten(proof, verdict, _overridden(signals, candidate, proof, query)):
         signals = replace(signals, landed_part=True)
     # What the candidate did not do is still to do, unless it took this change over (and
@@ -694,6 +696,8 @@ def _evidence_tier(finding: Finding) -> int:
         return 0
     if finding.verdict == "already-merged":
         return 0  # the whole change is on the target: its landing and others made it
+    if s.bumped_past:
+        return 0  # the whole change is past: every version it bumps, the landing bumped higher
     return 1
 
 
@@ -1030,7 +1034,7 @@ def _replay_reasons(
         yield _TAKEN_OVER.format(other=other)
     if turned and proof.carries_query and not merged and not _same_head(query, candidate):
         yield f"{other}'s branch carries this change's own commits"
-    if replay.superseded and verdict == "already-merged":
+    if replay.superseded and verdict == "superseded":
         yield from _superseded_reasons(other, replay, where)
     elif verdict == "superseded":
         yield _superseded_by(other, replay, where, count)

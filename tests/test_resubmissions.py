@@ -195,16 +195,31 @@ def bumps(builder: RepoBuilder) -> RepoBuilder:
     return builder
 
 
-def test_a_dependency_bumped_again_later_is_already_done(bumps: RepoBuilder):
+def test_a_dependency_bumped_again_later_is_superseded(bumps: RepoBuilder):
+    """The target is past the bump: nothing of it applies. `check` and the sweep say
+    "superseded by" alike, as a bump bot closing its older PR does."""
     first = check_first(bumps.path, 20)
-    assert first is not None and (first["pr"], first["verdict"]) == (21, "already-merged")
+    assert first is not None and (first["pr"], first["verdict"]) == (21, "superseded")
     assert first["reasons"][0].startswith(
         'superseded by #21 (the same package bumped again, to a later version: `"lodash": '
         '"^4.17.21",`)'
     )
     assert first["remaining"] == []
-    done = {d["pr"]: d["by"] for d in sweep_json(bumps.path)["already_done"]}
-    assert done == {20: 21}
+    swept = sweep_json(bumps.path)
+    assert {d["pr"]: d["by"] for d in swept["superseded"]} == {20: 21}
+    assert 20 not in {d["pr"] for d in swept["already_done"]}
+
+
+def test_a_bump_bumped_past_is_superseded_before_it_is_a_copy(bumps: RepoBuilder):
+    """#25, a person's, bumps lodash to 4.17.19 as #20 does, still open: #20 is named superseded
+    by #21 first, which the target is past, before the open copy a maintainer would close too."""
+    base = bumps.repo.git.rev_list("--max-parents=0", "main")
+    lodash_19 = bumped(PACKAGE, "lodash", "4.17.15", "4.17.19")
+    bumps.pr_branch(25, [("lodash 4.17.19", {"package.json": lodash_19})], start=base)
+    code, _, err = run_cli(bumps.path, "index", "--quiet")
+    assert code == 0, err
+    first = check_first(bumps.path, 20)
+    assert first is not None and (first["pr"], first["verdict"]) == (21, "superseded")
 
 
 def test_a_bump_to_a_lower_version_or_with_more_work_is_not_superseded(bumps: RepoBuilder):
@@ -404,7 +419,7 @@ def pinned(builder: RepoBuilder) -> RepoBuilder:
 
 def test_a_pre_release_bump_is_superseded_by_its_release(pinned: RepoBuilder):
     first = check_first(pinned.path, 40)
-    assert first is not None and (first["pr"], first["verdict"]) == (41, "already-merged")
+    assert first is not None and (first["pr"], first["verdict"]) == (41, "superseded")
     assert first["reasons"][0].startswith(
         "superseded by #41 (the same package bumped again, to a later version: `filelock==3.13.0`)"
     )
@@ -413,7 +428,7 @@ def test_a_pre_release_bump_is_superseded_by_its_release(pinned: RepoBuilder):
 def test_a_comment_after_a_pin_is_no_part_of_the_bump(pinned: RepoBuilder):
     """#42 keeps the pin's comment, #41 dropped it: the same package bumped again all the same."""
     first = check_first(pinned.path, 42)
-    assert first is not None and (first["pr"], first["verdict"]) == (41, "already-merged")
+    assert first is not None and (first["pr"], first["verdict"]) == (41, "superseded")
     assert first["remaining"] == []
 
 
