@@ -589,6 +589,9 @@ def _findings(
     moved = _moved_changes(store, snapshot)
     stale, sharing = _stale_numbers(store, cache, snapshot, moved)
     in_sweep = set(swept)
+    # A sharing PR this sweep leaves out (`--limit`, `--since`) is stale: its row goes, and a
+    # later sweep that takes it matches it again.
+    stale |= sharing.keys() - in_sweep
     sharing = {n: shared for n, shared in sharing.items() if n in in_sweep}
     merged, placing = ({}, {}) if full else _merged(store, cache, snapshot, sharing, moved, source)
     stale |= sharing.keys() - merged.keys() - placing.keys()
@@ -819,7 +822,8 @@ def _merged(
     claim, no replay, no fold), no other finding of the PR changes. And the PRs stored cut
     among them, each with what to place: they are read whole from git, which the matching
     processes do (`_Matcher.place`). Each PR left out of both is to be redone: one such
-    finding that decides or asks a replay, a change that moved among its cached findings (its
+    finding that decides or asks a replay, another change that moved (it may be a candidate
+    by a file, a symbol, an issue or its words), a change that moved among its cached findings (its
     old finding may have hidden one `RELATED_KEPT` left out), a moved change with no PR number
     (ranked among commits by lookup order) or one whose head commit another change shares
     (`matcher.fold_reopened`)."""
@@ -834,6 +838,9 @@ def _merged(
         and snapshot[cid].number is not None
         and heads.get(snapshot[cid].head_sha or "", 0) <= 1
     }
+    # A moved change that shares no rare line with a PR may still be its candidate (by a
+    # file, a symbol, an issue, its words): then the PR is matched again, whole.
+    present = {cid for cid in moved if cid in snapshot}
     engine = CandidateEngine(store)
     keys = {row.key: cid for cid, row in snapshot.items()}
     # Each moved change's lines, read once: most PRs that share one with it share few.
@@ -847,7 +854,9 @@ def _merged(
     try:
         for number, shared in sharing.items():
             cached = cache[number]
-            if not shared <= alone or (cached.may_name(moved) and cached.names(moved)):
+            if present - shared or not shared <= alone:
+                continue
+            if cached.may_name(moved) and cached.names(moved):
                 continue
             stored = store.changes.row(number)
             if stored is None:

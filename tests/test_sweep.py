@@ -35,6 +35,7 @@ from detector.matcher import Query, match
 from index.config import Settings
 from index.github import dismissals
 from index.indexer import index_repository
+from index.questions import lookup
 from index.storage.store import IndexStore
 from prdup import sweep as sweep_module
 from prdup.checking import _check_pr
@@ -550,6 +551,58 @@ def test_a_new_pr_that_decides_about_a_cached_one_has_it_matched_again(
     assert any(f.decides and f.pr == 9 for f in again.findings[20])
     full = sweep(None, db_path, jobs=1, full=True)
     assert every_finding(again, (9, 20)) == every_finding(full, (9, 20))
+
+
+LOWER_CASE_HEADERS = PARSER.replace(
+    '    names = text.split(";")\n', '    names = [name.lower() for name in text.split(";")]\n'
+)
+
+
+def test_a_cached_pr_a_limited_sweep_leaves_out_is_matched_again_later(
+    backlog: RepoBuilder, db_path: Path
+):
+    """PR 40 is PR 20's patch again; a `--limit 1` sweep takes PR 40 alone. PR 20's cached
+    row no longer holds: it goes, and the next sweep matches PR 20 again (a duplicate of 40)."""
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    sweep(None, db_path, jobs=1)
+    backlog.pr_branch(40, [("Lower-case the headers", {"parser.py": LOWER_CASE_HEADERS})])
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    assert sorted(sweep(None, db_path, jobs=1, limit=1).findings) == [40]
+    again = sweep(None, db_path, jobs=1)
+    assert 20 in again.rechecked
+    assert any(f.decides and f.pr == 40 for f in again.findings[20])
+    full = sweep(None, db_path, jobs=1, full=True)
+    assert every_finding(again, (20,)) == every_finding(full, (20,))
+
+
+def test_a_cached_pr_is_matched_again_when_another_new_change_shares_no_rare_line(
+    backlog: RepoBuilder, db_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """With every line in more than two changes common, PR 8 shares a rare line with PR 20
+    and PRs 9 and 10 share only common lines with it (the line it edits): their findings come
+    from the whole lookup, so PR 20 is matched again, not given PR 8's finding alone."""
+    monkeypatch.setattr(lookup, "rare_line_limit", lambda total: 2)
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    sweep(None, db_path, jobs=1)
+    table = (
+        "def read_table_header(path, text):\n"
+        '    names = [name.lower() for name in text.split(";")]\n'
+        "    return dict.fromkeys(names, path)\n"
+    )
+    backlog.pr_branch(8, [("Read the header of a table file", {"table.py": table})], start="main~2")
+    for number, new in (
+        (9, "[n for n in text.split(';') if n]"),
+        (10, "[n.strip() for n in text.split(';')]"),
+    ):
+        edited = PARSER.replace('    names = text.split(";")\n', f"    names = {new}\n")
+        backlog.pr_branch(
+            number, [(f"Header names, {number}", {"parser.py": edited})], start="main~2"
+        )
+    run(backlog.path, "index", "--quiet", "--db", str(db_path))
+    again = sweep(None, db_path, jobs=1)
+    assert 20 in again.rechecked
+    full = sweep(None, db_path, jobs=1, full=True)
+    assert every_finding(again, (20,)) == every_finding(full, (20,))
 
 
 def test_limit_sweeps_the_newest_prs(backlog: RepoBuilder, db_path: Path):
