@@ -361,11 +361,7 @@ class CandidateEngine:
         # One query, or one whose lines the batch has not all read (a PR stored cut, matched
         # by its whole diff): asked of the index as `check` asks, weighed by its own lines.
         ids = lookup.candidate_ids(self.store, query, scope, reference)
-        rarity: dict[int, int] = {}
-        candidates = lookup.load_evidence(self.store, ids, rarity, shared_with=query)
-        if deciding_only:
-            candidates = [c for c in candidates if could_decide(query, c, replaying)]
-        return Retrieved(candidates, lookup.weights_with(self.store, query, rarity))
+        return self._read_these(query, ids, deciding_only, replaying)
 
     def retrieve_these(
         self,
@@ -383,10 +379,22 @@ class CandidateEngine:
         changes' lines, read once for them all)."""
         where, params = scope.sql()
         admitted = self.store.changes.ids_where(ids, where, params)
-        rarity: dict[int, int] = {}
         found = [cid for cid in ids if cid in admitted]
+        return self._read_these(query, found, deciding_only, replaying, known_lines)
+
+    def _read_these(
+        self,
+        query: ChangeEvidence,
+        ids: Sequence[int],
+        deciding_only: bool,
+        replaying: bool,
+        known_lines: Mapping[int, ChangeEvidence] | None = None,
+    ) -> Retrieved:
+        """These candidates' evidence as far as shared with the query (those that could
+        decide, with `deciding_only`), weighed by the query's own lines' rarity."""
+        rarity: dict[int, int] = {}
         candidates = lookup.load_evidence(
-            self.store, found, rarity, shared_with=query, known_lines=known_lines
+            self.store, ids, rarity, shared_with=query, known_lines=known_lines
         )
         if deciding_only:
             candidates = [c for c in candidates if could_decide(query, c, replaying)]
