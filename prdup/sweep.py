@@ -817,16 +817,17 @@ def _merged(
 ) -> tuple[dict[int, list[SweptFinding]], dict[int, _Placing]]:
     """The cached PRs that share lines with changes that moved whose answer is their cached
     findings with those changes' findings placed among them (`checking.match_alone`,
-    `placed_among`),
-    as `check` ranks them: where every such finding stands alone (`matcher.stands_alone`: no
-    claim, no replay, no fold), no other finding of the PR changes. And the PRs stored cut
-    among them, each with what to place: they are read whole from git, which the matching
-    processes do (`_Matcher.place`). Each PR left out of both is to be redone: one such
-    finding that decides or asks a replay, another change that moved (it may be a candidate
-    by a file, a symbol, an issue or its words), a change that moved among its cached findings (its
-    old finding may have hidden one `RELATED_KEPT` left out), a moved change with no PR number
-    (ranked among commits by lookup order) or one whose head commit another change shares
-    (`matcher.fold_reopened`)."""
+    `placed_among`), as `check` ranks them: where every such finding stands alone
+    (`matcher.stands_alone`: no claim, no replay, no fold), no other finding of the PR
+    changes. And the PRs stored cut among them, each with what to place: they are read whole
+    from git, which the matching processes do (`_Matcher.place`). Each PR left out of both is
+    to be redone: one such finding that decides or asks a replay, another change that moved
+    (it may be a candidate by a file, a symbol, an issue or its words), a change that moved
+    among its cached findings (its old finding may have hidden one `RELATED_KEPT` left out),
+    a moved change with no PR number (ranked among commits by lookup order) or one whose head
+    commit another change shares (`matcher.fold_reopened`)."""
+    if not sharing:
+        return {}, {}  # nothing new shares a line with a cached PR: nothing to read or open
     heads: dict[str, int] = {}
     for row in snapshot.values():
         if row.head_sha:
