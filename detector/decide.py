@@ -470,7 +470,7 @@ def rewritten_for_the_same_purpose(signals: Signals, proof: Proof, may_supersede
     replay = proof.replay
     if not (may_supersede and replay.rewrote):
         return False
-    if not (replay.words_agree or signals.text_similarity >= THRESHOLDS.agreeing_text):
+    if not (replay.agreeing_words or signals.text_similarity >= THRESHOLDS.agreeing_text):
         return False
     return _nothing_left(proof)
 

@@ -1038,7 +1038,10 @@ def _replay_reasons(
         yield from _superseded_reasons(other, replay, where)
     elif verdict == "superseded":
         yield _superseded_by(other, replay, where, count)
-        if replay.rewrote and not replay.partial and s.same_subject:
+        if replay.rewrote and not replay.partial and replay.agreeing_words:
+            named = ", ".join(f"`{word}`" for word in replay.agreeing_words[:3])
+            yield f"the same purpose: this change and {other} both bring {named} in there"
+        elif replay.rewrote and not replay.partial and s.same_subject:
             named = ", ".join(f"`{word}`" for word in s.same_subject)
             yield f"the same purpose: this change's title and {other}'s both name {named}"
     elif _competes(verdict, candidate, replay):

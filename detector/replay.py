@@ -84,6 +84,10 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _STRING = r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'"
 _LITERAL = re.compile(_STRING)
+# A name as written, whole: `SymfonyStyle`, `$event`, `minimizePanelIcon` (not its parts).
+_WHOLE_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+# Shorter names (`ctx`, `err`, `id`) are everywhere; a name this long says what it is.
+FRESH_NAME_LENGTH = 4
 # An import, in the languages git's diff drivers know: `import x`, `from x import y`,
 # `#include <x>`, `using X;`, `use X;`, `require 'x'`, and a Go import block's `alias "path"`.
 _IMPORT = re.compile(
@@ -299,9 +303,10 @@ class HunkReplay:
     removed_lines: int = 0
     rewritten_lines: int = 0
     rewritten_as: tuple[str, ...] = ()
-    # The candidate's replacement brings into a string a word this hunk brings into one (the
-    # same message reworded, the same query extended): text that agrees on what they are for.
-    words_agree: bool = False
+    # The words that agree on what both are for: a word this hunk brings into a string that
+    # the candidate's replacement brings into one (the same message reworded, the same query
+    # extended), or a name new to the file that both bring into it (`_fresh_names`).
+    agreeing_words: tuple[str, ...] = ()
     # It creates its file, and the candidate created a file at the same path with other lines
     # (the same page translated twice): how many lines the candidate's file has, else 0.
     created_otherwise: int = 0
@@ -488,9 +493,11 @@ class Replay:
         return total > 0 and 2 * created > total
 
     @property
-    def words_agree(self) -> bool:
-        """Some hunk the candidate rewrote is rewritten with a word this hunk brings in."""
-        return any(h.words_agree for h in self.deciding if h.rewritten)
+    def agreeing_words(self) -> tuple[str, ...]:
+        """The words agreeing on the purpose (`HunkReplay.agreeing_words`) of the hunks the
+        candidate rewrote."""
+        hunks = (h for h in self.deciding if h.rewritten)
+        return tuple(sorted({word for h in hunks for word in h.agreeing_words}))
 
     @property
     def same_names(self) -> bool:
@@ -907,7 +914,7 @@ def _replay_file(
             else ()
         )
         removed_lines = sum(1 for line in hunk.removed if not line.trivial)
-        rewritten_lines, rewritten_as, words_agree = (
+        rewritten_lines, rewritten_as, agreeing_words = (
             _rewrite(blocks, before, after, file.path)
             if state_before == "new"
             and state_after == "conflict"
@@ -916,7 +923,7 @@ def _replay_file(
             and removed_lines
             and before is not None
             and after is not None
-            else (0, (), False)
+            else (0, (), ())
         )
         replayed = HunkReplay(
             path=file.path,
@@ -943,7 +950,7 @@ def _replay_file(
             removed_lines=removed_lines,
             rewritten_lines=rewritten_lines,
             rewritten_as=rewritten_as,
-            words_agree=words_agree,
+            agreeing_words=agreeing_words,
             created_otherwise=(
                 len(after.lines)
                 if file.status == "added"
@@ -979,6 +986,7 @@ class FileText:
         self._counts: dict[str, int] = {}  # lines counted one by one, before `_normalised`
         self._looked = 0  # lines looked at to count them one by one
         self._words: set[str] | None = None
+        self._whole_names: set[str] | None = None
         # `names_written_since`'s answers, by the earlier version, held weakly (an entry goes
         # with it: holding it would keep alive a text the sweep's reads have let go).
         self._since: weakref.WeakKeyDictionary[FileText, Counter[str]] = weakref.WeakKeyDictionary()
@@ -1115,6 +1123,13 @@ class FileText:
         if self._words is None:
             self._words = names(self._joined)
         return self._words
+
+    @property
+    def whole_names(self) -> set[str]:
+        """Every name the file spells, whole (`_WHOLE_NAME`): what is new to it is not here."""
+        if self._whole_names is None:
+            self._whole_names = set(_WHOLE_NAME.findall(self._joined))
+        return self._whole_names
 
     def names_written_since(self, before: FileText, leaving: Iterable[str] = ()) -> set[str]:
         """The names used by the lines this version has and `before` lacks (what a commit from
@@ -2583,16 +2598,17 @@ def _edit_of(
 
 def _rewrite(
     blocks: _Blocks, before: FileText, after: FileText, path: str
-) -> tuple[int, tuple[str, ...], bool]:
+) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
     """How many of the hunk's removed lines that say something the candidate replaced or
     deleted at the hunk's place (exact lines: indentation counts), what it put there, and
-    whether that brings in a word the hunk brings in."""
+    the words that agree on what both are for: a word both bring into a string there, or a
+    name new to the file that both bring into it."""
     region = _located(blocks, before)
     if region is None:
-        return 0, (), False
+        return 0, (), ()
     edit = _edit_of(before, after, region)
     if edit is None:
-        return 0, (), False
+        return 0, (), ()
     replaced, replacement, untouched = edit
     touched = sum(
         1
@@ -2601,7 +2617,23 @@ def _rewrite(
     )
     ours = _new_words(_literals(blocks.added), _literals(blocks.removed))
     theirs = _new_words(_literals(replacement), _literals(replaced))
-    return touched, tuple(replacement), bool(ours & theirs)
+    fresh = _fresh_names(blocks.added, before) & after.whole_names
+    return touched, tuple(replacement), tuple(sorted((ours & theirs) | fresh))
+
+
+def _fresh_names(lines: Sequence[str], before: FileText) -> set[str]:
+    """The whole names the lines bring into a file that spelt them nowhere before. Where the
+    landing that rewrote a hunk's lines brought one of them into the file too (a class both
+    start to use, `SymfonyStyle`; the `$event` both pass on), both did it for one purpose. A
+    name the file already used (`ctx`, passed along everywhere in it) says where they act,
+    not why."""
+    found = {
+        name
+        for line in lines
+        for name in _WHOLE_NAME.findall(line)
+        if len(name.strip("$_")) >= FRESH_NAME_LENGTH and name.lower() not in _KEYWORDS
+    }
+    return found - before.whole_names
 
 
 # Files that PRs of many kinds add alike: a package's `__init__.py`, a changelog fragment named

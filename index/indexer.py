@@ -10,6 +10,7 @@ file is parsed at index time.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -1254,15 +1255,33 @@ class Indexer:
         Only a commit that landed after the PR was opened: an older commit with the same patch
         is an earlier change (often one that was reverted), not this PR's landing.
         """
+        rows = self.store.query(
+            f"SELECT {_LANDING_COLUMNS}, p.own_commits "
+            "FROM changes p JOIN changes c ON c.patch_id = p.patch_id AND c.kind = 'commit' "
+            "WHERE p.kind = 'pr' AND p.patch_id IS NOT NULL AND p.merge_commit IS NULL "
+            "AND (p.state != 'merged' OR p.sha = p.head_sha)"
+        )
+        copies = self._copies_of_landed_prs({row["commit_id"] for row in rows})
         self._land_on_commits(
             "rebase",
-            self.store.query(
-                f"SELECT {_LANDING_COLUMNS} "
-                "FROM changes p JOIN changes c ON c.patch_id = p.patch_id AND c.kind = 'commit' "
-                "WHERE p.kind = 'pr' AND p.patch_id IS NOT NULL AND p.merge_commit IS NULL "
-                "AND (p.state != 'merged' OR p.sha = p.head_sha)"
-            ),
+            [row for row in rows if row["commit_id"] not in copies or _wrote_it(row)],
         )
+
+    def _copies_of_landed_prs(self, commit_ids: set[int]) -> set[int]:
+        """Each commit whose patch a landed PR by the commit's own author made: that PR's
+        copy (cherry-picked to a release line, author and date kept), not the landing of
+        another PR that proposed the same patch (ember.js #4223, whose identical fix #4214
+        landed on main and was picked to release-1-13 by its author)."""
+        if not commit_ids:
+            return set()
+        rows = self.store.query(
+            "SELECT c.id AS commit_id, o.author AS pr_author, o.author_email AS pr_email, "
+            "c.author, c.author_email FROM changes c JOIN changes o ON o.patch_id = c.patch_id "
+            "AND o.kind = 'pr' AND o.merge_commit IS NOT NULL "
+            "WHERE c.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(commit_ids)),),
+        )
+        return {row["commit_id"] for row in rows if _same_person(row)}
 
     def match_closing(self) -> None:
         """A PR that a target commit says it closes (`Closes #N`, as projects that land PRs
@@ -1381,6 +1400,18 @@ _LANDING_COLUMNS = (
     "p.head_sha AS pr_head, c.head_sha AS merged_head, "
     "c.id AS commit_id, c.sha, c.merged_at, c.target, c.author, c.author_email"
 )
+
+
+def _wrote_it(row: Mapping[str, Any]) -> bool:
+    """The commit's author is the PR's, or the author of one of the PR's own commits (a
+    backport carries the original's commits, their author kept)."""
+    if _same_person(row):
+        return True
+    theirs = identities(row["author"], row["author_email"])
+    return any(
+        theirs & identities(own.author, own.author_email)
+        for own in decode_own_commits(row["own_commits"])
+    )
 
 
 def _same_person(row: Mapping[str, Any]) -> bool:

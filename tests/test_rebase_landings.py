@@ -729,3 +729,45 @@ def test_a_pr_landed_in_part_then_closed_by_a_commit_in_one_run_is_merged_only(
     assert summary.landed_in_part == 0
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM part_landings").fetchone() == (0,)
+
+
+def test_an_identical_pr_is_not_landed_by_the_pick_of_another_prs_commit(tmp_path: Path):
+    """PR 30 and PR 31, by two contributors, make the same one-line fix. PR 30 is merged on
+    main, and its commit is cherry-picked onto the maintained line 1.x (its author kept); PR
+    31 is closed. The pick on 1.x has PR 31's patch too, but it is PR 30's commit: PR 31 did
+    not land by it (ember.js #4223 was "merged on release-1-13" by #4214's pick, and so no
+    duplicate of #4214 but its "backport"). PR 31 is already done in PR 30."""
+    from tests.test_landing_branches import land_on
+
+    builder = RepoBuilder(tmp_path / "repo")
+    builder.commit("Add the config reader", {"config.py": CONFIG})
+    builder.checkout("1.x", "main")
+    land_on(builder, "1.x", range(10, 15))
+    builder.checkout("main")
+    fix = builder.pr_branch(30, [("Read config files as UTF-8", {"config.py": STEP_1})])
+    builder.pr_branch(31, [("Open the config with an encoding", {"config.py": STEP_1})])
+    builder.merge_pr(30, how="merge")
+    builder.checkout("1.x")
+    builder.git("cherry-pick", fix)
+    builder.checkout("main")
+    builder.git("branch", "-q", "-D", "pr-30", "pr-31")
+    export = tmp_path / "prs.json"
+    export.write_text(
+        json.dumps(
+            [
+                {"number": 30, "state": "MERGED", "baseRefName": "main"},
+                {"number": 31, "state": "CLOSED", "baseRefName": "main"},
+            ]
+        )
+    )
+    db = tmp_path / "index.db"
+
+    index_repository(builder.path, db_path=db, prs_json=export)
+
+    assert change(db, 31)["state"] == "closed"
+    code, out, err = run_cli(
+        builder.path, "check", "--db", str(db), "--pr", "31", "--format", "json"
+    )
+    assert code == 1, err
+    best = json.loads(out)["findings"][0]
+    assert (best["pr"], best["verdict"]) == (30, "already-merged"), best

@@ -148,6 +148,74 @@ def test_a_message_reworded_with_the_words_of_this_one_is_superseded(builder: Re
     assert (found["pr"], found["verdict"]) == (89, "superseded"), found
 
 
+FETCH = '''import logging
+
+log = logging.getLogger(__name__)
+
+
+def fetch(url, session):
+    """Fetch `url` with the shared session."""
+    log.debug("fetching %s", url)
+    reply = session.get(url)
+    reply.raise_for_status()
+    return reply.text
+
+
+def close(session):
+    """Close the shared session."""
+    session.close()
+'''
+
+
+def test_a_call_given_the_same_new_name_by_a_landed_pr_is_superseded(builder: RepoBuilder):
+    """#89 ("Stop waiting forever on slow servers") and #90 ("Fix hang in fetch") each give the
+    same call a timeout, #89 a number, #90 a setting, and their titles share no word. The file never
+    named a `timeout` before: both bring it in at the same line, which is the purpose a
+    maintainer reads there. #89 landed first: #90 is superseded, and the reason names it."""
+    theirs = FETCH.replace("session.get(url)", "session.get(url, timeout=30)")
+    ours = FETCH.replace("session.get(url)", "session.get(url, timeout=config.FETCH_TIMEOUT)")
+    landed_first(
+        builder,
+        {"client.py": (FETCH, theirs, ours)},
+        "Stop waiting forever on slow servers",
+        "Fix hang in fetch",
+    )
+    index(builder.path)
+
+    _, found = first_finding(builder.path, 90)
+    assert (found["pr"], found["verdict"]) == (89, "superseded"), found
+    assert (
+        "the same purpose: this change and #89 both bring `timeout` in there" in (found["reasons"])
+    ), found["reasons"]
+
+
+def test_a_name_the_file_already_used_is_no_shared_purpose(builder: RepoBuilder):
+    """#89 ("Pass the session's headers on") and #90 ("Give up fetching after ten seconds")
+    both add `headers` to the same call, but the file already used that name elsewhere: it is
+    what both pass along, not what either is for (#90's purpose is its `timeout`, which #89
+    does not bring in). #90 no longer applies as it is: an overlap that says so."""
+    base = FETCH.replace(
+        "    session.close()\n",
+        '    log.debug("closing with %s", session.headers)\n    session.close()\n',
+    )
+    theirs = base.replace("session.get(url)", "session.get(url, headers=session.headers)")
+    ours = base.replace(
+        "session.get(url)", "session.get(url, headers=session.headers.copy(), timeout=10)"
+    )
+    landed_first(
+        builder,
+        {"client.py": (base, theirs, ours)},
+        "Pass the session's headers on",
+        "Give up fetching after ten seconds",
+    )
+    index(builder.path)
+
+    code, found = first_finding(builder.path, 90)
+    assert code == 0, found
+    assert (found["pr"], found["verdict"]) == (89, "overlap"), found
+    assert any("#89 rewrote these lines since" in r for r in found["reasons"]), found["reasons"]
+
+
 def test_lines_rewritten_for_another_purpose_are_an_overlap_that_says_so(builder: RepoBuilder):
     """#89 turned the warning into an error naming the answer (its own purpose: reporting
     unanswered pings); no word of #90's fix is in it and the titles share none: #90 no longer

@@ -133,6 +133,7 @@ def _hunk(values: Sequence[Any]) -> HunkReplay:
     found["other_pins"] = tuple(CompetingPin(*pin) for pin in found["other_pins"])
     found["superseded_by"] = tuple(found["superseded_by"])
     found["rewritten_as"] = tuple(found["rewritten_as"])
+    found["agreeing_words"] = tuple(found["agreeing_words"])
     return HunkReplay(**found)
 
 
