@@ -367,7 +367,7 @@ def proven_verdict(
             return "already-merged"
         return "covered" if is_inside_larger(signals) else "duplicate"
     if replay.partial and landed:
-        return _part_landed(signals, proof)
+        return _part_landed(signals, proof, may_supersede)
     # A closed PR whose commits this landed change carries (a takeover): its work landed here,
     # whatever this change added beside it.
     took_over = proof.stacked and candidate_state == "closed" and query_state == "merged"
@@ -416,12 +416,14 @@ def created_the_same_files(proof: Proof, files_supersede: bool) -> bool:
     return files_supersede and proof.replay.created_the_files and _nothing_left(proof)
 
 
-def _part_landed(signals: Signals, proof: Proof) -> Verdict:
+def _part_landed(signals: Signals, proof: Proof, may_supersede: bool = False) -> Verdict:
     """A landing did a real part: what the rest is on the branch's tip decides. All of it on
-    the tip: done, across changes. Most of the change landed and nothing of the rest applies
-    as it is (rewritten on the tip since, or in files gone): superseded, or done where nothing
-    was rewritten. Some of it rewritten and some still applying: no verdict. Its author's own
-    later PR landed the part: their revised version. Else partly done."""
+    the tip: done, across changes. The landing rewrote all the rest its own way as it landed,
+    and nothing of it applies: superseded (it made the whole change, part as it is). Most of
+    the change landed and nothing of the rest applies as it is (rewritten on the tip since,
+    or in files gone): superseded, or done where nothing was rewritten. Some of it rewritten
+    and some still applying: no verdict. Its author's own later PR landed the part: their
+    revised version. Else partly done."""
     replay, tip = proof.replay, proof.tip
     left = Leftover.of(replay, tip.replay, tip.gone) if tip is not None else None
     if left is not None and left.done_on_tip(replay):
@@ -432,6 +434,18 @@ def _part_landed(signals: Signals, proof: Proof) -> Verdict:
     # landing's commits (a branch cut from a copy of another PR's branch made none of it).
     most = replay.done_share > THRESHOLDS.most and not proof.carries_its_commits
     if left is not None and left.nothing_applies(replay):
+        if (
+            may_supersede
+            and replay.rewritten_rest
+            and not proof.carries_its_commits
+            and _text_agrees(signals, replay)
+        ):
+            # The hunks it did not make as they are, it rewrote its own way at their place as
+            # it landed: the same change, done its way (the part made as it is says the
+            # purpose), and nothing of it applies any more (a maintainer closes it as
+            # superseded by #N: symfony #16865's `<deprecated>` tag, moved in one of two
+            # hunks as it is and in the other otherwise).
+            return "superseded"
         if left.rewritten_since(replay):
             # The rest was written otherwise since: with most of the change landed, nothing
             # is left to apply, and a maintainer closes it as superseded; with a smaller part
@@ -470,9 +484,15 @@ def rewritten_for_the_same_purpose(signals: Signals, proof: Proof, may_supersede
     replay = proof.replay
     if not (may_supersede and replay.rewrote):
         return False
-    if not (replay.agreeing_words or signals.text_similarity >= THRESHOLDS.agreeing_text):
+    if not _text_agrees(signals, replay):
         return False
     return _nothing_left(proof)
+
+
+def _text_agrees(signals: Signals, replay: Replay) -> bool:
+    """Words agree on the purpose of the lines the landing rewrote (`Replay.agreeing_words`),
+    or the titles and descriptions are alike."""
+    return bool(replay.agreeing_words) or signals.text_similarity >= THRESHOLDS.agreeing_text
 
 
 def _nothing_left(proof: Proof) -> bool:

@@ -1038,6 +1038,11 @@ def _replay_reasons(
         yield from _superseded_reasons(other, replay, where)
     elif verdict == "superseded":
         yield _superseded_by(other, replay, where, count)
+        if replay.partial and replay.rewritten_rest:
+            yield (
+                f"{other} rewrote the rest its own way as it landed: "
+                f"{', '.join(places(list(replay.rewritten_rest))[:4])}"
+            )
         if replay.rewrote and not replay.partial and replay.agreeing_words:
             named = ", ".join(f"`{word}`" for word in replay.agreeing_words[:3])
             yield f"the same purpose: this change and {other} both bring {named} in there"

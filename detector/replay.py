@@ -493,6 +493,16 @@ class Replay:
         return total > 0 and 2 * created > total
 
     @property
+    def rewritten_rest(self) -> tuple[HunkReplay, ...]:
+        """The carrying hunks the candidate did not make as they are but rewrote, its own way,
+        as it landed (`HunkReplay.rewritten`); empty unless every hunk it did not make is such:
+        then it made the whole change, part as it is and the rest otherwise."""
+        rest = [h for h in self.deciding if not h.turned]
+        if not rest or not all(h.rewritten for h in rest):
+            return ()
+        return tuple(rest)
+
+    @property
     def agreeing_words(self) -> tuple[str, ...]:
         """The words agreeing on the purpose (`HunkReplay.agreeing_words`) of the hunks the
         candidate rewrote."""

@@ -189,6 +189,41 @@ def test_a_call_given_the_same_new_name_by_a_landed_pr_is_superseded(builder: Re
     ), found["reasons"]
 
 
+def test_a_landing_that_made_part_as_it_is_and_rewrote_the_rest_supersedes(
+    builder: RepoBuilder,
+):
+    """#89 and #90 both let `head()` follow redirects, in the same words, and both give the
+    fetch a timeout, #89 a number, #90 a setting. #89 landed: one of #90's two hunks is
+    there as it is, the other #89 rewrote its own way as it landed, bringing in the same new
+    `timeout`. Half of the change landed, and nothing of the rest applies: #90 is superseded
+    by #89, not an overlap whose rest "is for a maintainer to read"."""
+    spacer = (
+        "def head(url, session):\n"
+        '    """Ask `url` for its headers only."""\n'
+        '    log.debug("asking %s", url)\n'
+        "    reply = session.head(url)\n"
+        "    return reply.headers\n\n\n"
+    )
+    base = FETCH.replace("def close(", spacer + "def close(")
+    both = base.replace("session.head(url)", "session.head(url, allow_redirects=True)")
+    theirs = both.replace("session.get(url)", "session.get(url, timeout=30)")
+    ours = both.replace("session.get(url)", "session.get(url, timeout=config.FETCH_TIMEOUT)")
+    landed_first(
+        builder,
+        {"client.py": (base, theirs, ours)},
+        "Stop waiting forever on slow servers",
+        "Fix hang in fetch",
+    )
+    index(builder.path)
+
+    _, found = first_finding(builder.path, 90)
+    assert (found["pr"], found["verdict"]) == (89, "superseded"), found
+    assert any(
+        r.startswith("#89 rewrote the rest its own way as it landed: client.py")
+        for r in found["reasons"]
+    ), "\n".join(found["reasons"])
+
+
 def test_a_name_the_file_already_used_is_no_shared_purpose(builder: RepoBuilder):
     """#89 ("Pass the session's headers on") and #90 ("Give up fetching after ten seconds")
     both add `headers` to the same call, but the file already used that name elsewhere: it is
