@@ -88,6 +88,17 @@ _LITERAL = re.compile(_STRING)
 _WHOLE_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 # Shorter names (`ctx`, `err`, `id`) are everywhere; a name this long says what it is.
 FRESH_NAME_LENGTH = 4
+# Words that are a keyword in some language prdup reads (Rust's and Scala's `match`, Go's
+# `select` and `range`, SQL's `where`): a rewrite that starts using one says how it is
+# written, not what it is for, wherever else the word may be a name.
+_SYNTAX_WORDS = frozenset(
+    ["match", "select", "range", "where", "when", "then", "loop", "until", "unless", "case",
+     "enum", "struct", "interface", "trait", "impl", "package", "namespace", "using",
+     "template", "typename", "virtual", "override", "final", "abstract", "extern", "inline",
+     "fallthrough", "chan", "defer", "goto", "elsif", "elseif", "foreach", "endif", "begin",
+     "sizeof", "instanceof", "implements", "throws", "readonly", "unsafe", "async", "await",
+     "yield", "lambda", "assert", "module", "require", "include", "export", "default"]
+)  # fmt: skip
 # An import, in the languages git's diff drivers know: `import x`, `from x import y`,
 # `#include <x>`, `using X;`, `use X;`, `require 'x'`, and a Go import block's `alias "path"`.
 _IMPORT = re.compile(
@@ -2641,7 +2652,9 @@ def _fresh_names(lines: Sequence[str], before: FileText) -> set[str]:
         name
         for line in lines
         for name in _WHOLE_NAME.findall(line)
-        if len(name.strip("$_")) >= FRESH_NAME_LENGTH and name.lower() not in _KEYWORDS
+        if len(name.strip("$_")) >= FRESH_NAME_LENGTH
+        and name.lower() not in _KEYWORDS
+        and name.lower() not in _SYNTAX_WORDS
     }
     return found - before.whole_names
 

@@ -1177,4 +1177,4 @@ def test_a_keyword_in_common_is_not_the_same_replacement(builder: RepoBuilder):
 
     assert deciding(found) == []
     landed = next(f for f in found if f["pr"] == 40)
-    assert any("0 of 1 hunk(s) are there" in r for r in landed["reasons"]), landed
+    assert any("0 of 1 hunk(s) are there" in r for r in landed["reasons"]), landed["reasons"]
