@@ -1079,7 +1079,7 @@ def _replay_reasons(
                 f"and tests) is not in {other}: a part of it, not the same change"
             )
     if merged and replay.rewrote and verdict not in DECIDING_VERDICTS and rule is None:
-        yield _rewrote_since(other, replay)
+        yield _rewrote_since(other, replay, _not_proven(query, candidate))
     if proof.made_again_by and verdict == "already-merged":
         yield (
             f"{other}'s change was taken off again after it landed, and "
@@ -1182,14 +1182,34 @@ def _superseded_by(other: str, replay: Replay, where: str, count: HunkCount) -> 
     )
 
 
-def _rewrote_since(other: str, replay: Replay) -> str:
-    """A landing rewrote the lines this change edits, with no proof of the same purpose."""
+def _rewrote_since(other: str, replay: Replay, unproven: str) -> str:
+    """A landing rewrote the lines this change edits, without what a superseding one needs
+    (`unproven`: which of it is missing)."""
     hunks = [h for h in replay.deciding if h.rewritten]
     return (
         f"{other} rewrote these lines since (landed {replay.commit[:10]}): this change no "
-        f"longer applies as it is there ({', '.join(places(hunks)[:4])}), and nothing shows "
-        f"{other} was made for the same purpose"
+        f"longer applies as it is there ({', '.join(places(hunks)[:4])}), {unproven}"
     )
+
+
+def _not_proven(query: Query, candidate: ChangeEvidence) -> str:
+    """Why a landing that rewrote this change's lines does not supersede it, in the order
+    `may_supersede` and the purpose test ask: a branch merge, a rewrite long after, a mass
+    change, no place both change, else no words agreeing on the purpose."""
+    other = candidate.key
+    if candidate.number is None or _BRANCH_MERGE.match(candidate.title):
+        return f"but {other} is no PR's own landing"
+    if not _opened_or_landed_in_time(query.change, candidate):
+        return f"but {other} landed long after this change was opened: another purpose, maybe"
+    ours, theirs = query.change.lines_changed, candidate.lines_changed
+    if ours and theirs is not None and theirs > SUPERSEDE_SIZE * ours:
+        return (
+            f"but as part of a change {theirs // ours} times this one's size, which rewrites "
+            "what it passes"
+        )
+    if not (shared_places(query, candidate) or same_subject(query, candidate)):
+        return "but in no definition or section both change, and neither title names the other's"
+    return f"and nothing shows {other} was made for the same purpose"
 
 
 def _tip_reasons(other: str, replay: Replay, tip: TipReplay, verdict: str) -> Iterable[str]:
