@@ -167,26 +167,37 @@ def close(session):
 '''
 
 
+def checked_after_89(
+    builder: RepoBuilder, files: dict[str, tuple[str, str, str]], their_title: str, our_title: str
+) -> tuple[int, dict]:
+    """#89 (`their_title`) lands first; #90 (`our_title`)'s exit code and first finding."""
+    landed_first(builder, files, their_title, our_title)
+    index(builder.path)
+    return first_finding(builder.path, 90)
+
+
+def superseded_by_89(
+    builder: RepoBuilder, files: dict[str, tuple[str, str, str]], their_title: str, our_title: str
+) -> list[str]:
+    """#90 must be superseded by #89 (`checked_after_89`); returns the reasons given."""
+    _, found = checked_after_89(builder, files, their_title, our_title)
+    assert (found["pr"], found["verdict"]) == (89, "superseded"), found
+    return found["reasons"]
+
+
 def test_a_call_given_the_same_new_name_by_a_landed_pr_is_superseded(builder: RepoBuilder):
     """#89 ("Stop waiting forever on slow servers") and #90 ("Fix hang in fetch") each give the
-    same call a timeout, #89 a number, #90 a setting, and their titles share no word. The file never
-    named a `timeout` before: both bring it in at the same line, which is the purpose a
-    maintainer reads there. #89 landed first: #90 is superseded, and the reason names it."""
+    same call a timeout, #89 a number, #90 a setting, and their titles share no word. The
+    file never named a `timeout` before: both bring it in at the same line, which is the
+    purpose a maintainer reads there. #89 landed first: #90 is superseded, the reason names
+    the word."""
     theirs = FETCH.replace("session.get(url)", "session.get(url, timeout=30)")
     ours = FETCH.replace("session.get(url)", "session.get(url, timeout=config.FETCH_TIMEOUT)")
-    landed_first(
-        builder,
-        {"client.py": (FETCH, theirs, ours)},
-        "Stop waiting forever on slow servers",
-        "Fix hang in fetch",
-    )
-    index(builder.path)
+    files = {"client.py": (FETCH, theirs, ours)}
 
-    _, found = first_finding(builder.path, 90)
-    assert (found["pr"], found["verdict"]) == (89, "superseded"), found
-    assert (
-        "the same purpose: this change and #89 both bring `timeout` in there" in (found["reasons"])
-    ), found["reasons"]
+    reasons = superseded_by_89(builder, files, "Stop waiting forever on slow servers", "Fix hang")
+
+    assert "the same purpose: this change and #89 both bring `timeout` in there" in reasons
 
 
 def test_a_landing_that_made_part_as_it_is_and_rewrote_the_rest_supersedes(
@@ -208,20 +219,12 @@ def test_a_landing_that_made_part_as_it_is_and_rewrote_the_rest_supersedes(
     both = base.replace("session.head(url)", "session.head(url, allow_redirects=True)")
     theirs = both.replace("session.get(url)", "session.get(url, timeout=30)")
     ours = both.replace("session.get(url)", "session.get(url, timeout=config.FETCH_TIMEOUT)")
-    landed_first(
-        builder,
-        {"client.py": (base, theirs, ours)},
-        "Stop waiting forever on slow servers",
-        "Fix hang in fetch",
-    )
-    index(builder.path)
+    files = {"client.py": (base, theirs, ours)}
 
-    _, found = first_finding(builder.path, 90)
-    assert (found["pr"], found["verdict"]) == (89, "superseded"), found
-    assert any(
-        r.startswith("#89 rewrote the rest its own way as it landed: client.py")
-        for r in found["reasons"]
-    ), "\n".join(found["reasons"])
+    reasons = superseded_by_89(builder, files, "Stop waiting forever on slow servers", "Fix hang")
+
+    rest = "#89 rewrote the rest its own way as it landed: client.py"
+    assert any(r.startswith(rest) for r in reasons), reasons
 
 
 def test_titles_naming_the_same_lines_in_one_function_show_the_purpose(builder: RepoBuilder):
@@ -232,19 +235,13 @@ def test_titles_naming_the_same_lines_in_one_function_show_the_purpose(builder: 
     word."""
     theirs = FETCH.replace("return reply.text", "return reply.text.strip()")
     ours = FETCH.replace("return reply.text", "return reply.text.rstrip().lstrip()")
-    landed_first(
-        builder,
-        {"client.py": (FETCH, theirs, ours)},
-        "Strip whitespace around the reply",
-        "Trim the reply before returning it",
-    )
-    index(builder.path)
+    files = {"client.py": (FETCH, theirs, ours)}
 
-    _, found = first_finding(builder.path, 90)
-    assert (found["pr"], found["verdict"]) == (89, "superseded"), found
-    assert (
-        "the same purpose: this change's title and #89's both name `reply`" in (found["reasons"])
-    ), found["reasons"]
+    reasons = superseded_by_89(
+        builder, files, "Strip whitespace around the reply", "Trim the reply before returning it"
+    )
+
+    assert "the same purpose: this change's title and #89's both name `reply`" in reasons
 
 
 def test_a_name_the_file_already_used_is_no_shared_purpose(builder: RepoBuilder):
@@ -260,15 +257,12 @@ def test_a_name_the_file_already_used_is_no_shared_purpose(builder: RepoBuilder)
     ours = base.replace(
         "session.get(url)", "session.get(url, headers=session.headers.copy(), timeout=10)"
     )
-    landed_first(
-        builder,
-        {"client.py": (base, theirs, ours)},
-        "Pass the session's headers on",
-        "Give up fetching after ten seconds",
-    )
-    index(builder.path)
+    files = {"client.py": (base, theirs, ours)}
 
-    code, found = first_finding(builder.path, 90)
+    code, found = checked_after_89(
+        builder, files, "Pass the session's headers on", "Give up fetching after ten seconds"
+    )
+
     assert code == 0, found
     assert (found["pr"], found["verdict"]) == (89, "overlap"), found
     assert any("#89 rewrote these lines since" in r for r in found["reasons"]), found["reasons"]
@@ -359,17 +353,13 @@ def test_a_license_year_bumped_by_a_landed_pr_supersedes_another_bump(builder: R
     notice = "MIT License\n\nCopyright (c) 2016 Acme and contributors\n\nPermission is granted.\n"
     theirs = notice.replace("(c) 2016", "(c) 2016-2017")
     ours = notice.replace("(c) 2016", "(c) 2017")
-    landed_first(
-        builder,
-        {"LICENSE": (notice, theirs, ours)},
-        "Update the license year",
-        "Update license year to 2017",
-    )
-    index(builder.path)
+    files = {"LICENSE": (notice, theirs, ours)}
 
-    _, found = first_finding(builder.path, 90)
-    assert (found["pr"], found["verdict"]) == (89, "superseded"), found
-    assert any("now `Copyright (c) 2016-2017 Acme and contributors`" in r for r in found["reasons"])
+    reasons = superseded_by_89(
+        builder, files, "Update the license year", "Update license year to 2017"
+    )
+
+    assert any("now `Copyright (c) 2016-2017 Acme and contributors`" in r for r in reasons)
 
 
 @pytest.mark.parametrize(
