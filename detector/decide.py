@@ -322,7 +322,6 @@ def proven_verdict(
     direct_commit: bool = False,
     may_supersede: bool = False,
     files_supersede: bool = False,
-    shared_place: bool = False,
 ) -> Verdict:
     """The verdict once this change has been replayed at the candidate: "already done" only
     where the candidate's own commit turned this change's hunks from not there to there, and
@@ -333,8 +332,7 @@ def proven_verdict(
     replay; the replay decides. What it cannot show (another file, a copy, a re-indent, code
     rewritten since for another purpose) never turns. `may_supersede`: the candidate passes
     the guards a rewrite needs before it can supersede (`detector.matcher.may_supersede`);
-    `files_supersede`, those of a landing that created this change's new files otherwise;
-    `shared_place`: both change the same definition or document section.
+    `files_supersede`, those of a landing that created this change's new files otherwise.
     """
     if overriding_rule(signals, candidate_state, proof, query_state, direct_commit) is not None:
         return nearby(signals)
@@ -369,7 +367,7 @@ def proven_verdict(
             return "already-merged"
         return "covered" if is_inside_larger(signals) else "duplicate"
     if replay.partial and landed:
-        return _part_landed(signals, proof, may_supersede, shared_place)
+        return _part_landed(signals, proof, may_supersede)
     # A closed PR whose commits this landed change carries (a takeover): its work landed here,
     # whatever this change added beside it.
     took_over = proof.stacked and candidate_state == "closed" and query_state == "merged"
@@ -384,7 +382,7 @@ def proven_verdict(
         # elsewhere; there is no landing to rebase onto. A part in a file it never touched is
         # work it did not do: then it is a part, not the change.
         return "covered" if is_inside_larger(signals) else "duplicate"
-    if landed and rewritten_for_the_same_purpose(signals, proof, may_supersede, shared_place):
+    if landed and rewritten_for_the_same_purpose(signals, proof, may_supersede):
         # It rewrote, its own way, most of the lines this change edits, for the same purpose,
         # and nothing of this change still applies on the branch: superseded by it.
         return "superseded"
@@ -418,9 +416,7 @@ def created_the_same_files(proof: Proof, files_supersede: bool) -> bool:
     return files_supersede and proof.replay.created_the_files and _nothing_left(proof)
 
 
-def _part_landed(
-    signals: Signals, proof: Proof, may_supersede: bool = False, shared_place: bool = False
-) -> Verdict:
+def _part_landed(signals: Signals, proof: Proof, may_supersede: bool = False) -> Verdict:
     """A landing did a real part: what the rest is on the branch's tip decides. All of it on
     the tip: done, across changes. The landing rewrote all the rest its own way as it landed,
     and nothing of it applies: superseded (it made the whole change, part as it is). Most of
@@ -442,7 +438,7 @@ def _part_landed(
             may_supersede
             and replay.rewritten_rest
             and not proof.carries_its_commits
-            and _text_agrees(signals, replay, shared_place)
+            and _text_agrees(signals, replay)
         ):
             # The hunks it did not make as they are, it rewrote its own way at their place as
             # it landed: the same change, done its way (the part made as it is says the
@@ -479,9 +475,7 @@ def _part_landed(
     return "partly-merged"
 
 
-def rewritten_for_the_same_purpose(
-    signals: Signals, proof: Proof, may_supersede: bool, shared_place: bool = False
-) -> bool:
+def rewritten_for_the_same_purpose(signals: Signals, proof: Proof, may_supersede: bool) -> bool:
     """The landing rewrote at least half of the lines this change removes (exact lines, at
     their place, where they still were just before it), text agrees on the purpose (a word
     this change brings into a string is in the landing's new strings there, or the titles
@@ -490,23 +484,15 @@ def rewritten_for_the_same_purpose(
     replay = proof.replay
     if not (may_supersede and replay.rewrote):
         return False
-    if not _text_agrees(signals, replay, shared_place):
+    if not _text_agrees(signals, replay):
         return False
     return _nothing_left(proof)
 
 
-def _text_agrees(signals: Signals, replay: Replay, shared_place: bool = False) -> bool:
+def _text_agrees(signals: Signals, replay: Replay) -> bool:
     """Words agree on the purpose of the lines the landing rewrote (`Replay.agreeing_words`),
-    or the titles and descriptions are alike, or, where both change the same definition or
-    section, both titles name the same rare thing of it (`Signals.same_subject`: "choice"
-    in "[Form] Choice fix" and "Authorize an empty array of choice", both on ChoiceType's
-    `buildForm`). A title naming it where no definition is shared is only the place (a
-    LICENSE, a template): then the words must agree as well."""
-    return (
-        bool(replay.agreeing_words)
-        or signals.text_similarity >= THRESHOLDS.agreeing_text
-        or (shared_place and bool(signals.same_subject))
-    )
+    or the titles and descriptions are alike."""
+    return bool(replay.agreeing_words) or signals.text_similarity >= THRESHOLDS.agreeing_text
 
 
 def _nothing_left(proof: Proof) -> bool:

@@ -411,7 +411,6 @@ def _proven(query: Query, finding: Finding, proof: Proof | None) -> Finding:
         direct,
         may_supersede=may_supersede(query, candidate),
         files_supersede=may_supersede_by_files(query, candidate, replay),
-        shared_place=bool(shared_places(query, candidate)),
     )
     # Two open PRs making one change: the later one is the copy to close, not this one (a
     # bot commenting on both would otherwise ask to close both). Its author's own later

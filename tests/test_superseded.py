@@ -227,23 +227,6 @@ def test_a_landing_that_made_part_as_it_is_and_rewrote_the_rest_supersedes(
     assert any(r.startswith(rest) for r in reasons), reasons
 
 
-def test_titles_naming_the_same_lines_in_one_function_show_the_purpose(builder: RepoBuilder):
-    """#89 ("Strip whitespace around the reply") and #90 ("Trim the reply before returning
-    it") rewrite the same return line of `fetch()`, with other calls and titles alike only in
-    the word "reply", which few PRs use and the line holds. Both change one function, and both
-    titles say it is the reply they change: #90 is superseded by #89, the reason names the
-    word."""
-    theirs = FETCH.replace("return reply.text", "return reply.text.strip()")
-    ours = FETCH.replace("return reply.text", "return reply.text.rstrip().lstrip()")
-    files = {"client.py": (FETCH, theirs, ours)}
-
-    reasons = superseded_by_89(
-        builder, files, "Strip whitespace around the reply", "Trim the reply before returning it"
-    )
-
-    assert "the same purpose: this change's title and #89's both name `reply`" in reasons
-
-
 def test_a_name_the_file_already_used_is_no_shared_purpose(builder: RepoBuilder):
     """#89 ("Pass the session's headers on") and #90 ("Give up fetching after ten seconds")
     both add `headers` to the same call, but the file already used that name elsewhere: it is
