@@ -1402,7 +1402,7 @@ _LANDING_COLUMNS = (
 )
 
 
-def _wrote_it(row: Mapping[str, Any]) -> bool:
+def _wrote_it(row: Any) -> bool:
     """The commit's author is the PR's, or the author of one of the PR's own commits (a
     backport carries the original's commits, their author kept)."""
     if _same_person(row):
@@ -1414,7 +1414,7 @@ def _wrote_it(row: Mapping[str, Any]) -> bool:
     )
 
 
-def _same_person(row: Mapping[str, Any]) -> bool:
+def _same_person(row: Any) -> bool:
     """The commit's author is the PR's (by name, or by an e-mail that is nobody's placeholder),
     as the matcher tells a follow-up from a duplicate."""
     pr_author = identities(row["pr_author"], row["pr_email"])
