@@ -443,8 +443,8 @@ def _part_landed(signals: Signals, proof: Proof, may_supersede: bool = False) ->
             # The hunks it did not make as they are, it rewrote its own way at their place as
             # it landed: the same change, done its way (the part made as it is says the
             # purpose), and nothing of it applies any more (a maintainer closes it as
-            # superseded by #N: symfony #16865's `<deprecated>` tag, moved in one of two
-            # hunks as it is and in the other otherwise).
+            # superseded by #N: fastapi #12590, two of five hunks of a page's includes made
+            # as they are by #12588, the rest written its own way).
             return "superseded"
         if left.rewritten_since(replay):
             # The rest was written otherwise since: with most of the change landed, nothing
