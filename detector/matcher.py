@@ -532,16 +532,29 @@ def supersede_guards(query: Query, candidate: ChangeEvidence) -> bool:
     opened before this change or landed within about half a year of it being opened (a
     rewrite years later is another purpose), at most ten times this change's size (a rename,
     a reformat or a mass removal rewrites everything)."""
-    if candidate.state != "merged" or candidate.number is None:
-        return False
-    if _BRANCH_MERGE.match(candidate.title):
-        return False
-    if not _opened_or_landed_in_time(query.change, candidate):
-        return False
     ours, theirs = query.change.lines_changed, candidate.lines_changed
-    if not ours or theirs is None:
-        return False
-    return theirs <= SUPERSEDE_SIZE * ours
+    return bool(ours) and theirs is not None and _refused(query, candidate) is None
+
+
+def _refused(query: Query, candidate: ChangeEvidence) -> str | None:
+    """Which guard of `supersede_guards` refuses the candidate, in the words of a reason;
+    None where none does (sizes not known on both sides are left to `supersede_guards`)."""
+    other = candidate.key
+    if (
+        candidate.state != "merged"
+        or candidate.number is None
+        or _BRANCH_MERGE.match(candidate.title)
+    ):
+        return f"but {other} is no PR's own landing"
+    if not _opened_or_landed_in_time(query.change, candidate):
+        return f"but {other} landed long after this change was opened: another purpose, maybe"
+    ours, theirs = query.change.lines_changed, candidate.lines_changed
+    if ours and theirs is not None and theirs > SUPERSEDE_SIZE * ours:
+        return (
+            f"but as part of a change {theirs // ours} times this one's size, which rewrites "
+            "what it passes"
+        )
+    return None
 
 
 def _opened_later(query: ChangeEvidence, candidate: ChangeEvidence, signals: Signals) -> bool:
@@ -1193,22 +1206,14 @@ def _rewrote_since(other: str, replay: Replay, unproven: str) -> str:
 
 def _not_proven(query: Query, candidate: ChangeEvidence) -> str:
     """Why a landing that rewrote this change's lines does not supersede it, in the order
-    `may_supersede` and the purpose test ask: a branch merge, a rewrite long after, a mass
-    change, no place both change, else no words agreeing on the purpose."""
-    other = candidate.key
-    if candidate.number is None or _BRANCH_MERGE.match(candidate.title):
-        return f"but {other} is no PR's own landing"
-    if not _opened_or_landed_in_time(query.change, candidate):
-        return f"but {other} landed long after this change was opened: another purpose, maybe"
-    ours, theirs = query.change.lines_changed, candidate.lines_changed
-    if ours and theirs is not None and theirs > SUPERSEDE_SIZE * ours:
-        return (
-            f"but as part of a change {theirs // ours} times this one's size, which rewrites "
-            "what it passes"
-        )
+    `may_supersede` and the purpose test ask: a guard that refuses it (`_refused`), no place
+    both change, else no words agreeing on the purpose."""
+    refused = _refused(query, candidate)
+    if refused is not None:
+        return refused
     if not (shared_places(query, candidate) or same_subject(query, candidate)):
         return "but in no definition or section both change, and neither title names the other's"
-    return f"and nothing shows {other} was made for the same purpose"
+    return f"and nothing shows {candidate.key} was made for the same purpose"
 
 
 def _tip_reasons(other: str, replay: Replay, tip: TipReplay, verdict: str) -> Iterable[str]:
