@@ -723,16 +723,17 @@ def _whole_query(
     reason's line sits in (that cost more than the rest of its check), and a hunk header's
     name is the nearest definition above the hunk, not always the one holding the line."""
     symbols, _ = extract_symbols(change, None, settings)
-    whole = lookup.query_from_change(store, change, symbols, {})
+    # Its words and title stay the index's: only what its lines are is read anew.
+    whole = lookup.change_lines(change, symbols, {})
     evidence = replace(
         query.change,
-        removed=whole.change.removed,
-        added=whole.change.added,
-        kept=whole.change.kept,
-        files=whole.change.files,
-        symbols=whole.change.symbols,
-        hunks=whole.change.hunks,
-        patch_id=whole.change.patch_id,
+        removed=whole.removed,
+        added=whole.added,
+        kept=whole.kept,
+        files=whole.files,
+        symbols=whole.symbols,
+        hunks=whole.hunks,
+        patch_id=whole.patch_id,
         truncated=False,
     )
     return replace(

@@ -114,23 +114,30 @@ def code_vector_of(store: IndexStore, counts: Mapping[str, int]) -> dict[str, fl
     return code_vector(counts, inverse_frequencies(counts, df, documents))
 
 
-def query_from_change(
-    store: IndexStore,
+@dataclass(frozen=True, slots=True)
+class ChangeLines:
+    """What a parsed change's lines are, as the matcher compares them: no index weights, so a
+    PR stored cut can be read whole without weighing words its query keeps from the index."""
+
+    removed: frozenset[int]
+    added: frozenset[int]
+    kept: frozenset[int]
+    hunks: frozenset[int]
+    line_text: dict[int, str]
+    line_place: dict[int, tuple[str, str | None]]
+    files: frozenset[str]
+    symbols: frozenset[tuple[str, str]]
+    definitions: frozenset[tuple[str, str]]
+    patch_id: str | None
+
+
+def change_lines(
     change: Change,
     symbols: Iterable[SymbolRow],
-    hunk_symbols: dict[tuple[int, int], str],
-    title: str = "",
-    body: str = "",
-    issues: Iterable[str] = (),
-    author: str | None = None,
-    author_email: str | None = None,
-    branch: str | None = None,
-    sections: Mapping[tuple[str, str], str] | None = None,
-) -> Query:
-    """Evidence for a change that is not (necessarily) in the index: a branch or a patch;
-    `sections` titles its document hunks (`index.questions.changes.document_sections`)."""
-    from detector.text import tokenize
-
+    hunk_symbols: Mapping[tuple[int, int], str],
+) -> ChangeLines:
+    """The hashed lines a change removes, adds and keeps, each line's text and place (its file
+    and, where known, the symbol its hunk is in), its hunks, files, symbols and patch id."""
     removed: set[int] = set()
     added: set[int] = set()
     line_text: dict[int, str] = {}
@@ -148,6 +155,39 @@ def query_from_change(
                 (removed if line.side == "-" else added).add(line.hash)
                 line_text.setdefault(line.hash, line.normalised)
                 line_place.setdefault(line.hash, (file.path, symbol))
+    symbols = list(symbols)
+    return ChangeLines(
+        removed=frozenset(removed),
+        added=frozenset(added),
+        kept=frozenset(kept),
+        hunks=frozenset(hunks),
+        line_text=line_text,
+        line_place=line_place,
+        files=frozenset(f.path for f in change.files),
+        symbols=frozenset((s.path, s.qualified) for s in symbols),
+        definitions=frozenset((s.path, s.qualified) for s in symbols if s.kind == DEFINITION),
+        patch_id=None if change.is_empty else change.patch_id,
+    )
+
+
+def query_from_change(
+    store: IndexStore,
+    change: Change,
+    symbols: Iterable[SymbolRow],
+    hunk_symbols: dict[tuple[int, int], str],
+    title: str = "",
+    body: str = "",
+    issues: Iterable[str] = (),
+    author: str | None = None,
+    author_email: str | None = None,
+    branch: str | None = None,
+    sections: Mapping[tuple[str, str], str] | None = None,
+) -> Query:
+    """Evidence for a change that is not (necessarily) in the index: a branch or a patch;
+    `sections` titles its document hunks (`index.questions.changes.document_sections`)."""
+    from detector.text import tokenize
+
+    lines = change_lines(change, symbols, hunk_symbols)
     text = f"{title}\n{body}"
     evidence = ChangeEvidence(
         key="this change",
@@ -156,29 +196,27 @@ def query_from_change(
         author=author,
         author_email=author_email,
         branch=branch_name(branch),
-        removed=frozenset(removed),
-        added=frozenset(added),
-        kept=frozenset(kept),
-        files=frozenset(f.path for f in change.files),
+        removed=lines.removed,
+        added=lines.added,
+        kept=lines.kept,
+        files=lines.files,
         old_paths=frozenset(f.old_path for f in change.files if f.old_path != f.path),
         added_files=frozenset(f.path for f in change.files if f.status == "added"),
-        symbols=frozenset((s.path, s.qualified) for s in symbols),
-        hunks=frozenset(hunks),
+        symbols=lines.symbols,
+        hunks=lines.hunks,
         issues=frozenset(issues),
         takes_over=frozenset(taken_over(text)),
-        patch_id=None if change.is_empty else change.patch_id,
+        patch_id=lines.patch_id,
         lines_changed=sum(1 for f in change.files for _ in f.changed_lines),
         terms=weigh(text, idf_table(store, tokenize(text))),
-        code_terms=code_vector_of(store, count_words(line_text.values())),
-        rare_title_words=rare_title_words(
-            store, title, [*(f.path for f in change.files), *line_text.values()]
-        ),
+        code_terms=code_vector_of(store, count_words(lines.line_text.values())),
+        rare_title_words=rare_title_words(store, title, [*lines.files, *lines.line_text.values()]),
     )
     return Query(
         change=evidence,
-        line_text=line_text,
-        line_place=line_place,
-        definitions=frozenset((s.path, s.qualified) for s in symbols if s.kind == DEFINITION),
+        line_text=lines.line_text,
+        line_place=lines.line_place,
+        definitions=lines.definitions,
         sections=sections or {},
     )
 
