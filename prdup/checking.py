@@ -29,6 +29,7 @@ from index.git.doc_sections import is_document
 from index.git.stored_diff import CUT
 from index.metadata import linked_issues
 from index.questions import lookup, probe_target, replay_memory
+from index.questions import whole_lines as whole_lines_kept
 from index.questions.candidates import CandidateEngine
 from index.questions.changes import (
     document_sections,
@@ -45,6 +46,7 @@ from index.questions.replaying import (
     landing_candidates,
     prove_all,
 )
+from index.questions.whole_lines import WholeLines
 from index.storage import IndexStore, default_db_path, identity
 
 
@@ -569,8 +571,10 @@ def match_pr(
     if row["truncated"] and row["state"] != "merged":
         # Stored cut: the index holds its first files' lines only; read all of it from git.
         change = change if change is not None else pr_change(repo, row, settings, diffs)
-        if change is not None:
-            query = _whole_query(engine.store, repo, query, change, settings)
+        memory = shared.memory if shared is not None else None
+        whole = whole_lines(repo, row, settings, memory, change) if change is not None else None
+        if whole is not None:
+            query = _whole_query(query, whole)
     findings = match_query(
         engine,
         repo,
@@ -598,13 +602,15 @@ def match_alone(
     change_ids: list[int],
     settings: Settings,
     known_lines: Mapping[int, ChangeEvidence] | None = None,
-    whole: Callable[[Mapping[str, Any]], Change | None] | None = None,
+    diffs: Mapping[tuple[str, str], str] | None = None,
+    memory: ReplayMemory | None = None,
 ) -> list[Finding] | None:
     """`match_pr`'s findings for an indexed PR (`row`) as if only these changes were its
     candidates, before any replay (the sweep places a new change's finding among a PR's
     cached ones). Those that stand alone (`matcher.stands_alone`) are `match_pr`'s as they
-    are: they ask no replay. A PR stored cut is read whole from git (`whole`, default
-    `pr_change`), as `match_pr` reads it. None where the index's evidence is not what
+    are: they ask no replay. A PR stored cut is read whole (`whole_lines`: as a sweep kept it
+    in `memory`, else from git, its diff taken from `diffs` where it is there), as `match_pr`
+    reads it. None where the index's evidence is not what
     `match_pr` reads: the PR landed in part (its copies fold), its diff gone, a candidate
     stored cut (its patch identity read from git), or a document section shared with one (its
     title read from git for the reasons). `known_lines`: as for
@@ -616,10 +622,10 @@ def match_alone(
     if row["truncated"] and row["state"] != "merged":
         if repo is None:
             return None
-        change = whole(row) if whole is not None else pr_change(repo, row, settings)
-        if change is None:
+        whole = whole_lines(repo, row, settings, memory, diffs=diffs)
+        if whole is None:
             return None
-        query = _whole_query(engine.store, repo, query, change, settings)
+        query = _whole_query(query, whole)
     query = replace(query, reference_number=number)
     scope = lookup.Scope(exclude_number=number, own_head=row["head_sha"], own_patch=row["patch_id"])
     found = engine.retrieve_these(
@@ -714,35 +720,60 @@ def pr_span(row: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return row["base_sha"], row["head_sha"]
 
 
-def _whole_query(
-    store: IndexStore, repo: git.Repo, query: Query, change: Change, settings: Settings
-) -> Query:
-    """An unmerged PR stored cut, as its diff from git shows it: what it changes from the
-    diff, who and what it is from the index. Its lines are placed by file alone, as an
-    indexed PR's are: no file of a change this large is parsed to name the definition a
-    reason's line sits in (that cost more than the rest of its check), and a hunk header's
-    name is the nearest definition above the hunk, not always the one holding the line."""
+def whole_lines(
+    repo: git.Repo,
+    row: Mapping[str, Any],
+    settings: Settings,
+    memory: ReplayMemory | None = None,
+    change: Change | None = None,
+    diffs: Mapping[tuple[str, str], str] | None = None,
+) -> WholeLines | None:
+    """An unmerged PR stored cut, as its whole diff shows its lines: kept by a sweep in
+    `memory`, else read from `change` or git (and kept there for the next sweep). Its lines
+    are placed by file alone, as an indexed PR's are: no file of a change this large is parsed
+    to name the definition a reason's line sits in (that cost more than the rest of its
+    check), and a hunk header's name is the nearest definition above the hunk, not always the
+    one holding the line."""
+    base, head = pr_span(row)
+    if not (base and head):
+        return None
+    kept = whole_lines_kept.read(memory, base, head, settings)
+    if kept is not None:
+        return kept
+    change = change if change is not None else pr_change(repo, row, settings, diffs)
+    if change is None:
+        return None
     symbols, _ = extract_symbols(change, None, settings)
-    # Its words and title stay the index's: only what its lines are is read anew.
-    whole = lookup.change_lines(change, symbols, {})
+    whole = WholeLines(
+        lookup.change_lines(change, symbols, {}),
+        document_sections(change, gitsource.BlobReader(repo), settings),
+    )
+    whole_lines_kept.keep(memory, base, head, settings, whole)
+    return whole
+
+
+def _whole_query(query: Query, whole: WholeLines) -> Query:
+    """An unmerged PR stored cut, with its whole lines (`whole_lines`): what it changes from
+    its diff, who and what it is from the index (its words and title stay the index's)."""
+    lines = whole.lines
     evidence = replace(
         query.change,
-        removed=whole.removed,
-        added=whole.added,
-        kept=whole.kept,
-        files=whole.files,
-        symbols=whole.symbols,
-        hunks=whole.hunks,
-        patch_id=whole.patch_id,
+        removed=lines.removed,
+        added=lines.added,
+        kept=lines.kept,
+        files=lines.files,
+        symbols=lines.symbols,
+        hunks=lines.hunks,
+        patch_id=lines.patch_id,
         truncated=False,
     )
     return replace(
         query,
         change=evidence,
-        line_text=whole.line_text,
-        line_place=whole.line_place,
-        definitions=whole.definitions,
-        sections=document_sections(change, gitsource.BlobReader(repo), settings),
+        line_text=lines.line_text,
+        line_place=lines.line_place,
+        definitions=lines.definitions,
+        sections=whole.sections,
     )
 
 

@@ -109,7 +109,7 @@ from index.questions.candidates import Batch, CandidateEngine, ChangeRow, read_c
 from index.questions.replaying import BranchReverts
 from index.storage import IndexStore, identity
 from prdup import checking, sweep_scope
-from prdup.checking import match_alone, match_pr, open_index, pr_change, pr_info, pr_span
+from prdup.checking import match_alone, match_pr, open_index, pr_info, pr_span
 from prdup.lifetime import die_with_parent, signals_held
 from prdup.titles import shown_title
 
@@ -1005,15 +1005,11 @@ class _Matcher:
         row = engine.store.changes.row(number)
         if row is None:
             return None
-        repo, diffs = self.repo, self.diffs
+        repo = self.repo
         settings = self.source.settings if self.source else Settings()
+        memory = self.shared.memory if self.shared is not None else None
         found = match_alone(
-            engine,
-            repo,
-            row,
-            placing.shared,
-            settings,
-            whole=lambda row: pr_change(repo, row, settings, diffs) if repo else None,
+            engine, repo, row, placing.shared, settings, diffs=self.diffs, memory=memory
         )
         return placed_among(found, placing.cached, self.batch.keys, number, repo is not None)
 
@@ -1024,7 +1020,7 @@ class _Matcher:
         self.diffs = {}
         if self.repo is None:
             return
-        spans = _spans(engine.store, numbers)
+        spans = _spans(engine.store, [n for n in numbers if n not in self.placing])
         missing = [span for span in spans if span not in self.ahead]
         self.diffs = {span: self.ahead[span] for span in spans if span in self.ahead}
         if missing:
@@ -1149,8 +1145,7 @@ def _run(
         meanwhile()
         return {}
     global _worker
-    matcher = _prepare(db_path, numbers, snapshot, source, reverts)
-    matcher.placing = placing or {}
+    matcher = _prepare(db_path, numbers, snapshot, source, reverts, placing or {})
     results: dict[int, list[SweptFinding]] = {}
     report = progress or (lambda done, total: None)
     can_fork = "fork" in multiprocessing.get_all_start_methods()
@@ -1259,18 +1254,23 @@ def _prepare(
     snapshot: dict[int, ChangeRow],
     source: ReplaySource | None = None,
     reverts: _TargetReverts | None = None,
+    placing: dict[int, _Placing] | None = None,
 ) -> _Matcher:
     """Read, once, the lines of every change that the given PRs share any line with; and,
     while that is read, the target's reverts (every process asks about them) and, for a few
-    PRs, their diffs (a git process per worker and PR cost more than reading them)."""
-    wanted = set(numbers)
+    PRs, their diffs (a git process per worker and PR cost more than reading them). The PRs
+    of `placing` (stored cut) are read whole, as a sweep kept them (`checking.whole_lines`),
+    and matched against a few changes: neither their stored lines nor their diffs are read
+    here."""
+    placing = placing or {}
+    wanted = set(numbers) - placing.keys()
     query_ids = [cid for cid, row in snapshot.items() if row.number in wanted]
     with ThreadPoolExecutor(3) as aside, IndexStore(db_path, create=False) as store:
         found_reverts = None
         found_diffs = []
         if source is not None:
             spans = (
-                _spans(store, _largest_first(numbers, snapshot))
+                _spans(store, _largest_first([n for n in numbers if n in wanted], snapshot))
                 if len(numbers) <= DIFFS_AHEAD
                 else []
             )
@@ -1283,7 +1283,7 @@ def _prepare(
                     aside.submit(_diffs_ahead, source, spans[i::2]) for i in (0, 1) if spans[i::2]
                 ]
         batch = Batch.read(store, query_ids, snapshot)
-        matcher = _Matcher(db_path=db_path, batch=batch, source=source)
+        matcher = _Matcher(db_path=db_path, batch=batch, source=source, placing=placing)
         matcher.reverts = found_reverts.result() if found_reverts is not None else {}
         for diffs in found_diffs:
             matcher.ahead.update(diffs.result())

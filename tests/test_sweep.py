@@ -17,6 +17,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import git
 import pytest
 from click.testing import CliRunner
 
@@ -33,12 +34,15 @@ from detector.grouping import (
 )
 from detector.matcher import Query, match
 from index.config import Settings
+from index.git import gitsource
 from index.github import dismissals
 from index.indexer import index_repository
-from index.questions import lookup
+from index.questions import lookup, whole_lines
+from index.questions.replay_memory import ReplayMemory
 from index.storage.store import IndexStore
 from prdup import sweep as sweep_module
-from prdup.checking import _check_pr
+from prdup.checking import _check_pr, pr_span
+from prdup.checking import whole_lines as whole_lines_of
 from prdup.sweep import sweep
 from tests.repo_builder import RepoBuilder
 
@@ -521,6 +525,53 @@ def test_a_cached_pr_stored_cut_is_read_whole_to_place_a_new_prs_finding(
     assert 41 in {f.pr for f in again.findings[40]}
     full = sweep(builder.path, db_path, jobs=1, settings=settings, full=True)
     assert every_finding(again, (40, 41)) == every_finding(full, (40, 41))
+
+
+def test_a_sweep_keeps_a_cut_prs_whole_lines_for_the_re_sweep(builder: RepoBuilder, db_path: Path):
+    """The first sweep keeps what PR 40's whole diff says of its lines (stored cut, read whole
+    from git) beside its replays: what reading the diff again gives. The re-sweep after PR 41
+    places PR 41's finding among PR 40's cached ones from those kept lines, also once git no
+    longer has PR 40's commits (its ref deleted, its objects pruned)."""
+    builder.commit("Start", {"README.md": "A catalogue\n"})
+    base = builder.head()
+    entries = "".join(
+        f"    register_entry('shelf-{n}', weight={n * 7}, colour='c{n}')\n" for n in range(40)
+    )
+    first = "def first_shelf():\n    register_entry('shelf-17', weight=119, colour='c17')\n"
+    catalogue = {"a_shelf.py": first, "catalog.py": "def fill():\n" + entries}
+    builder.pr_branch(40, [("Add the catalogue", catalogue)])
+    settings = Settings(max_unmerged_lines=20)
+    index_repository(builder.path, db_path=db_path, settings=settings)
+    first_sweep = sweep(builder.path, db_path, jobs=1, settings=settings)
+    repo = gitsource.open_repository(builder.path)
+    with IndexStore(db_path) as store:
+        row = store.changes.row(40)
+        assert row is not None and row["truncated"]
+        start, head = pr_span(row)
+        assert start is not None and head is not None
+        kept = whole_lines.read(ReplayMemory(store), start, head, settings)
+        read_again = whole_lines_of(repo, row, settings)
+    assert kept is not None and kept == read_again
+    assert "catalog.py" in kept.lines.files and len(kept.lines.added) == 42
+    exporter = (
+        "def export_sample():\n"
+        "    register_entry('shelf-17', weight=119, colour='c17')\n"
+        "    return write_export('sample.csv')\n"
+    )
+    builder.pr_branch(41, [("Export a sample shelf", {"export.py": exporter})], start=base)
+    index_repository(builder.path, db_path=db_path, settings=settings)
+    builder.git("update-ref", "-d", "refs/pull/40/head")
+    builder.git("branch", "-D", "pr-40")
+    builder.git("reflog", "expire", "--expire=now", "--all")
+    builder.git("gc", "--prune=now", "--quiet")
+    with pytest.raises(git.GitCommandError):
+        builder.git("cat-file", "-e", head)
+    again = sweep(builder.path, db_path, jobs=1, settings=settings)
+    assert again.rechecked == [41]
+    assert 41 in {f.pr for f in again.findings[40]}
+    assert [f.pr for f in again.findings[40] if f.pr != 41] == [
+        f.pr for f in first_sweep.findings[40]
+    ]
 
 
 def test_a_new_pr_that_decides_about_a_cached_one_has_it_matched_again(

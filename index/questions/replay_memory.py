@@ -154,13 +154,23 @@ class ReplayMemory:
 
     def get(self, key: str) -> Kept | None:
         """The replay kept under `key`, with the files gone and moved at a tip, if there is one."""
+        data = self.get_data(key)
+        return decode(data) if data is not None else None
+
+    def get_data(self, key: str) -> bytes | None:
+        """What is kept under `key` as stored: a replay, or another answer worked out for the
+        query and kept the same way (a PR stored cut read whole: `index.questions.whole_lines`)."""
         if key in self.made:
-            return decode(self.made[key][2])
+            return self.made[key][2]
         if self.store is None:
             return None
         for (data,) in self.store.rows("SELECT replay FROM replays WHERE key = ?", (key,)):
-            return decode(data)
+            return bytes(data)
         return None
+
+    def put_data(self, key: str, query: str, at: str, data: bytes) -> None:
+        """Keep `data` under `key` for the query whose head is `query` (`get_data`)."""
+        self.made[key] = (query, at, data)
 
     def put(
         self,

@@ -1,0 +1,124 @@
+"""A PR stored cut, read whole: what its lines are, kept in the index for the next sweep.
+
+An unmerged PR past `max_unmerged_lines` is stored cut (its first files' lines only), so `check`
+and the sweep read it whole from git and parse it: for a diff of many thousand lines that costs
+more than the rest of its check. A re-sweep after one new PR reads again the cut PRs that share
+a rare line with the new one, only for what their lines are. The sweep that read them keeps
+that (`lookup.ChangeLines` and its document sections' titles) beside its replays
+(`replay_memory`, dropped with them once the PR's head moves), under a key of everything it
+is computed from: the PR's span (git names every file version by sha), the settings and the
+code that reads it. A kept one is what reading the diff again gives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from index.config import Settings
+from index.questions import replay_memory
+from index.questions.lookup import ChangeLines
+from index.questions.replay_memory import ReplayMemory
+
+
+@dataclass(frozen=True, slots=True)
+class WholeLines:
+    """What a PR's whole diff says of its lines, and the titles of its document sections
+    (`changes.document_sections`), which are read from the files' versions."""
+
+    lines: ChangeLines
+    sections: dict[tuple[str, str], str]
+
+
+@cache
+def _code_digest() -> str:
+    """The code that reads a diff into `ChangeLines`: the comparison's (`replay_memory`'s
+    digest, `detector/` included) and the reading of the diff, its symbols and sections."""
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha1(replay_memory.code_digest().encode())
+    for source in (
+        root / "index" / "questions" / "lookup.py",
+        root / "index" / "questions" / "changes.py",
+        root / "index" / "git" / "doc_sections.py",
+        root / "index" / "git" / "hunk_symbols.py",
+        Path(__file__).resolve(),
+    ):
+        digest.update(source.name.encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+def key(base: str, head: str, settings: Settings) -> str:
+    """The key of a PR's whole lines: its span, the settings that filter and read it, the code."""
+    text = "\0".join(["whole-lines", _code_digest(), base, head, repr(settings)])
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def encode(whole: WholeLines) -> bytes:
+    lines = whole.lines
+    data = [
+        sorted(lines.removed),
+        sorted(lines.added),
+        sorted(lines.kept),
+        sorted(lines.hunks),
+        [[line, text] for line, text in lines.line_text.items()],
+        [[line, path, symbol] for line, (path, symbol) in lines.line_place.items()],
+        sorted(lines.files),
+        sorted(lines.symbols),
+        sorted(lines.definitions),
+        lines.patch_id,
+        [[path, header, title] for (path, header), title in whole.sections.items()],
+    ]
+    return zlib.compress(json.dumps(data, separators=(",", ":")).encode())
+
+
+def decode(data: bytes) -> WholeLines:
+    (
+        removed,
+        added,
+        kept,
+        hunks,
+        line_text,
+        line_place,
+        files,
+        symbols,
+        definitions,
+        patch_id,
+        sections,
+    ) = json.loads(zlib.decompress(data))
+    lines = ChangeLines(
+        removed=frozenset(removed),
+        added=frozenset(added),
+        kept=frozenset(kept),
+        hunks=frozenset(hunks),
+        line_text={line: text for line, text in line_text},
+        line_place={line: (path, symbol) for line, path, symbol in line_place},
+        files=frozenset(files),
+        symbols=frozenset((path, name) for path, name in symbols),
+        definitions=frozenset((path, name) for path, name in definitions),
+        patch_id=patch_id,
+    )
+    return WholeLines(lines, {(path, header): title for path, header, title in sections})
+
+
+def read(
+    memory: ReplayMemory | None, base: str, head: str, settings: Settings
+) -> WholeLines | None:
+    """The whole lines kept for this span, if a sweep kept them."""
+    if memory is None:
+        return None
+    data = memory.get_data(key(base, head, settings))
+    return decode(data) if data is not None else None
+
+
+def keep(
+    memory: ReplayMemory | None, base: str, head: str, settings: Settings, whole: WholeLines
+) -> None:
+    """Keep them with the replays this process made (written with them, kept while the PR's
+    head is)."""
+    if memory is not None:
+        memory.put_data(key(base, head, settings), head, head, encode(whole))
