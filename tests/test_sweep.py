@@ -491,6 +491,37 @@ def test_a_new_pr_related_to_a_cached_one_is_placed_among_its_findings(
     assert every_finding(again, (8, 20)) == every_finding(full, (8, 20))
 
 
+CUT_AT_TWENTY = Settings(max_unmerged_lines=20)
+
+
+def index_a_cut_catalogue(builder: RepoBuilder, db_path: Path) -> tuple[str, Settings]:
+    """PR 40: a first shelf and a catalogue of forty entries, indexed cut at twenty lines (the
+    first file's kept); the commit it starts from, and the settings."""
+    builder.commit("Start", {"README.md": "A catalogue\n"})
+    base = builder.head()
+    entries = "".join(
+        f"    register_entry('shelf-{n}', weight={n * 7}, colour='c{n}')\n" for n in range(40)
+    )
+    first = "def first_shelf():\n    register_entry('shelf-17', weight=119, colour='c17')\n"
+    catalogue = {"a_shelf.py": first, "catalog.py": "def fill():\n" + entries}
+    builder.pr_branch(40, [("Add the catalogue", catalogue)])
+    index_repository(builder.path, db_path=db_path, settings=CUT_AT_TWENTY)
+    return base, CUT_AT_TWENTY
+
+
+def index_an_exporter_of_its_entry(
+    builder: RepoBuilder, db_path: Path, base: str, settings: Settings
+) -> None:
+    """PR 41, from `base`: an exporter that writes the first shelf's entry again."""
+    exporter = (
+        "def export_sample():\n"
+        "    register_entry('shelf-17', weight=119, colour='c17')\n"
+        "    return write_export('sample.csv')\n"
+    )
+    builder.pr_branch(41, [("Export a sample shelf", {"export.py": exporter})], start=base)
+    index_repository(builder.path, db_path=db_path, settings=settings)
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_cached_pr_stored_cut_is_read_whole_to_place_a_new_prs_finding(
     builder: RepoBuilder, db_path: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
@@ -502,24 +533,9 @@ def test_a_cached_pr_stored_cut_is_read_whole_to_place_a_new_prs_finding(
     ones without matching it again, and both PRs' findings are a full sweep's: in this
     process, and in the matching processes beside the PR matched again."""
     monkeypatch.setattr(sweep_module, "MIN_PARALLEL_REPLAYING", 1)
-    builder.commit("Start", {"README.md": "A catalogue\n"})
-    base = builder.head()
-    entries = "".join(
-        f"    register_entry('shelf-{n}', weight={n * 7}, colour='c{n}')\n" for n in range(40)
-    )
-    first = "def first_shelf():\n    register_entry('shelf-17', weight=119, colour='c17')\n"
-    catalogue = {"a_shelf.py": first, "catalog.py": "def fill():\n" + entries}
-    builder.pr_branch(40, [("Add the catalogue", catalogue)])
-    settings = Settings(max_unmerged_lines=20)
-    index_repository(builder.path, db_path=db_path, settings=settings)
+    base, settings = index_a_cut_catalogue(builder, db_path)
     assert sweep(builder.path, db_path, jobs=1, settings=settings).rechecked == [40]
-    exporter = (
-        "def export_sample():\n"
-        "    register_entry('shelf-17', weight=119, colour='c17')\n"
-        "    return write_export('sample.csv')\n"
-    )
-    builder.pr_branch(41, [("Export a sample shelf", {"export.py": exporter})], start=base)
-    index_repository(builder.path, db_path=db_path, settings=settings)
+    index_an_exporter_of_its_entry(builder, db_path, base, settings)
     again = sweep(builder.path, db_path, jobs=jobs, settings=settings)
     assert again.rechecked == [41]
     assert 41 in {f.pr for f in again.findings[40]}
@@ -532,16 +548,7 @@ def test_a_sweep_keeps_a_cut_prs_whole_lines_for_the_re_sweep(builder: RepoBuild
     from git) beside its replays: what reading the diff again gives. The re-sweep after PR 41
     places PR 41's finding among PR 40's cached ones from those kept lines, also once git no
     longer has PR 40's commits (its ref deleted, its objects pruned)."""
-    builder.commit("Start", {"README.md": "A catalogue\n"})
-    base = builder.head()
-    entries = "".join(
-        f"    register_entry('shelf-{n}', weight={n * 7}, colour='c{n}')\n" for n in range(40)
-    )
-    first = "def first_shelf():\n    register_entry('shelf-17', weight=119, colour='c17')\n"
-    catalogue = {"a_shelf.py": first, "catalog.py": "def fill():\n" + entries}
-    builder.pr_branch(40, [("Add the catalogue", catalogue)])
-    settings = Settings(max_unmerged_lines=20)
-    index_repository(builder.path, db_path=db_path, settings=settings)
+    base, settings = index_a_cut_catalogue(builder, db_path)
     first_sweep = sweep(builder.path, db_path, jobs=1, settings=settings)
     repo = gitsource.open_repository(builder.path)
     with IndexStore(db_path) as store:
@@ -553,13 +560,7 @@ def test_a_sweep_keeps_a_cut_prs_whole_lines_for_the_re_sweep(builder: RepoBuild
         read_again = whole_lines_of(repo, row, settings)
     assert kept is not None and kept == read_again
     assert "catalog.py" in kept.lines.files and len(kept.lines.added) == 42
-    exporter = (
-        "def export_sample():\n"
-        "    register_entry('shelf-17', weight=119, colour='c17')\n"
-        "    return write_export('sample.csv')\n"
-    )
-    builder.pr_branch(41, [("Export a sample shelf", {"export.py": exporter})], start=base)
-    index_repository(builder.path, db_path=db_path, settings=settings)
+    index_an_exporter_of_its_entry(builder, db_path, base, settings)
     builder.git("update-ref", "-d", "refs/pull/40/head")
     builder.git("branch", "-D", "pr-40")
     builder.git("reflog", "expire", "--expire=now", "--all")
