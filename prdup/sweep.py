@@ -714,15 +714,6 @@ class CachedSweep:
         """Whether some finding of it names one of these changes."""
         return any(int(item["change_id"]) in change_ids for item in json.loads(self.stored))
 
-    @property
-    def deciding_changes(self) -> set[int]:
-        """The changes its deciding findings name (`SweptFinding.decides`)."""
-        return {
-            int(item["change_id"])
-            for item in json.loads(self.stored)
-            if triage_class(str(item["verdict"])) != "related"
-        }
-
 
 def matcher_fingerprint() -> str:
     """Changes whenever the matcher could decide differently: its code, weights and lookups."""
@@ -772,13 +763,13 @@ def _stale_numbers(
 
     A row holds while its PR keeps its head and stays open, the matcher's fingerprint and the
     PR's dismissals are the same, the index has not grown by more than `RARITY_DRIFT` (line
-    rarity moves with its size), and no change it found was updated or removed. A change that
-    was added or updated since the last sweep and shares a line with it that the candidate
-    lookup uses (a finding needs shared lines) may add a finding: `_merged` places it, or the
-    PR is redone. Not followed: changes sharing only common lines with it, the small drift of
-    line and word weights as the index grows (up to `RARITY_DRIFT`), and an update of a change
-    only a finding that makes no claim names (the related class; such a finding is dropped
-    once its change leaves the index); `--full` redoes everything.
+    rarity moves with its size), and no change it found, related ones included, was updated or
+    removed (a related finding of a PR stored cut may rest on lines past the cut, which no
+    shared line tells). A change that was added or updated since the last sweep and shares a
+    line with it that the candidate lookup uses (a finding needs shared lines) may add a
+    finding: `_merged` places it, or the PR is redone. Not followed: changes sharing only
+    common lines with it, or only lines past a cut, and the small drift of line and word
+    weights as the index grows (up to `RARITY_DRIFT`); `--full` redoes everything.
     """
     if not cache:
         return set(), {}
@@ -795,7 +786,7 @@ def _stale_numbers(
             or row.id in moved
             or cached.fingerprint != fingerprints[number]
             or abs(count - cached.change_count) > max(RARITY_DRIFT * cached.change_count, MIN_DRIFT)
-            or (cached.may_name(moved) and not cached.deciding_changes.isdisjoint(moved))
+            or (cached.may_name(moved) and cached.names(moved))
         ):
             stale.add(number)
     changed = [cid for cid in moved if cid in snapshot]

@@ -575,6 +575,30 @@ def test_a_sweep_keeps_a_cut_prs_whole_lines_for_the_re_sweep(builder: RepoBuild
     ]
 
 
+def test_a_cached_pr_whose_related_change_moved_is_matched_again(
+    builder: RepoBuilder, db_path: Path
+):
+    """PR 40 (stored cut) lists PR 41 as related: both write the first shelf's entry. PR 41 is
+    pushed again writing the catalogue's last entry instead, a line past PR 40's cut that no
+    line PR 40's row keeps shares. PR 40's cached finding of PR 41 no longer says what PR 41
+    is: the re-sweep matches PR 40 again, and its findings are a full sweep's."""
+    base, settings = index_a_cut_catalogue(builder, db_path)
+    index_an_exporter_of_its_entry(builder, db_path, base, settings)
+    first = sweep(builder.path, db_path, jobs=1, settings=settings)
+    assert 41 in {f.pr for f in first.findings[40]}
+    exporter = (
+        "def export_sample():\n"
+        "    register_entry('shelf-39', weight=273, colour='c39')\n"
+        "    return write_export('sample.csv')\n"
+    )
+    builder.pr_branch(41, [("Export a sample shelf", {"export.py": exporter})], start=base)
+    index_repository(builder.path, db_path=db_path, settings=settings)
+    again = sweep(builder.path, db_path, jobs=1, settings=settings)
+    assert sorted(again.rechecked) == [40, 41]
+    full = sweep(builder.path, db_path, jobs=1, settings=settings, full=True)
+    assert every_finding(again, (40, 41)) == every_finding(full, (40, 41))
+
+
 def test_a_new_pr_that_decides_about_a_cached_one_has_it_matched_again(
     backlog: RepoBuilder, db_path: Path
 ):
