@@ -559,6 +559,11 @@ def test_a_sweep_keeps_a_cut_prs_whole_lines_for_the_re_sweep(builder: RepoBuild
         kept = whole_lines.read(ReplayMemory(store), start, head, settings)
         read_again = whole_lines_of(repo, row, settings)
     assert kept is not None and kept == read_again
+    # The same order too: a reason quotes the first of its shared lines.
+    assert [list(kept.lines.added), list(kept.lines.line_text)] == [
+        list(read_again.lines.added),
+        list(read_again.lines.line_text),
+    ]
     assert "catalog.py" in kept.lines.files and len(kept.lines.added) == 42
     index_an_exporter_of_its_entry(builder, db_path, base, settings)
     builder.git("update-ref", "-d", "refs/pull/40/head")
@@ -567,6 +572,10 @@ def test_a_sweep_keeps_a_cut_prs_whole_lines_for_the_re_sweep(builder: RepoBuild
     builder.git("gc", "--prune=now", "--quiet")
     with pytest.raises(git.GitCommandError):
         builder.git("cat-file", "-e", head)
+    # Read now, git prints no diff for it (as for a head not fetched): nothing is kept.
+    memory = ReplayMemory(None)
+    gone = whole_lines_of(repo, row, settings, memory, diffs={(start, head): ""})
+    assert gone is not None and not gone.lines.files and memory.take() == []
     again = sweep(builder.path, db_path, jobs=1, settings=settings)
     assert again.rechecked == [41]
     assert 41 in {f.pr for f in again.findings[40]}

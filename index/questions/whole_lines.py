@@ -41,6 +41,8 @@ def _code_digest() -> str:
     root = Path(__file__).resolve().parents[2]
     digest = hashlib.sha1(replay_memory.code_digest().encode())
     for source in (
+        root / "prdup" / "checking.py",  # `whole_lines`, which reads them
+        root / "index" / "config.py",  # the files a diff leaves out
         root / "index" / "questions" / "lookup.py",
         root / "index" / "questions" / "changes.py",
         root / "index" / "git" / "doc_sections.py",
@@ -116,9 +118,9 @@ def read(
 
 
 def keep(
-    memory: ReplayMemory | None, base: str, head: str, settings: Settings, whole: WholeLines
+    memory: ReplayMemory | None, base: str, head: str, settings: Settings, data: bytes
 ) -> None:
-    """Keep them with the replays this process made (written with them, kept while the PR's
-    head is)."""
+    """Keep them (`encode`d) with the replays this process made (written with them, kept
+    while the PR's head is)."""
     if memory is not None:
-        memory.put_data(key(base, head, settings), head, head, encode(whole))
+        memory.put_data(key(base, head, settings), head, head, data)
