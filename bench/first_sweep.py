@@ -8,7 +8,7 @@ written):
 Copies the clone (`git clone --mirror`), then times, back to back so both see the same load:
 `prdup index` from nothing (no flags), `prdup sweep --full` (no sweep cache, no replay kept);
 then takes the newest open PR out of the index (as `bench/one_new_pr.py` does), indexes it
-again, and times `prdup sweep` (the re-sweep a bot run after one new PR pays), --rounds times
+again, and times `prdup sweep` (the re-sweep a bot run after one new PR pays), --resweeps times
 from the same first sweep's index (the median is printed). Each command
 runs as a subprocess with the build's modules compiled first, PYTHONHASHSEED=0 (see
 `bench/sweep_inputs.py`). Last, a `prdup sweep --full` on the index of the last round tells
@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--build", type=Path, default=ROOT)
     parser.add_argument("--jobs", default="2")
-    parser.add_argument("--rounds", type=int, default=3, help="re-sweeps after one new PR")
+    parser.add_argument("--resweeps", type=int, default=3, help="re-sweeps after one new PR")
     args = parser.parse_args()
     build = args.build.resolve()
     compile_build(build)
@@ -104,14 +104,14 @@ def main() -> None:
     db = repo / "prdup.db"
     swept = args.work / "swept.db"
     copy_index(db, swept)
-    rounds: list[tuple[float, float]] = []
-    for _ in range(args.rounds):
+    resweeps: list[tuple[float, float]] = []
+    for _ in range(args.resweeps):
         copy_index(swept, db)  # each round starts from the first sweep's index
         number = take_out_newest(build, db)
         print(f"PR #{number} taken out of the index; indexing it again:")
         timed(build, repo, "index", "--quiet")
         again = str(args.work / "one-new.json")
-        rounds.append(timed(build, repo, "sweep", *sweep_flags, "--out", again))
+        resweeps.append(timed(build, repo, "sweep", *sweep_flags, "--out", again))
         stats = json.loads(Path(again).read_text())["stats"]
         print(f"  {stats['rechecked']} PR(s) re-checked, {stats['reused']} from the cache")
     full_again = str(args.work / "one-new-full.json")
@@ -122,14 +122,14 @@ def main() -> None:
         text=True,
     )
     print("re-sweep against a full sweep of the same index: " + compared.stdout.strip())
-    resweep_wall = statistics.median(wall for wall, _ in rounds)
-    resweep_cpu = statistics.median(cpu for _, cpu in rounds)
+    resweep_wall = statistics.median(wall for wall, _ in resweeps)
+    resweep_cpu = statistics.median(cpu for _, cpu in resweeps)
     print(
         f"index {index_wall:.1f} s ({index_cpu:.1f} CPU-s), first sweep {sweep_wall:.1f} s "
         f"({sweep_cpu:.1f} CPU-s): ratio {sweep_wall / index_wall:.2f} wall, "
         f"{sweep_cpu / index_cpu:.2f} CPU; re-sweep after #{number} {resweep_wall:.2f} s "
-        f"({resweep_cpu:.2f} CPU-s; median of {args.rounds}: "
-        f"{', '.join(f'{wall:.2f}' for wall, _ in rounds)})"
+        f"({resweep_cpu:.2f} CPU-s; median of {args.resweeps}: "
+        f"{', '.join(f'{wall:.2f}' for wall, _ in resweeps)})"
     )
 
 
