@@ -510,12 +510,13 @@ def index_a_cut_catalogue(builder: RepoBuilder, db_path: Path) -> tuple[str, Set
 
 
 def index_an_exporter_of_its_entry(
-    builder: RepoBuilder, db_path: Path, base: str, settings: Settings
+    builder: RepoBuilder, db_path: Path, base: str, settings: Settings, entry: int = 17
 ) -> None:
-    """PR 41, from `base`: an exporter that writes the first shelf's entry again."""
+    """PR 41, from `base`: an exporter that writes one of the catalogue's entries again (by
+    default the first shelf's)."""
     exporter = (
         "def export_sample():\n"
-        "    register_entry('shelf-17', weight=119, colour='c17')\n"
+        f"    register_entry('shelf-{entry}', weight={entry * 7}, colour='c{entry}')\n"
         "    return write_export('sample.csv')\n"
     )
     builder.pr_branch(41, [("Export a sample shelf", {"export.py": exporter})], start=base)
@@ -595,13 +596,7 @@ def test_a_cached_pr_whose_related_change_moved_is_matched_again(
     index_an_exporter_of_its_entry(builder, db_path, base, settings)
     first = sweep(builder.path, db_path, jobs=1, settings=settings)
     assert 41 in {f.pr for f in first.findings[40]}
-    exporter = (
-        "def export_sample():\n"
-        "    register_entry('shelf-39', weight=273, colour='c39')\n"
-        "    return write_export('sample.csv')\n"
-    )
-    builder.pr_branch(41, [("Export a sample shelf", {"export.py": exporter})], start=base)
-    index_repository(builder.path, db_path=db_path, settings=settings)
+    index_an_exporter_of_its_entry(builder, db_path, base, settings, entry=39)
     again = sweep(builder.path, db_path, jobs=1, settings=settings)
     assert sorted(again.rechecked) == [40, 41]
     full = sweep(builder.path, db_path, jobs=1, settings=settings, full=True)
