@@ -811,11 +811,11 @@ def _merged(
     `placed_among`), as `check` ranks them: where every such finding stands alone
     (`matcher.stands_alone`: no claim, no replay, no fold), no other finding of the PR
     changes. And the PRs stored cut among them, each with what to place: they are read whole
-    from git, which the matching processes do (`_Matcher.place`). Each PR left out of both is
-    to be redone: one such finding that decides or asks a replay, another change that moved
-    (it may be a candidate by a file, a symbol, an issue or its words), a change that moved
-    among its cached findings (its old finding may have hidden one `RELATED_KEPT` left out),
-    a moved change with no PR number (ranked among commits by lookup order) or one whose head
+    from git, which the matching processes do (`_Matcher.place`). (A PR one of whose cached
+    findings names a change that moved is stale already: `_stale_numbers`.) Each PR left out
+    of both is to be redone: one such finding that decides or asks a replay, another change
+    that moved (it may be a candidate by a file, a symbol, an issue or its words), a moved
+    change with no PR number (ranked among commits by lookup order) or one whose head
     commit another change shares (`matcher.fold_reopened`)."""
     if not sharing:
         return {}, {}  # nothing new shares a line with a cached PR: nothing to read or open
@@ -847,8 +847,6 @@ def _merged(
         for number, shared in sharing.items():
             cached = cache[number]
             if present - shared or not shared <= alone:
-                continue
-            if cached.may_name(moved) and cached.names(moved):
                 continue
             stored = store.changes.row(number)
             if stored is None:
