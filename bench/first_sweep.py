@@ -7,9 +7,11 @@ written):
 
 Copies the clone (`git clone --mirror`), then times, back to back so both see the same load:
 `prdup index` from nothing (no flags), `prdup sweep --full` (no sweep cache, no replay kept);
-then takes the newest open PR out of the index (as `bench/one_new_pr.py` does), indexes it
-again, and times `prdup sweep` (the re-sweep a bot run after one new PR pays), --resweeps times
-from the same first sweep's index (the median is printed). Each command
+then takes the newest open PR out of the index (as `bench/one_new_pr.py` does) and sweeps
+without it (the sweep before that PR was opened), indexes it again, and times `prdup sweep`
+(the re-sweep a bot run after one new PR pays), --resweeps times from that same index (the
+median is printed). The same is timed where the PR is taken out and indexed again after the
+first sweep, as a push to it would be: every cached PR that named it is stale then. Each command
 runs as a subprocess with the build's modules compiled first, PYTHONHASHSEED=0 (see
 `bench/sweep_inputs.py`). Last, a `prdup sweep --full` on the index of the last round tells
 whether the re-sweep's answers are the ones a sweep from nothing gives (`one-new-full.json`,
@@ -104,33 +106,58 @@ def main() -> None:
     db = repo / "prdup.db"
     swept = args.work / "swept.db"
     copy_index(db, swept)
-    resweeps: list[tuple[float, float]] = []
-    for _ in range(args.resweeps):
-        copy_index(swept, db)  # each round starts from the first sweep's index
-        number = take_out_newest(build, db)
-        print(f"PR #{number} taken out of the index; indexing it again:")
-        timed(build, repo, "index", "--quiet")
-        again = str(args.work / "one-new.json")
-        resweeps.append(timed(build, repo, "sweep", *sweep_flags, "--out", again))
-        stats = json.loads(Path(again).read_text())["stats"]
-        print(f"  {stats['rechecked']} PR(s) re-checked, {stats['reused']} from the cache")
+    number = take_out_newest(build, db)
+    timed(build, repo, "sweep", *sweep_flags, "--out", str(args.work / "without.json"))
+    without = args.work / "without.db"
+    copy_index(db, without)
+    print(f"PR #{number} taken out of the index and swept without it")
+    again = str(args.work / "one-new.json")
+    resweeps = resweep_rounds(build, repo, without, args.resweeps, sweep_flags, again)
+    pushed_out = str(args.work / "pushed.json")
+    pushed = resweep_rounds(build, repo, swept, args.resweeps, sweep_flags, pushed_out, True)
     full_again = str(args.work / "one-new-full.json")
     timed(build, repo, "sweep", "--full", *sweep_flags, "--out", full_again)
-    compared = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "sweep_answers.py"), full_again, again],
-        capture_output=True,
-        text=True,
-    )
-    print("re-sweep against a full sweep of the same index: " + compared.stdout.strip())
+    for name, out in (("new", again), ("indexed again", pushed_out)):
+        compared = subprocess.run(
+            [sys.executable, str(ROOT / "bench" / "sweep_answers.py"), full_again, out],
+            capture_output=True,
+            text=True,
+        )
+        print(f"re-sweep ({name}) against a full sweep: " + compared.stdout.strip())
     resweep_wall = statistics.median(wall for wall, _ in resweeps)
     resweep_cpu = statistics.median(cpu for _, cpu in resweeps)
     print(
         f"index {index_wall:.1f} s ({index_cpu:.1f} CPU-s), first sweep {sweep_wall:.1f} s "
         f"({sweep_cpu:.1f} CPU-s): ratio {sweep_wall / index_wall:.2f} wall, "
-        f"{sweep_cpu / index_cpu:.2f} CPU; re-sweep after #{number} {resweep_wall:.2f} s "
+        f"{sweep_cpu / index_cpu:.2f} CPU; re-sweep after #{number} is new {resweep_wall:.2f} s "
         f"({resweep_cpu:.2f} CPU-s; median of {args.resweeps}: "
-        f"{', '.join(f'{wall:.2f}' for wall, _ in resweeps)})"
+        f"{', '.join(f'{wall:.2f}' for wall, _ in resweeps)}); after #{number} is indexed again "
+        f"{statistics.median(wall for wall, _ in pushed):.2f} s "
+        f"({statistics.median(cpu for _, cpu in pushed):.2f} CPU-s)"
     )
+
+
+def resweep_rounds(
+    build: Path,
+    repo: Path,
+    start: Path,
+    rounds: int,
+    sweep_flags: list[str],
+    out: str,
+    take_out: bool = False,
+) -> list[tuple[float, float]]:
+    """Each round copies `start` as the index (and takes the newest open PR out of it where
+    `take_out`), runs `prdup index` and times `prdup sweep`."""
+    times = []
+    for _ in range(rounds):
+        copy_index(start, repo / "prdup.db")
+        if take_out:
+            take_out_newest(build, repo / "prdup.db")
+        timed(build, repo, "index", "--quiet")
+        times.append(timed(build, repo, "sweep", *sweep_flags, "--out", out))
+        stats = json.loads(Path(out).read_text())["stats"]
+        print(f"  {stats['rechecked']} PR(s) re-checked, {stats['reused']} from the cache")
+    return times
 
 
 if __name__ == "__main__":

@@ -750,8 +750,7 @@ def whole_lines(
     )
     if not whole.lines.files:
         return whole  # git printed no diff (its commits gone): nothing worth keeping
-    data = whole_lines_kept.encode(whole)
-    whole_lines_kept.keep(memory, base, head, settings, data)
+    data = whole_lines_kept.keep(memory, base, head, settings, whole)
     # As kept: its sets iterate in one order, so a reason quotes the same example line
     # whether this read or a kept one serves (check, the sweep, a re-sweep).
     return whole_lines_kept.decode(data)

@@ -105,6 +105,7 @@ from index.errors import PrdupError
 from index.git import gitsource
 from index.github import dismissals
 from index.questions import candidates, lookup, replay_memory, replaying, sweep_cache
+from index.questions import whole_lines as whole_lines_kept
 from index.questions.candidates import Batch, CandidateEngine, ChangeRow, read_change_rows
 from index.questions.replaying import BranchReverts
 from index.storage import IndexStore, identity
@@ -587,7 +588,9 @@ def _findings(
     """Each swept PR's deciding findings, from the cache where it holds; and the PRs redone."""
     cache = _load_cache(store)
     moved = _moved_changes(store, snapshot)
-    stale, sharing = _stale_numbers(store, cache, snapshot, moved)
+    settings = source.settings if source is not None else Settings()
+    whole = _cut_lines(store, cache, settings) if moved and source is not None else {}
+    stale, sharing = _stale_numbers(store, cache, snapshot, moved, whole)
     in_sweep = set(swept)
     # A sharing PR this sweep leaves out (`--limit`, `--since`) is stale: its row goes, and a
     # later sweep that takes it matches it again.
@@ -757,9 +760,11 @@ def _stale_numbers(
     cache: dict[int, CachedSweep],
     snapshot: dict[int, ChangeRow],
     moved: set[int],
+    whole: Mapping[int, Collection[int]] | None = None,
 ) -> tuple[set[int], dict[int, set[int]]]:
     """Cached PRs whose findings may no longer hold; and the cached PRs whose findings hold
-    but for the changes that moved that share a line with them, each with those changes.
+    but for the changes that moved that share a line with them, each with those changes
+    (`whole`: a cut PR's lines past its cut, `_cut_lines`).
 
     A row holds while its PR keeps its head and stays open, the matcher's fingerprint and the
     PR's dismissals are the same, the index has not grown by more than `RARITY_DRIFT` (line
@@ -768,8 +773,9 @@ def _stale_numbers(
     shared line tells). A change that was added or updated since the last sweep and shares a
     line with it that the candidate lookup uses (a finding needs shared lines) may add a
     finding: `_merged` places it, or the PR is redone. Not followed: changes sharing only
-    common lines with it, or only lines past a cut, and the small drift of line and word
-    weights as the index grows (up to `RARITY_DRIFT`); `--full` redoes everything.
+    common lines with it, or only lines past the cut of a cut PR whose whole lines no sweep
+    kept, and the small drift of line and word weights as the index grows (up to
+    `RARITY_DRIFT`); `--full` redoes everything.
     """
     if not cache:
         return set(), {}
@@ -791,11 +797,24 @@ def _stale_numbers(
             stale.add(number)
     changed = [cid for cid in moved if cid in snapshot]
     sharing: dict[int, set[int]] = {}
-    for change_id, shared in sweep_cache.sharing_rare_lines(store, changed).items():
+    for change_id, shared in sweep_cache.sharing_rare_lines(store, changed, whole).items():
         sharer = snapshot[change_id].number if change_id in snapshot else None
         if sharer is not None and sharer in cache and sharer not in stale:
             sharing[sharer] = shared
     return stale, sharing
+
+
+def _cut_lines(
+    store: IndexStore, cache: Mapping[int, CachedSweep], settings: Settings
+) -> dict[int, frozenset[int]]:
+    """The cached PRs stored cut whose whole lines a sweep kept: each change id with the
+    hashes of every line it adds and removes (`whole_lines.kept_hashes`)."""
+    spans = {}
+    for row in sweep_cache.cut_unmerged(store):
+        base, head = pr_span(row)
+        if row["number"] in cache and base and head:
+            spans[int(row["id"])] = (base, head)
+    return whole_lines_kept.kept_hashes(replay_memory.ReplayMemory(store), spans, settings)
 
 
 def _merged(

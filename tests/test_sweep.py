@@ -585,6 +585,23 @@ def test_a_sweep_keeps_a_cut_prs_whole_lines_for_the_re_sweep(builder: RepoBuild
     ]
 
 
+def test_a_new_pr_sharing_only_lines_past_a_cut_is_placed_among_the_cut_prs_findings(
+    builder: RepoBuilder, db_path: Path
+):
+    """PR 41, new since the first sweep, writes the catalogue's last entry again: a line past
+    PR 40's cut, which no line PR 40's row keeps shares. The first sweep kept PR 40's whole
+    lines; by them the re-sweep knows PR 41 shares a line with it, and places PR 41's finding
+    among PR 40's cached ones, as a full sweep finds it."""
+    base, settings = index_a_cut_catalogue(builder, db_path)
+    sweep(builder.path, db_path, jobs=1, settings=settings)
+    index_an_exporter_of_its_entry(builder, db_path, base, settings, entry=39)
+    again = sweep(builder.path, db_path, jobs=1, settings=settings)
+    assert again.rechecked == [41]
+    full = sweep(builder.path, db_path, jobs=1, settings=settings, full=True)
+    assert 41 in {f.pr for f in full.findings[40]}
+    assert every_finding(again, (40, 41)) == every_finding(full, (40, 41))
+
+
 def test_a_cached_pr_whose_related_change_moved_is_matched_again(
     builder: RepoBuilder, db_path: Path
 ):

@@ -6,8 +6,9 @@ still holds, is `prdup.sweep`'s business.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from index.questions import lookup
 from index.storage.store import IndexStore
@@ -74,9 +75,15 @@ def save(
         )
 
 
-def sharing_rare_lines(store: IndexStore, change_ids: Sequence[int]) -> dict[int, set[int]]:
+def sharing_rare_lines(
+    store: IndexStore,
+    change_ids: Sequence[int],
+    whole: Mapping[int, Collection[int]] | None = None,
+) -> dict[int, set[int]]:
     """Changes that share a line with the given ones that `lookup.candidate_ids` would use,
-    each with those of the given ones it shares such a line with."""
+    each with those of the given ones it shares such a line with. `whole` adds, for a change
+    stored cut, the lines past its cut (change id -> the hashes of every line it adds and
+    removes)."""
     if not change_ids:
         return {}
     limit = lookup.rare_line_limit(int(store.get_meta("change_count") or 1))
@@ -88,7 +95,23 @@ def sharing_rare_lines(store: IndexStore, change_ids: Sequence[int]) -> dict[int
     sharing: dict[int, set[int]] = {}
     for change_id, _, line_hash in store.lines.changes_with(sorted(hashes)):
         sharing.setdefault(change_id, set()).update(holders[line_hash])
+    for change_id, lines in (whole or {}).items():
+        for line_hash in hashes.intersection(lines):
+            sharing.setdefault(change_id, set()).update(holders[line_hash])
     return sharing
+
+
+def cut_unmerged(store: IndexStore) -> list[dict[str, Any]]:
+    """The PRs stored cut that did not land (`check` and the sweep read them whole), each
+    with what names its span."""
+    names = ("id", "number", "state", "sha", "base_sha", "head_sha")
+    return [
+        dict(zip(names, row, strict=True))
+        for row in store.rows(
+            f"SELECT {', '.join(names)} FROM changes "
+            "WHERE truncated AND state != 'merged' AND number IS NOT NULL"
+        )
+    ]
 
 
 def issues_named(store: IndexStore) -> dict[int, frozenset[str]]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
+from array import array
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -54,10 +56,15 @@ def _code_digest() -> str:
     return digest.hexdigest()
 
 
-def key(base: str, head: str, settings: Settings) -> str:
-    """The key of a PR's whole lines: its span, the settings that filter and read it, the code."""
-    text = "\0".join(["whole-lines", _code_digest(), base, head, repr(settings)])
+def key(base: str, head: str, settings: Settings, what: str = "whole-lines") -> str:
+    """The key of a PR's whole lines (or of `what` else is kept of them): its span, the
+    settings that filter and read it, the code."""
+    text = "\0".join([what, _code_digest(), base, head, repr(settings)])
     return hashlib.sha1(text.encode()).hexdigest()
+
+
+def _hashes_key(base: str, head: str, settings: Settings) -> str:
+    return key(base, head, settings, "whole-line-hashes")
 
 
 def encode(whole: WholeLines) -> bytes:
@@ -118,9 +125,30 @@ def read(
 
 
 def keep(
-    memory: ReplayMemory | None, base: str, head: str, settings: Settings, data: bytes
-) -> None:
-    """Keep them (`encode`d) with the replays this process made (written with them, kept
-    while the PR's head is)."""
+    memory: ReplayMemory | None, base: str, head: str, settings: Settings, whole: WholeLines
+) -> bytes:
+    """Keep them with the replays this process made (written with them, kept while the PR's
+    head is), and apart the hashes of the lines it adds and removes (`kept_hashes`, which a
+    re-sweep reads for every cut PR); what is kept (`encode`d) is returned."""
+    data = encode(whole)
     if memory is not None:
         memory.put_data(key(base, head, settings), head, head, data)
+        hashes = array("q", sorted(whole.lines.removed | whole.lines.added))
+        memory.put_data(_hashes_key(base, head, settings), head, head, hashes.tobytes())
+    return data
+
+
+def kept_hashes(
+    memory: ReplayMemory, spans: Mapping[int, tuple[str, str]], settings: Settings
+) -> dict[int, frozenset[int]]:
+    """Of the given PRs stored cut (each change id with its span), the lines each adds and
+    removes, past its cut included, where a sweep kept them: a re-sweep tells by them which
+    cut PRs a new change shares a line with that their stored lines do not hold."""
+    found = {}
+    for change_id, (base, head) in spans.items():
+        data = memory.get_data(_hashes_key(base, head, settings))
+        if data is not None:
+            hashes = array("q")
+            hashes.frombytes(data)
+            found[change_id] = frozenset(hashes)
+    return found
