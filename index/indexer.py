@@ -10,6 +10,7 @@ file is parsed at index time.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import re
 from collections import Counter
@@ -26,7 +27,7 @@ from detector.model import NotADiff
 from detector.signals import is_bot, is_release_line
 from index.config import Settings
 from index.errors import EmptyRepository
-from index.git import gitsource
+from index.git import gitsource, state_estimate
 from index.git.diff_budget import ListedFile, PairBudget
 from index.git.landing_branches import LandingBranch, landing_branches
 from index.git.pr_titles import title_commit
@@ -820,18 +821,35 @@ class Indexer:
             "SELECT number, head_sha, state, state_estimate FROM changes WHERE kind = 'pr' "
             "AND number IS NOT NULL AND state IN ('open', 'unmerged') AND state_source IS NULL"
         )
-        clues = self._state_clues()
-        quiet = [row["head_sha"] for row in rows if not clues.shows_open(row["number"])]
-        head_times = gitsource.committed_at(self.repo, [sha for sha in quiet if sha])
-        changed = []
-        for row in rows:
-            estimate = clues.estimate(row["number"], head_times.get(row["head_sha"] or ""))
-            state = "open" if estimate == "open" else "unmerged"
-            if (state, estimate) != (row["state"], row["state_estimate"]):
-                changed.append((row["number"], state, estimate))
-        # Nothing derived (rarity, the text model) reads a state other than "merged"; the
-        # sweep's cache notices a state that changed by itself.
-        self.store.changes.set_estimated_states(changed)
+        # The estimates follow from the clone's refs (its newest commit is "now") and these
+        # rows alone: where neither moved since the last run, they are what that run wrote.
+        refs = gitsource.refs_digest(self.repo)
+        if self.store.get_meta(ESTIMATED_FROM) != _estimates_key(refs, targets, rows):
+            clues = self._state_clues()
+            quiet = [row["head_sha"] for row in rows if not clues.shows_open(row["number"])]
+            head_times = gitsource.committed_at(self.repo, [sha for sha in quiet if sha])
+            changed = {}
+            for row in rows:
+                estimate = clues.estimate(row["number"], head_times.get(row["head_sha"] or ""))
+                state = "open" if estimate == "open" else "unmerged"
+                if (state, estimate) != (row["state"], row["state_estimate"]):
+                    changed[row["number"]] = (state, estimate)
+            # Nothing derived (rarity, the text model) reads a state other than "merged"; the
+            # sweep's cache notices a state that changed by itself.
+            self.store.changes.set_estimated_states(
+                [(number, *what) for number, what in changed.items()]
+            )
+            now = [
+                {
+                    **row,
+                    "state": changed[row["number"]][0],
+                    "state_estimate": changed[row["number"]][1],
+                }
+                if row["number"] in changed
+                else row
+                for row in rows
+            ]
+            self.store.set_meta(ESTIMATED_FROM, _estimates_key(refs, targets, now))
         self.summary.unknown_states = self.store.changes.count_unknown_states()
 
     def _untitled(self, number: int) -> bool:
@@ -1314,6 +1332,56 @@ class Indexer:
         )
         self._land_on_commits("closes", [row for row in closing if self._made_the_pr(row)])
 
+    def land_closed_along(self) -> None:
+        """A PR that a landed PR's commit says it closes (`Closes #N` in the message of a
+        commit landed as another PR, as a maintainer's own PR that made a contributor's change
+        writes) is landed by that landing too when the landed change holds every line the PR
+        adds and removes, each in its file: the PR's change is on the target by that commit.
+        Only a landing after the PR was opened, only a PR with no landing yet, and only one
+        stored whole (a PR stored cut has lines its row lacks); a landing that holds part of
+        the PR's lines is a change of its own (the PR is found done in part)."""
+        closing = self.store.query(
+            "SELECT q.number, q.id AS pr_id, q.created_at, p.id AS landed_id, p.merge_commit, "
+            "p.merged_at, p.target FROM issue_refs r "
+            "JOIN changes p ON p.id = r.change_id AND p.kind = 'pr' "
+            "AND p.merge_commit IS NOT NULL AND p.state = 'merged' "
+            "JOIN changes q ON q.kind = 'pr' AND r.issue = '#' || q.number AND q.id != p.id "
+            "WHERE q.merge_commit IS NULL AND q.status = 'indexed' AND NOT q.truncated "
+            "AND (q.state != 'merged' OR q.sha = q.head_sha) "
+            "ORDER BY p.merged_at, p.number"
+        )
+        landed: set[int] = set()
+        for row in closing:
+            number = row["number"]
+            if number in landed or earlier(row["merged_at"], row["created_at"]):
+                continue
+            if not self._holds_every_line(row["pr_id"], row["landed_id"]):
+                continue
+            landed.add(number)
+            self._count_as_merged(number)
+            self.store.changes.update_metadata(
+                number,
+                {
+                    "state": "merged",
+                    "source": "closes",
+                    "merge_commit": row["merge_commit"],
+                    "merged_at": row["merged_at"],
+                    "target": row["target"],
+                },
+                (),
+            )
+            self._mark_changed()
+
+    def _holds_every_line(self, pr_id: int, landed_id: int) -> bool:
+        """Whether the landed change adds and removes every line the PR does, each in its
+        file (the PR has some)."""
+        ids = [pr_id, landed_id]
+        path_of = self.store.changes.file_paths(ids)
+        placed: dict[int, set[tuple[str | None, str, int]]] = {pr_id: set(), landed_id: set()}
+        for change_id, file_id, side, line_hash in self.store.lines.rows_of(ids):
+            placed[change_id].add((path_of.get(file_id), side, line_hash))
+        return bool(placed[pr_id]) and placed[pr_id] <= placed[landed_id]
+
     def _made_the_pr(self, row: Any) -> bool:
         """Whether git confirms that a commit closing a PR made its change (`match_closing`)."""
         ids = [row["pr_id"], row["commit_id"]]
@@ -1393,6 +1461,21 @@ class Indexer:
             )
             self.store.changes.delete(commit_id)
             self._mark_changed()
+
+
+ESTIMATED_FROM = "states_estimated_from"  # meta: what the PRs' states were estimated from
+
+
+def _estimates_key(refs: str, targets: list[str], rows: list[Any]) -> str:
+    """What the state estimates follow from: the refs, the targets, the rows estimated and the
+    rules that estimate them."""
+    digest = hashlib.sha1(refs.encode())
+    digest.update(Path(state_estimate.__file__).read_bytes())
+    digest.update("\0".join(targets).encode())
+    for row in rows:
+        fields = (row["number"], row["head_sha"], row["state"], row["state_estimate"])
+        digest.update(repr(fields).encode())
+    return digest.hexdigest()
 
 
 _LANDING_COLUMNS = (
@@ -2002,6 +2085,7 @@ def index_repository(
     repo = gitsource.open_repository(path)
     if not gitsource.has_commits(repo):
         raise EmptyRepository(f"{path}: the repository has no commits yet; nothing to index")
+    gitsource.remember_refs(repo)  # this run's own repository object
     pulls = dict(metadata or {})
     if prs_json is not None:
         pulls.update(load_prs_json(Path(prs_json)))
@@ -2056,6 +2140,7 @@ def index_repository(
         indexer.match_rebased()
         indexer.match_closing()
         indexer.land_by_unnamed_merges()
+        indexer.land_closed_along()
         if indexer.changed or indexer.own_commits_filled:
             # A PR that a later step found landed is merged, not landed in part: a first run
             # and a later one record the same.

@@ -9,10 +9,12 @@ commit or per PR.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import queue
 import re
 import secrets
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -211,7 +213,11 @@ def target_branch(repo: git.Repo, name: str, required: bool = True) -> TargetBra
     """
     local = f"refs/heads/{name}"
     remotes = [f"refs/remotes/{remote}/{name}" for remote in REMOTES]
-    found = _ref_commits(repo, [local, *remotes])
+    if _remembered(repo) is not None:
+        branches = dict(line.split() for line in _ref_lines(repo, "refs/heads", "refs/remotes"))
+        found = {ref: branches[ref] for ref in (local, *remotes) if ref in branches}
+    else:
+        found = _ref_commits(repo, [local, *remotes])
     remote_refs = [ref for ref in remotes if ref in found]
     if not remote_refs:
         if local in found:
@@ -230,6 +236,43 @@ def target_branch(repo: git.Repo, name: str, required: bool = True) -> TargetBra
         notes.append(_local_differs(name, short_ref(ref), behind, ahead))
     note = f"{'; '.join(notes)}; read {short_ref(ref)}" if notes else ""
     return TargetBranch(name, ref, found[ref], note, ahead)
+
+
+# Each repository object's refs, where they are read once (`remember_refs`): the lines of
+# `git for-each-ref` over its branches and PR refs, by the prefix they are under. Kept by the
+# object's identity (two `git.Repo` objects of one clone are equal, and another one, opened
+# later, must read the refs as they are then), for as long as it lives.
+_REFS: dict[int, tuple[weakref.ref[git.Repo], dict[str, list[str]]]] = {}
+_LISTED = ("refs/heads", "refs/remotes", "refs/pull")
+
+
+def remember_refs(repo: git.Repo) -> None:
+    """From now on this repository object's branches and PR refs are read from one
+    `git for-each-ref`, read here: an index run resolves each of its targets several times (a
+    `git` process each, 42 targets on mypy) and lists the PR refs more than once, and nothing
+    moves a ref while it runs. Only for a repository object that lives no longer than such a
+    run."""
+    by_prefix: dict[str, list[str]] = {prefix: [] for prefix in _LISTED}
+    output = repo.git.for_each_ref("--format=%(refname) %(objectname)", *_LISTED)
+    for line in output.splitlines():
+        by_prefix["/".join(line.split("/", 2)[:2])].append(line)
+    key = id(repo)
+    _REFS[key] = (weakref.ref(repo, lambda _: _REFS.pop(key, None)), by_prefix)
+
+
+def _remembered(repo: git.Repo) -> dict[str, list[str]] | None:
+    kept = _REFS.get(id(repo))
+    return kept[1] if kept is not None and kept[0]() is repo else None
+
+
+def _ref_lines(repo: git.Repo, *prefixes: str) -> list[str]:
+    """ "refname sha" for each ref under these prefixes (of `_LISTED`), sorted by name as
+    git sorts them."""
+    remembered = _remembered(repo)
+    if remembered is not None:
+        return sorted(line for prefix in prefixes for line in remembered[prefix])
+    output = repo.git.for_each_ref("--format=%(refname) %(objectname)", *prefixes)
+    return output.splitlines()
 
 
 def named_target(repo: git.Repo, name: str) -> TargetBranch:
@@ -505,9 +548,8 @@ def pull_refs(
 
 def pull_head_refs(repo: git.Repo) -> dict[int, PullRef]:
     """PR number -> its head ref, whether or not the object store holds the commit."""
-    output = repo.git.for_each_ref("--format=%(refname) %(objectname)", "refs/pull", "refs/remotes")
     found: dict[int, PullRef] = {}
-    for line in output.splitlines():
+    for line in _ref_lines(repo, "refs/pull", "refs/remotes"):
         ref, sha = line.split()
         match = _PULL_REF.match(ref)
         if match:
@@ -552,6 +594,12 @@ def test_merges(repo: git.Repo) -> dict[int, TestMerge]:
     with contextlib.suppress(git.GitCommandError):  # a missing object: the rest stay unknown
         process.wait()
     return found
+
+
+def refs_digest(repo: git.Repo) -> str:
+    """A digest of every branch and PR ref and the commit it names: it changes when a fetch
+    brought anything (one `git for-each-ref`, which reads no commit)."""
+    return hashlib.sha1("\n".join(_ref_lines(repo, *_LISTED)).encode()).hexdigest()
 
 
 def newest_commit_time(repo: git.Repo) -> int:
