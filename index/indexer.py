@@ -1333,9 +1333,9 @@ class Indexer:
         self._land_on_commits("closes", [row for row in closing if self._made_the_pr(row)])
 
     def land_closed_along(self) -> None:
-        """A PR that a landed PR's commit says it closes (`Closes #N` in the message of a
-        commit landed as another PR, as a maintainer's own PR that made a contributor's change
-        writes) is landed by that landing too when the landed change holds every line the PR
+        """A PR that a landed PR says it closes or fixes (`Closes #N` in its commit's message,
+        title or body, as a maintainer's own PR that made a contributor's change writes) is
+        landed by that landing too when the landed change holds every line the PR
         adds and removes, each in its file: the PR's change is on the target by that commit.
         Only a landing after the PR was opened, only a PR with no landing yet, and only one
         stored whole (a PR stored cut has lines its row lacks); a landing that holds part of
