@@ -2085,7 +2085,7 @@ def index_repository(
     repo = gitsource.open_repository(path)
     if not gitsource.has_commits(repo):
         raise EmptyRepository(f"{path}: the repository has no commits yet; nothing to index")
-    gitsource.remember_refs(repo)  # this run's own repository object
+    gitsource.remember_for_run(repo)  # this run's own repository object
     pulls = dict(metadata or {})
     if prs_json is not None:
         pulls.update(load_prs_json(Path(prs_json)))

@@ -238,30 +238,39 @@ def target_branch(repo: git.Repo, name: str, required: bool = True) -> TargetBra
     return TargetBranch(name, ref, found[ref], note, ahead)
 
 
-# Each repository object's refs, where they are read once (`remember_refs`): the lines of
-# `git for-each-ref` over its branches and PR refs, by the prefix they are under. Kept by the
-# object's identity (two `git.Repo` objects of one clone are equal, and another one, opened
-# later, must read the refs as they are then), for as long as it lives.
-_REFS: dict[int, tuple[weakref.ref[git.Repo], dict[str, list[str]]]] = {}
+@dataclass
+class _RunReads:
+    """What an index run reads of its clone once (`remember_for_run`): the lines of
+    `git for-each-ref` over its branches and PR refs, by the prefix they are under, and where a
+    shallow clone's history is cut (read on first need)."""
+
+    refs: dict[str, list[str]]
+    shallow: list[str] | None = None
+
+
+# Kept by the repository object's identity (two `git.Repo` objects of one clone are equal, and
+# another one, opened later, must read the refs as they are then), for as long as it lives.
+_RUN: dict[int, tuple[weakref.ref[git.Repo], _RunReads]] = {}
 _LISTED = ("refs/heads", "refs/remotes", "refs/pull")
 
 
-def remember_refs(repo: git.Repo) -> None:
+def remember_for_run(repo: git.Repo) -> None:
     """From now on this repository object's branches and PR refs are read from one
-    `git for-each-ref`, read here: an index run resolves each of its targets several times (a
-    `git` process each, 42 targets on mypy) and lists the PR refs more than once, and nothing
-    moves a ref while it runs. Only for a repository object that lives no longer than such a
-    run."""
+    `git for-each-ref`, read here, and its shallow boundary once: an index run resolves each
+    of its targets several times (a `git` process each, 42 targets on mypy), lists the PR refs
+    more than once and asks for the boundary with each history it reads, and nothing moves a
+    ref or the boundary while it runs. Only for a repository object that lives no longer than
+    such a run."""
     by_prefix: dict[str, list[str]] = {prefix: [] for prefix in _LISTED}
     output = repo.git.for_each_ref("--format=%(refname) %(objectname)", *_LISTED)
     for line in output.splitlines():
         by_prefix["/".join(line.split("/", 2)[:2])].append(line)
     key = id(repo)
-    _REFS[key] = (weakref.ref(repo, lambda _: _REFS.pop(key, None)), by_prefix)
+    _RUN[key] = (weakref.ref(repo, lambda _: _RUN.pop(key, None)), _RunReads(by_prefix))
 
 
-def _remembered(repo: git.Repo) -> dict[str, list[str]] | None:
-    kept = _REFS.get(id(repo))
+def _remembered(repo: git.Repo) -> _RunReads | None:
+    kept = _RUN.get(id(repo))
     return kept[1] if kept is not None and kept[0]() is repo else None
 
 
@@ -270,7 +279,7 @@ def _ref_lines(repo: git.Repo, *prefixes: str) -> list[str]:
     git sorts them."""
     remembered = _remembered(repo)
     if remembered is not None:
-        return sorted(line for prefix in prefixes for line in remembered[prefix])
+        return sorted(line for prefix in prefixes for line in remembered.refs[prefix])
     output = repo.git.for_each_ref("--format=%(refname) %(objectname)", *prefixes)
     return output.splitlines()
 
@@ -357,11 +366,17 @@ def shallow_boundary(repo: git.Repo) -> list[str]:
     git reads them as having no parents, so their parents' history, and every PR merged in it,
     is not in the clone; `git fetch --unshallow` fetches it.
     """
+    remembered = _remembered(repo)
+    if remembered is not None and remembered.shallow is not None:
+        return list(remembered.shallow)
     answer = repo.git.rev_parse("--is-shallow-repository", "--git-path", "shallow").split("\n")
-    if answer[0] != "true":
-        return []
-    listed = Path(repo.working_dir, answer[1]).read_text(encoding="ascii")
-    return sorted(set(listed.split()))
+    cut = []
+    if answer[0] == "true":
+        listed = Path(repo.working_dir, answer[1]).read_text(encoding="ascii")
+        cut = sorted(set(listed.split()))
+    if remembered is not None:
+        remembered.shallow = cut
+    return list(cut)
 
 
 def root_commits(repo: git.Repo, tips: list[str]) -> list[str]:
