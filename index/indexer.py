@@ -1340,6 +1340,13 @@ class Indexer:
         Only a landing after the PR was opened, only a PR with no landing yet, and only one
         stored whole (a PR stored cut has lines its row lacks); a landing that holds part of
         the PR's lines is a change of its own (the PR is found done in part)."""
+        # A PR landed so may close another in turn: asked again until none lands, so that a
+        # first run records what a later one would.
+        while self._land_closed_by_landings():
+            pass
+
+    def _land_closed_by_landings(self) -> bool:
+        """One pass of `land_closed_along`; whether it landed a PR."""
         closing = self.store.query(
             "SELECT q.number, q.id AS pr_id, q.created_at, p.id AS landed_id, p.merge_commit, "
             "p.merged_at, p.target FROM issue_refs r "
@@ -1371,6 +1378,7 @@ class Indexer:
                 (),
             )
             self._mark_changed()
+        return bool(landed)
 
     def _holds_every_line(self, pr_id: int, landed_id: int) -> bool:
         """Whether the landed change adds and removes every line the PR does, each in its

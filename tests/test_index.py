@@ -862,17 +862,17 @@ def test_a_closing_commit_by_the_pr_authors_email_lands_it_in_the_first_run(
     assert rows(db_path, everything) == before
 
 
-def test_a_landed_pr_whose_commit_closes_another_lands_it_too(
-    builder: RepoBuilder, db_path: Path
-):
+def test_a_landed_pr_whose_commit_closes_another_lands_it_too(builder: RepoBuilder, db_path: Path):
     """A maintainer made #140's typo fix in a PR of their own (#142), whose commit says
     `Closes #140` and `Closes #141`, and landed it: #142's landing holds every line #140 adds
-    and removes, so it lands #140 too. It holds only one of #141's two lines: #141 is not
-    landed by it. A second run with nothing new changes nothing."""
+    and removes, so it lands #140 too; #140 says it closes #138, the same fix opened before,
+    which is then landed by it as well, in the same run. #142 holds only one of #141's two
+    lines: #141 is not landed by it. A second run with nothing new changes nothing."""
     guide = "".join(f"Step {n}: an step to take.\n" for n in range(8))
     builder.commit("Start", {"guide.md": guide, "notes.md": "a\n"})
     fixed = guide.replace("Step 3: an step", "Step 3: a step")
-    builder.pr_branch(140, [("Fix a typo in step 3", {"guide.md": fixed})])
+    builder.pr_branch(138, [("Step 3: a typo", {"guide.md": fixed})])
+    builder.pr_branch(140, [("Fix a typo in step 3\n\nCloses #138", {"guide.md": fixed})])
     both = fixed.replace("Step 5: an step", "Step 5: a step")
     builder.pr_branch(141, [("Fix steps 3 and 5", {"guide.md": both, "notes.md": "a\nb\n"})])
     builder.pr_branch(
@@ -884,8 +884,9 @@ def test_a_landed_pr_whose_commit_closes_another_lands_it_too(
     landing = builder.merge_pr(142, how="rebase")
     index_repository(builder.path, db_path=db_path)
     assert change(db_path, 142)["merge_commit"] == landing
-    row = change(db_path, 140)
-    assert (row["state"], row["source"], row["merge_commit"]) == ("merged", "closes", landing)
+    for number in (140, 138):
+        row = change(db_path, number)
+        assert (row["state"], row["source"], row["merge_commit"]) == ("merged", "closes", landing)
     assert change(db_path, 141)["merge_commit"] is None
     everything = "SELECT * FROM changes ORDER BY id"
     before = rows(db_path, everything)
