@@ -1383,26 +1383,21 @@ class Indexer:
     def _holds_every_line(self, pr_id: int, landed_id: int) -> bool:
         """Whether the landed change adds and removes every line the PR does, each in its
         file (the PR has some)."""
-        ids = [pr_id, landed_id]
+        placed = self._placed_lines([pr_id, landed_id])
+        return bool(placed[pr_id]) and placed[pr_id] <= placed[landed_id]
+
+    def _placed_lines(self, ids: list[int]) -> dict[int, set[tuple[str | None, str, int]]]:
+        """Each change's changed lines as (path, side, hash): a line in its file."""
         path_of = self.store.changes.file_paths(ids)
-        placed: dict[int, set[tuple[str | None, str, int]]] = {pr_id: set(), landed_id: set()}
+        placed: dict[int, set[tuple[str | None, str, int]]] = {cid: set() for cid in ids}
         for change_id, file_id, side, line_hash in self.store.lines.rows_of(ids):
             placed[change_id].add((path_of.get(file_id), side, line_hash))
-        return bool(placed[pr_id]) and placed[pr_id] <= placed[landed_id]
+        return placed
 
     def _made_the_pr(self, row: Any) -> bool:
         """Whether git confirms that a commit closing a PR made its change (`match_closing`)."""
         ids = [row["pr_id"], row["commit_id"]]
-        lines = self.store.lines.rows_of(ids)
-        path_of = self.store.changes.file_paths(ids)
-        placed = {
-            change_id: {
-                (path_of.get(file_id), side, h)
-                for cid, file_id, side, h in lines
-                if cid == change_id
-            }
-            for change_id in ids
-        }
+        placed = self._placed_lines(ids)
         ours, theirs = placed[row["pr_id"]], placed[row["commit_id"]]
         if ours and ours <= theirs and len(theirs - ours) <= len(ours):
             # It names the PR as closed and holds every line the PR adds and removes, each in
