@@ -276,10 +276,10 @@ def _remembered(repo: git.Repo) -> _RunReads | None:
 
 def _ref_lines(repo: git.Repo, *prefixes: str) -> list[str]:
     """ "refname sha" for each ref under these prefixes (of `_LISTED`), sorted by name as
-    git sorts them."""
+    git sorts them (each prefix's lines are, and no name under one sorts among another's)."""
     remembered = _remembered(repo)
     if remembered is not None:
-        return sorted(line for prefix in prefixes for line in remembered.refs[prefix])
+        return [line for prefix in sorted(prefixes) for line in remembered.refs[prefix]]
     output = repo.git.for_each_ref("--format=%(refname) %(objectname)", *prefixes)
     return output.splitlines()
 
