@@ -819,11 +819,13 @@ class Indexer:
         self._targets = targets
         rows = self.store.query(
             "SELECT number, head_sha, state, state_estimate FROM changes WHERE kind = 'pr' "
-            "AND number IS NOT NULL AND state IN ('open', 'unmerged') AND state_source IS NULL"
+            "AND number IS NOT NULL AND state IN ('open', 'unmerged') AND state_source IS NULL "
+            "ORDER BY number"
         )
         # The estimates follow from the clone's refs (its newest commit is "now") and these
         # rows alone: where neither moved since the last run, they are what that run wrote.
-        refs = gitsource.refs_digest(self.repo)
+        # A deepened clone shows test merges' parents that a shallow one hid.
+        refs = gitsource.refs_digest(self.repo) + " ".join(gitsource.shallow_boundary(self.repo))
         if self.store.get_meta(ESTIMATED_FROM) != _estimates_key(refs, targets, rows):
             clues = self._state_clues()
             quiet = [row["head_sha"] for row in rows if not clues.shows_open(row["number"])]
@@ -1352,6 +1354,9 @@ class Indexer:
             "p.merged_at, p.target FROM issue_refs r "
             "JOIN changes p ON p.id = r.change_id AND p.kind = 'pr' "
             "AND p.merge_commit IS NOT NULL AND p.state = 'merged' "
+            # Its lines are what landed: read from the landing, or a landing of its whole
+            # change; not a commit that closes it and shares only some of its lines.
+            "AND (p.source != 'closes' OR p.sha = p.merge_commit) "
             "JOIN changes q ON q.kind = 'pr' AND r.issue = '#' || q.number AND q.id != p.id "
             "WHERE q.merge_commit IS NULL AND q.status = 'indexed' AND NOT q.truncated "
             "AND (q.state != 'merged' OR q.sha = q.head_sha) "
@@ -1370,7 +1375,7 @@ class Indexer:
                 number,
                 {
                     "state": "merged",
-                    "source": "closes",
+                    "source": "closed-along",
                     "merge_commit": row["merge_commit"],
                     "merged_at": row["merged_at"],
                     "target": row["target"],
@@ -1473,7 +1478,8 @@ def _estimates_key(refs: str, targets: list[str], rows: list[Any]) -> str:
     """What the state estimates follow from: the refs, the targets, the rows estimated and the
     rules that estimate them."""
     digest = hashlib.sha1(refs.encode())
-    digest.update(Path(state_estimate.__file__).read_bytes())
+    for source in (state_estimate.__file__, gitsource.__file__, __file__):
+        digest.update(Path(source).read_bytes())
     digest.update("\0".join(targets).encode())
     for row in rows:
         fields = (row["number"], row["head_sha"], row["state"], row["state_estimate"])

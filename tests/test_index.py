@@ -886,7 +886,11 @@ def test_a_landed_pr_whose_commit_closes_another_lands_it_too(builder: RepoBuild
     assert change(db_path, 142)["merge_commit"] == landing
     for number in (140, 138):
         row = change(db_path, number)
-        assert (row["state"], row["source"], row["merge_commit"]) == ("merged", "closes", landing)
+        assert (row["state"], row["source"], row["merge_commit"]) == (
+            "merged",
+            "closed-along",
+            landing,
+        )
     assert change(db_path, 141)["merge_commit"] is None
     everything = "SELECT * FROM changes ORDER BY id"
     before = rows(db_path, everything)

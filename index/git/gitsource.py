@@ -264,7 +264,9 @@ def remember_for_run(repo: git.Repo) -> None:
     by_prefix: dict[str, list[str]] = {prefix: [] for prefix in _LISTED}
     output = repo.git.for_each_ref("--format=%(refname) %(objectname)", *_LISTED)
     for line in output.splitlines():
-        by_prefix["/".join(line.split("/", 2)[:2])].append(line)
+        name = line.split(" ", 1)[0]  # a ref may be named `refs/pull` itself
+        prefix = next(p for p in _LISTED if name == p or name.startswith(f"{p}/"))
+        by_prefix[prefix].append(line)
     key = id(repo)
     _RUN[key] = (weakref.ref(repo, lambda _: _RUN.pop(key, None)), _RunReads(by_prefix))
 
