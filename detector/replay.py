@@ -17,10 +17,18 @@ import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import lru_cache, partial
 from typing import Generic, Literal, TypeVar, cast
 
-from detector.model import Change, ChangedLine, FileChange, Hunk, is_trivial, normalise_line
+from detector.model import (
+    TRIVIAL_LINE,
+    Change,
+    ChangedLine,
+    FileChange,
+    Hunk,
+    is_trivial,
+    normalise_line,
+)
 from detector.pins import CompetingPin, competing_pins, is_manifest
 from detector.text import STOP_WORDS
 from detector.versions import VERSION_IN_TEXT, VersionKey, first_version, version_key
@@ -986,6 +994,41 @@ def _replay_file(
     return results
 
 
+@dataclass(frozen=True, slots=True)
+class _OpenerChain:
+    """Each line's place among a file's block openers: `indentation` of a line that says
+    something (-1 for one that does not), `last_saying` the nearest such line at or above
+    each line, `parent` the nearest such line above it indented less (-1: none). A line's
+    openers are its nearest saying line, then parents, each kept where it is indented less
+    than the last kept: the lines skipped between a line and its parent are indented at
+    least as deep as it, so none of them can open its block."""
+
+    indentation: list[int]
+    last_saying: list[int]
+    parent: list[int]
+
+    @classmethod
+    def of(cls, lines: Sequence[str]) -> _OpenerChain:
+        indentation, last_saying, parent = [], [], []
+        stack: list[int] = []  # saying lines above, each indented more than the one before
+        last = -1
+        trivial = TRIVIAL_LINE.match  # `_says_something`, a line at a time, without its calls
+        for number, raw in enumerate(lines):
+            line = raw.rstrip()
+            says = line and not trivial(" ".join(line.split()))
+            depth = len(line) - len(line.lstrip()) if says else -1
+            indentation.append(depth)
+            parent.append(-1)
+            if depth >= 0:
+                while stack and indentation[stack[-1]] >= depth:
+                    stack.pop()
+                parent[number] = stack[-1] if stack else -1
+                stack.append(number)
+                last = number
+            last_saying.append(last)
+        return cls(indentation, last_saying, parent)
+
+
 class FileText:
     """A file's lines, with right-hand whitespace dropped, searched for blocks of lines.
 
@@ -1008,6 +1051,11 @@ class FileText:
         self._looked = 0  # lines looked at to count them one by one
         self._words: set[str] | None = None
         self._whole_names: set[str] | None = None
+        self._chain: _OpenerChain | None = None
+        # `opcodes_against`'s answers, by the later version, held weakly as `_since` is.
+        self._opcodes: weakref.WeakKeyDictionary[
+            FileText, dict[tuple[int, int, int, int], list[tuple[str, int, int, int, int]]]
+        ] = weakref.WeakKeyDictionary()
         # `names_written_since`'s answers, by the earlier version, held weakly (an entry goes
         # with it: holding it would keep alive a text the sweep's reads have let go).
         self._since: weakref.WeakKeyDictionary[FileText, Counter[str]] = weakref.WeakKeyDictionary()
@@ -1048,6 +1096,49 @@ class FileText:
             starts.append(line)
             at = joined.find(needle, at + 1)
         return starts
+
+    def openers(self, start: int, changed: Sequence[str]) -> tuple[str, ...]:
+        """`_openers(self.lines, start, changed)`, read from the file's opener chain: a replay
+        asks it at every place a hunk's lines occur, each answer a walk up the chain instead
+        of a scan of up to `BLOCK_SEARCH` lines."""
+        depth = _opening_depth(changed)
+        if depth is None:
+            return ()
+        chain = self._opener_chain()
+        lowest = start - BLOCK_SEARCH  # the lowest line `_openers` reads
+        found: list[str] = []
+        top = min(start, len(self.lines)) - 1
+        number = chain.last_saying[top] if top >= 0 else -1
+        while depth and number >= max(0, lowest):
+            indentation = chain.indentation[number]
+            if indentation < depth:
+                found.append(self.lines[number].rstrip())
+                depth = indentation
+            number = chain.parent[number]
+        return tuple(found)
+
+    def opcodes_against(
+        self, after: FileText, old: tuple[int, int], new: tuple[int, int]
+    ) -> list[tuple[str, int, int, int, int]]:
+        """difflib's opcodes from this file's lines in the span `old` to `after`'s in `new`,
+        kept for the pair: the replays of many changes at one landing ask about the same
+        spans (three quarters of the asks of a first sweep), and each costs a line diff."""
+        kept = self._opcodes.get(after)
+        if kept is None:
+            kept = self._opcodes[after] = {}
+        key = (*old, *new)
+        found = kept.get(key)
+        if found is None:
+            matcher = difflib.SequenceMatcher(
+                None, self.lines[slice(*old)], after.lines[slice(*new)], autojunk=False
+            )
+            found = kept[key] = list(matcher.get_opcodes())
+        return found
+
+    def _opener_chain(self) -> _OpenerChain:
+        if self._chain is None:
+            self._chain = _OpenerChain.of(self.lines)
+        return self._chain
 
     @property
     def where(self) -> dict[str, list[int]]:
@@ -1944,7 +2035,7 @@ def _count_in_function(
 def _in_function(text: FileText, at: int, changed: Sequence[str], function: str) -> bool:
     """Whether a block opened by a line naming `function` holds the `changed` lines put at
     line `at` of `text`."""
-    return any(function in _function_names(line) for line in _openers(text.lines, at, changed))
+    return any(function in _function_names(line) for line in text.openers(at, changed))
 
 
 # A name followed by an opening parenthesis: a definition's (or a call's) in its opening line.
@@ -2102,11 +2193,11 @@ def _enclosing_block(
 
 def _openers(base: Sequence[str], start: int, changed: Sequence[str]) -> tuple[str, ...]:
     """The lines above `start` in `base` that open the blocks around the `changed` lines,
-    innermost first: each line that says something and is indented less than the last."""
-    saying = [line for line in changed if _says_something((line,))]
-    if not saying:
+    innermost first: each line that says something and is indented less than the last.
+    (`FileText.openers` answers the same from the file's opener chain, worked out once.)"""
+    depth = _opening_depth(changed)
+    if depth is None:
         return ()
-    depth = min(_indentation(line) for line in saying)
     found: list[str] = []
     for number in range(min(start, len(base)) - 1, max(-1, start - 1 - BLOCK_SEARCH), -1):
         line = base[number].rstrip()
@@ -2117,6 +2208,19 @@ def _openers(base: Sequence[str], start: int, changed: Sequence[str]) -> tuple[s
             found.append(line)
             depth = _indentation(line)
     return tuple(found)
+
+
+def _opening_depth(changed: Sequence[str]) -> int | None:
+    """The indentation a block's opening line must be under to hold the `changed` lines: the
+    least of those that say something (None where none does)."""
+    return _depth_of(tuple(changed))
+
+
+@lru_cache(maxsize=1024)
+def _depth_of(changed: tuple[str, ...]) -> int | None:
+    """`_opening_depth`, kept: a replay asks it of one hunk's lines at every place they occur."""
+    saying = [line for line in changed if _says_something((line,))]
+    return min(_indentation(line) for line in saying) if saying else None
 
 
 def _in_own_block(blocks: _Blocks, text: FileText) -> tuple[int, int] | None:
@@ -2604,11 +2708,10 @@ def _edit_of(
     if new_hi < new_lo or old_hi - old_lo > MAX_DIFF_LINES or new_hi - new_lo > MAX_DIFF_LINES:
         return None
     old, new = before.lines[old_lo:old_hi], after.lines[new_lo:new_hi]
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     replaced: list[str] = []
     replacement: list[str] = []
     untouched = set(range(start, end))
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in before.opcodes_against(after, (old_lo, old_hi), (new_lo, new_hi)):
         if tag == "equal" or i2 < start - old_lo or i1 > end - old_lo:
             continue
         untouched -= set(range(old_lo + i1, old_lo + i2))

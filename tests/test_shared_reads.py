@@ -11,8 +11,9 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+from detector import replay
 from detector.model import normalise_line
-from detector.replay import FileText
+from detector.replay import BLOCK_SEARCH, FileText, _openers
 from index.config import Settings
 from index.git import gitsource
 from index.indexer import index_repository
@@ -296,6 +297,25 @@ def test_a_line_found_once_is_where_the_map_puts_it():
     assert text.once("z = 3") is None
     assert text.where["    return x"] == [2]  # the map built, the answers stay
     assert text.once("    return x") == 2 and text.once("    x = 1") is None
+
+
+def test_a_lines_block_openers_from_the_chain_are_those_a_scan_finds():
+    """`FileText.openers` walks the file's opener chain, worked out once; it names the lines
+    a scan up the file names, innermost first, within `BLOCK_SEARCH` lines, in a file with
+    blank and trivial lines, tabs, deep nesting and exact (unstripped) lines."""
+    body = Path(replay.__file__).read_text(encoding="utf-8").split("\n")
+    long_tail = ["def tail():", *["        deep = 1"] * (BLOCK_SEARCH + 50), "\tz = 1  "]
+    lines = ["class Outer:", *(f"    {line}" if line else line for line in body), *long_tail]
+    changes = (["        x = 1"], ["  y"], ["    )", "  }"], [""], ["def top():"], ["\t\tz"])
+    for exact in (False, True):
+        text = FileText(lines, exact=exact)
+        for start in (*range(-1, len(lines) + 2, 7), len(lines) - 1, len(lines)):
+            for changed in changes:
+                assert text.openers(start, changed) == _openers(text.lines, start, changed)
+    nested = FileText(["class A:", "", "    def f(self):", "        # note", "        x = 1"])
+    assert nested.openers(5, ["        y = 2"]) == ("    def f(self):", "class A:")
+    assert nested.openers(5, ["y = 2"]) == ()  # nothing is indented less than the top
+    assert FileText([]).openers(3, ["    x = 1"]) == ()
 
 
 def test_normalised_lines_are_counted_as_every_line_would_be():
