@@ -994,6 +994,18 @@ def _replay_file(
     return results
 
 
+@dataclass(slots=True)
+class _PairMemo:
+    """What one file version worked out against a later one (`FileText.opcodes_against`,
+    `FileText.anchors_against`)."""
+
+    opcodes: dict[tuple[int, int, int, int], list[tuple[str, int, int, int, int]]] = field(
+        default_factory=dict
+    )
+    heads: dict[int, tuple[int, int] | None] = field(default_factory=dict)
+    tails: dict[int, tuple[int, int] | None] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, slots=True)
 class _OpenerChain:
     """Each line's place among a file's block openers: `indentation` of a line that says
@@ -1052,10 +1064,9 @@ class FileText:
         self._words: set[str] | None = None
         self._whole_names: set[str] | None = None
         self._chain: _OpenerChain | None = None
-        # `opcodes_against`'s answers, by the later version, held weakly as `_since` is.
-        self._opcodes: weakref.WeakKeyDictionary[
-            FileText, dict[tuple[int, int, int, int], list[tuple[str, int, int, int, int]]]
-        ] = weakref.WeakKeyDictionary()
+        # What this version asked of a later one (`opcodes_against`, `anchors_against`), by
+        # the later version, held weakly as `_since` is.
+        self._pairs: weakref.WeakKeyDictionary[FileText, _PairMemo] = weakref.WeakKeyDictionary()
         # `names_written_since`'s answers, by the earlier version, held weakly (an entry goes
         # with it: holding it would keep alive a text the sweep's reads have let go).
         self._since: weakref.WeakKeyDictionary[FileText, Counter[str]] = weakref.WeakKeyDictionary()
@@ -1123,9 +1134,7 @@ class FileText:
         """difflib's opcodes from this file's lines in the span `old` to `after`'s in `new`,
         kept for the pair: the replays of many changes at one landing ask about the same
         spans (three quarters of the asks of a first sweep), and each costs a line diff."""
-        kept = self._opcodes.get(after)
-        if kept is None:
-            kept = self._opcodes[after] = {}
+        kept = self._pair(after).opcodes
         key = (*old, *new)
         found = kept.get(key)
         if found is None:
@@ -1134,6 +1143,28 @@ class FileText:
             )
             found = kept[key] = list(matcher.get_opcodes())
         return found
+
+    def anchors_against(
+        self, after: FileText, start: int, end: int
+    ) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+        """The nearest lines above line `start` and from line `end` on (within
+        `ANCHOR_SEARCH`) that say something and occur once in this version and in `after`,
+        each as (here, there): a region's bounds in both versions. Kept for the pair: a
+        hunk's place and the landing's edit there ask the same, for many changes."""
+        memo = self._pair(after)
+        if start not in memo.heads:
+            above = range(start - 1, max(-1, start - 1 - ANCHOR_SEARCH), -1)
+            memo.heads[start] = _anchor(self, after, above)
+        if end not in memo.tails:
+            below = range(end, min(len(self.lines), end + ANCHOR_SEARCH))
+            memo.tails[end] = _anchor(self, after, below)
+        return memo.heads[start], memo.tails[end]
+
+    def _pair(self, after: FileText) -> _PairMemo:
+        memo = self._pairs.get(after)
+        if memo is None:
+            memo = self._pairs[after] = _PairMemo()
+        return memo
 
     def _opener_chain(self) -> _OpenerChain:
         if self._chain is None:
@@ -2147,8 +2178,7 @@ def _place(blocks: _Blocks, before: FileText | None, after: FileText | None) -> 
     if spot is None:
         return None
     start, end = spot
-    head = _anchor(before, after, range(start - 1, max(-1, start - 1 - ANCHOR_SEARCH), -1))
-    tail = _anchor(before, after, range(end, min(len(before.lines), end + ANCHOR_SEARCH)))
+    head, tail = before.anchors_against(after, start, end)
     if head is None and tail is None:
         return None
     before_low, after_low = head if head else (0, 0)
@@ -2701,8 +2731,7 @@ def _edit_of(
     Read between the nearest lines around the region that both versions have once, so a
     large file costs no more; None where that span is too large to compare."""
     start, end = region
-    head = _anchor(before, after, range(start - 1, max(-1, start - 1 - ANCHOR_SEARCH), -1))
-    tail = _anchor(before, after, range(end, min(len(before.lines), end + ANCHOR_SEARCH)))
+    head, tail = before.anchors_against(after, start, end)
     old_lo, new_lo = (head[0] + 1, head[1] + 1) if head else (0, 0)
     old_hi, new_hi = tail if tail else (len(before.lines), len(after.lines))
     if new_hi < new_lo or old_hi - old_lo > MAX_DIFF_LINES or new_hi - new_lo > MAX_DIFF_LINES:
