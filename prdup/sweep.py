@@ -87,7 +87,7 @@ from typing import Any
 import git
 
 from detector import decide
-from detector.evidence import Finding, RemainingHunk
+from detector.evidence import ChangeEvidence, Finding, RemainingHunk
 from detector.grouping import (
     AlreadyDone,
     Group,
@@ -872,7 +872,8 @@ def _merged(
                 continue
             if stored["truncated"] and stored["state"] != "merged":
                 if source is not None:
-                    placing[number] = _Placing(sorted(shared), cached.findings)
+                    known = {cid: lines[cid] for cid in shared if cid in lines}
+                    placing[number] = _Placing(sorted(shared), cached.findings, known)
                 continue
             found = match_alone(engine, repo, stored, sorted(shared), settings, lines)
             placed = placed_among(found, cached.findings, keys, number, repo is not None)
@@ -890,6 +891,9 @@ class _Placing:
 
     shared: list[int]  # the changes new since the last sweep that share a rare line with it
     cached: list[SweptFinding]
+    # Those changes' lines, read once before forking (`match_alone`'s `known_lines`): a PR
+    # stored cut, matched by its whole diff, would else look up every line of it to find them.
+    lines: Mapping[int, ChangeEvidence] = field(default_factory=dict)
 
 
 def placed_among(
@@ -1017,7 +1021,14 @@ class _Matcher:
         settings = self.source.settings if self.source else Settings()
         memory = self.shared.memory if self.shared is not None else None
         found = match_alone(
-            engine, repo, row, placing.shared, settings, diffs=self.diffs, memory=memory
+            engine,
+            repo,
+            row,
+            placing.shared,
+            settings,
+            placing.lines,
+            diffs=self.diffs,
+            memory=memory,
         )
         return placed_among(found, placing.cached, self.batch.keys, number, repo is not None)
 
