@@ -14,10 +14,11 @@ import difflib
 import math
 import re
 import weakref
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache, partial
+from functools import partial
 from typing import Generic, Literal, TypeVar, cast
 
 from detector.model import (
@@ -999,7 +1000,7 @@ class _PairMemo:
     """What one file version worked out against a later one (`FileText.opcodes_against`,
     `FileText.anchors_against`)."""
 
-    opcodes: dict[tuple[int, int, int, int], list[tuple[str, int, int, int, int]]] = field(
+    opcodes: dict[tuple[int, int, int, int], tuple[tuple[str, int, int, int, int], ...]] = field(
         default_factory=dict
     )
     heads: dict[int, tuple[int, int] | None] = field(default_factory=dict)
@@ -1015,19 +1016,20 @@ class _OpenerChain:
     than the last kept: the lines skipped between a line and its parent are indented at
     least as deep as it, so none of them can open its block."""
 
-    indentation: list[int]
-    last_saying: list[int]
-    parent: list[int]
+    # Arrays of machine integers: a chain costs a quarter of the text it describes.
+    indentation: array[int]
+    last_saying: array[int]
+    parent: array[int]
 
     @classmethod
     def of(cls, lines: Sequence[str]) -> _OpenerChain:
-        indentation, last_saying, parent = [], [], []
+        indentation, last_saying, parent = array("i"), array("i"), array("i")
         stack: list[int] = []  # saying lines above, each indented more than the one before
         last = -1
         trivial = TRIVIAL_LINE.match  # `_says_something`, a line at a time, without its calls
         for number, raw in enumerate(lines):
             line = raw.rstrip()
-            says = line and not trivial(" ".join(line.split()))
+            says = bool(line) and not trivial(" ".join(line.split()))
             depth = len(line) - len(line.lstrip()) if says else -1
             indentation.append(depth)
             parent.append(-1)
@@ -1108,19 +1110,19 @@ class FileText:
             at = joined.find(needle, at + 1)
         return starts
 
-    def openers(self, start: int, changed: Sequence[str]) -> tuple[str, ...]:
-        """`_openers(self.lines, start, changed)`, read from the file's opener chain: a replay
+    def openers(self, start: int, depth: int | None) -> tuple[str, ...]:
+        """`_openers(self.lines, start, changed)` where `depth` is `_opening_depth(changed)`
+        (a replay works it out once for a hunk), read from the file's opener chain: a replay
         asks it at every place a hunk's lines occur, each answer a walk up the chain instead
         of a scan of up to `BLOCK_SEARCH` lines."""
-        depth = _opening_depth(changed)
         if depth is None:
             return ()
         chain = self._opener_chain()
-        lowest = start - BLOCK_SEARCH  # the lowest line `_openers` reads
+        lowest = max(0, start - BLOCK_SEARCH)  # the lowest line `_openers` reads
         found: list[str] = []
         top = min(start, len(self.lines)) - 1
         number = chain.last_saying[top] if top >= 0 else -1
-        while depth and number >= max(0, lowest):
+        while depth and number >= lowest:
             indentation = chain.indentation[number]
             if indentation < depth:
                 found.append(self.lines[number].rstrip())
@@ -1130,7 +1132,7 @@ class FileText:
 
     def opcodes_against(
         self, after: FileText, old: tuple[int, int], new: tuple[int, int]
-    ) -> list[tuple[str, int, int, int, int]]:
+    ) -> tuple[tuple[str, int, int, int, int], ...]:
         """difflib's opcodes from this file's lines in the span `old` to `after`'s in `new`,
         kept for the pair: the replays of many changes at one landing ask about the same
         spans (three quarters of the asks of a first sweep), and each costs a line diff."""
@@ -1141,7 +1143,7 @@ class FileText:
             matcher = difflib.SequenceMatcher(
                 None, self.lines[slice(*old)], after.lines[slice(*new)], autojunk=False
             )
-            found = kept[key] = list(matcher.get_opcodes())
+            found = kept[key] = tuple(matcher.get_opcodes())
         return found
 
     def anchors_against(
@@ -2060,13 +2062,14 @@ def _count_in_function(
     if function is None:
         return len(starts)
     changed = block[offset : offset + size] or block
-    return sum(1 for start in starts if _in_function(text, start + offset, changed, function))
+    depth = _opening_depth(changed)
+    return sum(1 for start in starts if _in_function(text, start + offset, depth, function))
 
 
-def _in_function(text: FileText, at: int, changed: Sequence[str], function: str) -> bool:
-    """Whether a block opened by a line naming `function` holds the `changed` lines put at
-    line `at` of `text`."""
-    return any(function in _function_names(line) for line in text.openers(at, changed))
+def _in_function(text: FileText, at: int, depth: int | None, function: str) -> bool:
+    """Whether a block opened by a line naming `function` holds the changed lines put at line
+    `at` of `text` (`depth`: their `_opening_depth`)."""
+    return any(function in _function_names(line) for line in text.openers(at, depth))
 
 
 # A name followed by an opening parenthesis: a definition's (or a call's) in its opening line.
@@ -2243,12 +2246,6 @@ def _openers(base: Sequence[str], start: int, changed: Sequence[str]) -> tuple[s
 def _opening_depth(changed: Sequence[str]) -> int | None:
     """The indentation a block's opening line must be under to hold the `changed` lines: the
     least of those that say something (None where none does)."""
-    return _depth_of(tuple(changed))
-
-
-@lru_cache(maxsize=1024)
-def _depth_of(changed: tuple[str, ...]) -> int | None:
-    """`_opening_depth`, kept: a replay asks it of one hunk's lines at every place they occur."""
     saying = [line for line in changed if _says_something((line,))]
     return min(_indentation(line) for line in saying) if saying else None
 
@@ -2333,8 +2330,8 @@ def _between_neighbours(blocks: _Blocks, text: FileText) -> tuple[int, int] | No
     function = _function_of(blocks)
     if function is not None:
         # A neighbour found once in another function (its `return {}`) puts it nowhere.
-        changed = blocks.removed or blocks.added
-        votes = [vote for vote in votes if _in_function(text, vote[0], changed, function)]
+        depth = _opening_depth(blocks.removed or blocks.added)
+        votes = [vote for vote in votes if _in_function(text, vote[0], depth, function)]
     if not votes:
         return None
     # The lines around a hunk may have shifted by a few lines: agreeing within the context.
@@ -2690,13 +2687,13 @@ def _found_once(
     hunk changes, where it names one (the same lines in another function are not its
     place)."""
     function = _function_of(blocks)
-    changed = blocks.removed or blocks.added
+    depth = _opening_depth(blocks.removed or blocks.added) if function is not None else None
 
     def found(block: Sequence[str], offset: int) -> list[int]:
         starts = text.find(block)
         if function is None or not starts:
             return starts
-        return [start for start in starts if _in_function(text, start + offset, changed, function)]
+        return [start for start in starts if _in_function(text, start + offset, depth, function)]
 
     for pre, _, offset in variants:
         starts = found(pre, offset)

@@ -893,7 +893,7 @@ class _Placing:
     cached: list[SweptFinding]
     # Those changes' lines, read once before forking (`match_alone`'s `known_lines`): a PR
     # stored cut, matched by its whole diff, would else look up every line of it to find them.
-    lines: Mapping[int, ChangeEvidence] = field(default_factory=dict)
+    known_lines: Mapping[int, ChangeEvidence] = field(default_factory=dict)
 
 
 def placed_among(
@@ -1026,7 +1026,7 @@ class _Matcher:
             row,
             placing.shared,
             settings,
-            placing.lines,
+            placing.known_lines,
             diffs=self.diffs,
             memory=memory,
         )

@@ -7,13 +7,14 @@ says alone. A new landing or a new PR still changes the answers a re-sweep gives
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
 from detector import replay
-from detector.model import normalise_line
-from detector.replay import BLOCK_SEARCH, FileText, _openers
+from detector.model import is_trivial, normalise_line
+from detector.replay import FileText, _openers
 from index.config import Settings
 from index.git import gitsource
 from index.indexer import index_repository
@@ -299,23 +300,51 @@ def test_a_line_found_once_is_where_the_map_puts_it():
     assert text.once("    return x") == 2 and text.once("    x = 1") is None
 
 
-def test_a_lines_block_openers_from_the_chain_are_those_a_scan_finds():
+def _openers_scanned(lines: list[str], start: int, changed: list[str]) -> tuple[str, ...]:
+    """The openers as a plain scan up the file finds them: each line above `start`, within
+    `BLOCK_SEARCH`, that says something and is indented less than the last kept (first: less
+    than the least indented changed line that says something)."""
+    saying = [line for line in changed if not is_trivial(normalise_line(line))]
+    if not saying:
+        return ()
+    depth = min(len(line) - len(line.lstrip()) for line in saying)
+    found: list[str] = []
+    for number in range(min(start, len(lines)) - 1, max(-1, start - 1 - replay.BLOCK_SEARCH), -1):
+        line = lines[number].rstrip()
+        indentation = len(line) - len(line.lstrip())
+        if depth and line and indentation < depth and not is_trivial(normalise_line(line)):
+            found.append(line)
+            depth = indentation
+    return tuple(found)
+
+
+def test_a_lines_block_openers_from_the_chain_are_those_a_scan_finds(monkeypatch):
     """`FileText.openers` walks the file's opener chain, worked out once; it names the lines
-    a scan up the file names, innermost first, within `BLOCK_SEARCH` lines, in a file with
-    blank and trivial lines, tabs, deep nesting and exact (unstripped) lines."""
-    body = Path(replay.__file__).read_text(encoding="utf-8").split("\n")
-    long_tail = ["def tail():", *["        deep = 1"] * (BLOCK_SEARCH + 50), "\tz = 1  "]
-    lines = ["class Outer:", *(f"    {line}" if line else line for line in body), *long_tail]
-    changes = (["        x = 1"], ["  y"], ["    )", "  }"], [""], ["def top():"], ["\t\tz"])
-    for exact in (False, True):
-        text = FileText(lines, exact=exact)
-        for start in (*range(-1, len(lines) + 2, 7), len(lines) - 1, len(lines)):
-            for changed in changes:
-                assert text.openers(start, changed) == _openers(text.lines, start, changed)
+    a scan up the file names, innermost first, within `BLOCK_SEARCH` lines (made small here,
+    so every start meets the bound), in files with blank and trivial lines, tabs, trailing
+    whitespace kept (exact) or not, and lines shorter than the depth."""
+    monkeypatch.setattr(replay, "BLOCK_SEARCH", 5)
+    pieces = ["", "}", "  ", "\t", "    ", "        ", "  \t"]
+    words = ["class A:", "def f(x):", "if x:", "return x", "x = 1  ", "# note", ")"]
+    randomly = random.Random(7)
+    for _ in range(40):
+        lines = [
+            randomly.choice(pieces) + randomly.choice(words) for _ in range(randomly.randint(0, 30))
+        ]
+        changes = [["        x = 2", "  y = 3"], ["\t\tz"], ["    a", "b"], [""], ["  )"]]
+        for exact in (False, True):
+            text = FileText(lines, exact=exact)
+            for start in range(-2, len(lines) + 3):
+                for changed in changes:
+                    expected = _openers_scanned(text.lines, start, changed)
+                    assert text.openers(start, replay._opening_depth(changed)) == expected
+                    assert _openers(text.lines, start, changed) == expected
     nested = FileText(["class A:", "", "    def f(self):", "        # note", "        x = 1"])
-    assert nested.openers(5, ["        y = 2"]) == ("    def f(self):", "class A:")
-    assert nested.openers(5, ["y = 2"]) == ()  # nothing is indented less than the top
-    assert FileText([]).openers(3, ["    x = 1"]) == ()
+    depth = replay._opening_depth(["            y = 2", "        z = 3", "    )"])
+    assert depth == 8  # the least indented changed line that says something
+    assert nested.openers(5, depth) == ("    def f(self):", "class A:")
+    assert nested.openers(5, replay._opening_depth(["y = 2"])) == ()  # nothing less indented
+    assert FileText([]).openers(3, 4) == () and nested.openers(5, None) == ()
 
 
 def test_normalised_lines_are_counted_as_every_line_would_be():
