@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import sqlite3
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,6 +43,8 @@ REVERTS_KEY = "target_reverts"  # the meta row keeping the last tip's reverts
 # The fields of a kept hunk, in the order they are stored; a change of `HunkReplay`'s fields
 # changes the code digest too (`detector/` is part of it), so older rows are never read.
 _HUNK_FIELDS = tuple(f.name for f in fields(HunkReplay))
+_HUNK_VALUES = operator.attrgetter(*_HUNK_FIELDS)
+_PINS_AT = _HUNK_FIELDS.index("other_pins")  # the one field whose values JSON cannot write
 
 
 @cache
@@ -109,7 +112,7 @@ def encode(
     compressed JSON: a hunk a list of its fields' values (a sweep of a large backlog keeps
     thousands, most alike)."""
     moved = moved or {}
-    hunks = [[_plain(getattr(hunk, name)) for name in _HUNK_FIELDS] for hunk in replay.hunks]
+    hunks = [_hunk_values(hunk) for hunk in replay.hunks]
     data = [replay.commit, hunks, sorted(gone), sorted(moved.items())]
     return zlib.compress(json.dumps(data, separators=(",", ":")).encode())
 
@@ -120,12 +123,15 @@ def decode(data: bytes) -> Kept:
     return Kept(replay, frozenset(gone), dict(moved))
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_plain(item) for item in value]
-    if isinstance(value, CompetingPin):
-        return [value.package, value.ours, value.theirs]
-    return value
+def _hunk_values(hunk: HunkReplay) -> list[Any]:
+    """A hunk's fields' values in `_HUNK_FIELDS` order, as JSON writes them: a tuple is
+    written as a list anyway, so only the competing pins (objects) are spelled out. A sweep
+    encodes thousands of replays."""
+    values = list(_HUNK_VALUES(hunk))
+    pins = values[_PINS_AT]
+    if pins:
+        values[_PINS_AT] = [[pin.package, pin.ours, pin.theirs] for pin in pins]
+    return values
 
 
 def _hunk(values: Sequence[Any]) -> HunkReplay:
