@@ -1174,8 +1174,9 @@ def _run(
     size = max(1, min(DIFFS_READ_TOGETHER, len(numbers) // (jobs * 4))) if parallel else 16
     parts = [numbers[start : start + size] for start in range(0, len(numbers), size)]
     if parallel:
-        # The largest first: a large PR handed out last would leave the other processes idle.
-        lines = _changed_lines(numbers, snapshot)
+        # The costliest first: a large PR handed out last would leave the other processes idle.
+        cut = source.settings.max_unmerged_lines if source is not None else 0
+        lines = _matching_cost(numbers, snapshot, cut)
         parts.sort(key=lambda part: -sum(lines.get(number, 0) for number in part))
     if not parallel:
         meanwhile()
@@ -1249,6 +1250,17 @@ def _changed_lines(numbers: list[int], snapshot: dict[int, ChangeRow]) -> dict[i
     """Each of these PRs' changed lines, by number."""
     wanted = set(numbers)
     return {r.number: r.added + r.removed for r in snapshot.values() if r.number in wanted}
+
+
+def _matching_cost(numbers: list[int], snapshot: dict[int, ChangeRow], cut: int) -> dict[int, int]:
+    """What matching each of these PRs costs, in changed lines: a PR stored cut is read whole
+    (from git, or from the lines a sweep kept), so it has at least the `cut` lines it was cut
+    at; its row counts only some of the lines before the cut, often none."""
+    lines = _changed_lines(numbers, snapshot)
+    for row in snapshot.values():
+        if row.truncated and row.number in lines:
+            lines[row.number] = max(lines[row.number], cut)
+    return lines
 
 
 def _largest_first(numbers: list[int], snapshot: dict[int, ChangeRow]) -> list[int]:

@@ -38,6 +38,7 @@ from index.git import gitsource
 from index.github import dismissals
 from index.indexer import index_repository
 from index.questions import lookup, whole_lines
+from index.questions.candidates import read_change_rows
 from index.questions.replay_memory import ReplayMemory
 from index.storage.store import IndexStore
 from prdup import sweep as sweep_module
@@ -583,6 +584,21 @@ def test_a_sweep_keeps_a_cut_prs_whole_lines_for_the_re_sweep(builder: RepoBuild
     assert [f.pr for f in again.findings[40] if f.pr != 41] == [
         f.pr for f in first_sweep.findings[40]
     ]
+
+
+def test_a_pr_stored_cut_is_handed_out_as_costly_as_its_cut(builder: RepoBuilder, db_path: Path):
+    """PR 40's row keeps two of its 44 lines (stored cut at twenty), PR 41 has three: matching
+    reads PR 40 whole, so the matching processes get it first, as a PR of twenty lines at
+    least, not as the two its row counts."""
+    base, settings = index_a_cut_catalogue(builder, db_path)
+    index_an_exporter_of_its_entry(builder, db_path, base, settings)
+    with IndexStore(db_path) as store:
+        snapshot = read_change_rows(store)
+    rows = {row.number: row for row in snapshot.values() if row.number in (40, 41)}
+    assert rows[40].truncated and not rows[41].truncated
+    assert rows[40].added + rows[40].removed < rows[41].added + rows[41].removed
+    cost = sweep_module._matching_cost([40, 41], snapshot, settings.max_unmerged_lines)
+    assert cost == {40: 20, 41: rows[41].added + rows[41].removed}
 
 
 def test_a_new_pr_sharing_only_lines_past_a_cut_is_placed_among_the_cut_prs_findings(

@@ -58,6 +58,7 @@ class ChangeRow(NamedTuple):
     added_weight: float | None
     details: str = ""  # digest of the title, body length and author (see `details_digest`)
     title_from_commit: bool = False  # the title is the head commit's subject (no metadata)
+    truncated: bool = False  # stored cut: its lines past the cut are not in the index
 
     @property
     def is_open_pr(self) -> bool:
@@ -104,10 +105,11 @@ def read_change_rows(store: IndexStore) -> dict[int, ChangeRow]:
         author_email,
         title_source,
         body_length,
+        truncated,
     ) in store.rows(
         "SELECT id, kind, number, sha, head_sha, patch_id, state, status, title, author, "
         "created_at, added, removed, file_count, removed_weight, added_weight, author_email, "
-        "title_source, length(body) FROM changes"
+        "title_source, length(body), truncated FROM changes"
     ):
         rows[change_id] = ChangeRow(
             id=change_id,
@@ -128,6 +130,7 @@ def read_change_rows(store: IndexStore) -> dict[int, ChangeRow]:
             added_weight=added_weight,
             details=details_digest(title, body_length, author, author_email),
             title_from_commit=title_source == "commit",
+            truncated=bool(truncated),
         )
     return rows
 
