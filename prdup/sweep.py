@@ -74,10 +74,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import multiprocessing
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
@@ -596,37 +597,56 @@ def _findings(
     # later sweep that takes it matches it again.
     stale |= sharing.keys() - in_sweep
     sharing = {n: shared for n, shared in sharing.items() if n in in_sweep}
-    merged, placing = ({}, {}) if full else _merged(store, cache, snapshot, sharing, moved, source)
-    stale |= sharing.keys() - merged.keys() - placing.keys()
+    plan = _Plan() if full else _plan(store, cache, snapshot, sharing, moved, source)
+    placing = plan.placing
+    stale |= sharing.keys() - plan.here.keys() - placing.keys()
     todo = [n for n in swept if full or n not in cache or n in stale or n in placing]
     replays: list[replay_memory.Row] = []
     redone = set(todo)
+    merged: dict[int, list[SweptFinding]] = {}
     reused: dict[int, list[SweptFinding]] = {}
 
-    def reuse() -> None:
+    def place_then_reuse() -> list[int]:
+        """While other processes match: place the new findings among the cached PRs not stored
+        cut (`_merged`); those that do not stand alone are matched after all (returned)."""
+        merged.update(_merged(store, cache, snapshot, plan, source))
+        late = [n for n in swept if n in plan.here and n not in merged]
+        stale.update(late)
+        redone.update(late)
         reused.update(
             (n, _current(merged[n] if n in merged else cache[n].findings, snapshot))
             for n in swept
             if n not in redone
         )
+        return late
 
-    reverts = _TargetReverts(replay_memory.kept_reverts(store) if todo else None)
+    reverts = _TargetReverts(replay_memory.kept_reverts(store) if todo or plan.here else None)
     placed: set[int] = set()
     fresh = _run(
-        store.path, todo, snapshot, jobs, progress, source, replays, reverts, reuse, placing, placed
+        store.path,
+        todo,
+        snapshot,
+        jobs,
+        progress,
+        source,
+        replays,
+        reverts,
+        place_then_reuse,
+        placing,
+        placed,
     )
     # Stale rows this sweep did not redo (outside --limit) go: a later sweep redoes them.
     if not store.read_only:  # a read-only index is swept all the same, and caches nothing
         # A finding placed among cached ones: the row is as old as the rest of it.
         kept = {n: cache[n].change_count for n in merged.keys() | placed}
         _save_cache(store, {**merged, **fresh}, stale - set(fresh), snapshot, moved, kept)
-        if todo:
+        if fresh:
             # The replays of the PRs still open with the same head are kept; the others go.
             live = {row.head_sha for row in snapshot.values() if row.is_open_pr and row.head_sha}
             replay_memory.save(store, replays, live)
         if reverts.read is not None:
             replay_memory.keep_reverts(store, *reverts.read)
-    rechecked = [n for n in todo if n not in placed]
+    rechecked = [n for n in swept if n in fresh and n not in placed]
     return {n: fresh[n] if n in fresh else reused[n] for n in swept}, rechecked
 
 
@@ -817,27 +837,39 @@ def _cut_lines(
     return whole_lines_kept.kept_hashes(replay_memory.ReplayMemory(store), spans, settings)
 
 
-def _merged(
+@dataclass
+class _Plan:
+    """The cached PRs a re-sweep places new findings among instead of matching them again
+    (`_plan`): those stored cut, by the matching processes (`_Matcher.place`), and the others,
+    by this process while those match (`_merged`)."""
+
+    placing: dict[int, _Placing] = field(default_factory=dict)
+    here: dict[int, Mapping[str, Any]] = field(default_factory=dict)  # number -> stored row
+    shared: dict[int, list[int]] = field(default_factory=dict)  # number -> the moved it shares
+    lines: dict[int, ChangeEvidence] = field(default_factory=dict)  # moved change id -> lines
+
+
+def _plan(
     store: IndexStore,
     cache: dict[int, CachedSweep],
     snapshot: dict[int, ChangeRow],
     sharing: dict[int, set[int]],
     moved: set[int],
     source: ReplaySource | None,
-) -> tuple[dict[int, list[SweptFinding]], dict[int, _Placing]]:
-    """The cached PRs that share lines with changes that moved whose answer is their cached
-    findings with those changes' findings placed among them (`checking.match_alone`,
-    `placed_among`), as `check` ranks them: where every such finding stands alone
-    (`matcher.stands_alone`: no claim, no replay, no fold), no other finding of the PR
-    changes. And the PRs stored cut among them, each with what to place: they are read whole
-    from git, which the matching processes do (`_Matcher.place`). (A PR one of whose cached
-    findings names a change that moved is stale already: `_stale_numbers`.) Each PR left out
-    of both is to be redone: one such finding that decides or asks a replay, another change
-    that moved (it may be a candidate by a file, a symbol, an issue or its words), a moved
-    change with no PR number (ranked among commits by lookup order) or one whose head
-    commit another change shares (`matcher.fold_reopened`)."""
+) -> _Plan:
+    """The cached PRs that share lines with changes that moved and may take those changes'
+    findings placed among their cached ones (`checking.match_alone`, `placed_among`), as
+    `check` ranks them: where every such finding stands alone (`matcher.stands_alone`: no
+    claim, no replay, no fold), no other finding of the PR changes. The PRs stored cut among
+    them are read whole from git, which the matching processes do (`_Matcher.place`); the
+    others are placed by this process (`_merged`). (A PR one of whose cached findings names a
+    change that moved is stale already: `_stale_numbers`.) Each PR left out of both is to be
+    redone: another change that moved (it may be a candidate by a file, a symbol, an issue or
+    its words), a moved change with no PR number (ranked among commits by lookup order) or
+    one whose head commit another change shares (`matcher.fold_reopened`)."""
+    plan = _Plan()
     if not sharing:
-        return {}, {}  # nothing new shares a line with a cached PR: nothing to read or open
+        return plan  # nothing new shares a line with a cached PR: nothing to read
     heads: dict[str, int] = {}
     for row in snapshot.values():
         if row.head_sha:
@@ -852,37 +884,57 @@ def _merged(
     # A moved change that shares no rare line with a PR may still be its candidate (by a
     # file, a symbol, an issue, its words): then the PR is matched again, whole.
     present = {cid for cid in moved if cid in snapshot}
-    engine = CandidateEngine(store)
     keys = {row.key: cid for cid, row in snapshot.items()}
     # Each moved change's lines, read once: most PRs that share one with it share few.
-    lines = {keys[e.key]: e for e in lookup.load_evidence(store, sorted(alone)) if e.key in keys}
+    plan.lines = {
+        keys[e.key]: e for e in lookup.load_evidence(store, sorted(alone)) if e.key in keys
+    }
+    for number, shared in sharing.items():
+        if present - shared or not shared <= alone:
+            continue
+        stored = store.changes.row(number)
+        if stored is None:
+            continue
+        if stored["truncated"] and stored["state"] != "merged":
+            if source is not None:
+                known = {cid: plan.lines[cid] for cid in shared if cid in plan.lines}
+                plan.placing[number] = _Placing(sorted(shared), cache[number].findings, known)
+            continue
+        plan.here[number] = stored
+        plan.shared[number] = sorted(shared)
+    return plan
+
+
+def _merged(
+    store: IndexStore,
+    cache: dict[int, CachedSweep],
+    snapshot: dict[int, ChangeRow],
+    plan: _Plan,
+    source: ReplaySource | None,
+) -> dict[int, list[SweptFinding]]:
+    """The PRs of `plan.here` whose answer is their cached findings with the new changes'
+    findings placed among them; one left out is to be matched again: a new finding of it
+    that decides or asks a replay (`placed_among`)."""
+    if not plan.here:
+        return {}
+    engine = CandidateEngine(store)
+    keys = {row.key: cid for cid, row in snapshot.items()}
     merged: dict[int, list[SweptFinding]] = {}
-    placing: dict[int, _Placing] = {}
     # The repository says whether a replay follows (which candidates could decide); no PR's
     # diff is read here.
     repo = gitsource.open_repository(source.git_dir) if source is not None else None
     settings = source.settings if source is not None else Settings()
     try:
-        for number, shared in sharing.items():
-            cached = cache[number]
-            if present - shared or not shared <= alone:
-                continue
-            stored = store.changes.row(number)
-            if stored is None:
-                continue
-            if stored["truncated"] and stored["state"] != "merged":
-                if source is not None:
-                    known = {cid: lines[cid] for cid in shared if cid in lines}
-                    placing[number] = _Placing(sorted(shared), cached.findings, known)
-                continue
-            found = match_alone(engine, repo, stored, sorted(shared), settings, lines)
-            placed = placed_among(found, cached.findings, keys, number, repo is not None)
+        for number, stored in plan.here.items():
+            shared = plan.shared[number]
+            found = match_alone(engine, repo, stored, shared, settings, plan.lines)
+            placed = placed_among(found, cache[number].findings, keys, number, repo is not None)
             if placed is not None:
                 merged[number] = placed
     finally:
         if repo is not None:
             repo.close()
-    return merged, placing
+    return merged
 
 
 @dataclass(frozen=True)
@@ -1149,20 +1201,23 @@ def _run(
     source: ReplaySource | None = None,
     replays: list[replay_memory.Row] | None = None,
     reverts: _TargetReverts | None = None,
-    meanwhile: Callable[[], None] = lambda: None,
+    meanwhile: Callable[[], Sequence[int]] = tuple,
     placing: dict[int, _Placing] | None = None,
     placed: set[int] | None = None,
 ) -> dict[int, list[SweptFinding]]:
     """Each PR's findings; the replays the matching made are added to `replays`, the target's
     reverts read to `reverts`. `meanwhile` is called while other processes match (this one
-    would only wait). The PRs of `placing` whose new findings were placed among their cached
-    ones (`_Matcher.place`) are added to `placed`."""
+    would only wait); the PRs it returns are matched too, after those given (they are not in
+    the batch: each is read as `check` reads one PR). The PRs of `placing` whose new findings
+    were placed among their cached ones (`_Matcher.place`) are added to `placed`."""
     placed = placed if placed is not None else set()
     replays = replays if replays is not None else []
     reverts = reverts if reverts is not None else _TargetReverts()
     if not numbers:
-        meanwhile()
-        return {}
+        numbers = list(meanwhile())
+        meanwhile = tuple
+        if not numbers:
+            return {}
     global _worker
     matcher = _prepare(db_path, numbers, snapshot, source, reverts, placing or {})
     results: dict[int, list[SweptFinding]] = {}
@@ -1179,7 +1234,8 @@ def _run(
         lines = _matching_cost(numbers, snapshot, cut)
         parts.sort(key=lambda part: -sum(lines.get(number, 0) for number in part))
     if not parallel:
-        meanwhile()
+        late = list(meanwhile())
+        parts += [late[start : start + size] for start in range(0, len(late), size)]
         try:
             for part in parts:
                 matcher.read_diffs(part)
@@ -1187,7 +1243,7 @@ def _run(
                     _, results[number], was_placed = matcher.place_or_check(number)
                     if was_placed:
                         placed.add(number)
-                    report(len(results), len(numbers))
+                    report(len(results), len(numbers) + len(late))
             replays.extend(matcher.replays_made())
         finally:
             matcher.close()
@@ -1204,14 +1260,16 @@ def _run(
                 fork = multiprocessing.get_context("fork")
                 pool = ending.enter_context(fork.Pool(jobs, die_with_parent))
             matched = pool.imap_unordered(_check_in_worker, parts)
-            meanwhile()
-            for found, made in matched:
+            late = list(meanwhile())
+            # Handed out behind the others, one at a time: they are few, and each may be large.
+            after = pool.imap_unordered(_check_in_worker, [[number] for number in late])
+            for found, made in itertools.chain(matched, after):
                 for number, findings, was_placed in found:
                     results[number] = findings
                     if was_placed:
                         placed.add(number)
                 replays.extend(made)
-                report(len(results), len(numbers))
+                report(len(results), len(numbers) + len(late))
     finally:
         _worker = None
     return results

@@ -636,11 +636,15 @@ def test_a_cached_pr_whose_related_change_moved_is_matched_again(
     assert every_finding(again, (40, 41)) == every_finding(full, (40, 41))
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
 def test_a_new_pr_that_decides_about_a_cached_one_has_it_matched_again(
-    backlog: RepoBuilder, db_path: Path
+    backlog: RepoBuilder, db_path: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
 ):
     """PR 9 is PR 20's patch again: a claim about PR 20 is no finding to place among cached
-    ones (it changes PR 20's answer and groups), so PR 20 is matched again."""
+    ones (it changes PR 20's answer and groups), so PR 20 is matched again: in this process,
+    or, with two, by the matching processes once PR 9 is handed to them (this process tries
+    to place the finding meanwhile)."""
+    monkeypatch.setattr(sweep_module, "MIN_PARALLEL", 1)
     run(backlog.path, "index", "--quiet", "--db", str(db_path))
     sweep(None, db_path, jobs=1)
     backlog.pr_branch(
@@ -659,7 +663,7 @@ def test_a_new_pr_that_decides_about_a_cached_one_has_it_matched_again(
         start="main~2",
     )
     run(backlog.path, "index", "--quiet", "--db", str(db_path))
-    again = sweep(None, db_path, jobs=1)
+    again = sweep(None, db_path, jobs=jobs)
     assert sorted(again.rechecked) == [9, 20]
     assert any(f.decides and f.pr == 9 for f in again.findings[20])
     full = sweep(None, db_path, jobs=1, full=True)
