@@ -609,7 +609,7 @@ def _findings(
     def place_then_reuse() -> list[int]:
         """While other processes match: place the new findings among the cached PRs not stored
         cut (`_merged`); those that do not stand alone are matched after all (returned)."""
-        merged.update(_merged(store, cache, snapshot, plan, source))
+        merged.update(_merged(store, cache, plan, source))
         late = [n for n in swept if n in plan.here and n not in merged]
         stale.update(late)
         redone.update(late)
@@ -847,6 +847,7 @@ class _Plan:
     here: dict[int, Mapping[str, Any]] = field(default_factory=dict)  # number -> stored row
     shared: dict[int, list[int]] = field(default_factory=dict)  # number -> the moved it shares
     lines: dict[int, ChangeEvidence] = field(default_factory=dict)  # moved change id -> lines
+    keys: dict[str, int] = field(default_factory=dict)  # ChangeEvidence.key -> change id
 
 
 def _plan(
@@ -884,7 +885,7 @@ def _plan(
     # A moved change that shares no rare line with a PR may still be its candidate (by a
     # file, a symbol, an issue, its words): then the PR is matched again, whole.
     present = {cid for cid in moved if cid in snapshot}
-    keys = {row.key: cid for cid, row in snapshot.items()}
+    keys = plan.keys = {row.key: cid for cid, row in snapshot.items()}
     # Each moved change's lines, read once: most PRs that share one with it share few.
     plan.lines = {
         keys[e.key]: e for e in lookup.load_evidence(store, sorted(alone)) if e.key in keys
@@ -908,7 +909,6 @@ def _plan(
 def _merged(
     store: IndexStore,
     cache: dict[int, CachedSweep],
-    snapshot: dict[int, ChangeRow],
     plan: _Plan,
     source: ReplaySource | None,
 ) -> dict[int, list[SweptFinding]]:
@@ -918,7 +918,6 @@ def _merged(
     if not plan.here:
         return {}
     engine = CandidateEngine(store)
-    keys = {row.key: cid for cid, row in snapshot.items()}
     merged: dict[int, list[SweptFinding]] = {}
     # The repository says whether a replay follows (which candidates could decide); no PR's
     # diff is read here.
@@ -928,7 +927,8 @@ def _merged(
         for number, stored in plan.here.items():
             shared = plan.shared[number]
             found = match_alone(engine, repo, stored, shared, settings, plan.lines)
-            placed = placed_among(found, cache[number].findings, keys, number, repo is not None)
+            cached = cache[number].findings
+            placed = placed_among(found, cached, plan.keys, number, repo is not None)
             if placed is not None:
                 merged[number] = placed
     finally:
